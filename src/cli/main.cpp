@@ -1,1 +1,21 @@
-int main() { return 0; }
+// tessera: the command-line face of the Tessera core.
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Tessera: design, check, run and profile ONNX models"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tessera 0.1.0");
+  int status = tessera::cli::kOk;
+  tessera::cli::add_info_command(app, status);
+  tessera::cli::add_check_command(app, status);
+  tessera::cli::add_new_command(app, status);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : tessera::cli::kUnreadable;
+  }
+  return status;
+}

@@ -1,42 +1,42 @@
-// Identity: passes its input through unchanged (tensors, and from opset 14 sequences and optionals).
+// Identity: passes its input through unchanged (tensors; from opset 14 sequences, from 16 optionals).
 #include "ops/infer_util.h"
 #include "ops/registry.h"
+#include "ops/tensor/tensor_util.h"
 
 using namespace tessera::ops;
+using tessera::ops::tensor::all_types;
+
+namespace {
+
+void infer_identity(InferenceContext& ctx) {
+  propagate_type(ctx, 0, 0);
+  // Identity often sits inside Shape -> Gather -> Concat chains; keep the value flowing.
+  if (const auto* v = ctx.input_shape_value(0)) tensor::set_value(ctx, 0, *v);
+}
+
+// Tensors of the opset's generation; sequences (14+) and optionals (16+) of the opset-13 tensor types
+// without bfloat16, as the spec lists them.
+std::vector<std::string> identity_types(int v) {
+  std::vector<std::string> all = all_types(v);
+  if (v < 14) return all;
+  for (const auto& t : types::kAllTensor) all.push_back("seq(" + t + ")");
+  if (v < 16) return all;
+  for (const auto& t : types::kAllTensor) all.push_back("optional(seq(" + t + "))");
+  for (const auto& t : types::kAllTensor) all.push_back("optional(" + t + ")");
+  return all;
+}
+
+}  // namespace
 
 TESSERA_REGISTER_OPS(tensor_identity) {
-  const char* doc = "Returns its input unchanged. Useful to give a value a second name or to mark a graph output.";
-  reg.add(OpSchema("Identity", 1)
-              .category(Category::kTensorShape)
-              .doc(doc)
-              .input("input", "T")
-              .output("output", "T")
-              .types("T", types::kAllTensor)
-              .infer(infer_same_as_input0));
-  reg.add(OpSchema("Identity", 13)
-              .category(Category::kTensorShape)
-              .doc(doc)
-              .input("input", "T")
-              .output("output", "T")
-              .types("T", types::kAllTensorIr4)
-              .infer(infer_same_as_input0));
-  auto seq_and_optional = [](std::vector<std::string> tensors) {
-    std::vector<std::string> all = tensors;
-    for (const auto& t : tensors) all.push_back("seq(" + t + ")");
-    for (const auto& t : tensors) all.push_back("optional(" + t + ")");
-    for (const auto& t : tensors) all.push_back("optional(seq(" + t + "))");
-    return all;
-  };
-  for (auto [version, tensors] : {std::pair{14, types::kAllTensorIr4}, std::pair{16, types::kAllTensorIr4},
-                                  std::pair{19, types::kAllTensorIr9}, std::pair{21, types::kAllTensorIr10},
-                                  std::pair{23, types::kAllTensorIr11}, std::pair{24, types::kAllTensorIr12},
-                                  std::pair{25, types::kAllTensorIr13}}) {
-    reg.add(OpSchema("Identity", version)
+  for (int v : {1, 13, 14, 16, 19, 21, 23, 24, 25}) {
+    const char* param = v < 14 ? "T" : "V";
+    reg.add(OpSchema("Identity", v)
                 .category(Category::kTensorShape)
-                .doc(doc)
-                .input("input", "V")
-                .output("output", "V")
-                .types("V", version == 14 ? seq_and_optional(tensors) : seq_and_optional(tensors))
-                .infer(infer_same_as_input0));
+                .doc("Returns its input unchanged: gives a value a second name or marks a graph output.")
+                .input("input", param)
+                .output("output", param)
+                .types(param, identity_types(v))
+                .infer(infer_identity));
   }
 }

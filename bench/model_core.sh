@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Model-core benchmarks, side by side with their peers, printing ratios:
+#  1. loading a 1 GiB single-file model: Tessera vs reading the file vs Python's onnx.load
+#  2. checking a 50,000-node transformer-like graph (goal: under 200 ms)
+# Usage: bash bench/model_core.sh [RUNS]   (after scripts/build.sh)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${1:-5}
+bin=build/bench/model_core_bench
+work=${TMPDIR:-/tmp}/tessera-bench
+mkdir -p "$work"
+model=$work/large_1gib.onnx
+[ -f "$model" ] || "$bin" make-large "$model" 1024
+size=$(stat -c %s "$model")
+echo "model: $model ($((size / 1048576)) MiB), runs: $runs, machine: $(nproc) cores, $(date -u +%F)"
+
+med() { awk '/median/ {print $3}'; }
+t_read=$("$bin" read "$model" "$runs" | med)
+t_load=$("$bin" load "$model" "$runs" | med)
+t_py=$(/usr/bin/python3 - "$model" "$runs" <<'PY'
+import sys, time, onnx
+path, runs = sys.argv[1], int(sys.argv[2])
+onnx.load(path)
+ts = []
+for _ in range(runs):
+    t = time.perf_counter(); onnx.load(path); ts.append(time.perf_counter() - t)
+ts.sort(); print(ts[len(ts) // 2])
+PY
+)
+printf "%-28s %10s %12s\n" "load 1 GiB model" "median s" "vs tessera"
+printf "%-28s %10.3f %12s\n" "tessera load_model" "$t_load" "1.00x"
+printf "%-28s %10.3f %11.2fx\n" "read file into memory" "$t_read" "$(awk -v a="$t_read" -v b="$t_load" 'BEGIN {print a / b}')"
+printf "%-28s %10.3f %11.2fx\n" "python onnx.load (1.12)" "$t_py" "$(awk -v a="$t_py" -v b="$t_load" 'BEGIN {print a / b}')"
+
+out=$("$bin" check 1316 "$runs")
+nodes=$(echo "$out" | awk '/nodes/ {print $2}')
+t_check=$(echo "$out" | med)
+printf "%-28s %10.3f   (%s nodes, goal < 0.200 s)\n" "check transformer graph" "$t_check" "$nodes"

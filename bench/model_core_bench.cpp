@@ -1,0 +1,97 @@
+// Measurements of the model core, driven by bench/model_core.sh:
+//   model_core_bench make-large FILE MIB     write a single-file model with about MIB MiB of weights
+//   model_core_bench read FILE RUNS          read the file into memory (the floor for loading it)
+//   model_core_bench load FILE RUNS          tessera's load_model
+//   model_core_bench check LAYERS RUNS       check a transformer of LAYERS blocks (about 38 nodes each)
+// Each timing mode prints the median, minimum and maximum seconds over RUNS runs after one warm-up.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "check/checker.h"
+#include "ir/builder.h"
+#include "onnx/onnx_io.h"
+#include "samples.h"
+
+namespace {
+
+void time_runs(const std::string& what, int runs, const std::function<void()>& fn) {
+  fn();  // warm-up: page cache, allocator
+  std::vector<double> secs;
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    fn();
+    secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(secs.begin(), secs.end());
+  fmt::print("{} median {:.4f} s min {:.4f} s max {:.4f} s runs {}\n", what, secs[secs.size() / 2], secs.front(),
+             secs.back(), runs);
+}
+
+int make_large(const std::string& file, int64_t mib) {
+  using namespace tessera;
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "large";
+  ir::GraphBuilder b(m.graph);
+  // A chain of MatMuls over 1024x1024 float weights (4 MiB each).
+  auto x = b.input("x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("batch"), ir::Dim::of(1024)}));
+  std::vector<float> w(1024 * 1024);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 977) * 1e-3f;
+  for (int64_t k = 0; k < mib / 4; ++k) {
+    auto name = b.initializer(ir::make_tensor("w" + std::to_string(k), ir::DataType::kFloat, {1024, 1024}, w));
+    x = b.node("MatMul", {x, name});
+  }
+  b.output(x);
+  onnx::SaveOptions opts;
+  opts.external_data = onnx::SaveOptions::ExternalData::kInline;
+  onnx::save_model(m, file, opts);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    fmt::print(stderr, "usage: {} make-large|read|load|check ARG RUNS_OR_MIB\n", argv[0]);
+    return 2;
+  }
+  std::string mode = argv[1];
+  std::string arg = argv[2];
+  int n = std::stoi(argv[3]);
+  try {
+    if (mode == "make-large") return make_large(arg, n);
+    if (mode == "read") {
+      time_runs("read", n, [&] {
+        std::ifstream in(arg, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (bytes.empty()) throw std::runtime_error("empty file");
+      });
+      return 0;
+    }
+    if (mode == "load") {
+      time_runs("load", n, [&] { (void)tessera::onnx::load_model(arg); });
+      return 0;
+    }
+    if (mode == "check") {
+      tessera::ir::Model m = tessera::samples::make_transformer(std::stoi(arg), false);
+      fmt::print("nodes {}\n", m.graph.nodes.size());
+      size_t errors = 0;
+      time_runs("check", n, [&] { errors = tessera::check::check_model(m).diagnostics.count(tessera::check::Severity::kError); });
+      fmt::print("errors {}\n", errors);
+      return errors == 0 ? 0 : 1;
+    }
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "model_core_bench: {}\n", e.what());
+    return 1;
+  }
+  fmt::print(stderr, "unknown mode {}\n", mode);
+  return 2;
+}

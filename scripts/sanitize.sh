@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds with clang, AddressSanitizer and UBSan into build-asan/, runs the tests that feed Tessera
+# malformed input, then runs the load+check fuzzer for FUZZ_SECONDS (default 60) seeded with the
+# conformance models. Any sanitizer report or fuzzer crash fails the script.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=${TESSERA_JOBS:-$(nproc)}
+seconds=${FUZZ_SECONDS:-60}
+CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
+  -DTESSERA_BUILD_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$jobs" --target tessera_malformed_tests fuzz_load_check
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -L malformed)
+
+corpus=build-asan/fuzz-corpus
+mkdir -p "$corpus"
+archive=${TESSERA_CONFORMANCE_ARCHIVE:-../shared/conformance/onnx-node-tests.tgz}
+if [ -z "$(ls -A "$corpus")" ] && [ -f "$archive" ]; then
+  seeds=$(mktemp -d)
+  tar xzf "$archive" -C "$seeds"
+  i=0
+  for f in "$seeds"/node/*/model.onnx; do cp "$f" "$corpus/seed_$i.onnx"; i=$((i + 1)); done
+  rm -rf "$seeds"
+fi
+echo "fuzzing load+check for ${seconds}s"
+./build-asan/tests/fuzz_load_check -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=20 \
+  -print_final_stats=1 "$corpus" 2>&1 | tail -n 15

@@ -1,0 +1,78 @@
+// Checks one graph (main graph, subgraph or function body) node by node, in order, the way a
+// runtime would meet them: structure first (names, producers, order), then the operator's schema
+// (arity, attributes, type constraints), then its shape inference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "check/checker.h"
+#include "check/scope.h"
+#include "ir/model.h"
+#include "ops/registry.h"
+
+namespace tessera::check {
+
+// What holds for every node of the graph being checked.
+struct GraphEnv {
+  const std::vector<ir::OpsetImport>* opsets = nullptr;
+  // Inside a function body: the function, and the call node whose attributes fill its references
+  // (nullptr when the body is checked on its own, without a caller).
+  const ir::Function* function = nullptr;
+  const ir::Node* caller = nullptr;
+  int depth = 0;  // subgraph nesting
+};
+
+class Checker {
+ public:
+  Checker(const ir::Model& model, const CheckOptions& options, Diagnostics& diags);
+
+  // Checks `g` in a new scope under `outer`. `input_types`, when given, are the types the caller
+  // binds to the graph's formal inputs (If/Loop/Scan bodies, function calls); declared input types
+  // are checked against them. Returns the types of the graph outputs (kNone where unknown).
+  std::vector<ir::Type> check_graph(const ir::Graph& g, const std::string& path, const Scope* outer,
+                                    const std::vector<ir::Type>* input_types, const GraphEnv& env,
+                                    Scope* keep_scope = nullptr);
+
+  void report(Severity sev, const std::string& graph, const ir::Node* node, int input, int output, std::string msg);
+  ir::Dim new_symbol() { return ir::Dim::symbol("unk__" + std::to_string(symbol_counter_++)); }
+  const ir::Model& model() const { return model_; }
+  const CheckOptions& options() const { return options_; }
+  bool full() const { return diags_.items.size() >= options_.max_diagnostics; }
+
+ private:
+  void check_node(const ir::Node& node, const std::string& path, Scope& scope, const GraphEnv& env);
+  void check_function_call(const ir::Node& node, const ir::Function& fn, const std::string& path, Scope& scope,
+                           const GraphEnv& env);
+  void check_attributes(const ir::Node& node, const ops::OpSchema& schema, const std::string& path,
+                        const GraphEnv& env);
+  void check_unvisited_subgraphs(const ir::Node& node, const std::string& path, Scope& scope, const GraphEnv& env,
+                                 const std::vector<const ir::Graph*>& visited);
+  void define_output(const ir::Node& node, size_t i, ir::Type inferred, const std::vector<ir::Dim>* shape_value,
+                     const std::string& path, Scope& scope, const ir::Graph& g);
+
+  const ir::Model& model_;
+  const CheckOptions& options_;
+  Diagnostics& diags_;
+  const ops::OpRegistry& registry_;
+  int64_t symbol_counter_ = 0;
+  const ir::Graph* current_graph_ = nullptr;
+};
+
+// Merges what inference found with what the file declares. Reports a conflict through `conflict`
+// (a sentence) and returns the more specific type.
+ir::Type merge_types(const ir::Type& inferred, const ir::Type& declared, std::string* conflict);
+
+// Type-parameter binding for one node: checks each input against the schema's constraints and
+// returns, per type parameter, the type bound to it. Problems go to `errors` as (input index, message).
+struct TypeBinding {
+  std::vector<std::pair<std::string, ir::Type>> bound;
+  const ir::Type* find(std::string_view param) const;
+};
+TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<const ir::Type*>& input_types,
+                             std::vector<std::pair<int, std::string>>& errors);
+// Whether `t` is allowed by a formal parameter type (a literal type string or a constrained param).
+bool type_allowed(const ops::OpSchema& schema, const std::string& formal, const ir::Type& t);
+
+}  // namespace tessera::check

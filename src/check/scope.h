@@ -1,0 +1,47 @@
+// What the checker knows about the values visible in one graph: their types, constant values and
+// propagated shape values. Subgraphs get a child scope that sees the outer one (ONNX lets If/Loop
+// bodies read outer values by name).
+#pragma once
+
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/tensor.h"
+#include "ir/type.h"
+
+namespace tessera::check {
+
+struct ValueFacts {
+  ir::Type type;  // kind kNone when unknown
+  const ir::Tensor* constant = nullptr;
+  const std::vector<ir::Dim>* shape_value = nullptr;
+  std::string producer;  // node name ("" for inputs/initializers), for messages
+};
+
+class Scope {
+ public:
+  explicit Scope(const Scope* parent = nullptr) : parent_(parent) {}
+
+  // Looks a value up here, then in enclosing scopes.
+  const ValueFacts* find(std::string_view name) const;
+  bool defined_here(std::string_view name) const { return values_.count(std::string(name)) > 0; }
+  ValueFacts& define(const std::string& name) { return values_[name]; }
+  ValueFacts* find_here(std::string_view name);
+
+  // Storage that outlives the facts pointing into it (materialised Constant values, shape values).
+  const ir::Tensor* keep(ir::Tensor t) { return &kept_tensors_.emplace_back(std::move(t)); }
+  const std::vector<ir::Dim>* keep(std::vector<ir::Dim> v) { return &kept_values_.emplace_back(std::move(v)); }
+
+  const std::unordered_map<std::string, ValueFacts>& values() const { return values_; }
+
+ private:
+  const Scope* parent_;
+  std::unordered_map<std::string, ValueFacts> values_;
+  std::deque<ir::Tensor> kept_tensors_;
+  std::deque<std::vector<ir::Dim>> kept_values_;
+};
+
+}  // namespace tessera::check

@@ -1,0 +1,147 @@
+// Type-constraint binding and the merge of inferred with declared types.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "check/graph_checker.h"
+
+namespace tessera::check {
+
+using ir::Type;
+
+namespace {
+
+// A type is checkable against a constraint list only when every element type in it is known.
+bool fully_known(const Type& t) {
+  switch (t.kind) {
+    case Type::Kind::kNone: return false;
+    case Type::Kind::kTensor:
+    case Type::Kind::kSparseTensor: return t.elem != ir::DataType::kUndefined;
+    case Type::Kind::kSequence:
+    case Type::Kind::kOptional: return t.inner && fully_known(*t.inner);
+    case Type::Kind::kMap: return t.elem != ir::DataType::kUndefined && t.inner && fully_known(*t.inner);
+    case Type::Kind::kOpaque: return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const Type* TypeBinding::find(std::string_view param) const {
+  for (const auto& [p, t] : bound) {
+    if (p == param) return &t;
+  }
+  return nullptr;
+}
+
+bool type_allowed(const ops::OpSchema& schema, const std::string& formal, const Type& t) {
+  if (!fully_known(t)) return true;
+  std::string s = t.type_string();
+  if (const ops::TypeConstraint* c = schema.find_type_param(formal)) {
+    return std::find(c->allowed.begin(), c->allowed.end(), s) != c->allowed.end();
+  }
+  return s == formal;  // a literal type such as "tensor(int64)"
+}
+
+TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<const Type*>& input_types,
+                             std::vector<std::pair<int, std::string>>& errors) {
+  TypeBinding b;
+  std::vector<std::pair<std::string, size_t>> first_input;  // where each parameter got bound
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    const Type* t = input_types[i];
+    const ops::FormalParam* p = schema.input_param(i);
+    if (!t || !p || !fully_known(*t)) continue;
+    if (!type_allowed(schema, p->type, *t)) {
+      const ops::TypeConstraint* c = schema.find_type_param(p->type);
+      std::string allowed = c ? fmt::format("{} ({})", p->type, fmt::join(c->allowed, ", ")) : p->type;
+      errors.emplace_back(static_cast<int>(i),
+                          fmt::format("input {} ('{}') has type {}, which {} does not accept; allowed: {}", i,
+                                      p->name, t->type_string(), schema.name(), allowed));
+      continue;
+    }
+    if (!schema.find_type_param(p->type)) continue;
+    // Heterogeneous variadic inputs each have their own type.
+    bool shared = p->option != ops::FormalParam::Option::kVariadic || p->homogeneous;
+    const Type* prev = b.find(p->type);
+    if (!prev) {
+      b.bound.emplace_back(p->type, Type::tensor(ir::DataType::kUndefined));
+      b.bound.back().second = *t;
+      b.bound.back().second.shape.reset();
+      first_input.emplace_back(p->type, i);
+      continue;
+    }
+    if (shared && prev->type_string() != t->type_string()) {
+      size_t j = 0;
+      for (const auto& [param, idx] : first_input) {
+        if (param == p->type) j = idx;
+      }
+      const ops::FormalParam* pj = schema.input_param(j);
+      errors.emplace_back(static_cast<int>(i),
+                          fmt::format("type mismatch: input {} ('{}') is {} but input {} ('{}') is {}; both are "
+                                      "type {} and must agree",
+                                      i, p->name, t->type_string(), j, pj ? pj->name : "?", prev->type_string(),
+                                      p->type));
+    }
+  }
+  return b;
+}
+
+namespace {
+
+ir::Dim merge_dim(const ir::Dim& inferred, const ir::Dim& declared) {
+  if (declared.is_static()) return declared;
+  if (inferred.is_static()) return inferred;
+  // A name the model's author wrote beats one the checker made up.
+  if (declared.is_symbolic()) return declared;
+  return inferred;
+}
+
+}  // namespace
+
+Type merge_types(const Type& inferred, const Type& declared, std::string* conflict) {
+  if (declared.is_none()) return inferred;
+  if (inferred.is_none()) return declared;
+  auto fail = [&](std::string why) {
+    if (conflict) *conflict = std::move(why);
+    return inferred;
+  };
+  if (inferred.kind != declared.kind) {
+    return fail(fmt::format("inferred as {} but declared as {}", inferred.to_string(), declared.to_string()));
+  }
+  Type out = inferred;
+  if (inferred.elem != declared.elem) {
+    if (inferred.elem != ir::DataType::kUndefined && declared.elem != ir::DataType::kUndefined) {
+      return fail(fmt::format("inferred as {} but declared as {}", inferred.to_string(), declared.to_string()));
+    }
+    if (out.elem == ir::DataType::kUndefined) out.elem = declared.elem;
+  }
+  if (inferred.shape && declared.shape) {
+    const ir::Shape& a = *inferred.shape;
+    const ir::Shape& b = *declared.shape;
+    if (a.size() != b.size()) {
+      return fail(fmt::format("inferred as {} but declared as {} (rank {} vs {})", inferred.to_string(),
+                              declared.to_string(), a.size(), b.size()));
+    }
+    for (size_t k = 0; k < a.size(); ++k) {
+      if (a[k].is_static() && b[k].is_static() && a[k].value != b[k].value) {
+        return fail(fmt::format("inferred as {} but declared as {} (dimension {} differs)", inferred.to_string(),
+                                declared.to_string(), k));
+      }
+      (*out.shape)[k] = merge_dim(a[k], b[k]);
+    }
+  } else if (declared.shape) {
+    out.shape = declared.shape;
+  }
+  if (inferred.inner && declared.inner) {
+    std::string inner_conflict;
+    Type merged = merge_types(*inferred.inner, *declared.inner, &inner_conflict);
+    if (!inner_conflict.empty()) return fail(std::move(inner_conflict));
+    out.inner = std::make_shared<const Type>(std::move(merged));
+  } else if (declared.inner) {
+    out.inner = declared.inner;
+  }
+  return out;
+}
+
+}  // namespace tessera::check

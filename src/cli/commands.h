@@ -1,0 +1,17 @@
+// The `tessera` subcommands. Each adds itself to the app and stores its exit status in `status`.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace tessera::cli {
+
+// Exit statuses shared by the subcommands.
+inline constexpr int kOk = 0;
+inline constexpr int kFindings = 1;    // the command ran and found errors (check)
+inline constexpr int kUnreadable = 2;  // the input could not be read at all, or bad usage
+
+void add_info_command(CLI::App& app, int& status);
+void add_check_command(CLI::App& app, int& status);
+void add_new_command(CLI::App& app, int& status);
+
+}  // namespace tessera::cli

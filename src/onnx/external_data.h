@@ -1,0 +1,42 @@
+// External tensor data: the location/offset/length/checksum keys of TensorProto.external_data, and
+// reading the bytes they point at from files beside the model, safely (see util/safe_open.h).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "ir/tensor.h"
+#include "onnx.pb.h"
+#include "util/unique_fd.h"
+
+namespace tessera::onnx::detail {
+
+// Parses the keys; refuses unknown, duplicate and malformed ones and checks the location's syntax.
+// `label` starts every message. Throws LoadError.
+ir::ExternalData parse_external_data(const onnx_pb::TensorProto& p, const std::string& label);
+
+// The external files of one model folder, each opened and memory-mapped once and shared by the
+// tensors stored in it.
+class ExternalFiles {
+ public:
+  explicit ExternalFiles(std::filesystem::path base_dir) : base_dir_(std::move(base_dir)) {}
+
+  // The `nbytes` bytes `ext` points at, as a view into the file's mapping. Throws LoadError naming
+  // `label`, the location and the problem.
+  ir::BufferPtr read(const std::string& label, const ir::ExternalData& ext, int64_t nbytes);
+
+ private:
+  struct File {
+    ir::BufferPtr mapping;
+    int64_t size = 0;
+  };
+  const File& open(const std::string& label, const std::string& location);
+
+  std::filesystem::path base_dir_;
+  util::UniqueFd dir_;
+  std::map<std::string, File> files_;  // by location with "." parts dropped
+};
+
+}  // namespace tessera::onnx::detail

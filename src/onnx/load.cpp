@@ -1,0 +1,101 @@
+// Loading: the file is memory-mapped and parsed in place, so tensor bytes are copied once (into the
+// parsed raw_data strings, which are then moved into the IR), never read into a second buffer.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <system_error>
+
+#include "onnx/convert.h"
+#include "onnx/external_data.h"
+#include "onnx/onnx_io.h"
+#include "util/mapped_file.h"
+#include "util/unique_fd.h"
+
+namespace tessera::onnx {
+namespace {
+
+// Protobuf messages are limited to 2 GiB (sizes are int32 on the wire and in the parser).
+constexpr uint64_t kProtobufLimit = INT_MAX;
+
+// Protobuf's own nesting limit must sit above max_subgraph_depth so that a deep model is refused by
+// our check, with a message naming the subgraph, rather than by a bare parse failure. A subgraph
+// costs three levels (GraphProto > NodeProto > AttributeProto); the rest is headroom for the model,
+// tensors and nested types. Capped so that no option value lets a file exhaust the stack.
+int recursion_limit(const LoadOptions& o) {
+  return 3 * std::clamp(o.max_subgraph_depth, 0, 300) + 100;
+}
+
+ir::Model parse(std::span<const std::byte> bytes, const std::filesystem::path& base_dir, bool allow_external,
+                const LoadOptions& options) {
+  if (bytes.size() > kProtobufLimit) {
+    throw LoadError(
+        fmt::format("the model is {} bytes, over protobuf's 2 GiB limit for one file: larger models must "
+                    "keep their weights "
+                    "in external data",
+                    bytes.size()));
+  }
+  onnx_pb::ModelProto proto;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(bytes.size()));
+  int limit = recursion_limit(options);
+  in.SetRecursionLimit(limit);
+  if (!proto.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+    throw LoadError(fmt::format(
+        "not an ONNX model: the protobuf data is truncated or corrupt (or nested more than {} levels deep)",
+        limit));
+  }
+  // Protobuf accepts many byte strings (an empty one, say) as a message of unknown fields; a model
+  // always states its IR version.
+  if (!proto.has_ir_version()) throw LoadError("not an ONNX model: it has no ir_version");
+
+  detail::ExternalFiles files(base_dir);
+  detail::LoadContext ctx{options, allow_external ? &files : nullptr};
+  try {
+    ir::Model m = detail::model_from_proto(proto, ctx);
+    m.base_dir = base_dir;
+    return m;
+  } catch (const std::system_error& e) {
+    throw LoadError(e.what());
+  }
+}
+
+}  // namespace
+
+ir::Model load_model(const std::filesystem::path& file, const LoadOptions& options) {
+  util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd) throw LoadError(fmt::format("cannot open '{}': {}", file.string(), std::strerror(errno)));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    throw LoadError(fmt::format("cannot load '{}': not a regular file", file.string()));
+  }
+  auto size = static_cast<uint64_t>(st.st_size);
+  if (size > kProtobufLimit) {
+    throw LoadError(
+        fmt::format("'{}' is {} bytes, over protobuf's 2 GiB limit for one file: larger models must keep "
+                    "their weights in "
+                    "external data (save with SaveOptions::ExternalData::kExternal)",
+                    file.string(), size));
+  }
+  std::shared_ptr<const util::MappedFile> mapping;
+  try {
+    mapping = util::MappedFile::map(fd.get(), size, /*populate=*/true);
+  } catch (const std::system_error& e) {
+    throw LoadError(fmt::format("cannot read '{}': {}", file.string(), e.what()));
+  }
+  std::error_code ec;
+  std::filesystem::path abs = std::filesystem::absolute(file, ec);
+  return parse(mapping->bytes(), (ec ? file : abs).parent_path(), true, options);
+}
+
+ir::Model load_model_from_memory(std::span<const std::byte> bytes, const std::filesystem::path& base_dir,
+                                 const LoadOptions& options) {
+  return parse(bytes, base_dir, !base_dir.empty(), options);
+}
+
+}  // namespace tessera::onnx

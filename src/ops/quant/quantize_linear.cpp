@@ -1,0 +1,72 @@
+// QuantizeLinear: y = saturate(round(x / y_scale) + y_zero_point), per tensor, per axis or per block.
+#include <fmt/format.h>
+
+#include "ops/dtype_attr.h"
+#include "ops/infer_util.h"
+#include "ops/quant/quant_params.h"
+#include "ops/registry.h"
+
+using namespace tessera::ops;
+using tessera::ir::AttrType;
+using tessera::ir::DataType;
+
+namespace {
+
+// The quantized type: the zero point's, else (opset 21+) 'output_dtype', else uint8.
+void infer_quantize(InferenceContext& ctx) {
+  int v = ctx.schema().since_version();
+  check_quant_params(ctx, v >= 13, v >= 21);
+  std::optional<DataType> out =
+      v >= 21 ? dtype_attr(ctx, "output_dtype", v >= 23 ? "T3" : "T2") : std::nullopt;
+  if (ctx.has_input(2)) {
+    DataType zp = input_elem(ctx, 2);
+    if (zp == DataType::kUndefined) return;
+    if (out && *out != zp) {
+      ctx.fail(
+          fmt::format("attribute 'output_dtype' is {} but the zero point y_zero_point is {}; they must agree",
+                      tessera::ir::dtype_name(*out), tessera::ir::dtype_name(zp)));
+    }
+    out = zp;
+  }
+  std::optional<tessera::ir::Shape> shape;
+  if (const auto* s = input_shape(ctx, 0)) shape = *s;
+  set_output(ctx, 0, out.value_or(DataType::kUint8), std::move(shape));
+}
+
+std::vector<std::string> quantized_types(int v) {
+  auto t = types::tensors({"int8", "uint8"});
+  if (v < 19) return t;
+  t = types::concat({t, v >= 21 ? types::tensors({"int16", "uint16"}) : std::vector<std::string>{},
+                     types::tensors({"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"})});
+  if (v >= 21) t = types::concat({t, types::tensors({"uint4", "int4"})});
+  if (v >= 23) t = types::concat({t, types::tensors({"float4e2m1"})});
+  if (v >= 24) t = types::concat({t, types::tensors({"float8e8m0"})});
+  if (v >= 25) t = types::concat({t, types::tensors({"uint2", "int2"})});
+  return t;
+}
+
+}  // namespace
+
+TESSERA_REGISTER_OPS(quant_quantize_linear) {
+  const char* doc =
+      "Quantizes a high-precision tensor: divides by the scale, rounds half to even, adds the zero point and "
+      "saturates to the quantized type, which the zero point (or 'output_dtype') decides.";
+  for (int v : {10, 13, 19, 21, 23, 24, 25}) {
+    OpSchema s("QuantizeLinear", v);
+    s.category(Category::kConversion).doc(doc);
+    // Opset 23 gave the scale its own type parameter, separate from x.
+    const char* scale_t = v >= 23 ? "T2" : v >= 19 ? "T1" : "tensor(float)";
+    const char* q_t = v >= 23 ? "T3" : "T2";
+    s.input("x", "T1").input("y_scale", scale_t).optional_input("y_zero_point", q_t).output("y", q_t);
+    if (v >= 13) s.attr("axis", int64_t{1});
+    if (v >= 19) s.attr("saturate", int64_t{1});
+    if (v >= 21) s.attr("block_size", int64_t{0}).attr("output_dtype", int64_t{0});
+    if (v >= 23) s.attr("precision", int64_t{0});
+    auto high = v >= 19 ? types::tensors({"float", "float16", "bfloat16", "int32"})
+                        : types::tensors({"float", "int32"});
+    s.types("T1", high);
+    if (v >= 23) s.types("T2", high);
+    s.types(q_t, quantized_types(v));
+    reg.add(s.infer(infer_quantize));
+  }
+}
