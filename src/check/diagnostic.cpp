@@ -15,7 +15,11 @@ std::string_view severity_name(Severity s) {
 
 std::string Diagnostic::to_string() const {
   std::string where = graph;
-  if (!node.empty() || !op_type.empty()) where += fmt::format(": node '{}' ({})", node, op_type);
+  if (!node.empty()) {
+    where += fmt::format(": node '{}' ({})", node, op_type);
+  } else if (!op_type.empty()) {
+    where += fmt::format(": node #{} ({})", node_index, op_type);
+  }
   if (input_index >= 0) where += fmt::format(", input {}", input_index);
   if (output_index >= 0) where += fmt::format(", output {}", output_index);
   return fmt::format("{}: {}: {}", severity_name(severity), where, message);

@@ -16,6 +16,7 @@ struct Diagnostic {
   std::string graph;
   std::string node;
   std::string op_type;
+  int node_index = -1;  // position in its graph, which names nodes that have no name
   int input_index = -1;
   int output_index = -1;
   std::string message;  // a whole sentence naming what is wrong

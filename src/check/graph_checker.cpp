@@ -1,6 +1,7 @@
 #include "check/graph_checker.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <queue>
 #include <unordered_map>
@@ -18,7 +19,7 @@ namespace {
 // guards the checker's own recursion against models built in memory.
 constexpr int kMaxDepth = 256;
 
-std::string node_name(const ir::Node& n) { return n.name.empty() ? "<unnamed>" : n.name; }
+std::string node_name(const ir::Node& n) { return n.name.empty() ? "<unnamed " + n.op_type + ">" : n.name; }
 
 // Names a subgraph reads that it does not define itself: its dependencies on the enclosing graph.
 void collect_free_inputs(const ir::Graph& g, std::vector<std::string>& out) {
@@ -155,6 +156,12 @@ void Checker::report(Severity sev, const std::string& graph, const ir::Node* nod
   if (node) {
     d.node = node->name;
     d.op_type = node->op_type;
+    if (current_graph_) {
+      const auto& nodes = current_graph_->nodes;
+      if (!nodes.empty() && node >= nodes.data() && node < nodes.data() + nodes.size()) {
+        d.node_index = static_cast<int>(node - nodes.data());
+      }
+    }
   }
   d.input_index = input;
   d.output_index = output;
@@ -215,6 +222,11 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
     }
     if (t.dtype == ir::DataType::kUndefined) {
       report(Severity::kError, path, nullptr, -1, -1, fmt::format("initializer '{}' has no data type", t.name));
+    }
+    if (!t.numel()) {
+      report(Severity::kError, path, nullptr, -1, -1,
+             fmt::format("initializer '{}' has dimensions {} that are negative or whose product overflows int64",
+                         t.name, fmt::join(t.dims, "x")));
     }
     Type t_type = Type::tensor(t.dtype, ir::Shape{});
     for (int64_t d : t.dims) t_type.shape->push_back(ir::Dim::of(d));

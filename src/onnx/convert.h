@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "onnx.pb.h"
 #include "onnx/onnx_io.h"
@@ -15,13 +16,18 @@ struct LoadContext {
   LoadOptions options;
   // Where external data is read from; null when the model came from memory without a base folder.
   ExternalFiles* external = nullptr;
+  // raw_data of the main graph's initializers, by index, when it was stripped from the bytes parsed
+  // and left in the file's mapping (see raw_data_views.h); null entries: not stripped.
+  std::vector<ir::BufferPtr> initializer_raw;
 };
 
 // Proto -> IR. The messages are taken by mutable reference so bulky strings (raw_data above all) are
 // moved out rather than copied. Throws LoadError.
 ir::Model model_from_proto(onnx_pb::ModelProto& p, LoadContext& ctx);
 // `where` says where the tensor sits when its name alone may not ("attribute 'value' of node 'c1'").
-ir::Tensor tensor_from_proto(onnx_pb::TensorProto& p, std::string_view where, LoadContext& ctx);
+// `raw`, when set, is the tensor's raw_data, taken out of the message before parsing.
+ir::Tensor tensor_from_proto(onnx_pb::TensorProto& p, std::string_view where, LoadContext& ctx,
+                             ir::BufferPtr raw = nullptr);
 
 // Decides where each numeric tensor's bytes go when saving: inline raw_data or an external file.
 class TensorPlacer {

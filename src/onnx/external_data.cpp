@@ -45,6 +45,10 @@ std::string joined(const util::RelativePath& p) {
 
 }  // namespace
 
+ir::BufferPtr mapping_buffer(std::shared_ptr<const util::MappedFile> m) {
+  return std::make_shared<MappingBuffer>(std::move(m));
+}
+
 ir::ExternalData parse_external_data(const onnx_pb::TensorProto& p, const std::string& label) {
   ir::ExternalData ext;
   bool has_location = false, has_offset = false, has_length = false, has_checksum = false;
@@ -100,8 +104,7 @@ const ExternalFiles::File& ExternalFiles::open(const std::string& label, const s
     if (st.st_nlink > 1) throw refuse(fmt::format("the file has {} hard links; refusing it", st.st_nlink));
     File f;
     f.size = st.st_size;
-    f.mapping =
-        std::make_shared<MappingBuffer>(util::MappedFile::map(fd.get(), static_cast<size_t>(st.st_size)));
+    f.mapping = mapping_buffer(util::MappedFile::map(fd.get(), static_cast<size_t>(st.st_size)));
     return files_.emplace(key, std::move(f)).first->second;
   } catch (const std::system_error& e) {
     throw refuse(e.what());

@@ -9,9 +9,13 @@
 
 #include "ir/tensor.h"
 #include "onnx.pb.h"
+#include "util/mapped_file.h"
 #include "util/unique_fd.h"
 
 namespace tessera::onnx::detail {
+
+// A whole memory-mapped file as a Buffer, for tensors to hold views of.
+ir::BufferPtr mapping_buffer(std::shared_ptr<const util::MappedFile> m);
 
 // Parses the keys; refuses unknown, duplicate and malformed ones and checks the location's syntax.
 // `label` starts every message. Throws LoadError.

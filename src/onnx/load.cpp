@@ -1,5 +1,6 @@
-// Loading: the file is memory-mapped and parsed in place, so tensor bytes are copied once (into the
-// parsed raw_data strings, which are then moved into the IR), never read into a second buffer.
+// Loading: the file is memory-mapped. The initializers' raw_data stay in the mapping (tensors hold
+// views of it, see raw_data_views.h) and only the rest is parsed, so loading costs about the time to
+// read the graph, not the weights. Other bytes fields are copied once by protobuf and then moved.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <google/protobuf/io/coded_stream.h>
@@ -9,11 +10,13 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <system_error>
 
 #include "onnx/convert.h"
 #include "onnx/external_data.h"
 #include "onnx/onnx_io.h"
+#include "onnx/raw_data_views.h"
 #include "util/mapped_file.h"
 #include "util/unique_fd.h"
 
@@ -31,8 +34,13 @@ int recursion_limit(const LoadOptions& o) {
   return 3 * std::clamp(o.max_subgraph_depth, 0, 300) + 100;
 }
 
+// Initializers smaller than this are copied out of the file like any other field: a view of the
+// mapping would cost more than it saves.
+constexpr size_t kViewMinBytes = 1024;
+
+// `mapping`, when given, holds `bytes`: initializer raw_data is then left in it rather than copied.
 ir::Model parse(std::span<const std::byte> bytes, const std::filesystem::path& base_dir, bool allow_external,
-                const LoadOptions& options) {
+                const LoadOptions& options, const ir::BufferPtr& mapping = nullptr) {
   if (bytes.size() > kProtobufLimit) {
     throw LoadError(
         fmt::format("the model is {} bytes, over protobuf's 2 GiB limit for one file: larger models must "
@@ -40,6 +48,17 @@ ir::Model parse(std::span<const std::byte> bytes, const std::filesystem::path& b
                     "in external data",
                     bytes.size()));
   }
+  detail::ExternalFiles files(base_dir);
+  detail::LoadContext ctx{options, allow_external ? &files : nullptr, {}};
+  std::optional<detail::StrippedModel> stripped;
+  if (mapping) stripped = detail::strip_initializer_raw_data(bytes, kViewMinBytes);
+  if (stripped) {
+    for (const auto& r : stripped->initializer_raw) {
+      ctx.initializer_raw.push_back(r.length ? ir::make_buffer_view(mapping, r.offset, r.length) : nullptr);
+    }
+    bytes = std::as_bytes(std::span(stripped->bytes));
+  }
+
   onnx_pb::ModelProto proto;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
@@ -54,8 +73,6 @@ ir::Model parse(std::span<const std::byte> bytes, const std::filesystem::path& b
   // always states its IR version.
   if (!proto.has_ir_version()) throw LoadError("not an ONNX model: it has no ir_version");
 
-  detail::ExternalFiles files(base_dir);
-  detail::LoadContext ctx{options, allow_external ? &files : nullptr};
   try {
     ir::Model m = detail::model_from_proto(proto, ctx);
     m.base_dir = base_dir;
@@ -84,13 +101,14 @@ ir::Model load_model(const std::filesystem::path& file, const LoadOptions& optio
   }
   std::shared_ptr<const util::MappedFile> mapping;
   try {
-    mapping = util::MappedFile::map(fd.get(), size, /*populate=*/true);
+    mapping = util::MappedFile::map(fd.get(), size);
   } catch (const std::system_error& e) {
     throw LoadError(fmt::format("cannot read '{}': {}", file.string(), e.what()));
   }
   std::error_code ec;
   std::filesystem::path abs = std::filesystem::absolute(file, ec);
-  return parse(mapping->bytes(), (ec ? file : abs).parent_path(), true, options);
+  return parse(mapping->bytes(), (ec ? file : abs).parent_path(), true, options,
+               detail::mapping_buffer(mapping));
 }
 
 ir::Model load_model_from_memory(std::span<const std::byte> bytes, const std::filesystem::path& base_dir,

@@ -100,14 +100,18 @@ class Converter {
  public:
   explicit Converter(LoadContext& ctx) : ctx_(ctx) {}
 
-  ir::Graph graph(onnx_pb::GraphProto& p, int depth) {
+  // `raw`: stripped raw_data of the initializers, for the main graph (see LoadContext).
+  ir::Graph graph(onnx_pb::GraphProto& p, int depth, const std::vector<ir::BufferPtr>* raw = nullptr) {
     ir::Graph g;
     g.name = p.name();
     g.doc_string = p.doc_string();
     g.nodes.reserve(p.node_size());
     for (auto& n : *p.mutable_node()) g.add_node(node(n, depth));
     g.initializers.reserve(p.initializer_size());
-    for (auto& t : *p.mutable_initializer()) g.initializers.push_back(tensor_from_proto(t, {}, ctx_));
+    for (int i = 0; i < p.initializer_size(); ++i) {
+      ir::BufferPtr stripped = raw && static_cast<size_t>(i) < raw->size() ? (*raw)[i] : nullptr;
+      g.initializers.push_back(tensor_from_proto(*p.mutable_initializer(i), {}, ctx_, std::move(stripped)));
+    }
     for (auto& s : *p.mutable_sparse_initializer())
       g.sparse_initializers.push_back(sparse(s, "sparse initializer"));
     for (const auto& v : p.input()) g.inputs.push_back(value_info_from_proto(v));
@@ -289,7 +293,7 @@ ir::Model model_from_proto(onnx_pb::ModelProto& p, LoadContext& ctx) {
   m.domain = p.domain();
   m.model_version = p.model_version();
   m.doc_string = p.doc_string();
-  if (p.has_graph()) m.graph = c.graph(*p.mutable_graph(), 0);
+  if (p.has_graph()) m.graph = c.graph(*p.mutable_graph(), 0, &ctx.initializer_raw);
   m.metadata_props = pairs(p.metadata_props());
   m.training_info = strings(p.training_info());
   m.functions.reserve(p.functions_size());

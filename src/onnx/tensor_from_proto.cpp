@@ -54,8 +54,8 @@ std::string_view field_name(Field f) {
 }
 
 // The one data field in use; more than one is refused since which one wins would be a guess.
-Field data_field(const onnx_pb::TensorProto& p, const std::string& label) {
-  Field found = Field::kNone;
+Field data_field(const onnx_pb::TensorProto& p, const std::string& label, bool stripped_raw = false) {
+  Field found = stripped_raw ? Field::kRaw : Field::kNone;
   auto see = [&](bool present, Field f) {
     if (!present) return;
     if (found != Field::kNone) {
@@ -160,8 +160,8 @@ void check_shape(ir::Tensor& t, const std::string& label) {
     throw LoadError(fmt::format("dimensions of {} overflow int64: {}", label, dims_string(t.dims)));
 }
 
-void load_inline(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& label) {
-  Field f = data_field(p, label);
+void load_inline(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& label, ir::BufferPtr raw) {
+  Field f = data_field(p, label, raw != nullptr);
   int64_t n = *t.numel();
   auto type = [&] { return fmt::format("shape {} of {}", dims_string(t.dims), ir::dtype_name(t.dtype)); };
   if (f == Field::kNone) {
@@ -172,12 +172,12 @@ void load_inline(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& labe
     if (t.dtype == DataType::kString)
       throw LoadError(fmt::format("{}: string tensors cannot use raw_data", label));
     int64_t need = *t.expected_bytes();
-    if (static_cast<int64_t>(p.raw_data().size()) != need) {
-      throw LoadError(
-          fmt::format("{}: raw_data has {} bytes but {} needs {}", label, p.raw_data().size(), type(), need));
+    size_t have = raw ? raw->bytes().size() : p.raw_data().size();
+    if (static_cast<int64_t>(have) != need) {
+      throw LoadError(fmt::format("{}: raw_data has {} bytes but {} needs {}", label, have, type(), need));
     }
     // Moving the string hands its heap block over: the weights are not copied again.
-    t.data = ir::make_buffer(std::move(*p.mutable_raw_data()));
+    t.data = raw ? std::move(raw) : ir::make_buffer(std::move(*p.mutable_raw_data()));
     return;
   }
   int64_t need = entries_needed(f, t, n);
@@ -220,8 +220,9 @@ void load_inline(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& labe
   t.data = ir::make_buffer(typed_bytes(f, p, t.dtype));
 }
 
-void load_external(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& label, LoadContext& ctx) {
-  Field f = data_field(p, label);
+void load_external(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& label, LoadContext& ctx,
+                   bool stripped_raw) {
+  Field f = data_field(p, label, stripped_raw);
   if (f != Field::kNone) {
     throw LoadError(fmt::format("{} is stored as external data but also has {}", label, field_name(f)));
   }
@@ -246,7 +247,8 @@ void load_external(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& la
 
 }  // namespace
 
-ir::Tensor tensor_from_proto(onnx_pb::TensorProto& p, std::string_view where, LoadContext& ctx) {
+ir::Tensor tensor_from_proto(onnx_pb::TensorProto& p, std::string_view where, LoadContext& ctx,
+                             ir::BufferPtr raw) {
   ir::Tensor t;
   t.name = p.name();
   const std::string label = tensor_label(t.name, where);
@@ -264,13 +266,13 @@ ir::Tensor tensor_from_proto(onnx_pb::TensorProto& p, std::string_view where, Lo
 
   // data_location is an int32 in our schema: 0 DEFAULT, 1 EXTERNAL.
   if (p.data_location() == 1) {
-    load_external(p, t, label, ctx);
+    load_external(p, t, label, ctx, raw != nullptr);
   } else if (p.data_location() != 0) {
     throw LoadError(fmt::format("{} has unknown data_location {}", label, p.data_location()));
   } else if (p.external_data_size() > 0) {
     throw LoadError(fmt::format("{} has external_data keys but its data_location is not EXTERNAL", label));
   } else {
-    load_inline(p, t, label);
+    load_inline(p, t, label, std::move(raw));
   }
   return t;
 }

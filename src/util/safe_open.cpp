@@ -3,29 +3,47 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 
 namespace tessera::util {
 namespace {
 
-[[noreturn]] void fail(int err, const std::string& component, std::string_view what) {
+// A system_error whose what() is just our message, without strerror's text appended to it.
+class PathError : public std::system_error {
+ public:
+  PathError(int err, std::string msg)
+      : std::system_error(err, std::generic_category()), msg_(std::move(msg)) {}
+  const char* what() const noexcept override { return msg_.c_str(); }
+
+ private:
+  std::string msg_;
+};
+
+bool is_symlink(int dir_fd, const std::string& name) {
+  struct stat st {};
+  return ::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+[[noreturn]] void fail(int err, int dir_fd, const std::string& component, std::string_view what) {
   std::string msg = "'" + component + "' ";
-  if (err == ELOOP || err == EMLINK) {
+  // With O_DIRECTORY a link is reported as ENOTDIR rather than ELOOP: look at what is there.
+  if (err == ELOOP || err == EMLINK || (err == ENOTDIR && dir_fd >= 0 && is_symlink(dir_fd, component))) {
     msg += "is a symbolic link";
   } else if (err == ENOTDIR) {
     msg += "is not a directory";
   } else if (err == ENOENT) {
     msg += "does not exist";
   } else {
-    msg += std::string(what) + " failed";
+    msg += std::string(what) + " failed: " + std::strerror(err);
   }
-  throw std::system_error(err, std::generic_category(), msg);
+  throw PathError(err, msg);
 }
 
 // O_NOFOLLOW on a single component refuses it if it is a link (ELOOP).
 UniqueFd open_component(int dir_fd, const std::string& name, int flags) {
   int fd = ::openat(dir_fd, name.c_str(), flags | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) fail(errno, name, "open");
+  if (fd < 0) fail(errno, dir_fd, name, "open");
   return UniqueFd(fd);
 }
 
@@ -55,11 +73,11 @@ RelativePath split_relative_path(std::string_view path) {
 
 ParentDir open_parent_beneath(int root_fd, const RelativePath& path, bool create_dirs) {
   UniqueFd dir(::fcntl(root_fd, F_DUPFD_CLOEXEC, 0));
-  if (!dir) fail(errno, ".", "dup");
+  if (!dir) fail(errno, -1, ".", "dup");
   for (size_t i = 0; i + 1 < path.parts.size(); ++i) {
     const std::string& name = path.parts[i];
     if (create_dirs && ::mkdirat(dir.get(), name.c_str(), 0755) != 0 && errno != EEXIST)
-      fail(errno, name, "mkdir");
+      fail(errno, dir.get(), name, "mkdir");
     dir = open_component(dir.get(), name, O_RDONLY | O_DIRECTORY);
   }
   return {std::move(dir), path.parts.back()};
@@ -74,7 +92,7 @@ UniqueFd open_file_beneath(int root_fd, const RelativePath& path) {
 
 UniqueFd open_dir(const std::string& dir) {
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail(errno, dir, "open");
+  if (fd < 0) fail(errno, -1, dir, "open");
   return UniqueFd(fd);
 }
 

@@ -31,8 +31,9 @@ std::optional<Heads> read_heads(const InferenceContext& ctx) {
   for (size_t i : {kQ, kK, kV}) {
     const Shape* s = input_shape(ctx, i);
     if (s && s->size() != 3 && s->size() != 4) {
-      ctx.fail_input(i, fmt::format("{} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size), got {}",
-                                    attn::input_label(ctx, i), ir::shape_to_string(*s)));
+      ctx.fail_input(
+          i, fmt::format("{} must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size), got {}",
+                         attn::input_label(ctx, i), ir::shape_to_string(*s)));
     }
   }
   if (!q || !k || !v) return std::nullopt;
@@ -68,8 +69,9 @@ std::optional<Heads> read_heads(const InferenceContext& ctx) {
   Dim qd = attn::split_dim(ctx, kQ, (*q)[2], *qn, "hidden size", "q_num_heads");
   Dim kd = attn::split_dim(ctx, kK, (*k)[2], *kvn, "hidden size", "kv_num_heads");
   if (qd.is_static() && kd.is_static() && qd.value != kd.value) {
-    ctx.fail(fmt::format("head size of Q ({} / q_num_heads {} = {}) differs from that of K ({} / kv_num_heads {} = {})",
-                         (*q)[2].value, *qn, qd.value, (*k)[2].value, *kvn, kd.value));
+    ctx.fail(fmt::format(
+        "head size of Q ({} / q_num_heads {} = {}) differs from that of K ({} / kv_num_heads {} = {})",
+        (*q)[2].value, *qn, qd.value, (*k)[2].value, *kvn, kd.value));
   }
   h.head_size = qd.is_static() ? qd : kd;
   h.v_head_size = attn::split_dim(ctx, kV, (*v)[2], *kvn, "hidden size", "kv_num_heads");
@@ -84,8 +86,8 @@ Dim read_past(const InferenceContext& ctx, size_t i, const Heads& h, const Dim& 
   require_rank(ctx, i, 4, attn::input_label(ctx, i));
   auto check = [&](size_t k, const Dim& want, std::string_view what) {
     if (want.is_static() && (*p)[k].is_static() && want.value != (*p)[k].value) {
-      ctx.fail_input(i, fmt::format("{} {} has {} {}, expected {}", attn::input_label(ctx, i), ir::shape_to_string(*p),
-                                    what, (*p)[k].value, want.value));
+      ctx.fail_input(i, fmt::format("{} {} has {} {}, expected {}", attn::input_label(ctx, i),
+                                    ir::shape_to_string(*p), what, (*p)[k].value, want.value));
     }
   };
   check(0, h.batch, "batch size");
@@ -98,9 +100,10 @@ void check_mask(const InferenceContext& ctx) {
   if (!ctx.has_input(kMask)) return;
   const Shape* m = input_shape(ctx, kMask);
   if (m && m->size() > 4) {
-    ctx.fail_input(kMask, fmt::format("attn_mask must have rank at most 4 (broadcastable to batch, heads, q_seq, "
-                                      "total_seq), got {}",
-                                      ir::shape_to_string(*m)));
+    ctx.fail_input(kMask,
+                   fmt::format("attn_mask must have rank at most 4 (broadcastable to batch, heads, q_seq, "
+                               "total_seq), got {}",
+                               ir::shape_to_string(*m)));
   }
 }
 
@@ -140,8 +143,9 @@ const std::vector<std::string> kFloats = types::tensors({"bfloat16", "float16", 
 OpSchema attention_schema(int version) {
   OpSchema s("Attention", version);
   s.category(Category::kAttention)
-      .doc("Scaled dot-product attention softmax(Q K^T * scale + mask) V, in multi-head, grouped-query or "
-           "multi-query form, optionally causal and with a key/value cache.")
+      .doc(
+          "Scaled dot-product attention softmax(Q K^T * scale + mask) V, in multi-head, grouped-query or "
+          "multi-query form, optionally causal and with a key/value cache.")
       .input("Q", "T1")
       .input("K", "T1")
       .input("V", "T2")

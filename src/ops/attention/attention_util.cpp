@@ -17,8 +17,8 @@ Dim split_dim(const InferenceContext& ctx, size_t i, const Dim& dim, int64_t par
               std::string_view parts_what) {
   if (parts <= 0 || !dim.is_static()) return Dim::unknown();
   if (dim.value % parts != 0) {
-    ctx.fail_input(i, fmt::format("{} {} of {} is not divisible by {} {}", dim_what, dim.value, input_label(ctx, i),
-                                  parts_what, parts));
+    ctx.fail_input(i, fmt::format("{} {} of {} is not divisible by {} {}", dim_what, dim.value,
+                                  input_label(ctx, i), parts_what, parts));
   }
   return Dim::of(dim.value / parts);
 }
@@ -36,8 +36,8 @@ int64_t required_positive_attr(const InferenceContext& ctx, std::string_view nam
   return *v;
 }
 
-void check_head_groups(const InferenceContext& ctx, int64_t q_heads, int64_t kv_heads, std::string_view q_name,
-                       std::string_view kv_name) {
+void check_head_groups(const InferenceContext& ctx, int64_t q_heads, int64_t kv_heads,
+                       std::string_view q_name, std::string_view kv_name) {
   if (q_heads <= 0 || kv_heads <= 0 || q_heads % kv_heads == 0) return;
   ctx.fail(fmt::format("{} {} is not a multiple of {} {}", q_name, q_heads, kv_name, kv_heads));
 }
@@ -48,14 +48,14 @@ Dim dim_max(const Dim& a, const Dim& b) {
   return Dim::unknown();
 }
 
-Dim same_dim(const InferenceContext& ctx, size_t a, const ir::Shape& sa, size_t ka, size_t b, const ir::Shape& sb,
-             size_t kb, std::string_view what) {
+Dim same_dim(const InferenceContext& ctx, size_t a, const ir::Shape& sa, size_t ka, size_t b,
+             const ir::Shape& sb, size_t kb, std::string_view what) {
   const Dim& da = sa[ka];
   const Dim& db = sb[kb];
   if (da.is_static() && db.is_static() && da.value != db.value) {
     ctx.fail_input(b, fmt::format("{} differs: {} {} has {} but {} {} has {}", what, input_label(ctx, a),
-                                  ir::shape_to_string(sa), da.value, input_label(ctx, b), ir::shape_to_string(sb),
-                                  db.value));
+                                  ir::shape_to_string(sa), da.value, input_label(ctx, b),
+                                  ir::shape_to_string(sb), db.value));
   }
   if (da.is_static()) return da;
   if (db.is_static()) return db;

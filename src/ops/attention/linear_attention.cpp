@@ -99,24 +99,26 @@ void infer_linear_attention(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(attention_linear_attention) {
-  reg.add(OpSchema("LinearAttention", 27)
-              .category(Category::kAttention)
-              .doc("Linear attention with a recurrent state S: per step S is decayed and/or delta-corrected, the key "
-                   "(x) value outer product is added, and the output is scale * q^T S (update_rule picks linear, "
-                   "gated, delta or gated_delta).")
-              .input("query", "T")
-              .input("key", "T")
-              .input("value", "T")
-              .optional_input("past_state", "T")
-              .optional_input("decay", "T")
-              .optional_input("beta", "T")
-              .output("output", "T")
-              .optional_output("present_state", "T")
-              .types("T", types::tensors({"float", "float16", "bfloat16"}))
-              .attr("chunk_size", int64_t{64})
-              .attr("kv_num_heads", tessera::ir::AttrType::kInt)
-              .attr("q_num_heads", tessera::ir::AttrType::kInt)
-              .attr("scale", 0.0f)
-              .attr("update_rule", "gated_delta")
-              .infer(infer_linear_attention));
+  reg.add(
+      OpSchema("LinearAttention", 27)
+          .category(Category::kAttention)
+          .doc("Linear attention with a recurrent state S: per step S is decayed and/or delta-corrected, the "
+               "key "
+               "(x) value outer product is added, and the output is scale * q^T S (update_rule picks linear, "
+               "gated, delta or gated_delta).")
+          .input("query", "T")
+          .input("key", "T")
+          .input("value", "T")
+          .optional_input("past_state", "T")
+          .optional_input("decay", "T")
+          .optional_input("beta", "T")
+          .output("output", "T")
+          .optional_output("present_state", "T")
+          .types("T", types::tensors({"float", "float16", "bfloat16"}))
+          .attr("chunk_size", int64_t{64})
+          .attr("kv_num_heads", tessera::ir::AttrType::kInt)
+          .attr("q_num_heads", tessera::ir::AttrType::kInt)
+          .attr("scale", 0.0f)
+          .attr("update_rule", "gated_delta")
+          .infer(infer_linear_attention));
 }

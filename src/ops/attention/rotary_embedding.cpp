@@ -29,8 +29,9 @@ void check_cache(const InferenceContext& ctx, size_t i, const Dim& half_rotary) 
   }
   const Dim& last = c->back();
   if (half_rotary.is_static() && last.is_static() && last.value != half_rotary.value) {
-    ctx.fail_input(i, fmt::format("{} {} has last dimension {}, expected rotary_dim/2 = {}", attn::input_label(ctx, i),
-                                  ir::shape_to_string(*c), last.value, half_rotary.value));
+    ctx.fail_input(
+        i, fmt::format("{} {} has last dimension {}, expected rotary_dim/2 = {}", attn::input_label(ctx, i),
+                       ir::shape_to_string(*c), last.value, half_rotary.value));
   }
 }
 
@@ -39,8 +40,10 @@ void infer_rotary(InferenceContext& ctx) {
   const Shape* x = input_shape(ctx, kX);
   if (!x) return;
   if (x->size() != 3 && x->size() != 4) {
-    ctx.fail_input(kX, fmt::format("input must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size), got {}",
-                                   ir::shape_to_string(*x)));
+    ctx.fail_input(
+        kX,
+        fmt::format("input must be 3-D (batch, seq, hidden) or 4-D (batch, heads, seq, head_size), got {}",
+                    ir::shape_to_string(*x)));
   }
   Dim head_size = x->back();
   if (x->size() == 3) {
@@ -64,19 +67,20 @@ void infer_rotary(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(attention_rotary_embedding) {
-  reg.add(OpSchema("RotaryEmbedding", 23)
-              .category(Category::kAttention)
-              .doc("Applies rotary position embeddings: each pair of features of the first rotary_embedding_dim "
-                   "features of a head is rotated by an angle read from the cos/sin caches at its position.")
-              .input("X", "T")
-              .input("cos_cache", "T")
-              .input("sin_cache", "T")
-              .optional_input("position_ids", "M")
-              .output("Y", "T")
-              .types("T", types::tensors({"float", "float16", "bfloat16"}))
-              .types("M", {"tensor(int64)"})
-              .attr("interleaved", int64_t{0})
-              .attr_optional("num_heads", tessera::ir::AttrType::kInt)
-              .attr("rotary_embedding_dim", int64_t{0})
-              .infer(infer_rotary));
+  reg.add(
+      OpSchema("RotaryEmbedding", 23)
+          .category(Category::kAttention)
+          .doc("Applies rotary position embeddings: each pair of features of the first rotary_embedding_dim "
+               "features of a head is rotated by an angle read from the cos/sin caches at its position.")
+          .input("X", "T")
+          .input("cos_cache", "T")
+          .input("sin_cache", "T")
+          .optional_input("position_ids", "M")
+          .output("Y", "T")
+          .types("T", types::tensors({"float", "float16", "bfloat16"}))
+          .types("M", {"tensor(int64)"})
+          .attr("interleaved", int64_t{0})
+          .attr_optional("num_heads", tessera::ir::AttrType::kInt)
+          .attr("rotary_embedding_dim", int64_t{0})
+          .infer(infer_rotary));
 }

@@ -40,7 +40,8 @@ void infer_swiglu(InferenceContext& ctx) {
 TESSERA_REGISTER_OPS(attention_swiglu) {
   reg.add(OpSchema("SwiGLU", 28)
               .category(Category::kActivation)
-              .doc("Gated activation Y = Swish(A) * B with Swish(a) = a * sigmoid(alpha * a); A and B have the same "
+              .doc("Gated activation Y = Swish(A) * B with Swish(a) = a * sigmoid(alpha * a); A and B have "
+                   "the same "
                    "shape.")
               .input("A", "T")
               .input("B", "T")

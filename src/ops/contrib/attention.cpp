@@ -31,7 +31,8 @@ std::optional<std::array<int64_t, 3>> qkv_sizes(const InferenceContext& ctx) {
   const Shape* w = ctx.has_input(kWeights) ? input_shape(ctx, kWeights) : nullptr;
   if (w && w->size() == 2 && (*w)[1].is_static()) {
     int64_t cols = (*w)[1].value;
-    if (cols % 3 != 0) ctx.fail(fmt::format("weights have {} columns, not divisible into Q, K and V thirds", cols));
+    if (cols % 3 != 0)
+      ctx.fail(fmt::format("weights have {} columns, not divisible into Q, K and V thirds", cols));
     return std::array<int64_t, 3>{cols / 3, cols / 3, cols / 3};
   }
   return std::nullopt;
@@ -53,7 +54,8 @@ void infer_attention(InferenceContext& ctx) {
   const Shape* bias = ctx.has_input(kBias) ? input_shape(ctx, kBias) : nullptr;
   if (bias && sizes) {
     require_rank(ctx, kBias, 1, "bias");
-    unify_dims(ctx, (*bias)[0], Dim::of((*sizes)[0] + (*sizes)[1] + (*sizes)[2]), "bias length vs Q+K+V hidden");
+    unify_dims(ctx, (*bias)[0], Dim::of((*sizes)[0] + (*sizes)[1] + (*sizes)[2]),
+               "bias length vs Q+K+V hidden");
   }
   Dim head = Dim::unknown(), v_hidden = Dim::unknown();
   if (sizes) {
@@ -74,9 +76,9 @@ void infer_attention(InferenceContext& ctx) {
   Dim total = seq;
   if (ctx.has_input(kPast)) {
     // A shared buffer is sized for the longest sequence and handed back as is.
-    total = !past                                           ? Dim::unknown()
+    total = !past                                          ? Dim::unknown()
             : ctx.attr_int("past_present_share_buffer", 0) ? (*past)[3]
-                                                            : dim_add((*past)[3], seq);
+                                                           : dim_add((*past)[3], seq);
   }
   set_output(ctx, kPresent, t, Shape{Dim::of(2), batch, Dim::of(heads), total, head});
 }
@@ -84,28 +86,29 @@ void infer_attention(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(contrib_attention) {
-  reg.add(OpSchema("Attention", 1, "com.microsoft")
-              .category(Category::kAttention)
-              .doc("Multi-head self-attention with the input projection fused: Q, K, V = input @ weights + bias, "
-                   "then softmax(Q K^T * scale + mask) V per head.")
-              .input("input", "T")
-              .optional_input("weights", "T")
-              .optional_input("bias", "T")
-              .optional_input("mask_index", "M")
-              .optional_input("past", "T")
-              .optional_input("attention_bias", "T")
-              .optional_input("past_sequence_length", "M")
-              .output("output", "T")
-              .optional_output("present", "T")
-              .types("T", types::tensors({"float", "float16", "bfloat16"}))
-              .types("M", {"tensor(int32)"})
-              .attr("do_rotary", int64_t{0})
-              .attr("mask_filter_value", -10000.0f)
-              .attr("num_heads", ir::AttrType::kInt)
-              .attr("past_present_share_buffer", int64_t{0})
-              .attr_optional("qkv_hidden_sizes", ir::AttrType::kInts)
-              .attr("rotary_embedding_dim", int64_t{0})
-              .attr_optional("scale", ir::AttrType::kFloat)
-              .attr("unidirectional", int64_t{0})
-              .infer(infer_attention));
+  reg.add(
+      OpSchema("Attention", 1, "com.microsoft")
+          .category(Category::kAttention)
+          .doc("Multi-head self-attention with the input projection fused: Q, K, V = input @ weights + bias, "
+               "then softmax(Q K^T * scale + mask) V per head.")
+          .input("input", "T")
+          .input("weights", "T")
+          .optional_input("bias", "T")
+          .optional_input("mask_index", "M")
+          .optional_input("past", "T")
+          .optional_input("attention_bias", "T")
+          .optional_input("past_sequence_length", "M")
+          .output("output", "T")
+          .optional_output("present", "T")
+          .types("T", types::tensors({"float", "float16", "bfloat16"}))
+          .types("M", {"tensor(int32)"})
+          .attr("do_rotary", int64_t{0})
+          .attr("mask_filter_value", -10000.0f)
+          .attr("num_heads", ir::AttrType::kInt)
+          .attr("past_present_share_buffer", int64_t{0})
+          .attr_optional("qkv_hidden_sizes", ir::AttrType::kInts)
+          .attr("rotary_embedding_dim", int64_t{0})
+          .attr_optional("scale", ir::AttrType::kFloat)
+          .attr("unidirectional", int64_t{0})
+          .infer(infer_attention));
 }

@@ -19,7 +19,8 @@ void infer_bias_add(InferenceContext& ctx) {
   const ir::Shape* skip = input_shape(ctx, 2);
   std::optional<ir::Shape> y = x ? std::optional<ir::Shape>(*x) : std::nullopt;
   if (x && skip) {
-    for (size_t k = 0; k < 3; ++k) (*y)[k] = unify_dims(ctx, (*x)[k], (*skip)[k], "X and skip must have one shape");
+    for (size_t k = 0; k < 3; ++k)
+      (*y)[k] = unify_dims(ctx, (*x)[k], (*skip)[k], "X and skip must have one shape");
   } else if (skip) {
     y = *skip;
   }

@@ -52,7 +52,8 @@ void infer_fused_matmul(InferenceContext& ctx) {
 TESSERA_REGISTER_OPS(contrib_fused_matmul) {
   reg.add(OpSchema("FusedMatMul", 1, "com.microsoft")
               .category(Category::kLinearAlgebra)
-              .doc("Matrix product alpha * op(A) @ op(B) with numpy-style batching, where op optionally transposes "
+              .doc("Matrix product alpha * op(A) @ op(B) with numpy-style batching, where op optionally "
+                   "transposes "
                    "the last two axes (transA, transB).")
               .input("A", "T")
               .input("B", "T")

@@ -17,7 +17,8 @@ void infer_with_bias(InferenceContext& ctx) {
   const ir::Shape* b = ctx.has_input(1) ? input_shape(ctx, 1) : nullptr;
   if (!b) return;
   require_rank(ctx, 1, 1, "bias");
-  if (x && !x->empty()) unify_dims(ctx, x->back(), b->front(), "bias length must equal the input's last dimension");
+  if (x && !x->empty())
+    unify_dims(ctx, x->back(), b->front(), "bias length must equal the input's last dimension");
 }
 
 const std::vector<std::string> kTypes = types::tensors({"float", "float16", "double", "bfloat16"});

@@ -30,14 +30,16 @@ void check_param(const InferenceContext& ctx, size_t i, const Shape& x, int64_t 
   Shape tail(x.begin() + axis, x.end());
   auto want = ir::shape_numel(tail), got = ir::shape_numel(*p);
   if (want && got && *want != *got) {
-    ctx.fail_input(i, fmt::format("{} {} does not match the normalised dimensions {} of the input",
-                                  attn::input_label(ctx, i), ir::shape_to_string(*p), ir::shape_to_string(tail)));
+    ctx.fail_input(
+        i, fmt::format("{} {} does not match the normalised dimensions {} of the input",
+                       attn::input_label(ctx, i), ir::shape_to_string(*p), ir::shape_to_string(tail)));
   }
 }
 
 DataType stash_type(const InferenceContext& ctx) {
   int64_t s = ctx.attr_int("stash_type", 1);
-  if (!ir::is_valid_dtype(static_cast<int32_t>(s))) ctx.fail(fmt::format("stash_type {} is not a data type", s));
+  if (!ir::is_valid_dtype(static_cast<int32_t>(s)))
+    ctx.fail(fmt::format("stash_type {} is not a data type", s));
   return static_cast<DataType>(s);
 }
 
@@ -65,7 +67,8 @@ void infer_skip_layer_norm(InferenceContext& ctx, bool has_beta) {
   const Shape* x = input_shape(ctx, 0);
   const Shape* skip = input_shape(ctx, 1);
   if (x && x->size() != 2 && x->size() != 3) {
-    ctx.fail_input(0, fmt::format("input must be 3-D (batch, seq, hidden) or 2-D, got {}", ir::shape_to_string(*x)));
+    ctx.fail_input(
+        0, fmt::format("input must be 3-D (batch, seq, hidden) or 2-D, got {}", ir::shape_to_string(*x)));
   }
   DataType t = input_elem(ctx, 0);
   set_output(ctx, 0, t, x ? std::optional<Shape>(*x) : std::nullopt);
@@ -81,7 +84,8 @@ void infer_skip_layer_norm(InferenceContext& ctx, bool has_beta) {
     const Shape* p = ctx.has_input(i) ? input_shape(ctx, i) : nullptr;
     if (!p) continue;
     const char* what = i == 2 ? "gamma" : (i == 3 && has_beta) ? "beta" : "bias";
-    if (p->size() != 1) ctx.fail_input(i, fmt::format("{} must be 1-D (hidden), got {}", what, ir::shape_to_string(*p)));
+    if (p->size() != 1)
+      ctx.fail_input(i, fmt::format("{} must be 1-D (hidden), got {}", what, ir::shape_to_string(*p)));
     unify_dims(ctx, hidden, (*p)[0], fmt::format("{} length must equal the hidden size", what));
   }
   Shape stats = *x;
@@ -98,7 +102,8 @@ const std::vector<std::string> kSkipTypes = types::tensors({"float", "float16", 
 TESSERA_REGISTER_OPS(contrib_layer_norm) {
   reg.add(OpSchema("LayerNormalization", 1, "com.microsoft")
               .category(Category::kNormalization)
-              .doc("Normalises over the axes from `axis` on to zero mean and unit variance, then scales and shifts; "
+              .doc("Normalises over the axes from `axis` on to zero mean and unit variance, then scales and "
+                   "shifts; "
                    "ONNX Runtime's form used by exporters before opset 17.")
               .input("X", "T")
               .input("Scale", "V")
@@ -128,26 +133,29 @@ TESSERA_REGISTER_OPS(contrib_layer_norm) {
               .attr("epsilon", 1e-5f)
               .attr("stash_type", int64_t{1})
               .infer([](InferenceContext& ctx) { infer_layer_norm(ctx, 1); }));
-  reg.add(OpSchema("SkipLayerNormalization", 1, "com.microsoft")
-              .category(Category::kNormalization)
-              .doc("Adds input, skip and an optional bias, then applies layer normalisation over the hidden axis; "
-                   "can also return the sum before normalisation.")
-              .input("input", "T")
-              .input("skip", "T")
-              .input("gamma", "T")
-              .optional_input("beta", "T")
-              .optional_input("bias", "T")
-              .output("output", "T")
-              .optional_output("mean", "U")
-              .optional_output("inv_std_var", "U")
-              .optional_output("input_skip_bias_sum", "T")
-              .types("T", kSkipTypes)
-              .types("U", {"tensor(float)"})
-              .attr_optional("epsilon", ir::AttrType::kFloat)
-              .infer([](InferenceContext& ctx) { infer_skip_layer_norm(ctx, true); }));
+  reg.add(
+      OpSchema("SkipLayerNormalization", 1, "com.microsoft")
+          .category(Category::kNormalization)
+          .doc(
+              "Adds input, skip and an optional bias, then applies layer normalisation over the hidden axis; "
+              "can also return the sum before normalisation.")
+          .input("input", "T")
+          .input("skip", "T")
+          .input("gamma", "T")
+          .optional_input("beta", "T")
+          .optional_input("bias", "T")
+          .output("output", "T")
+          .optional_output("mean", "U")
+          .optional_output("inv_std_var", "U")
+          .optional_output("input_skip_bias_sum", "T")
+          .types("T", kSkipTypes)
+          .types("U", {"tensor(float)"})
+          .attr_optional("epsilon", ir::AttrType::kFloat)
+          .infer([](InferenceContext& ctx) { infer_skip_layer_norm(ctx, true); }));
   reg.add(OpSchema("SkipSimplifiedLayerNormalization", 1, "com.microsoft")
               .category(Category::kNormalization)
-              .doc("Adds input, skip and an optional bias, then applies RMS normalisation over the hidden axis; can "
+              .doc("Adds input, skip and an optional bias, then applies RMS normalisation over the hidden "
+                   "axis; can "
                    "also return the sum before normalisation.")
               .input("input", "T")
               .input("skip", "T")

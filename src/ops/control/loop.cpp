@@ -64,7 +64,15 @@ void infer_loop(InferenceContext& ctx) {
   for (size_t i = 0; i < carried; ++i) {
     // Zero iterations give back the initial value, so the result is either it or a body output.
     const Type* init = ctx.input_type(i + 2);
-    Type t = merge_types(ctx, init ? *init : Type(), outs[i + 1],
+    const Type& next = outs[i + 1];
+    // An optional initial value may become a plain value after the first iteration (the body unwraps
+    // it); the body's type then describes the result, as ONNX's own inference has it.
+    if (init && !next.is_none() && init->kind != next.kind &&
+        (init->kind == Type::Kind::kOptional || next.kind == Type::Kind::kOptional)) {
+      if (ctx.has_output(i)) ctx.set_output_type(i, next);
+      continue;
+    }
+    Type t = merge_types(ctx, init ? *init : Type(), next,
                          fmt::format("loop-carried value {} (input '{}', body output '{}')", i,
                                      ctx.node().inputs[i + 2], body->outputs[i + 1].name));
     if (!t.is_none() && ctx.has_output(i)) ctx.set_output_type(i, std::move(t));

@@ -33,12 +33,13 @@ void infer_array_feature_extractor(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(ml_array_feature_extractor) {
-  reg.add(OpSchema("ArrayFeatureExtractor", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Selects entries of the last axis of X at the given indices, like a column gather.")
-              .input("X", "T")
-              .input("Y", "tensor(int64)")
-              .output("Z", "T")
-              .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)", "tensor(string)"})
-              .infer(infer_array_feature_extractor));
+  reg.add(
+      OpSchema("ArrayFeatureExtractor", 1, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc("Selects entries of the last axis of X at the given indices, like a column gather.")
+          .input("X", "T")
+          .input("Y", "tensor(int64)")
+          .output("Z", "T")
+          .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)", "tensor(string)"})
+          .infer(infer_array_feature_extractor));
 }

@@ -15,7 +15,8 @@ using ir::Shape;
 TESSERA_REGISTER_OPS(ml_binarizer) {
   reg.add(OpSchema("Binarizer", 1, "ai.onnx.ml")
               .category(Category::kMachineLearning)
-              .doc("Maps each value to 1 when it is greater than threshold and to 0 otherwise, keeping type and shape.")
+              .doc("Maps each value to 1 when it is greater than threshold and to 0 otherwise, keeping type "
+                   "and shape.")
               .input("X", "T")
               .output("Y", "T")
               .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})

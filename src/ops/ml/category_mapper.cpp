@@ -19,7 +19,8 @@ void infer_category_mapper(InferenceContext& ctx) {
   auto cats_ints = ctx.attr_ints("cats_int64s");
   auto cats_strings = ctx.attr_strings("cats_strings");
   if (cats_ints.size() != cats_strings.size()) {
-    ctx.fail(fmt::format("cats_int64s has {} entries but cats_strings has {}", cats_ints.size(), cats_strings.size()));
+    ctx.fail(fmt::format("cats_int64s has {} entries but cats_strings has {}", cats_ints.size(),
+                         cats_strings.size()));
   }
   DataType in = input_elem(ctx, 0);
   DataType out = in == DataType::kString  ? DataType::kInt64
@@ -33,17 +34,18 @@ void infer_category_mapper(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(ml_category_mapper) {
-  reg.add(OpSchema("CategoryMapper", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Maps strings to integers or integers to strings through the parallel lists cats_strings and "
-                   "cats_int64s; values not found get the default.")
-              .input("X", "T1")
-              .output("Y", "T2")
-              .types("T1", {"tensor(int64)", "tensor(string)"})
-              .types("T2", {"tensor(int64)", "tensor(string)"})
-              .attr_optional("cats_int64s", AttrType::kInts)
-              .attr_optional("cats_strings", AttrType::kStrings)
-              .attr("default_int64", int64_t{-1})
-              .attr("default_string", "_Unused")
-              .infer(infer_category_mapper));
+  reg.add(
+      OpSchema("CategoryMapper", 1, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc("Maps strings to integers or integers to strings through the parallel lists cats_strings and "
+               "cats_int64s; values not found get the default.")
+          .input("X", "T1")
+          .output("Y", "T2")
+          .types("T1", {"tensor(int64)", "tensor(string)"})
+          .types("T2", {"tensor(int64)", "tensor(string)"})
+          .attr_optional("cats_int64s", AttrType::kInts)
+          .attr_optional("cats_strings", AttrType::kStrings)
+          .attr("default_int64", int64_t{-1})
+          .attr("default_string", "_Unused")
+          .infer(infer_category_mapper));
 }

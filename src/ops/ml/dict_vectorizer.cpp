@@ -37,7 +37,9 @@ TESSERA_REGISTER_OPS(ml_dict_vectorizer) {
                    "vocabulary keys the map lacks.")
               .input("X", "T1")
               .output("Y", "T2")
-              .types("T1", {"map(int64,tensor(double))", "map(int64,tensor(float))", "map(int64,tensor(string))", "map(string,tensor(double))", "map(string,tensor(float))", "map(string,tensor(int64))"})
+              .types("T1",
+                     {"map(int64,tensor(double))", "map(int64,tensor(float))", "map(int64,tensor(string))",
+                      "map(string,tensor(double))", "map(string,tensor(float))", "map(string,tensor(int64))"})
               .types("T2", {"tensor(double)", "tensor(float)", "tensor(int64)", "tensor(string)"})
               .attr_optional("int64_vocabulary", AttrType::kInts)
               .attr_optional("string_vocabulary", AttrType::kStrings)

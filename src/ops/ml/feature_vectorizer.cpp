@@ -26,20 +26,23 @@ void infer_feature_vectorizer(InferenceContext& ctx) {
     total += d;
   }
   Dim n = Dim::unknown();
-  if (const Shape* x = input_shape(ctx, 0)) n = x->empty() ? Dim::of(1) : x->size() == 1 ? Dim::of(1) : (*x)[0];
+  if (const Shape* x = input_shape(ctx, 0))
+    n = x->empty() ? Dim::of(1) : x->size() == 1 ? Dim::of(1) : (*x)[0];
   set_output(ctx, 0, DataType::kFloat, Shape{n, dims.empty() ? Dim::unknown() : Dim::of(total)});
 }
 
 }  // namespace
 
 TESSERA_REGISTER_OPS(ml_feature_vectorizer) {
-  reg.add(OpSchema("FeatureVectorizer", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Concatenates its inputs along the feature axis into a float tensor, taking inputdimensions[i] "
-                   "columns from input i.")
-              .variadic_input("X", "T1", 1, true)
-              .output("Y", "tensor(float)")
-              .types("T1", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .attr_optional("inputdimensions", AttrType::kInts)
-              .infer(infer_feature_vectorizer));
+  reg.add(
+      OpSchema("FeatureVectorizer", 1, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc(
+              "Concatenates its inputs along the feature axis into a float tensor, taking inputdimensions[i] "
+              "columns from input i.")
+          .variadic_input("X", "T1", 1, true)
+          .output("Y", "tensor(float)")
+          .types("T1", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
+          .attr_optional("inputdimensions", AttrType::kInts)
+          .infer(infer_feature_vectorizer));
 }

@@ -106,7 +106,8 @@ TESSERA_REGISTER_OPS(ml_label_encoder) {
               .attr_optional("values_strings", AttrType::kStrings)
               .infer(infer_label_encoder));
   // Version 4 adds tables given as tensors, which widen the key and value types.
-  std::vector<std::string> table_types = types::tensors({"string", "int64", "float", "int32", "int16", "double"});
+  std::vector<std::string> table_types =
+      types::tensors({"string", "int64", "float", "int32", "int16", "double"});
   reg.add(OpSchema("LabelEncoder", 4, "ai.onnx.ml")
               .category(Category::kMachineLearning)
               .doc(kDoc)

@@ -63,7 +63,8 @@ void infer_linear_regressor(InferenceContext& ctx) {
 TESSERA_REGISTER_OPS(ml_linear_models) {
   reg.add(OpSchema("LinearClassifier", 1, "ai.onnx.ml")
               .category(Category::kMachineLearning)
-              .doc("Scores each row against every class with a linear function, then outputs the best label and the "
+              .doc("Scores each row against every class with a linear function, then outputs the best label "
+                   "and the "
                    "(optionally post-transformed) scores.")
               .input("X", "T1")
               .output("Y", "T2")
@@ -77,15 +78,16 @@ TESSERA_REGISTER_OPS(ml_linear_models) {
               .attr("multi_class", int64_t{0})
               .attr("post_transform", "NONE")
               .infer(infer_linear_classifier));
-  reg.add(OpSchema("LinearRegressor", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Computes coefficients . x + intercept for each row and target, optionally post-transformed.")
-              .input("X", "T")
-              .output("Y", "tensor(float)")
-              .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .attr_optional("coefficients", AttrType::kFloats)
-              .attr_optional("intercepts", AttrType::kFloats)
-              .attr("post_transform", "NONE")
-              .attr("targets", int64_t{1})
-              .infer(infer_linear_regressor));
+  reg.add(
+      OpSchema("LinearRegressor", 1, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc("Computes coefficients . x + intercept for each row and target, optionally post-transformed.")
+          .input("X", "T")
+          .output("Y", "tensor(float)")
+          .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
+          .attr_optional("coefficients", AttrType::kFloats)
+          .attr_optional("intercepts", AttrType::kFloats)
+          .attr("post_transform", "NONE")
+          .attr("targets", int64_t{1})
+          .infer(infer_linear_regressor));
 }

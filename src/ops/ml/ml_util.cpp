@@ -20,7 +20,8 @@ Dim batch_dim(const InferenceContext& ctx, size_t i) {
 void require_rows(const InferenceContext& ctx, size_t i) {
   const ir::Shape* s = input_shape(ctx, i);
   if (!s || s->size() == 1 || s->size() == 2) return;
-  ctx.fail_input(i, fmt::format("input {} must be 1-D (C) or 2-D (N, C), got {}", i, ir::shape_to_string(*s)));
+  ctx.fail_input(i,
+                 fmt::format("input {} must be 1-D (C) or 2-D (N, C), got {}", i, ir::shape_to_string(*s)));
 }
 
 DataType label_type(const InferenceContext& ctx, std::string_view ints_attr, std::string_view strings_attr) {

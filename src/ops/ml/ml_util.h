@@ -16,7 +16,8 @@ void require_rows(const InferenceContext& ctx, size_t i);
 
 // The label type a classifier emits: string when `strings_attr` is set, int64 otherwise (when
 // `ints_attr` is set or neither is). Fails when both are set.
-ir::DataType label_type(const InferenceContext& ctx, std::string_view ints_attr, std::string_view strings_attr);
+ir::DataType label_type(const InferenceContext& ctx, std::string_view ints_attr,
+                        std::string_view strings_attr);
 // Number of class labels in whichever label attribute is set; nullopt when neither is.
 std::optional<int64_t> label_count(const InferenceContext& ctx, std::string_view ints_attr,
                                    std::string_view strings_attr);

@@ -16,7 +16,8 @@ namespace {
 
 void infer_normalizer(InferenceContext& ctx) {
   std::string norm = ctx.attr_string("norm", "MAX");
-  if (norm != "MAX" && norm != "L1" && norm != "L2") ctx.fail(fmt::format("norm '{}' is not MAX, L1 or L2", norm));
+  if (norm != "MAX" && norm != "L1" && norm != "L2")
+    ctx.fail(fmt::format("norm '{}' is not MAX, L1 or L2", norm));
   ml::require_rows(ctx, 0);
   const Shape* x = input_shape(ctx, 0);
   set_output(ctx, 0, DataType::kFloat, x ? std::optional<Shape>(*x) : std::nullopt);
@@ -25,12 +26,13 @@ void infer_normalizer(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(ml_normalizer) {
-  reg.add(OpSchema("Normalizer", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Divides each row by its maximum, L1 norm or L2 norm, giving float output of the same shape.")
-              .input("X", "T")
-              .output("Y", "tensor(float)")
-              .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .attr("norm", "MAX")
-              .infer(infer_normalizer));
+  reg.add(
+      OpSchema("Normalizer", 1, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc("Divides each row by its maximum, L1 norm or L2 norm, giving float output of the same shape.")
+          .input("X", "T")
+          .output("Y", "tensor(float)")
+          .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
+          .attr("norm", "MAX")
+          .infer(infer_normalizer));
 }

@@ -37,15 +37,16 @@ void infer_one_hot_encoder(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(ml_one_hot_encoder) {
-  reg.add(OpSchema("OneHotEncoder", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Replaces each value with a one-hot float vector over the category list (cats_int64s or "
-                   "cats_strings), adding a trailing axis.")
-              .input("X", "T")
-              .output("Y", "tensor(float)")
-              .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)", "tensor(string)"})
-              .attr_optional("cats_int64s", AttrType::kInts)
-              .attr_optional("cats_strings", AttrType::kStrings)
-              .attr("zeros", int64_t{1})
-              .infer(infer_one_hot_encoder));
+  reg.add(
+      OpSchema("OneHotEncoder", 1, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc("Replaces each value with a one-hot float vector over the category list (cats_int64s or "
+               "cats_strings), adding a trailing axis.")
+          .input("X", "T")
+          .output("Y", "tensor(float)")
+          .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)", "tensor(string)"})
+          .attr_optional("cats_int64s", AttrType::kInts)
+          .attr_optional("cats_strings", AttrType::kStrings)
+          .attr("zeros", int64_t{1})
+          .infer(infer_one_hot_encoder));
 }

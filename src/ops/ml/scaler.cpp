@@ -34,7 +34,8 @@ void infer_scaler(InferenceContext& ctx) {
 TESSERA_REGISTER_OPS(ml_scaler) {
   reg.add(OpSchema("Scaler", 1, "ai.onnx.ml")
               .category(Category::kMachineLearning)
-              .doc("Standardises features: subtracts offset and multiplies by scale, each given once or per column.")
+              .doc("Standardises features: subtracts offset and multiplies by scale, each given once or per "
+                   "column.")
               .input("X", "T")
               .output("Y", "tensor(float)")
               .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})

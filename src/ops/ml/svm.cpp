@@ -63,20 +63,21 @@ TESSERA_REGISTER_OPS(ml_svm) {
               .attr_optional("support_vectors", AttrType::kFloats)
               .attr_optional("vectors_per_class", AttrType::kInts)
               .infer(infer_svm_classifier));
-  reg.add(OpSchema("SVMRegressor", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Support vector machine regression (or one-class scoring) with a linear, polynomial, RBF or "
-                   "sigmoid kernel.")
-              .input("X", "T")
-              .output("Y", "tensor(float)")
-              .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .attr_optional("coefficients", AttrType::kFloats)
-              .attr_optional("kernel_params", AttrType::kFloats)
-              .attr("kernel_type", "LINEAR")
-              .attr("n_supports", int64_t{0})
-              .attr("one_class", int64_t{0})
-              .attr("post_transform", "NONE")
-              .attr_optional("rho", AttrType::kFloats)
-              .attr_optional("support_vectors", AttrType::kFloats)
-              .infer(infer_svm_regressor));
+  reg.add(
+      OpSchema("SVMRegressor", 1, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc("Support vector machine regression (or one-class scoring) with a linear, polynomial, RBF or "
+               "sigmoid kernel.")
+          .input("X", "T")
+          .output("Y", "tensor(float)")
+          .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
+          .attr_optional("coefficients", AttrType::kFloats)
+          .attr_optional("kernel_params", AttrType::kFloats)
+          .attr("kernel_type", "LINEAR")
+          .attr("n_supports", int64_t{0})
+          .attr("one_class", int64_t{0})
+          .attr("post_transform", "NONE")
+          .attr_optional("rho", AttrType::kFloats)
+          .attr_optional("support_vectors", AttrType::kFloats)
+          .infer(infer_svm_regressor));
 }

@@ -20,13 +20,17 @@ std::optional<size_t> list_size(const InferenceContext& ctx, const std::string& 
   const ir::Attribute* a = ctx.node().attr(name);
   if (!a) return std::nullopt;
   switch (a->type) {
-    case AttrType::kInts: return a->ints.size();
-    case AttrType::kFloats: return a->floats.size();
-    case AttrType::kStrings: return a->strings.size();
+    case AttrType::kInts:
+      return a->ints.size();
+    case AttrType::kFloats:
+      return a->floats.size();
+    case AttrType::kStrings:
+      return a->strings.size();
     case AttrType::kTensor:
       if (a->tensors.empty()) return std::nullopt;
       return static_cast<size_t>(a->tensors[0].numel().value_or(0));
-    default: return std::nullopt;
+    default:
+      return std::nullopt;
   }
 }
 
@@ -98,14 +102,17 @@ void infer_tree_regressor(InferenceContext& ctx) {
 // Version 5: interior nodes and leaves in separate lists, enums as integers, X's type carried to Y.
 void infer_tree_ensemble(InferenceContext& ctx) {
   require_rank(ctx, 0, 2, "X (N, features)");
-  check_parallel(ctx, {"nodes_featureids", "nodes_splits", "nodes_modes", "nodes_truenodeids", "nodes_trueleafs",
-                       "nodes_falsenodeids", "nodes_falseleafs", "nodes_missing_value_tracks_true", "nodes_hitrates"});
+  check_parallel(
+      ctx, {"nodes_featureids", "nodes_splits", "nodes_modes", "nodes_truenodeids", "nodes_trueleafs",
+            "nodes_falsenodeids", "nodes_falseleafs", "nodes_missing_value_tracks_true", "nodes_hitrates"});
   check_parallel(ctx, {"leaf_targetids", "leaf_weights"});
   if (ctx.attr_ints("tree_roots").empty()) ctx.fail("tree_roots must name at least one tree");
   int64_t agg = ctx.attr_int("aggregate_function", 1);
-  if (agg < 0 || agg > 3) ctx.fail(fmt::format("aggregate_function must be 0 (AVERAGE) to 3 (MAX), got {}", agg));
+  if (agg < 0 || agg > 3)
+    ctx.fail(fmt::format("aggregate_function must be 0 (AVERAGE) to 3 (MAX), got {}", agg));
   int64_t post = ctx.attr_int("post_transform", 0);
-  if (post < 0 || post > 4) ctx.fail(fmt::format("post_transform must be 0 (NONE) to 4 (PROBIT), got {}", post));
+  if (post < 0 || post > 4)
+    ctx.fail(fmt::format("post_transform must be 0 (NONE) to 4 (PROBIT), got {}", post));
   const ir::Attribute* splits = ctx.node().attr("nodes_splits");
   DataType x = input_elem(ctx, 0);
   if (splits && !splits->tensors.empty() && x != DataType::kUndefined && splits->tensors[0].dtype != x) {
@@ -120,7 +127,8 @@ void infer_tree_ensemble(InferenceContext& ctx) {
 
 const char* kClassifierDoc =
     "Classifies each row with an ensemble of decision trees, giving the winning label and a score per class.";
-const char* kRegressorDoc = "Predicts n_targets values per row by aggregating the leaf weights of decision trees.";
+const char* kRegressorDoc =
+    "Predicts n_targets values per row by aggregating the leaf weights of decision trees.";
 
 }  // namespace
 
@@ -233,28 +241,29 @@ TESSERA_REGISTER_OPS(ml_tree_ensemble) {
               .attr_optional("target_weights", AttrType::kFloats)
               .attr_optional("target_weights_as_tensor", AttrType::kTensor)
               .infer(infer_tree_regressor));
-  reg.add(OpSchema("TreeEnsemble", 5, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc("Evaluates an ensemble of decision trees for classification or regression: splits compare one "
-                   "feature (or test set membership), leaves add weights to targets, results are aggregated.")
-              .input("X", "T")
-              .output("Y", "T")
-              .types("T", types::tensors({"float", "double", "float16"}))
-              .attr("aggregate_function", int64_t{1})
-              .attr("leaf_targetids", AttrType::kInts)
-              .attr("leaf_weights", AttrType::kTensor)
-              .attr_optional("membership_values", AttrType::kTensor)
-              .attr_optional("n_targets", AttrType::kInt)
-              .attr("nodes_falseleafs", AttrType::kInts)
-              .attr("nodes_falsenodeids", AttrType::kInts)
-              .attr("nodes_featureids", AttrType::kInts)
-              .attr_optional("nodes_hitrates", AttrType::kTensor)
-              .attr_optional("nodes_missing_value_tracks_true", AttrType::kInts)
-              .attr("nodes_modes", AttrType::kTensor)
-              .attr("nodes_splits", AttrType::kTensor)
-              .attr("nodes_trueleafs", AttrType::kInts)
-              .attr("nodes_truenodeids", AttrType::kInts)
-              .attr("post_transform", int64_t{0})
-              .attr("tree_roots", AttrType::kInts)
-              .infer(infer_tree_ensemble));
+  reg.add(
+      OpSchema("TreeEnsemble", 5, "ai.onnx.ml")
+          .category(Category::kMachineLearning)
+          .doc("Evaluates an ensemble of decision trees for classification or regression: splits compare one "
+               "feature (or test set membership), leaves add weights to targets, results are aggregated.")
+          .input("X", "T")
+          .output("Y", "T")
+          .types("T", types::tensors({"float", "double", "float16"}))
+          .attr("aggregate_function", int64_t{1})
+          .attr("leaf_targetids", AttrType::kInts)
+          .attr("leaf_weights", AttrType::kTensor)
+          .attr_optional("membership_values", AttrType::kTensor)
+          .attr_optional("n_targets", AttrType::kInt)
+          .attr("nodes_falseleafs", AttrType::kInts)
+          .attr("nodes_falsenodeids", AttrType::kInts)
+          .attr("nodes_featureids", AttrType::kInts)
+          .attr_optional("nodes_hitrates", AttrType::kTensor)
+          .attr_optional("nodes_missing_value_tracks_true", AttrType::kInts)
+          .attr("nodes_modes", AttrType::kTensor)
+          .attr("nodes_splits", AttrType::kTensor)
+          .attr("nodes_trueleafs", AttrType::kInts)
+          .attr("nodes_truenodeids", AttrType::kInts)
+          .attr("post_transform", int64_t{0})
+          .attr("tree_roots", AttrType::kInts)
+          .infer(infer_tree_ensemble));
 }

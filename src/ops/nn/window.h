@@ -25,9 +25,9 @@ struct Window {
   bool ceil_mode = false;
 };
 
-// Reads and checks the window attributes. `kernel` is kernel_shape when the op has no weight to take
-// it from (pooling) or the weight's spatial sizes when they are known (convolutions); nullopt when it
-// cannot be known yet, in which case the caller leaves the spatial output unknown.
+// Reads and checks the window attributes. `kernel` is the weight's spatial sizes for convolutions (-1
+// where not static), nullopt for pooling; kernel_shape, when set, must agree with it and wins. Kernel
+// entries stay -1 where nothing gives them, and the matching output sizes stay unknown.
 std::optional<Window> read_window(const InferenceContext& ctx, size_t spatial,
                                   std::optional<std::vector<int64_t>> kernel);
 

@@ -63,7 +63,8 @@ void infer_dft(InferenceContext& ctx) {
   int64_t a = *axis < 0 ? *axis + rank : *axis;
   if (a < 0 || a > rank - 2) {
     ctx.fail(
-        fmt::format("axis {} is outside [{}, {}] for a rank-{} input (the last dimension is the complex one)",
+        fmt::format("axis {} must be in [{}, -2] or [0, {}] for a rank-{} input (the last dimension holds "
+                    "the real and imaginary parts and cannot be transformed)",
                     *axis, -rank, rank - 2, rank));
   }
   Dim n = dft_length(ctx, (*in)[a], inverse && onesided);

@@ -44,7 +44,7 @@ void infer_compress(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(tensor_compress) {
-  for (int v : {9, 11}) {
+  for (int v : {9, 11, 28}) {
     reg.add(
         OpSchema("Compress", v)
             .category(Category::kTensorShape)
@@ -56,7 +56,7 @@ TESSERA_REGISTER_OPS(tensor_compress) {
             .input("input", "T")
             .input("condition", "T1")
             .output("output", "T")
-            .types("T", tensor::all_types(v))
+            .types("T", tensor::all_types(v < 28 ? 11 : 25))
             .types("T1", types::tensors({"bool"}))
             .infer(infer_compress));
   }

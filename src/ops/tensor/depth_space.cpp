@@ -25,11 +25,15 @@ int64_t blocksize(const InferenceContext& ctx) {
   return b;
 }
 
+void check_mode(const InferenceContext& ctx) {
+  std::string mode = ctx.attr_string("mode", "DCR");
+  if (mode == "DCR" || mode == "CRD") return;
+  ctx.fail(fmt::format("attribute 'mode' is '{}'; expected 'DCR' or 'CRD'", mode));
+}
+
 void infer_depth_to_space(InferenceContext& ctx) {
   int64_t b = blocksize(ctx);
-  std::string mode = ctx.attr_string("mode", "DCR");
-  if (mode != "DCR" && mode != "CRD")
-    ctx.fail(fmt::format("attribute 'mode' is '{}'; expected 'DCR' or 'CRD'", mode));
+  check_mode(ctx);
   require_rank(ctx, 0, 4, "input 'input'");
   const Shape* s = input_shape(ctx, 0);
   if (!s) return propagate_elem(ctx, 0, 0, std::nullopt);
@@ -40,6 +44,7 @@ void infer_depth_to_space(InferenceContext& ctx) {
 
 void infer_space_to_depth(InferenceContext& ctx) {
   int64_t b = blocksize(ctx);
+  check_mode(ctx);
   require_rank(ctx, 0, 4, "input 'input'");
   const Shape* s = input_shape(ctx, 0);
   if (!s) return propagate_elem(ctx, 0, 0, std::nullopt);
@@ -51,24 +56,24 @@ void infer_space_to_depth(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(tensor_depth_space) {
-  for (int v : {1, 11, 13}) {
+  // Opset 28 widened both to the newest types and gave SpaceToDepth DepthToSpace's 'mode'.
+  for (int v : {1, 11, 13, 28}) {
     OpSchema s("DepthToSpace", v);
     s.category(Category::kTensorShape)
         .doc("Rearranges [N, C, H, W] into [N, C/(b*b), H*b, W*b], moving channel blocks into space.")
         .attr("blocksize", tessera::ir::AttrType::kInt, "Side b of the spatial blocks.");
     if (v >= 11) s.attr("mode", "DCR", "Channel order of the blocks: 'DCR' (depth-column-row) or 'CRD'.");
-    s.input("input", "T").output("output", "T").types("T", tensor::all_types(v)).infer(infer_depth_to_space);
-    reg.add(std::move(s));
+    s.input("input", "T").output("output", "T").types("T", tensor::all_types(v < 28 ? v : 25));
+    reg.add(std::move(s.infer(infer_depth_to_space)));
   }
-  for (int v : {1, 13}) {
-    reg.add(
-        OpSchema("SpaceToDepth", v)
-            .category(Category::kTensorShape)
-            .doc("Rearranges [N, C, H, W] into [N, C*b*b, H/b, W/b], moving spatial blocks into channels.")
-            .attr("blocksize", tessera::ir::AttrType::kInt, "Side b of the spatial blocks.")
-            .input("input", "T")
-            .output("output", "T")
-            .types("T", tensor::all_types(v))
-            .infer(infer_space_to_depth));
+  for (int v : {1, 13, 28}) {
+    OpSchema s("SpaceToDepth", v);
+    s.category(Category::kTensorShape)
+        .doc("Rearranges [N, C, H, W] into [N, C*b*b, H/b, W/b], moving spatial blocks into channels.")
+        .attr("blocksize", tessera::ir::AttrType::kInt, "Side b of the spatial blocks.");
+    // DCR is the order earlier versions used.
+    if (v >= 28) s.attr("mode", "DCR", "Channel order of the blocks: 'DCR' (depth-column-row) or 'CRD'.");
+    s.input("input", "T").output("output", "T").types("T", tensor::all_types(v < 28 ? v : 25));
+    reg.add(std::move(s.infer(infer_space_to_depth)));
   }
 }

@@ -68,7 +68,7 @@ void infer_one_hot(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(tensor_one_hot) {
-  for (int v : {9, 11}) {
+  for (int v : {9, 11, 28}) {
     reg.add(
         OpSchema("OneHot", v)
             .category(Category::kTensorCreation)
@@ -81,7 +81,7 @@ TESSERA_REGISTER_OPS(tensor_one_hot) {
             .output("output", "T3")
             .types("T1", types::kNumeric)
             .types("T2", types::kNumeric)
-            .types("T3", tensor::all_types(v))
+            .types("T3", tensor::all_types(v < 28 ? 11 : 25))
             .infer(infer_one_hot));
   }
 }

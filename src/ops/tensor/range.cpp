@@ -37,7 +37,7 @@ void infer_range(InferenceContext& ctx) {
   for (size_t i = 0; i < 3; ++i) {
     const tessera::ir::Shape* s = input_shape(ctx, i);
     // The spec says scalar; a one-element vector is accepted as runtimes do.
-    if (s && !s->empty() && !(s->size() == 1 && (*s)[0].is_static() && (*s)[0].value == 1)) {
+    if (s && !s->empty() && !(s->size() == 1 && (!(*s)[0].is_static() || (*s)[0].value == 1))) {
       ctx.fail_input(i, fmt::format("input '{}' must be a scalar, got shape {}", kNames[i],
                                     tessera::ir::shape_to_string(*s)));
     }
@@ -54,14 +54,18 @@ void infer_range(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(tensor_range) {
-  reg.add(OpSchema("Range", 11)
-              .category(Category::kTensorCreation)
-              .doc("Produces the 1-D sequence start, start+delta, ... stopping before limit; "
-                   "max(ceil((limit-start)/delta), 0) elements.")
-              .input("start", "T")
-              .input("limit", "T")
-              .input("delta", "T")
-              .output("output", "T")
-              .types("T", types::tensors({"float", "double", "int16", "int32", "int64"}))
-              .infer(infer_range));
+  for (int v : {11, 27}) {
+    auto t = types::tensors({"float", "double", "int16", "int32", "int64"});
+    if (v >= 27) t = types::concat({t, types::tensors({"float16", "bfloat16"})});  // Range-27: 16-bit floats
+    reg.add(OpSchema("Range", v)
+                .category(Category::kTensorCreation)
+                .doc("Produces the 1-D sequence start, start+delta, ... stopping before limit; "
+                     "max(ceil((limit-start)/delta), 0) elements.")
+                .input("start", "T")
+                .input("limit", "T")
+                .input("delta", "T")
+                .output("output", "T")
+                .types("T", t)
+                .infer(infer_range));
+  }
 }

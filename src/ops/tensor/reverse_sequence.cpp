@@ -32,16 +32,19 @@ void infer_reverse_sequence(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(tensor_reverse_sequence) {
-  reg.add(
-      OpSchema("ReverseSequence", 10)
-          .category(Category::kTensorShape)
-          .doc("For each batch entry b, reverses the first sequence_lens[b] elements along the time axis and "
-               "keeps the rest.")
-          .attr("batch_axis", int64_t{1}, "The batch axis, 0 or 1.")
-          .attr("time_axis", int64_t{0}, "The time axis, 1 or 0.")
-          .input("input", "T")
-          .input("sequence_lens", "tensor(int64)")
-          .output("Y", "T")
-          .types("T", types::kAllTensor)
-          .infer(infer_reverse_sequence));
+  // Opset 28 widened the types to the newest generation (bfloat16 and the small types).
+  for (int v : {10, 28}) {
+    reg.add(OpSchema("ReverseSequence", v)
+                .category(Category::kTensorShape)
+                .doc("For each batch entry b, reverses the first sequence_lens[b] elements along the time "
+                     "axis and "
+                     "keeps the rest.")
+                .attr("batch_axis", int64_t{1}, "The batch axis, 0 or 1.")
+                .attr("time_axis", int64_t{0}, "The time axis, 1 or 0.")
+                .input("input", "T")
+                .input("sequence_lens", "tensor(int64)")
+                .output("Y", "T")
+                .types("T", tensor::all_types(v < 28 ? 11 : 25))
+                .infer(infer_reverse_sequence));
+  }
 }

@@ -68,7 +68,13 @@ void infer_split(InferenceContext& ctx) {
       // Split-18: equal pieces of ceil(size / n), the last one smaller when it does not divide.
       int64_t chunk = (d.value + n - 1) / n;
       if (chunk * (n - 1) > d.value) {
-        ctx.fail(fmt::format("axis {} of size {} cannot be split into {} pieces", axis, d.value, n));
+        // A warning, not an error: such Splits sit in the untaken branches of function bodies (AffineGrid).
+        ctx.warn(
+            fmt::format("axis {} of size {} cannot be split into {} pieces of {}", axis, d.value, n, chunk));
+        Shape out = *s;
+        out[axis] = Dim::unknown();
+        for (size_t i = 0; i < outs; ++i) propagate_elem(ctx, 0, i, out);
+        return;
       }
       for (int64_t i = 0; i < n; ++i) pieces[i] = Dim::of(i + 1 < n ? chunk : d.value - chunk * (n - 1));
     } else {

@@ -20,7 +20,11 @@ std::optional<std::vector<int64_t>> axes_of(const InferenceContext& ctx, bool& g
     return given ? std::optional(ctx.attr_ints("axes")) : std::nullopt;
   }
   given = ctx.has_input(1);
-  if (given) require_rank(ctx, 1, 1, "input 'axes'");
+  // The spec says 1-D; scalar axes occur in real models and runtimes take them.
+  if (const Shape* s = input_shape(ctx, 1); given && s && s->size() > 1) {
+    ctx.fail_input(1,
+                   fmt::format("input 'axes' must be 1-D, got shape {}", tessera::ir::shape_to_string(*s)));
+  }
   return given ? tensor::static_ints(ctx, 1) : std::nullopt;
 }
 

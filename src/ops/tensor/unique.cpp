@@ -36,19 +36,23 @@ void infer_unique(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(tensor_unique) {
-  reg.add(
-      OpSchema("Unique", 11)
-          .category(Category::kTensorShape)
-          .doc("Finds the distinct values (or distinct slices along 'axis'), with the index of each one's "
-               "first "
-               "occurrence, each input entry's position among them and how often each occurs.")
-          .attr_optional("axis", tessera::ir::AttrType::kInt, "Axis of the slices; none flattens the input.")
-          .attr("sorted", int64_t{1}, "1 sorts the unique values ascending; 0 keeps first-occurrence order.")
-          .input("X", "T")
-          .output("Y", "T")
-          .optional_output("indices", "tensor(int64)")
-          .optional_output("inverse_indices", "tensor(int64)")
-          .optional_output("counts", "tensor(int64)")
-          .types("T", types::kAllTensor)
-          .infer(infer_unique));
+  // Opset 28 widened the types to the newest generation (bfloat16 and the small types).
+  for (int v : {11, 28}) {
+    reg.add(
+        OpSchema("Unique", v)
+            .category(Category::kTensorShape)
+            .doc("Finds the distinct values (or distinct slices along 'axis'), with the index of each one's "
+                 "first occurrence, each input entry's position among them and how often each occurs.")
+            .attr_optional("axis", tessera::ir::AttrType::kInt,
+                           "Axis of the slices; none flattens the input.")
+            .attr("sorted", int64_t{1},
+                  "1 sorts the unique values ascending; 0 keeps first-occurrence order.")
+            .input("X", "T")
+            .output("Y", "T")
+            .optional_output("indices", "tensor(int64)")
+            .optional_output("inverse_indices", "tensor(int64)")
+            .optional_output("counts", "tensor(int64)")
+            .types("T", tensor::all_types(v < 28 ? 11 : 25))
+            .infer(infer_unique));
+  }
 }

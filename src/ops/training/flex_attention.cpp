@@ -22,8 +22,9 @@ void check_modifier(InferenceContext& ctx, const char* attr, const ir::Type& sco
   if (!a || a->type != ir::AttrType::kGraph || a->graphs.empty()) return;
   const ir::Graph& g = *a->graphs[0];
   if (g.inputs.size() != 1 || g.outputs.size() != 1) {
-    ctx.fail(fmt::format("subgraph '{}' must take one input (the scores) and give one output, it has {} and {}", attr,
-                         g.inputs.size(), g.outputs.size()));
+    ctx.fail(
+        fmt::format("subgraph '{}' must take one input (the scores) and give one output, it has {} and {}",
+                    attr, g.inputs.size(), g.outputs.size()));
   }
   std::vector<ir::Type> out = ctx.infer_subgraph(g, {scores});
   if (out.empty() || !out[0].is_tensor() || scores.elem == ir::DataType::kUndefined) return;
@@ -68,18 +69,19 @@ void infer_flex_attention(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(training_flex_attention) {
-  reg.add(OpSchema("FlexAttention", 1, "ai.onnx.preview")
-              .category(Category::kAttention)
-              .doc("Scaled dot-product attention on 4-D Q, K, V with optional subgraphs that modify the scores "
-                   "before the softmax (score_mod) and the probabilities after it (prob_mod); K/V heads may be "
-                   "shared by groups of query heads.")
-              .input("Q", "T")
-              .input("K", "T")
-              .input("V", "T")
-              .output("Y", "T")
-              .types("T", types::tensors({"bfloat16", "float16", "float", "double"}))
-              .attr_optional("prob_mod", ir::AttrType::kGraph)
-              .attr_optional("scale", ir::AttrType::kFloat)
-              .attr_optional("score_mod", ir::AttrType::kGraph)
-              .infer(infer_flex_attention));
+  reg.add(
+      OpSchema("FlexAttention", 1, "ai.onnx.preview")
+          .category(Category::kAttention)
+          .doc("Scaled dot-product attention on 4-D Q, K, V with optional subgraphs that modify the scores "
+               "before the softmax (score_mod) and the probabilities after it (prob_mod); K/V heads may be "
+               "shared by groups of query heads.")
+          .input("Q", "T")
+          .input("K", "T")
+          .input("V", "T")
+          .output("Y", "T")
+          .types("T", types::tensors({"bfloat16", "float16", "float", "double"}))
+          .attr_optional("prob_mod", ir::AttrType::kGraph)
+          .attr_optional("scale", ir::AttrType::kFloat)
+          .attr_optional("score_mod", ir::AttrType::kGraph)
+          .infer(infer_flex_attention));
 }

@@ -30,18 +30,19 @@ void infer_gradient(InferenceContext& ctx) {
 }  // namespace
 
 TESSERA_REGISTER_OPS(training_gradient) {
-  reg.add(OpSchema("Gradient", 1, "ai.onnx.preview.training")
-              .category(Category::kTraining)
-              .doc("Computes the gradient of the value named y with respect to each value named in xs, with the "
-                   "values in zs held constant.")
-              .variadic_input("Inputs", "T1", 1, false)
-              .variadic_output("Outputs", "T2", 1, false)
-              .types("T1", types::tensors({"float16", "float", "double", "int8", "int16", "int32", "int64", "uint8",
-                                           "uint16", "uint32", "uint64", "bool", "string", "complex64",
-                                           "complex128"}))
-              .types("T2", types::tensors({"float16", "float", "double"}))
-              .attr("xs", ir::AttrType::kStrings)
-              .attr("y", ir::AttrType::kString)
-              .attr_optional("zs", ir::AttrType::kStrings)
-              .infer(infer_gradient));
+  reg.add(
+      OpSchema("Gradient", 1, "ai.onnx.preview.training")
+          .category(Category::kTraining)
+          .doc("Computes the gradient of the value named y with respect to each value named in xs, with the "
+               "values in zs held constant.")
+          .variadic_input("Inputs", "T1", 1, false)
+          .variadic_output("Outputs", "T2", 1, false)
+          .types("T1",
+                 types::tensors({"float16", "float", "double", "int8", "int16", "int32", "int64", "uint8",
+                                 "uint16", "uint32", "uint64", "bool", "string", "complex64", "complex128"}))
+          .types("T2", types::tensors({"float16", "float", "double"}))
+          .attr("xs", ir::AttrType::kStrings)
+          .attr("y", ir::AttrType::kString)
+          .attr_optional("zs", ir::AttrType::kStrings)
+          .infer(infer_gradient));
 }

@@ -16,7 +16,7 @@ namespace {
 // input group it updates.
 struct Layout {
   const char* name;
-  std::vector<const char*> in_groups;      // e.g. X, G, H
+  std::vector<const char*> in_groups;     // e.g. X, G, H
   std::vector<size_t> out_from_in_group;  // e.g. X_new <- X (0), H_new <- H (2)
 };
 
@@ -25,8 +25,8 @@ void infer_optimizer(InferenceContext& ctx, const Layout& l) {
   if ((ctx.num_inputs() - 2) % groups != 0) {
     std::string names;
     for (const char* g : l.in_groups) names += names.empty() ? g : fmt::format(", {}", g);
-    ctx.fail(fmt::format("{} takes R, T and then n tensors of each of {}; {} inputs do not split that way", l.name,
-                         names, ctx.num_inputs()));
+    ctx.fail(fmt::format("{} takes R, T and then n tensors of each of {}; {} inputs do not split that way",
+                         l.name, names, ctx.num_inputs()));
   }
   size_t n = (ctx.num_inputs() - 2) / groups;
   if (ctx.num_outputs() != n * l.out_from_in_group.size()) {
@@ -36,8 +36,9 @@ void infer_optimizer(InferenceContext& ctx, const Layout& l) {
   for (size_t i : {size_t{0}, size_t{1}}) {
     const ir::Shape* s = input_shape(ctx, i);
     if (s && !s->empty()) {
-      ctx.fail_input(i, fmt::format("{} must be a scalar, got {}", i == 0 ? "R (learning rate)" : "T (step count)",
-                                    ir::shape_to_string(*s)));
+      ctx.fail_input(
+          i, fmt::format("{} must be a scalar, got {}", i == 0 ? "R (learning rate)" : "T (step count)",
+                         ir::shape_to_string(*s)));
     }
   }
   // Every group's k-th tensor describes the same parameter, so their shapes must agree.

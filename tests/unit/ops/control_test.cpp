@@ -193,6 +193,23 @@ TEST(LoopTest, FailsOnCarriedElementTypeChange) {
   EXPECT_NE(r.errors().find("loop-carried value 0"), std::string::npos) << r.errors();
 }
 
+TEST(LoopTest, OptionalCarriedValueMayBeUnwrapped) {
+  // The body gets optional(seq) and gives back seq: the result takes the body's type.
+  ir::Graph body = identity_graph({vi("i", T(kInt64, {})), vi("c", T(kBool, {})), vi("x")}, {{"c", "c_out"}},
+                                  {"c_out", "s_out"});
+  ir::Node get;
+  get.op_type = "OptionalGetElement";
+  get.inputs = {"x"};
+  get.outputs = {"s_out"};
+  body.add_node(get);
+  auto r = infer({.op = "Loop",
+                  .opset = 18,
+                  .inputs = {T(kInt64, {}), T(kBool, {}), ir::Type::optional(ir::Type::sequence(T(kFloat)))},
+                  .attrs = {graph_attr("body", body)}});
+  ASSERT_TRUE(r.ok()) << r.errors();
+  EXPECT_EQ(r.outputs[0], ir::Type::sequence(T(kFloat)));
+}
+
 // ---- Scan ----
 
 // Body: (state s, scan slice x) -> (s, x).

@@ -181,3 +181,16 @@ TEST(OptionalTest, Failures) {
 
 }  // namespace
 }  // namespace tessera::testing
+
+namespace tessera::testing {
+namespace {
+
+TEST(SequenceTest, PositionMayBeSingleElement1D) {
+  auto r = infer({.op = "SequenceInsert",
+                  .opset = 11,
+                  .inputs = {ir::Type::sequence(T(kFloat, {2})), T(kFloat, {2}), T(kInt64, {1})}});
+  EXPECT_TRUE(r.ok()) << r.errors();
+}
+
+}  // namespace
+}  // namespace tessera::testing
