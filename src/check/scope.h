@@ -21,13 +21,19 @@ struct ValueFacts {
   std::string producer;  // node name ("" for inputs/initializers), for messages
 };
 
+// Lets the maps below be searched with a string_view without building a std::string per lookup.
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 class Scope {
  public:
   explicit Scope(const Scope* parent = nullptr) : parent_(parent) {}
 
   // Looks a value up here, then in enclosing scopes.
   const ValueFacts* find(std::string_view name) const;
-  bool defined_here(std::string_view name) const { return values_.count(std::string(name)) > 0; }
+  bool defined_here(std::string_view name) const { return values_.find(name) != values_.end(); }
   ValueFacts& define(const std::string& name) { return values_[name]; }
   ValueFacts* find_here(std::string_view name);
 
@@ -35,11 +41,11 @@ class Scope {
   const ir::Tensor* keep(ir::Tensor t) { return &kept_tensors_.emplace_back(std::move(t)); }
   const std::vector<ir::Dim>* keep(std::vector<ir::Dim> v) { return &kept_values_.emplace_back(std::move(v)); }
 
-  const std::unordered_map<std::string, ValueFacts>& values() const { return values_; }
+  const std::unordered_map<std::string, ValueFacts, NameHash, std::equal_to<>>& values() const { return values_; }
 
  private:
   const Scope* parent_;
-  std::unordered_map<std::string, ValueFacts> values_;
+  std::unordered_map<std::string, ValueFacts, NameHash, std::equal_to<>> values_;
   std::deque<ir::Tensor> kept_tensors_;
   std::deque<std::vector<ir::Dim>> kept_values_;
 };

@@ -26,6 +26,14 @@ bool fully_known(const Type& t) {
   return false;
 }
 
+// Same type apart from shapes (and denotations): what type-parameter binding compares.
+bool same_type(const Type& a, const Type& b) {
+  if (a.kind != b.kind || a.elem != b.elem) return false;
+  if (a.kind == Type::Kind::kOpaque) return a.opaque_domain == b.opaque_domain && a.opaque_name == b.opaque_name;
+  if (!a.inner || !b.inner) return a.inner == b.inner;
+  return same_type(*a.inner, *b.inner);
+}
+
 }  // namespace
 
 const Type* TypeBinding::find(std::string_view param) const {
@@ -37,10 +45,10 @@ const Type* TypeBinding::find(std::string_view param) const {
 
 bool type_allowed(const ops::OpSchema& schema, const std::string& formal, const Type& t) {
   if (!fully_known(t)) return true;
+  const ops::TypeConstraint* c = schema.find_type_param(formal);
+  if (c && t.kind == Type::Kind::kTensor) return (c->tensor_mask >> static_cast<int>(t.elem)) & 1;
   std::string s = t.type_string();
-  if (const ops::TypeConstraint* c = schema.find_type_param(formal)) {
-    return std::find(c->allowed.begin(), c->allowed.end(), s) != c->allowed.end();
-  }
+  if (c) return std::find(c->allowed.begin(), c->allowed.end(), s) != c->allowed.end();
   return s == formal;  // a literal type such as "tensor(int64)"
 }
 
@@ -65,13 +73,13 @@ TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<cons
     bool shared = p->option != ops::FormalParam::Option::kVariadic || p->homogeneous;
     const Type* prev = b.find(p->type);
     if (!prev) {
-      b.bound.emplace_back(p->type, Type::tensor(ir::DataType::kUndefined));
-      b.bound.back().second = *t;
-      b.bound.back().second.shape.reset();
+      Type bare = *t;
+      bare.shape.reset();
+      b.bound.emplace_back(p->type, std::move(bare));
       first_input.emplace_back(p->type, i);
       continue;
     }
-    if (shared && prev->type_string() != t->type_string()) {
+    if (shared && !same_type(*prev, *t)) {
       size_t j = 0;
       for (const auto& [param, idx] : first_input) {
         if (param == p->type) j = idx;

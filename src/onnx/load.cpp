@@ -44,8 +44,7 @@ ir::Model parse(std::span<const std::byte> bytes, const std::filesystem::path& b
   if (bytes.size() > kProtobufLimit) {
     throw LoadError(
         fmt::format("the model is {} bytes, over protobuf's 2 GiB limit for one file: larger models must "
-                    "keep their weights "
-                    "in external data",
+                    "keep their weights in external data",
                     bytes.size()));
   }
   detail::ExternalFiles files(base_dir);
@@ -64,6 +63,7 @@ ir::Model parse(std::span<const std::byte> bytes, const std::filesystem::path& b
                                             static_cast<int>(bytes.size()));
   int limit = recursion_limit(options);
   in.SetRecursionLimit(limit);
+  in.SetTotalBytesLimit(INT_MAX);  // older protobuf releases stopped at 64 MiB by default
   if (!proto.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
     throw LoadError(fmt::format(
         "not an ONNX model: the protobuf data is truncated or corrupt (or nested more than {} levels deep)",

@@ -34,6 +34,9 @@ struct LoadOptions {
   int max_subgraph_depth = 64;
 };
 
+// Large initializers (and all external data) are not copied: their tensors are views of the files'
+// memory mappings, read on first use. Replacing those files by rename, as save_model does, is safe
+// while the model lives; rewriting them in place is not.
 ir::Model load_model(const std::filesystem::path& file, const LoadOptions& options = {});
 // `base_dir` is where external data would be looked up; empty: external data is refused.
 ir::Model load_model_from_memory(std::span<const std::byte> bytes, const std::filesystem::path& base_dir = {},

@@ -97,7 +97,14 @@ OpSchema& OpSchema::variadic_output(std::string name, std::string type, int min_
 }
 
 OpSchema& OpSchema::types(std::string p, std::vector<std::string> allowed, std::string description) {
-  types_.push_back({std::move(p), std::move(allowed), std::move(description)});
+  uint64_t mask = 0;
+  for (const std::string& a : allowed) {
+    if (a.rfind("tensor(", 0) != 0 || a.back() != ')') continue;
+    if (auto t = ir::dtype_from_name(std::string_view(a).substr(7, a.size() - 8))) {
+      mask |= uint64_t{1} << static_cast<int>(*t);
+    }
+  }
+  types_.push_back({std::move(p), std::move(allowed), std::move(description), mask});
   return *this;
 }
 

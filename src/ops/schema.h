@@ -62,6 +62,9 @@ struct TypeConstraint {
   std::string param;                 // "T"
   std::vector<std::string> allowed;  // type strings: "tensor(float)", "seq(tensor(int64))"...
   std::string description;
+  // Bit k set when "tensor(<DataType k>)" is allowed: checking a plain tensor is then one test
+  // instead of string comparisons (the checker does this for every input of every node).
+  uint64_t tensor_mask = 0;
 };
 
 struct AttrSchema {

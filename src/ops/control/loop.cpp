@@ -45,12 +45,13 @@ void infer_loop(InferenceContext& ctx) {
                                    Type::tensor(DataType::kBool, Shape{})};
   for (size_t i = 0; i < carried; ++i) {
     const Type* t = ctx.input_type(i + 2);
-    if (!t)
+    if (!t) {
       body_inputs.emplace_back();
-    else if (t->is_tensor())
+    } else if (t->is_tensor()) {
       body_inputs.push_back(Type::tensor(t->elem));
-    else
+    } else {
       body_inputs.push_back(*t);
+    }
   }
   std::vector<Type> outs = ctx.infer_subgraph(*body, body_inputs);
   outs.resize(body->outputs.size());

@@ -58,8 +58,38 @@ std::vector<int64_t> per_value_attr(const InferenceContext& ctx, std::string_vie
 // The type `t` with dimension `axis` removed; unknown rank stays unknown.
 Type drop_axis(const Type& t, size_t axis) {
   Type out = t;
-  if (out.shape && axis < out.shape->size())
+  if (out.shape && axis < out.shape->size()) {
     out.shape->erase(out.shape->begin() + static_cast<ptrdiff_t>(axis));
+  }
+  return out;
+}
+
+// The final value of state i: the body's output for it, which must keep the initial value's element
+// type and shape (a state cannot change shape across iterations).
+Type final_state(const InferenceContext& ctx, const ScanLayout& l, const tessera::ir::Graph& body, size_t i,
+                 Type out) {
+  const Type* init = ctx.input_type(l.first + i);
+  if (!init || !init->is_tensor()) return out;
+  std::string what = fmt::format("state {} (input '{}', body output '{}')", i, ctx.node().inputs[l.first + i],
+                                 body.outputs[i].name);
+  if (init->elem != out.elem && init->elem != tessera::ir::DataType::kUndefined &&
+      out.elem != tessera::ir::DataType::kUndefined) {
+    ctx.fail(
+        fmt::format("{}: element type changes from {} to {}", what, init->type_string(), out.type_string()));
+  }
+  if (!init->shape) return out;
+  if (!out.shape) {
+    out.shape = init->shape;
+    return out;
+  }
+  if (out.shape->size() != init->shape->size()) {
+    ctx.fail(fmt::format("{}: shape changes from {} to {}", what, tessera::ir::shape_to_string(*init->shape),
+                         tessera::ir::shape_to_string(*out.shape)));
+  }
+  for (size_t k = 0; k < out.shape->size(); ++k) {
+    (*out.shape)[k] =
+        unify_dims(ctx, (*init->shape)[k], (*out.shape)[k], fmt::format("{}: dimension {}", what, k));
+  }
   return out;
 }
 
@@ -73,9 +103,9 @@ void infer_scan(InferenceContext& ctx) {
       batched ? std::vector<int64_t>(l.scans, 1) : per_value_attr(ctx, "scan_input_axes", l.scans);
   std::vector<int64_t> out_axes =
       batched ? std::vector<int64_t>(scan_outs, 0) : per_value_attr(ctx, "scan_output_axes", scan_outs);
-  if (batched)
+  if (batched) {
     per_value_attr(ctx, "directions", l.scans);
-  else {
+  } else {
     per_value_attr(ctx, "scan_input_directions", l.scans);
     per_value_attr(ctx, "scan_output_directions", scan_outs);
   }
@@ -89,20 +119,23 @@ void infer_scan(InferenceContext& ctx) {
       body_inputs.emplace_back();
       continue;
     }
-    if (!t->is_tensor())
+    if (!t->is_tensor()) {
       ctx.fail_input(in, fmt::format("input {} must be a tensor, got {}", in, t->type_string()));
+    }
     Type slice = *t;
     if (batched && t->shape) {
-      if (t->shape->empty())
+      if (t->shape->empty()) {
         ctx.fail_input(in, fmt::format("input {} needs a leading batch axis but is a scalar", in));
+      }
       batch = unify_dims(ctx, batch, (*t->shape)[0], fmt::format("batch size of input {}", in));
       slice = drop_axis(slice, 0);
     }
     if (i >= l.states && t->shape) {
       auto rank = static_cast<int64_t>(t->shape->size());
-      int64_t axis = normalize_axis(ctx, in_axes[i - l.states], rank, "scan_input_axes");
-      if (batched && rank < 2)
+      if (batched && rank < 2) {
         ctx.fail_input(in, fmt::format("scan input {} needs [batch, sequence, ...] axes", in));
+      }
+      int64_t axis = normalize_axis(ctx, in_axes[i - l.states], rank, "scan_input_axes");
       seq_len =
           unify_dims(ctx, seq_len, (*t->shape)[axis], fmt::format("sequence length of scan input {}", in));
       slice = drop_axis(*t, static_cast<size_t>(axis));
@@ -125,19 +158,7 @@ void infer_scan(InferenceContext& ctx) {
       out.shape->insert(out.shape->begin() + axis, seq_len);
     }
     if (batched && out.shape) out.shape->insert(out.shape->begin(), batch);
-    if (i < l.states) {
-      // A state's final value has its initial value's type.
-      const Type* init = ctx.input_type(l.first + i);
-      out = merge_types(ctx, init ? *init : Type(), out,
-                        fmt::format("state {} (input '{}', body output '{}')", i,
-                                    ctx.node().inputs[l.first + i], body->outputs[i].name));
-      if (init && init->shape && out.shape && init->shape->size() == out.shape->size()) {
-        // The state cannot change shape across iterations, so keep the more specific of the two.
-        for (size_t k = 0; k < out.shape->size(); ++k) {
-          if (out.shape->at(k).is_unknown()) (*out.shape)[k] = (*init->shape)[k];
-        }
-      }
-    }
+    if (i < l.states) out = final_state(ctx, l, *body, i, std::move(out));
     ctx.set_output_type(i, std::move(out));
   }
 }

@@ -119,7 +119,12 @@ void scales_to_shape(const InferenceContext& ctx, int v, size_t scales_index,
   bool crop =
       v >= 11 && ctx.attr_string("coordinate_transformation_mode", "half_pixel") == "tf_crop_and_resize";
   std::optional<std::vector<double>> roi = crop ? constant_floats(ctx, kRoi) : std::nullopt;
-  if (roi && roi->size() != 2 * axes.size()) roi.reset();
+  if (roi && roi->size() != 2 * axes.size()) {
+    ctx.fail_input(
+        kRoi, fmt::format("roi has {} values; tf_crop_and_resize needs a start and an end for each of the "
+                          "{} resized axes",
+                          roi->size(), axes.size()));
+  }
   for (size_t k = 0; k < axes.size(); ++k) {
     Dim& d = out[axes[k]];
     if (!scales) {
@@ -154,7 +159,13 @@ void infer_resize(InferenceContext& ctx) {
   }
   bool by_sizes = !n_scales || *n_scales == 0;
   const Shape* x = input_shape(ctx, 0);
-  if (!x) return propagate_elem(ctx, 0, 0, std::nullopt);
+  if (!x) {
+    // Without 'axes', scales or sizes have one value per dimension, which gives the rank.
+    std::optional<int64_t> n = by_sizes ? n_sizes : n_scales;
+    bool all_axes = v < 18 || !ctx.has_attr("axes");
+    if (!all_axes || !n || *n <= 0) return propagate_elem(ctx, 0, 0, std::nullopt);
+    return propagate_elem(ctx, 0, 0, Shape(static_cast<size_t>(*n), Dim::unknown()));
+  }
   Shape out = *x;
   std::vector<int64_t> axes = resize_axes(ctx, v, static_cast<int64_t>(x->size()));
   if (by_sizes) {

@@ -38,9 +38,10 @@ void infer_class_loss(InferenceContext& ctx, std::string_view input_name, std::s
       ctx.fail_input(2,
                      fmt::format("the class weights must be 1-D [C], got {}", ir::shape_to_string(*weight)));
     }
-    if (in)
+    if (in) {
       unify_dims(ctx, (*in)[1], (*weight)[0],
                  fmt::format("class count C of '{}' and the weights", input_name));
+    }
   }
   auto elem = input_elem(ctx, 0);
   if (reduction != "none") return set_output(ctx, 0, elem, Shape{});

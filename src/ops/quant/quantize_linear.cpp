@@ -16,21 +16,21 @@ namespace {
 void infer_quantize(InferenceContext& ctx) {
   int v = ctx.schema().since_version();
   check_quant_params(ctx, v >= 13, v >= 21);
-  std::optional<DataType> out =
-      v >= 21 ? dtype_attr(ctx, "output_dtype", v >= 23 ? "T3" : "T2") : std::nullopt;
+  DataType out = DataType::kUndefined;
+  if (v >= 21) out = dtype_attr(ctx, "output_dtype", v >= 23 ? "T3" : "T2").value_or(DataType::kUndefined);
   if (ctx.has_input(2)) {
     DataType zp = input_elem(ctx, 2);
     if (zp == DataType::kUndefined) return;
-    if (out && *out != zp) {
+    if (out != DataType::kUndefined && out != zp) {
       ctx.fail(
           fmt::format("attribute 'output_dtype' is {} but the zero point y_zero_point is {}; they must agree",
-                      tessera::ir::dtype_name(*out), tessera::ir::dtype_name(zp)));
+                      tessera::ir::dtype_name(out), tessera::ir::dtype_name(zp)));
     }
     out = zp;
   }
   std::optional<tessera::ir::Shape> shape;
   if (const auto* s = input_shape(ctx, 0)) shape = *s;
-  set_output(ctx, 0, out.value_or(DataType::kUint8), std::move(shape));
+  set_output(ctx, 0, out == DataType::kUndefined ? DataType::kUint8 : out, std::move(shape));
 }
 
 std::vector<std::string> quantized_types(int v) {

@@ -17,10 +17,11 @@ void infer_arg(InferenceContext& ctx) {
   bool keepdims = ctx.attr_int("keepdims", 1) != 0;
   Shape out;
   for (int64_t k = 0; k < rank; ++k) {
-    if (k != axis)
+    if (k != axis) {
       out.push_back((*in)[k]);
-    else if (keepdims)
+    } else if (keepdims) {
       out.push_back(Dim::of(1));
+    }
   }
   set_output(ctx, 0, DataType::kInt64, out);
 }

@@ -27,10 +27,6 @@ std::optional<std::vector<int64_t>> reduce_axes(const InferenceContext& ctx, boo
   std::vector<int64_t> axes;
   if (axes_from_input) {
     if (!ctx.has_input(1)) return axes;
-    if (const Shape* s = input_shape(ctx, 1); s && s->size() > 1) {
-      ctx.fail_input(1,
-                     fmt::format("input 'axes' must be 1-D, got shape {}", tessera::ir::shape_to_string(*s)));
-    }
     auto c = constant_ints(ctx, 1);
     if (!c) return std::nullopt;
     axes = *c;
@@ -50,11 +46,11 @@ void infer_reduce(InferenceContext& ctx, bool axes_from_input) {
   auto elem = input_elem(ctx, 0);
   bool keepdims = ctx.attr_int("keepdims", 1) != 0;
   bool noop_if_empty = axes_from_input && ctx.attr_int("noop_with_empty_axes", 0) != 0;
-  if (!in) {
-    // The axes can still be checked for being 1-D even when the data's rank is unknown.
-    if (axes_from_input && ctx.has_input(1)) require_rank(ctx, 1, 1, "input 'axes'");
-    return set_output(ctx, 0, elem, std::nullopt);
+  if (const Shape* s = axes_from_input ? input_shape(ctx, 1) : nullptr; s && s->size() > 1) {
+    ctx.fail_input(1,
+                   fmt::format("input 'axes' must be 1-D, got shape {}", tessera::ir::shape_to_string(*s)));
   }
+  if (!in) return set_output(ctx, 0, elem, std::nullopt);
   auto rank = static_cast<int64_t>(in->size());
   auto axes = reduce_axes(ctx, axes_from_input, rank);
   if (!axes) {
@@ -67,10 +63,11 @@ void infer_reduce(InferenceContext& ctx, bool axes_from_input) {
   Shape out;
   for (int64_t k = 0; k < rank; ++k) {
     bool r = axes->empty() || reduced.count(k);
-    if (!r)
+    if (!r) {
       out.push_back((*in)[k]);
-    else if (keepdims)
+    } else if (keepdims) {
       out.push_back(Dim::of(1));
+    }
   }
   set_output(ctx, 0, elem, out);
 }

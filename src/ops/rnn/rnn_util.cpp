@@ -58,15 +58,18 @@ void infer_recurrent(InferenceContext& ctx, int gates) {
     input_size = (*x)[2];
   }
   Dim hidden = ctx.has_attr("hidden_size") ? Dim::of(ctx.attr_int("hidden_size")) : Dim::unknown();
-  if (hidden.is_static() && hidden.value <= 0)
+  if (hidden.is_static() && hidden.value <= 0) {
     ctx.fail(fmt::format("hidden_size must be positive, got {}", hidden.value));
-  if (const Dim* r = dim_of(ctx, 2, 2))
+  }
+  if (const Dim* r = dim_of(ctx, 2, 2)) {
     hidden = unify_dims(ctx, hidden, *r, "hidden size (attribute or R's last dimension)");
+  }
   for (size_t i : {1, 2}) {
     const Dim* d0 = dim_of(ctx, i, 0);
-    if (d0)
+    if (d0) {
       unify_dims(ctx, Dim::of(dirs), *d0,
                  fmt::format("num_directions of the direction attribute and '{}'", names[i]));
+    }
     const Dim* d1 = dim_of(ctx, i, 1);
     if (!d1) continue;
     if (d1->is_static() && d1->value % gates != 0) {

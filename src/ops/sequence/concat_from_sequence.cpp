@@ -30,10 +30,11 @@ TESSERA_REGISTER_OPS(sequence_concat_from_sequence) {
                 auto rank = static_cast<int64_t>(elem->shape->size());
                 Shape out = *elem->shape;
                 int64_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), new_axis ? rank + 1 : rank);
-                if (new_axis)
+                if (new_axis) {
                   out.insert(out.begin() + axis, Dim::unknown());
-                else
+                } else {
                   out[axis] = Dim::unknown();
+                }
                 set_output(ctx, 0, elem->elem, out);
               }));
 }

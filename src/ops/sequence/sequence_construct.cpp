@@ -27,8 +27,9 @@ TESSERA_REGISTER_OPS(sequence_sequence_construct) {
                     any_unknown = true;
                     continue;
                   }
-                  if (!t->is_tensor())
+                  if (!t->is_tensor()) {
                     ctx.fail_input(i, fmt::format("input {} must be a tensor, got {}", i, t->type_string()));
+                  }
                   elem = elem.is_none() ? *t : merge_types(ctx, elem, *t, fmt::format("input {}", i));
                 }
                 // An input of unknown type may have any shape, but its element type must be the others'.

@@ -31,12 +31,13 @@ void infer_sequence_map(InferenceContext& ctx) {
     if (i == 0 && t && !t->is_none() && t->kind != Type::Kind::kSequence) {
       ctx.fail_input(0, fmt::format("input 'input_sequence' must be a sequence, got {}", t->type_string()));
     }
-    if (!t)
+    if (!t) {
       body_inputs.emplace_back();
-    else if (t->kind == Type::Kind::kSequence)
+    } else if (t->kind == Type::Kind::kSequence) {
       body_inputs.push_back(t->inner ? *t->inner : Type());
-    else
+    } else {
       body_inputs.push_back(*t);
+    }
   }
   std::vector<Type> outs = ctx.infer_subgraph(body, body_inputs);
   for (size_t i = 0; i < outs.size() && i < ctx.num_outputs(); ++i) {

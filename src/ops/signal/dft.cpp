@@ -15,6 +15,10 @@ namespace {
 std::optional<int64_t> dft_axis(const InferenceContext& ctx) {
   if (ctx.schema().since_version() < 20) return ctx.attr_int("axis", 1);
   if (!ctx.has_input(2)) return -2;
+  const Shape* s = input_shape(ctx, 2);
+  if (s && !s->empty()) {
+    ctx.fail_input(2, fmt::format("axis must be a scalar, got shape {}", tessera::ir::shape_to_string(*s)));
+  }
   auto c = constant_ints(ctx, 2);
   if (!c) return std::nullopt;
   if (c->size() != 1) ctx.fail_input(2, fmt::format("axis must be a scalar, got {} values", c->size()));

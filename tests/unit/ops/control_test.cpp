@@ -285,3 +285,22 @@ TEST(ScanTest, FailsOnAxesLength) {
 
 }  // namespace
 }  // namespace tessera::testing
+
+namespace tessera::testing {
+namespace {
+
+TEST(ScanTest, FailsWhenStateChangesShape) {
+  // The body returns the scan slice [3] as the new state, which started as [2].
+  ir::Graph body = identity_graph({vi("s"), vi("x")}, {{"x", "s_out"}, {"x", "y"}}, {"s_out", "y"});
+  auto r =
+      infer({.op = "Scan",
+             .opset = 16,
+             .inputs = {T(kFloat, {2}), T(kFloat, {5, 3})},
+             .attrs = {ir::Attribute::of_graph("body", body), ir::Attribute::of_int("num_scan_inputs", 1)},
+             .num_outputs = 2});
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.errors().find("state 0"), std::string::npos) << r.errors();
+}
+
+}  // namespace
+}  // namespace tessera::testing

@@ -290,6 +290,9 @@ TEST(SignalTest, DftOpset20AxisInput) {
                    .inputs = {T(kFloat, {1, 10, 1}), std::nullopt, T(kInt64, {})},
                    .attrs = {Attribute::of_int("onesided", 1)}});
   EXPECT_EQ(S(uo.outputs[0]), "tensor(float)[?,?,2]");
+  EXPECT_FALSE(
+      infer({.op = "DFT", .opset = 20, .inputs = {T(kFloat, {1, 10, 1}), std::nullopt, T(kInt64, {1})}})
+          .ok());
 }
 
 TEST(SignalTest, Stft) {
@@ -472,6 +475,29 @@ TEST(ImageTest, ResizeValidation) {
                       .inputs = {T(kFloat, {1, 1, 2, 2}), std::nullopt, std::nullopt, std::nullopt},
                       .attrs = {Attribute::of_ints("axes", {2, -2})},
                       .constants = {{3, ints_tensor({4, 4})}}})
+                   .ok());
+}
+
+TEST(ImageTest, ResizeRankFromSizesAndRoi) {
+  // X of unknown rank: four sizes mean rank 4.
+  auto r =
+      infer({.op = "Resize", .opset = 13, .inputs = {T(kFloat), std::nullopt, std::nullopt, T(kInt64, {4})}});
+  ASSERT_TRUE(r.ok()) << r.errors();
+  EXPECT_EQ(S(r.outputs[0]), "tensor(float)[?,?,?,?]");
+  // tf_crop_and_resize with scales: floor(size * (end - start) * scale).
+  auto crop =
+      infer({.op = "Resize",
+             .opset = 13,
+             .inputs = {T(kFloat, {1, 1, 4, 4}), std::nullopt, std::nullopt},
+             .attrs = {Attribute::of_string("coordinate_transformation_mode", "tf_crop_and_resize")},
+             .constants = {{1, floats_1d({0, 0, 0.5f, 0.5f, 1, 1, 1, 1})}, {2, floats_1d({1, 1, 2, 2})}}});
+  ASSERT_TRUE(crop.ok()) << crop.errors();
+  EXPECT_EQ(crop.outputs[0], T(kFloat, {1, 1, 4, 4}));
+  EXPECT_FALSE(infer({.op = "Resize",
+                      .opset = 13,
+                      .inputs = {T(kFloat, {1, 1, 4, 4}), std::nullopt, std::nullopt},
+                      .attrs = {Attribute::of_string("coordinate_transformation_mode", "tf_crop_and_resize")},
+                      .constants = {{1, floats_1d({0, 1})}, {2, floats_1d({1, 1, 2, 2})}}})
                    .ok());
 }
 
