@@ -80,8 +80,8 @@ CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
   env.opsets = &model.opset_imports;
   Scope scope;
   checker.check_graph(model.graph, main, nullptr, nullptr, env, &scope);
-  for (const auto& [name, facts] : scope.values()) {
-    if (!facts.type.is_none()) result.value_types.emplace(name, facts.type);
+  for (auto& [name, facts] : scope.values()) {
+    if (!facts.type.is_none()) result.value_types.emplace(name, std::move(facts.type));
   }
   return result;
 }

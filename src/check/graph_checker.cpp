@@ -56,7 +56,7 @@ std::vector<std::string> node_dependencies(const ir::Node& n) {
 
 // Order in which to visit the nodes: file order when it is topological, else a topological order
 // (ties broken by file position). Nodes on a cycle are left out and returned in `cyclic`.
-std::vector<size_t> visit_order(const ir::Graph& g, const std::unordered_map<std::string, size_t>& producer,
+std::vector<size_t> visit_order(const ir::Graph& g, const std::unordered_map<std::string_view, size_t>& producer,
                                 bool& sorted, std::vector<size_t>& cyclic) {
   size_t n = g.nodes.size();
   std::vector<std::vector<size_t>> deps(n);
@@ -258,7 +258,7 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
   for (const auto& vi : g.outputs) declared[vi.name] = &vi;
 
   // Producers, node names, visiting order.
-  std::unordered_map<std::string, size_t> producer;
+  std::unordered_map<std::string_view, size_t> producer;
   std::unordered_set<std::string_view> node_names;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
@@ -393,8 +393,10 @@ void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope
   }
   const ir::Node& node = resolved ? *resolved : node_in;
 
+  // Scope keys view the model's own strings, so outputs are always defined from node_in, never
+  // from the resolved copy, which dies with this call.
   auto define_unknown_outputs = [&] {
-    for (const auto& out : node.outputs) {
+    for (const auto& out : node_in.outputs) {
       if (!out.empty() && !scope.defined_here(out)) scope.define(out).producer = node.name;
     }
   };
@@ -413,7 +415,7 @@ void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope
 
   std::string_view domain = ir::canonical_domain(node.domain);
   if (const ir::Function* fn = model_.find_function(node.domain, node.op_type, node.overload)) {
-    check_function_call(node, *fn, path, scope, env);
+    check_function_call(node_in, *fn, path, scope, env);
     return;
   }
   std::optional<int64_t> version = imported_version(*env.opsets, domain);
@@ -518,7 +520,7 @@ void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope
         t = *lit;
       }
     }
-    define_output(node, o, std::move(t), ctx.shape_values()[o] ? &*ctx.shape_values()[o] : nullptr, path, scope,
+    define_output(node_in, o, std::move(t), ctx.shape_values()[o] ? &*ctx.shape_values()[o] : nullptr, path, scope,
                   *current_graph_);
   }
   check_unvisited_subgraphs(node, path, scope, env, ctx.visited_subgraphs());

@@ -34,18 +34,21 @@ class Scope {
   // Looks a value up here, then in enclosing scopes.
   const ValueFacts* find(std::string_view name) const;
   bool defined_here(std::string_view name) const { return values_.find(name) != values_.end(); }
-  ValueFacts& define(const std::string& name) { return values_[name]; }
+  // `name` must outlive the scope: it points into the model being checked.
+  ValueFacts& define(std::string_view name) { return values_[name]; }
   ValueFacts* find_here(std::string_view name);
 
   // Storage that outlives the facts pointing into it (materialised Constant values, shape values).
   const ir::Tensor* keep(ir::Tensor t) { return &kept_tensors_.emplace_back(std::move(t)); }
   const std::vector<ir::Dim>* keep(std::vector<ir::Dim> v) { return &kept_values_.emplace_back(std::move(v)); }
 
-  const std::unordered_map<std::string, ValueFacts, NameHash, std::equal_to<>>& values() const { return values_; }
+  const std::unordered_map<std::string_view, ValueFacts, NameHash>& values() const { return values_; }
+  std::unordered_map<std::string_view, ValueFacts, NameHash>& values() { return values_; }
 
  private:
   const Scope* parent_;
-  std::unordered_map<std::string, ValueFacts, NameHash, std::equal_to<>> values_;
+  // Keys are views of names in the model, which outlives every check: no copy per value.
+  std::unordered_map<std::string_view, ValueFacts, NameHash> values_;
   std::deque<ir::Tensor> kept_tensors_;
   std::deque<std::vector<ir::Dim>> kept_values_;
 };

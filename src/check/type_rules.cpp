@@ -73,8 +73,13 @@ TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<cons
     bool shared = p->option != ops::FormalParam::Option::kVariadic || p->homogeneous;
     const Type* prev = b.find(p->type);
     if (!prev) {
-      Type bare = *t;
-      bare.shape.reset();
+      // The binding is the type without its shape; build it without copying the shape.
+      Type bare;
+      bare.kind = t->kind;
+      bare.elem = t->elem;
+      bare.inner = t->inner;
+      bare.opaque_domain = t->opaque_domain;
+      bare.opaque_name = t->opaque_name;
       b.bound.emplace_back(p->type, std::move(bare));
       first_input.emplace_back(p->type, i);
       continue;
