@@ -2,7 +2,7 @@
 // local functions included, producing the diagnostics list.
 #pragma once
 
-#include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -23,7 +23,7 @@ struct CheckResult {
   Diagnostics diagnostics;
   // Inferred type of every value of the main graph that could be typed (graph inputs, initializers,
   // node outputs), by name.
-  std::map<std::string, ir::Type, std::less<>> value_types;
+  std::unordered_map<std::string, ir::Type> value_types;
 };
 
 CheckResult check_model(const ir::Model& model, const CheckOptions& options = {});

@@ -28,12 +28,12 @@ int64_t parse_int64(const std::string& label, std::string_view key, const std::s
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec == std::errc::result_out_of_range) {
-    throw LoadError(fmt::format("{}: external_data {} '{}' overflows int64", label, key, text));
+    throw LoadError(fmt::format("{}: {} '{}' overflows int64", label, key, text));
   }
   if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
-    throw LoadError(fmt::format("{}: external_data {} '{}' is not an integer", label, key, text));
+    throw LoadError(fmt::format("{}: {} '{}' is not an integer", label, key, text));
   }
-  if (v < 0) throw LoadError(fmt::format("{}: external_data {} {} is negative", label, key, v));
+  if (v < 0) throw LoadError(fmt::format("{}: {} {} is negative", label, key, v));
   return v;
 }
 
@@ -51,24 +51,27 @@ ir::BufferPtr mapping_buffer(std::shared_ptr<const util::MappedFile> m) {
 
 ir::ExternalData parse_external_data(const onnx_pb::TensorProto& p, const std::string& label) {
   ir::ExternalData ext;
-  bool has_location = false, has_offset = false, has_length = false, has_checksum = false;
-  auto once = [&](bool& seen, const std::string& key) {
+  const std::string* offset = nullptr;
+  const std::string* length = nullptr;
+  bool has_location = false, has_checksum = false;
+  auto once = [&](bool seen, const std::string& key) {
     if (seen) throw LoadError(fmt::format("{}: external_data key '{}' appears twice", label, key));
-    seen = true;
   };
   for (const onnx_pb::StringStringEntryProto& e : p.external_data()) {
     const std::string& key = e.key();
     if (key == "location") {
       once(has_location, key);
+      has_location = true;
       ext.location = e.value();
     } else if (key == "offset") {
-      once(has_offset, key);
-      ext.offset = parse_int64(label, key, e.value());
+      once(offset != nullptr, key);
+      offset = &e.value();
     } else if (key == "length") {
-      once(has_length, key);
-      ext.length = parse_int64(label, key, e.value());
+      once(length != nullptr, key);
+      length = &e.value();
     } else if (key == "checksum") {
       once(has_checksum, key);
+      has_checksum = true;
       ext.checksum = e.value();
     } else {
       throw LoadError(fmt::format("{}: unknown external_data key '{}'", label, key));
@@ -79,6 +82,10 @@ ir::ExternalData parse_external_data(const onnx_pb::TensorProto& p, const std::s
   if (!path.problem.empty()) {
     throw LoadError(fmt::format("{}: external data location '{}' {}", label, ext.location, path.problem));
   }
+  // The numbers are read once the location is known, so that their messages can name it.
+  std::string where = fmt::format("{}: external data in '{}'", label, ext.location);
+  if (offset) ext.offset = parse_int64(where, "offset", *offset);
+  if (length) ext.length = parse_int64(where, "length", *length);
   return ext;
 }
 

@@ -30,8 +30,11 @@ class OpRegistry {
   int latest_version(std::string_view domain) const;
 
  private:
-  // Keyed by (domain, name); versions kept sorted.
-  std::map<std::pair<std::string, std::string>, std::vector<OpSchema>, std::less<>> ops_;
+  // domain -> name -> versions (sorted). Nested maps with transparent comparison let lookups use
+  // string_views straight from the node, with no string built per lookup.
+  using Versions = std::vector<OpSchema>;
+  std::map<std::string, std::map<std::string, Versions, std::less<>>, std::less<>> ops_;
+  const Versions* lookup(std::string_view domain, std::string_view name) const;
 };
 
 // Each op file defines one registration function through this macro; the build collects them all

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -91,6 +92,13 @@ std::string render(const tessera::ir::Attribute& a) {
   return s.str();
 }
 
+// libonnx spells map types of the ML domain "map(int64, float)"; the IR (and ONNX's own type
+// strings of values) say "map(int64,tensor(float))". Same type, other spelling.
+std::string normalize_type(const std::string& t) {
+  static const std::regex map_re(R"(map\((\w+), (\w+)\))");
+  return std::regex_replace(t, map_re, "map($1,tensor($2))");
+}
+
 template <class A, class B>
 void compare_params(const std::string& what, const std::vector<A>& ours, const std::vector<B>& theirs,
                     std::vector<std::string>& problems) {
@@ -151,7 +159,8 @@ std::vector<std::string> compare(const OpSchema& ours, const onnx::OpSchema& the
       continue;
     }
     std::set<std::string> a(o->allowed.begin(), o->allowed.end());
-    std::set<std::string> b(tc.allowed_type_strs.begin(), tc.allowed_type_strs.end());
+    std::set<std::string> b;
+    for (const auto& t : tc.allowed_type_strs) b.insert(normalize_type(t));
     if (a != b) {
       std::string diff;
       for (const auto& x : a)

@@ -124,10 +124,11 @@ TEST(OnnxExternalData, UnknownAndDuplicateKeysAreRefused) {
 TEST(OnnxExternalData, BadOffsetsAndLengthsAreRefused) {
   ExternalFixture f;
   EXPECT_THAT(f.error({{"location", "w.bin"}, {"offset", "-1"}}),
-              HasSubstr("external_data offset -1 is negative"));
+              HasSubstr("tensor 'w': external data in 'w.bin': offset -1 is negative"));
   EXPECT_THAT(f.error({{"location", "w.bin"}, {"length", "-24"}}),
-              HasSubstr("external_data length -24 is negative"));
-  EXPECT_THAT(f.error({{"location", "w.bin"}, {"offset", "12abc"}}), HasSubstr("is not an integer"));
+              HasSubstr("tensor 'w': external data in 'w.bin': length -24 is negative"));
+  EXPECT_THAT(f.error({{"location", "w.bin"}, {"offset", "12abc"}}),
+              HasSubstr("external data in 'w.bin': offset '12abc' is not an integer"));
   EXPECT_THAT(f.error({{"location", "w.bin"}, {"offset", "99999999999999999999"}}),
               HasSubstr("overflows int64"));
   EXPECT_THAT(
