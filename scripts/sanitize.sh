@@ -8,7 +8,7 @@ jobs=${TESSERA_JOBS:-$(nproc)}
 seconds=${FUZZ_SECONDS:-60}
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
   -DTESSERA_BUILD_BENCH=OFF >/dev/null
-cmake --build build-asan -j "$jobs" --target tessera_malformed_tests fuzz_load_check
+cmake --build build-asan -j "$jobs" --target tessera_malformed_tests tessera_conformance_tests fuzz_load_check
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -L malformed)
 

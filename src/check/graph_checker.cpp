@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <memory_resource>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -56,24 +58,22 @@ std::vector<std::string> node_dependencies(const ir::Node& n) {
 
 // Order in which to visit the nodes: file order when it is topological, else a topological order
 // (ties broken by file position). Nodes on a cycle are left out and returned in `cyclic`.
-std::vector<size_t> visit_order(const ir::Graph& g, const std::unordered_map<std::string_view, size_t>& producer,
+std::vector<size_t> visit_order(const ir::Graph& g, const std::pmr::unordered_map<std::string_view, size_t>& producer,
                                 bool& sorted, std::vector<size_t>& cyclic) {
   size_t n = g.nodes.size();
-  std::vector<std::vector<size_t>> deps(n);
-  sorted = true;
-  for (size_t k = 0; k < n; ++k) {
+  auto deps_of = [&](size_t k, auto&& visit) {
     bool has_subgraph = false;
     for (const auto& a : g.nodes[k].attributes) has_subgraph |= !a.graphs.empty();
     auto names = has_subgraph ? node_dependencies(g.nodes[k]) : std::vector<std::string>{};
-    const auto& inputs = has_subgraph ? names : g.nodes[k].inputs;
-    for (const auto& name : inputs) {
+    for (const auto& name : has_subgraph ? names : g.nodes[k].inputs) {
       if (name.empty()) continue;
       auto it = producer.find(name);
-      if (it == producer.end() || it->second == k) continue;
-      deps[k].push_back(it->second);
-      if (it->second > k) sorted = false;
+      if (it != producer.end() && it->second != k) visit(it->second);
     }
-  }
+  };
+  // The common case, a file already in order, is confirmed without building the dependency lists.
+  sorted = true;
+  for (size_t k = 0; k < n && sorted; ++k) deps_of(k, [&](size_t d) { sorted &= d < k; });
   std::vector<size_t> order;
   if (sorted) {
     order.resize(n);
@@ -83,10 +83,10 @@ std::vector<size_t> visit_order(const ir::Graph& g, const std::unordered_map<std
   std::vector<std::vector<size_t>> users(n);
   std::vector<size_t> pending(n, 0);
   for (size_t k = 0; k < n; ++k) {
-    for (size_t d : deps[k]) {
+    deps_of(k, [&](size_t d) {
       users[d].push_back(k);
       ++pending[k];
-    }
+    });
   }
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t k = 0; k < n; ++k) {
@@ -258,14 +258,12 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
   for (const auto& vi : g.outputs) declared[vi.name] = &vi;
 
   // Producers, node names, visiting order.
-  std::unordered_map<std::string_view, size_t> producer;
-  std::unordered_set<std::string_view> node_names;
+  std::pmr::monotonic_buffer_resource producer_arena;
+  std::pmr::unordered_map<std::string_view, size_t> producer(&producer_arena);
+  producer.reserve(g.nodes.size() * 2);
+  scope.reserve(g.inputs.size() + g.initializers.size() + g.nodes.size() * 2);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const ir::Node& n = g.nodes[k];
-    if (!n.name.empty() && !node_names.insert(n.name).second) {
-      report(Severity::kError, path, &n, -1, -1,
-             fmt::format("duplicate node name '{}': node names must be unique within a graph", n.name));
-    }
     for (size_t o = 0; o < n.outputs.size(); ++o) {
       const std::string& out = n.outputs[o];
       if (out.empty()) continue;
@@ -280,6 +278,23 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
                fmt::format("output {} ('{}') of node '{}' has the name of a graph input or initializer", o, out,
                            node_name(n)));
       }
+    }
+  }
+  // Duplicate node names: sort (hash, index) pairs, compare names only where hashes collide. Cheaper
+  // than a hash set or sorting the strings, which matters on graphs of tens of thousands of nodes.
+  std::vector<std::pair<size_t, size_t>> hashed;
+  hashed.reserve(g.nodes.size());
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!g.nodes[k].name.empty()) hashed.emplace_back(std::hash<std::string_view>{}(g.nodes[k].name), k);
+  }
+  std::sort(hashed.begin(), hashed.end());
+  for (size_t k = 1; k < hashed.size(); ++k) {
+    for (size_t j = k; j-- > 0 && hashed[j].first == hashed[k].first;) {
+      const std::string& name = g.nodes[hashed[k].second].name;
+      if (g.nodes[hashed[j].second].name != name) continue;
+      report(Severity::kError, path, &g.nodes[std::max(hashed[j].second, hashed[k].second)], -1, -1,
+             fmt::format("duplicate node name '{}': node names must be unique within a graph", name));
+      break;
     }
   }
   bool sorted = true;
@@ -478,17 +493,25 @@ void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope
   size_t errors_before = diags_.count(Severity::kError);
   check_attributes(node, *schema, path, env);
 
-  // Type constraints.
-  std::vector<const Type*> in_types(node.inputs.size(), nullptr);
+  // Type constraints. Buffers come from this nesting level's scratch, reused node after node.
+  if (scratch_depth_ == scratch_.size()) scratch_.emplace_back();
+  NodeScratch& scratch = scratch_[scratch_depth_];
+  struct DepthGuard {
+    size_t& depth;
+    ~DepthGuard() { --depth; }
+  } guard{++scratch_depth_};
+  auto& in_types = scratch.in_types;
+  in_types.assign(node.inputs.size(), nullptr);
   for (size_t i = 0; i < node.inputs.size(); ++i) {
     const ValueFacts* f = node.inputs[i].empty() ? nullptr : scope.find(node.inputs[i]);
     if (f && !f->type.is_none()) in_types[i] = &f->type;
   }
   std::vector<std::pair<int, std::string>> type_errors;
-  TypeBinding binding = bind_type_params(*schema, in_types, type_errors);
+  TypeBinding& binding = scratch.binding;
+  bind_type_params(*schema, in_types, type_errors, binding);
   for (auto& [idx, msg] : type_errors) report(Severity::kError, path, &node, idx, -1, std::move(msg));
 
-  NodeContext ctx(*this, node, *schema, static_cast<int>(*version), scope, path, env);
+  NodeContext ctx(*this, node, *schema, static_cast<int>(*version), scope, path, env, scratch);
   bool clean = arity_ok && inputs_ok && !unresolved_refs && diags_.count(Severity::kError) == errors_before;
   if (clean && schema->infer_fn()) {
     try {
@@ -541,9 +564,12 @@ void Checker::define_output(const ir::Node& node, size_t i, Type inferred, const
 
 void Checker::check_attributes(const ir::Node& node, const ops::OpSchema& schema, const std::string& path,
                                const GraphEnv& env) {
-  std::unordered_set<std::string_view> seen;
-  for (const ir::Attribute& a : node.attributes) {
-    if (!seen.insert(a.name).second) {
+  for (size_t k = 0; k < node.attributes.size(); ++k) {
+    const ir::Attribute& a = node.attributes[k];
+    // Nodes have few attributes: a quadratic scan beats building a set per node.
+    bool repeated = false;
+    for (size_t j = 0; j < k; ++j) repeated |= node.attributes[j].name == a.name;
+    if (repeated) {
       report(Severity::kError, path, &node, -1, -1,
              fmt::format("attribute '{}' of node '{}' is given twice", a.name, node_name(node)));
       continue;

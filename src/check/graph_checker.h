@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
 #include "check/checker.h"
 #include "check/scope.h"
+#include "check/scratch.h"
 #include "ir/model.h"
 #include "ops/registry.h"
 
@@ -57,6 +59,10 @@ class Checker {
   Diagnostics& diags_;
   const ops::OpRegistry& registry_;
   int64_t symbol_counter_ = 0;
+  // Per-node buffers, one set per nesting level (checking a node can check a subgraph's nodes
+  // first), reused so that a node costs no allocations for them. A deque keeps references stable.
+  std::deque<NodeScratch> scratch_;
+  size_t scratch_depth_ = 0;
   const ir::Graph* current_graph_ = nullptr;
 };
 
@@ -65,13 +71,10 @@ class Checker {
 ir::Type merge_types(const ir::Type& inferred, const ir::Type& declared, std::string* conflict);
 
 // Type-parameter binding for one node: checks each input against the schema's constraints and
-// returns, per type parameter, the type bound to it. Problems go to `errors` as (input index, message).
-struct TypeBinding {
-  std::vector<std::pair<std::string, ir::Type>> bound;
-  const ir::Type* find(std::string_view param) const;
-};
-TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<const ir::Type*>& input_types,
-                             std::vector<std::pair<int, std::string>>& errors);
+// binds each type parameter (TypeBinding, scratch.h). Problems go to `errors` as (input index,
+// message). Fills `out` (cleared first, so its storage can be reused node after node).
+void bind_type_params(const ops::OpSchema& schema, const std::vector<const ir::Type*>& input_types,
+                      std::vector<std::pair<int, std::string>>& errors, TypeBinding& out);
 // Whether `t` is allowed by a formal parameter type (a literal type string or a constrained param).
 bool type_allowed(const ops::OpSchema& schema, const std::string& formal, const ir::Type& t);
 

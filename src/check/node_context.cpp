@@ -3,16 +3,12 @@
 namespace tessera::check {
 
 NodeContext::NodeContext(Checker& checker, const ir::Node& node, const ops::OpSchema& schema, int opset,
-                         Scope& scope, std::string path, const GraphEnv& env)
-    : checker_(checker),
-      node_(node),
-      schema_(schema),
-      opset_(opset),
-      scope_(scope),
-      path_(std::move(path)),
-      env_(env),
-      outputs_(node.outputs.size()),
-      shape_values_(node.outputs.size()) {}
+                         Scope& scope, const std::string& path, const GraphEnv& env, NodeScratch& scratch)
+    : checker_(checker), node_(node), schema_(schema), opset_(opset), scope_(scope), path_(path), env_(env), s_(scratch) {
+  s_.outputs.assign(node.outputs.size(), std::nullopt);
+  s_.shape_values.assign(node.outputs.size(), std::nullopt);
+  s_.visited.clear();
+}
 
 const ValueFacts* NodeContext::facts(size_t i) const {
   if (!has_input(i)) return nullptr;
@@ -35,19 +31,19 @@ const std::vector<ir::Dim>* NodeContext::input_shape_value(size_t i) const {
 }
 
 void NodeContext::set_output_type(size_t i, ir::Type t) {
-  if (i < outputs_.size()) outputs_[i] = std::move(t);
+  if (i < s_.outputs.size()) s_.outputs[i] = std::move(t);
 }
 
 void NodeContext::set_output_shape_value(size_t i, std::vector<ir::Dim> value) {
-  if (i < shape_values_.size()) shape_values_[i] = std::move(value);
+  if (i < s_.shape_values.size()) s_.shape_values[i] = std::move(value);
 }
 
 const ir::Type* NodeContext::output_type(size_t i) const {
-  return i < outputs_.size() && outputs_[i] ? &*outputs_[i] : nullptr;
+  return i < s_.outputs.size() && s_.outputs[i] ? &*s_.outputs[i] : nullptr;
 }
 
 std::vector<ir::Type> NodeContext::infer_subgraph(const ir::Graph& g, const std::vector<ir::Type>& input_types) {
-  visited_.push_back(&g);
+  s_.visited.push_back(&g);
   GraphEnv sub = env_;
   sub.depth = env_.depth + 1;
   return checker_.check_graph(g, subgraph_path(path_, node_, g), &scope_, &input_types, sub);

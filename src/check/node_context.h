@@ -13,7 +13,7 @@ namespace tessera::check {
 class NodeContext final : public ops::InferenceContext {
  public:
   NodeContext(Checker& checker, const ir::Node& node, const ops::OpSchema& schema, int opset, Scope& scope,
-              std::string path, const GraphEnv& env);
+              const std::string& path, const GraphEnv& env, NodeScratch& scratch);
 
   const ir::Node& node() const override { return node_; }
   const ops::OpSchema& schema() const override { return schema_; }
@@ -28,9 +28,9 @@ class NodeContext final : public ops::InferenceContext {
   ir::Dim new_symbol() override { return checker_.new_symbol(); }
   void warn(std::string msg, int input_index = -1) override;
 
-  std::vector<std::optional<ir::Type>>& outputs() { return outputs_; }
-  std::vector<std::optional<std::vector<ir::Dim>>>& shape_values() { return shape_values_; }
-  const std::vector<const ir::Graph*>& visited_subgraphs() const { return visited_; }
+  std::vector<std::optional<ir::Type>>& outputs() { return s_.outputs; }
+  std::vector<std::optional<std::vector<ir::Dim>>>& shape_values() { return s_.shape_values; }
+  const std::vector<const ir::Graph*>& visited_subgraphs() const { return s_.visited; }
 
  private:
   const ValueFacts* facts(size_t i) const;
@@ -40,11 +40,9 @@ class NodeContext final : public ops::InferenceContext {
   const ops::OpSchema& schema_;
   int opset_;
   Scope& scope_;
-  std::string path_;
+  const std::string& path_;
   const GraphEnv& env_;
-  std::vector<std::optional<ir::Type>> outputs_;
-  std::vector<std::optional<std::vector<ir::Dim>>> shape_values_;
-  std::vector<const ir::Graph*> visited_;
+  NodeScratch& s_;
 };
 
 // "main/if_1.then_branch": where a subgraph of `node` lives, for diagnostics.

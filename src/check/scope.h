@@ -4,6 +4,7 @@
 #pragma once
 
 #include <deque>
+#include <memory_resource>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -29,7 +30,7 @@ struct NameHash {
 
 class Scope {
  public:
-  explicit Scope(const Scope* parent = nullptr) : parent_(parent) {}
+  explicit Scope(const Scope* parent = nullptr) : parent_(parent), values_(&arena_) {}
 
   // Looks a value up here, then in enclosing scopes.
   const ValueFacts* find(std::string_view name) const;
@@ -37,18 +38,21 @@ class Scope {
   // `name` must outlive the scope: it points into the model being checked.
   ValueFacts& define(std::string_view name) { return values_[name]; }
   ValueFacts* find_here(std::string_view name);
+  void reserve(size_t n) { values_.reserve(n); }
 
   // Storage that outlives the facts pointing into it (materialised Constant values, shape values).
   const ir::Tensor* keep(ir::Tensor t) { return &kept_tensors_.emplace_back(std::move(t)); }
   const std::vector<ir::Dim>* keep(std::vector<ir::Dim> v) { return &kept_values_.emplace_back(std::move(v)); }
 
-  const std::unordered_map<std::string_view, ValueFacts, NameHash>& values() const { return values_; }
-  std::unordered_map<std::string_view, ValueFacts, NameHash>& values() { return values_; }
+  const std::pmr::unordered_map<std::string_view, ValueFacts, NameHash>& values() const { return values_; }
+  std::pmr::unordered_map<std::string_view, ValueFacts, NameHash>& values() { return values_; }
 
  private:
   const Scope* parent_;
   // Keys are views of names in the model, which outlives every check: no copy per value.
-  std::unordered_map<std::string_view, ValueFacts, NameHash> values_;
+  // Map nodes come from an arena released with the scope: no malloc/free per value.
+  std::pmr::monotonic_buffer_resource arena_;
+  std::pmr::unordered_map<std::string_view, ValueFacts, NameHash> values_;
   std::deque<ir::Tensor> kept_tensors_;
   std::deque<std::vector<ir::Dim>> kept_values_;
 };

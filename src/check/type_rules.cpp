@@ -37,8 +37,8 @@ bool same_type(const Type& a, const Type& b) {
 }  // namespace
 
 const Type* TypeBinding::find(std::string_view param) const {
-  for (const auto& [p, t] : bound) {
-    if (p == param) return &t;
+  for (const Bound& b : bound) {
+    if (b.param == param) return &b.type;
   }
   return nullptr;
 }
@@ -52,10 +52,9 @@ bool type_allowed(const ops::OpSchema& schema, const std::string& formal, const 
   return s == formal;  // a literal type such as "tensor(int64)"
 }
 
-TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<const Type*>& input_types,
-                             std::vector<std::pair<int, std::string>>& errors) {
-  TypeBinding b;
-  std::vector<std::pair<std::string, size_t>> first_input;  // where each parameter got bound
+void bind_type_params(const ops::OpSchema& schema, const std::vector<const Type*>& input_types,
+                      std::vector<std::pair<int, std::string>>& errors, TypeBinding& b) {
+  b.bound.clear();
   for (size_t i = 0; i < input_types.size(); ++i) {
     const Type* t = input_types[i];
     const ops::FormalParam* p = schema.input_param(i);
@@ -80,14 +79,13 @@ TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<cons
       bare.inner = t->inner;
       bare.opaque_domain = t->opaque_domain;
       bare.opaque_name = t->opaque_name;
-      b.bound.emplace_back(p->type, std::move(bare));
-      first_input.emplace_back(p->type, i);
+      b.bound.push_back({p->type, std::move(bare), i});
       continue;
     }
     if (shared && !same_type(*prev, *t)) {
       size_t j = 0;
-      for (const auto& [param, idx] : first_input) {
-        if (param == p->type) j = idx;
+      for (const auto& bound : b.bound) {
+        if (bound.param == p->type) j = bound.input;
       }
       const ops::FormalParam* pj = schema.input_param(j);
       errors.emplace_back(static_cast<int>(i),
@@ -97,7 +95,6 @@ TypeBinding bind_type_params(const ops::OpSchema& schema, const std::vector<cons
                                       p->type));
     }
   }
-  return b;
 }
 
 namespace {
