@@ -30,8 +30,8 @@ void time_runs(const std::string& what, int runs, const std::function<void()>& f
     secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(secs.begin(), secs.end());
-  fmt::print("{} median {:.4f} s min {:.4f} s max {:.4f} s runs {}\n", what, secs[secs.size() / 2], secs.front(),
-             secs.back(), runs);
+  fmt::print("{} median {:.4f} s min {:.4f} s max {:.4f} s runs {}\n", what, secs[secs.size() / 2],
+             secs.front(), secs.back(), runs);
 }
 
 int make_large(const std::string& file, int64_t mib) {
@@ -42,11 +42,13 @@ int make_large(const std::string& file, int64_t mib) {
   m.graph.name = "large";
   ir::GraphBuilder b(m.graph);
   // A chain of MatMuls over 1024x1024 float weights (4 MiB each).
-  auto x = b.input("x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("batch"), ir::Dim::of(1024)}));
+  auto x = b.input(
+      "x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("batch"), ir::Dim::of(1024)}));
   std::vector<float> w(1024 * 1024);
   for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 977) * 1e-3f;
   for (int64_t k = 0; k < mib / 4; ++k) {
-    auto name = b.initializer(ir::make_tensor("w" + std::to_string(k), ir::DataType::kFloat, {1024, 1024}, w));
+    auto name =
+        b.initializer(ir::make_tensor("w" + std::to_string(k), ir::DataType::kFloat, {1024, 1024}, w));
     x = b.node("MatMul", {x, name});
   }
   b.output(x);
@@ -84,7 +86,9 @@ int main(int argc, char** argv) {
       tessera::ir::Model m = tessera::samples::make_transformer(std::stoi(arg), false);
       fmt::print("nodes {}\n", m.graph.nodes.size());
       size_t errors = 0;
-      time_runs("check", n, [&] { errors = tessera::check::check_model(m).diagnostics.count(tessera::check::Severity::kError); });
+      time_runs("check", n, [&] {
+        errors = tessera::check::check_model(m).diagnostics.count(tessera::check::Severity::kError);
+      });
       fmt::print("errors {}\n", errors);
       return errors == 0 ? 0 : 1;
     }

@@ -13,16 +13,17 @@ using ir::Type;
 namespace {
 
 // Conv + bias (+ Relu), He-initialised so activations keep their scale through the network.
-std::string conv(ir::GraphBuilder& b, const std::string& name, const std::string& x, int64_t cin, int64_t cout,
-                 int64_t k, int64_t stride, bool relu) {
+std::string conv(ir::GraphBuilder& b, const std::string& name, const std::string& x, int64_t cin,
+                 int64_t cout, int64_t k, int64_t stride, bool relu) {
   float stddev = std::sqrt(2.0f / static_cast<float>(cin * k * k));
   auto w = b.random_normal(name + ".weight", {cout, cin, k, k}, stddev);
   auto bias = b.constant_floats(name + ".bias", {cout}, 0.01f);
   int64_t pad = k / 2;
-  auto y = b.node("Conv", {x, w, bias},
-                  {Attribute::of_ints("kernel_shape", {k, k}), Attribute::of_ints("strides", {stride, stride}),
-                   Attribute::of_ints("pads", {pad, pad, pad, pad})},
-                  name);
+  auto y =
+      b.node("Conv", {x, w, bias},
+             {Attribute::of_ints("kernel_shape", {k, k}), Attribute::of_ints("strides", {stride, stride}),
+              Attribute::of_ints("pads", {pad, pad, pad, pad})},
+             name);
   return relu ? b.node("Relu", {y}, {}, name + "_relu") : y;
 }
 
@@ -37,7 +38,8 @@ ir::Model make_denoiser() {
   m.graph.name = "denoiser";
   ir::GraphBuilder b(m.graph);
 
-  Type image = Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("batch"), Dim::of(3), Dim::of(256), Dim::of(256)});
+  Type image =
+      Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("batch"), Dim::of(3), Dim::of(256), Dim::of(256)});
   auto x = b.input("input_image", image);
 
   // Full-resolution paths: a 1x1 skip and the first encoder stage.
@@ -49,8 +51,8 @@ ir::Model make_denoiser() {
   auto e4 = conv(b, "conv_enc_4", e3, 64, 64, 3, 1, true);
   // Back to full resolution by pixel shuffle: 128 channels at half size -> 32 at full size.
   auto pre = conv(b, "conv_preshuffle", e4, 64, 128, 3, 1, false);
-  auto up = b.node("DepthToSpace", {pre}, {Attribute::of_int("blocksize", 2), Attribute::of_string("mode", "CRD")},
-                   "pixel_shuffle");
+  auto up = b.node("DepthToSpace", {pre},
+                   {Attribute::of_int("blocksize", 2), Attribute::of_string("mode", "CRD")}, "pixel_shuffle");
   auto merged = b.node("Add", {up, skip}, {}, "merge_skip");
   auto merged2 = b.node("Add", {merged, e1}, {}, "merge_enc_1");
   auto d1 = conv(b, "conv_dec_1", merged2, 32, 32, 3, 1, true);

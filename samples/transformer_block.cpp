@@ -31,8 +31,8 @@ struct Weights {
   }
 };
 
-std::string linear(ir::GraphBuilder& b, Weights& wt, const std::string& name, const std::string& x, int64_t in,
-                   int64_t out) {
+std::string linear(ir::GraphBuilder& b, Weights& wt, const std::string& name, const std::string& x,
+                   int64_t in, int64_t out) {
   auto w = wt.normal(name + ".weight", {in, out}, 1.0f / std::sqrt(static_cast<float>(in)));
   auto bias = b.constant_floats(name + ".bias", {out}, 0.0f);
   auto y = b.node("MatMul", {x, w}, {}, name + "_matmul");
@@ -58,7 +58,9 @@ std::string split_heads(ir::GraphBuilder& b, const std::string& name, const std:
 
 }  // namespace
 
-ir::Model make_transformer_block() { return make_transformer(1, true); }
+ir::Model make_transformer_block() {
+  return make_transformer(1, true);
+}
 
 ir::Model make_transformer(int layers, bool with_weights) {
   ir::Model m;
@@ -70,7 +72,8 @@ ir::Model make_transformer(int layers, bool with_weights) {
   ir::GraphBuilder b(m.graph);
   Weights wt{b, with_weights};
 
-  Type act = Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("batch"), Dim::symbol("seq"), Dim::of(kHidden)});
+  Type act =
+      Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("batch"), Dim::symbol("seq"), Dim::of(kHidden)});
   auto x = b.input("hidden", act);
 
   auto shape = b.node("Shape", {x}, {}, "input_shape");
@@ -93,7 +96,8 @@ ir::Model make_transformer(int layers, bool with_weights) {
     auto ctx = b.node("MatMul", {probs, v}, {}, p + "attn_context");
     auto merged = b.node("Transpose", {ctx}, {Attribute::of_ints("perm", {0, 2, 1, 3})}, p + "attn_merge");
     auto hidden_dim = b.constant_ints(p + "attn.hidden_shape", {kHidden});
-    auto out_shape = b.node("Concat", {batch_seq, hidden_dim}, {Attribute::of_int("axis", 0)}, p + "attn_out_shape");
+    auto out_shape =
+        b.node("Concat", {batch_seq, hidden_dim}, {Attribute::of_int("axis", 0)}, p + "attn_out_shape");
     auto flat = b.node("Reshape", {merged, out_shape}, {}, p + "attn_flatten");
     auto attn = linear(b, wt, p + "attn.out", flat, kHidden, kHidden);
     auto h = b.node("Add", {x, attn}, {}, p + "residual_1");
@@ -105,8 +109,9 @@ ir::Model make_transformer(int layers, bool with_weights) {
     auto one = b.constant_floats(p + "gelu.one", {}, 1.0f);
     auto half = b.constant_floats(p + "gelu.half", {}, 0.5f);
     auto erf = b.node("Erf", {b.node("Div", {up, sqrt2}, {}, p + "gelu_div")}, {}, "gelu_erf");
-    auto gelu = b.node("Mul", {b.node("Mul", {up, b.node("Add", {erf, one}, {}, p + "gelu_add")}, {}, "gelu_mul"), half},
-                       {}, "gelu");
+    auto gelu = b.node(
+        "Mul", {b.node("Mul", {up, b.node("Add", {erf, one}, {}, p + "gelu_add")}, {}, "gelu_mul"), half}, {},
+        "gelu");
     auto down = linear(b, wt, p + "ffn.down", gelu, kFfn, kHidden);
     x = b.node("Add", {h, down}, {}, p + "residual_2");
   }

@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${TESSERA_JOBS:-$(nproc)}
+# ccache: paths relative to the checkout, so a fresh clone (as CI makes) reuses earlier compiles.
+export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 seconds=${FUZZ_SECONDS:-60}
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
   -DTESSERA_BUILD_BENCH=OFF >/dev/null

@@ -24,8 +24,8 @@ void check_opset_imports(const std::vector<ir::OpsetImport>& opsets, const std::
     }
     if (o.version <= 0) {
       c.report(Severity::kError, where, nullptr, -1, -1,
-               fmt::format("domain '{}' is imported with version {}; versions start at 1", d.empty() ? "ai.onnx" : d,
-                           o.version));
+               fmt::format("domain '{}' is imported with version {}; versions start at 1",
+                           d.empty() ? "ai.onnx" : d, o.version));
     }
   }
 }
@@ -49,13 +49,14 @@ CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
 
   if (model.ir_version < kMinIrVersion) {
     checker.report(Severity::kError, main, nullptr, -1, -1,
-                   fmt::format("IR version {} is older than {}, the first with opset imports", model.ir_version,
-                               kMinIrVersion));
+                   fmt::format("IR version {} is older than {}, the first with opset imports",
+                               model.ir_version, kMinIrVersion));
   } else if (model.ir_version > kMaxIrVersion) {
-    checker.report(Severity::kWarning, main, nullptr, -1, -1,
-                   fmt::format("IR version {} is newer than {}, the newest Tessera knows; fields it does not know "
-                               "are kept but not checked",
-                               model.ir_version, kMaxIrVersion));
+    checker.report(
+        Severity::kWarning, main, nullptr, -1, -1,
+        fmt::format("IR version {} is newer than {}, the newest Tessera knows; fields it does not know "
+                    "are kept but not checked",
+                    model.ir_version, kMaxIrVersion));
   }
   if (model.opset_imports.empty()) {
     checker.report(Severity::kError, main, nullptr, -1, -1, "the model imports no operator set");
@@ -67,7 +68,8 @@ CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
     std::string where = fmt::format("function {}{}{}", fn.domain.empty() ? "" : fn.domain + ".", fn.name,
                                     fn.overload.empty() ? "" : ":" + fn.overload);
     if (!function_ids.insert(fn.domain + "\n" + fn.name + "\n" + fn.overload).second) {
-      checker.report(Severity::kError, where, nullptr, -1, -1, "a function with this domain and name is defined twice");
+      checker.report(Severity::kError, where, nullptr, -1, -1,
+                     "a function with this domain and name is defined twice");
     }
     check_opset_imports(fn.opset_imports, where, checker);
     GraphEnv env;

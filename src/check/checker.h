@@ -2,8 +2,8 @@
 // local functions included, producing the diagnostics list.
 #pragma once
 
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "check/diagnostic.h"

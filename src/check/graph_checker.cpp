@@ -21,7 +21,9 @@ namespace {
 // guards the checker's own recursion against models built in memory.
 constexpr int kMaxDepth = 256;
 
-std::string node_name(const ir::Node& n) { return n.name.empty() ? "<unnamed " + n.op_type + ">" : n.name; }
+std::string node_name(const ir::Node& n) {
+  return n.name.empty() ? "<unnamed " + n.op_type + ">" : n.name;
+}
 
 // Names a subgraph reads that it does not define itself: its dependencies on the enclosing graph.
 void collect_free_inputs(const ir::Graph& g, std::vector<std::string>& out) {
@@ -58,7 +60,8 @@ std::vector<std::string> node_dependencies(const ir::Node& n) {
 
 // Order in which to visit the nodes: file order when it is topological, else a topological order
 // (ties broken by file position). Nodes on a cycle are left out and returned in `cyclic`.
-std::vector<size_t> visit_order(const ir::Graph& g, const std::pmr::unordered_map<std::string_view, size_t>& producer,
+std::vector<size_t> visit_order(const ir::Graph& g,
+                                const std::pmr::unordered_map<std::string_view, size_t>& producer,
                                 bool& sorted, std::vector<size_t>& cyclic) {
   size_t n = g.nodes.size();
   auto deps_of = [&](size_t k, auto&& visit) {
@@ -114,17 +117,20 @@ std::optional<ir::Tensor> constant_value(const ir::Node& node) {
     if (a.name == "value_int" && a.type == ir::AttrType::kInt)
       return ir::make_tensor<int64_t>("", ir::DataType::kInt64, {}, {a.i});
     if (a.name == "value_ints" && a.type == ir::AttrType::kInts)
-      return ir::make_tensor<int64_t>("", ir::DataType::kInt64, {static_cast<int64_t>(a.ints.size())}, a.ints);
+      return ir::make_tensor<int64_t>("", ir::DataType::kInt64, {static_cast<int64_t>(a.ints.size())},
+                                      a.ints);
     if (a.name == "value_float" && a.type == ir::AttrType::kFloat)
       return ir::make_tensor<float>("", ir::DataType::kFloat, {}, {a.f});
     if (a.name == "value_floats" && a.type == ir::AttrType::kFloats)
-      return ir::make_tensor<float>("", ir::DataType::kFloat, {static_cast<int64_t>(a.floats.size())}, a.floats);
+      return ir::make_tensor<float>("", ir::DataType::kFloat, {static_cast<int64_t>(a.floats.size())},
+                                    a.floats);
   }
   return std::nullopt;
 }
 
 bool tensor_data_usable(const ir::Tensor& t) {
-  if (t.dtype == ir::DataType::kString) return t.numel() && static_cast<size_t>(*t.numel()) == t.strings.size();
+  if (t.dtype == ir::DataType::kString)
+    return t.numel() && static_cast<size_t>(*t.numel()) == t.strings.size();
   auto need = t.expected_bytes();
   return need && static_cast<int64_t>(t.bytes().size()) == *need;
 }
@@ -217,16 +223,19 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
   std::unordered_set<std::string_view> init_names;
   auto define_initializer = [&](const ir::Tensor& t, bool sparse) {
     if (!init_names.insert(t.name).second) {
-      report(Severity::kError, path, nullptr, -1, -1, fmt::format("initializer '{}' is defined twice", t.name));
+      report(Severity::kError, path, nullptr, -1, -1,
+             fmt::format("initializer '{}' is defined twice", t.name));
       return;
     }
     if (t.dtype == ir::DataType::kUndefined) {
-      report(Severity::kError, path, nullptr, -1, -1, fmt::format("initializer '{}' has no data type", t.name));
+      report(Severity::kError, path, nullptr, -1, -1,
+             fmt::format("initializer '{}' has no data type", t.name));
     }
     if (!t.numel()) {
-      report(Severity::kError, path, nullptr, -1, -1,
-             fmt::format("initializer '{}' has dimensions {} that are negative or whose product overflows int64",
-                         t.name, fmt::join(t.dims, "x")));
+      report(
+          Severity::kError, path, nullptr, -1, -1,
+          fmt::format("initializer '{}' has dimensions {} that are negative or whose product overflows int64",
+                      t.name, fmt::join(t.dims, "x")));
     }
     Type t_type = Type::tensor(t.dtype, ir::Shape{});
     for (int64_t d : t.dims) t_type.shape->push_back(ir::Dim::of(d));
@@ -235,8 +244,8 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
       f->type = merge_types(f->type, t_type, &conflict);
       if (!conflict.empty()) {
         report(Severity::kError, path, nullptr, -1, -1,
-               fmt::format("initializer '{}' does not match the graph input of that name: the input is {}", t.name,
-                           conflict));
+               fmt::format("initializer '{}' does not match the graph input of that name: the input is {}",
+                           t.name, conflict));
       }
       return;
     }
@@ -275,8 +284,8 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
       }
       if (scope.defined_here(out)) {
         report(Severity::kError, path, &n, -1, static_cast<int>(o),
-               fmt::format("output {} ('{}') of node '{}' has the name of a graph input or initializer", o, out,
-                           node_name(n)));
+               fmt::format("output {} ('{}') of node '{}' has the name of a graph input or initializer", o,
+                           out, node_name(n)));
       }
     }
   }
@@ -302,7 +311,8 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
   std::vector<size_t> order = visit_order(g, producer, sorted, cyclic);
   if (!cyclic.empty()) {
     std::vector<std::string> names;
-    for (size_t k : cyclic) names.push_back(fmt::format("'{}' ({})", node_name(g.nodes[k]), g.nodes[k].op_type));
+    for (size_t k : cyclic)
+      names.push_back(fmt::format("'{}' ({})", node_name(g.nodes[k]), g.nodes[k].op_type));
     report(Severity::kError, path, &g.nodes[cyclic[0]], -1, -1,
            fmt::format("the graph has a cycle through nodes {}", fmt::join(names, ", ")));
   } else if (!sorted) {
@@ -341,8 +351,9 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
     const ir::ValueInfo& vi = g.outputs[i];
     const ValueFacts* f = scope.find(vi.name);
     if (!f) {
-      report(Severity::kError, path, nullptr, -1, static_cast<int>(i),
-             fmt::format("graph output '{}' is not produced by any node, graph input or initializer", vi.name));
+      report(
+          Severity::kError, path, nullptr, -1, static_cast<int>(i),
+          fmt::format("graph output '{}' is not produced by any node, graph input or initializer", vi.name));
       continue;
     }
     std::string conflict;
@@ -362,12 +373,14 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
     for (const auto& n : g.nodes) {
       if (!is_c_identifier(n.name)) {
         report(Severity::kInfo, path, &n, -1, -1,
-               fmt::format("node name '{}' is not a valid C identifier (code exporters will rename it)", n.name));
+               fmt::format("node name '{}' is not a valid C identifier (code exporters will rename it)",
+                           n.name));
       }
       for (const auto& o : n.outputs) {
         if (!o.empty() && !is_c_identifier(o)) {
-          report(Severity::kInfo, path, &n, -1, -1,
-                 fmt::format("value name '{}' is not a valid C identifier (code exporters will rename it)", o));
+          report(
+              Severity::kInfo, path, &n, -1, -1,
+              fmt::format("value name '{}' is not a valid C identifier (code exporters will rename it)", o));
         }
       }
     }
@@ -376,17 +389,19 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
   return result;
 }
 
-void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope& scope, const GraphEnv& env) {
+void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope& scope,
+                         const GraphEnv& env) {
   // Inside a function body, attribute references take the caller's values (or the defaults).
   std::optional<ir::Node> resolved;
   bool unresolved_refs = false;
   for (const auto& a : node_in.attributes) {
     if (!a.is_reference()) continue;
     if (!env.function) {
-      report(Severity::kError, path, &node_in, -1, -1,
-             fmt::format("attribute '{}' refers to '{}', but attribute references are only allowed in function "
-                         "bodies",
-                         a.name, a.ref_attr_name));
+      report(
+          Severity::kError, path, &node_in, -1, -1,
+          fmt::format("attribute '{}' refers to '{}', but attribute references are only allowed in function "
+                      "bodies",
+                      a.name, a.ref_attr_name));
       continue;
     }
     if (!resolved) resolved = node_in;
@@ -451,9 +466,10 @@ void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope
              fmt::format("operator {} first appears in opset {} of {}, but the model imports opset {}",
                          node.op_type, versions.front()->since_version(), dom, *version));
     } else {
-      report(is_standard_domain(domain) ? Severity::kError : Severity::kWarning, path, &node, -1, -1,
-             fmt::format("unknown operator '{}' in domain '{}'{}", node.op_type, dom,
-                         is_standard_domain(domain) ? "" : " (a custom operator; its outputs are not checked)"));
+      report(
+          is_standard_domain(domain) ? Severity::kError : Severity::kWarning, path, &node, -1, -1,
+          fmt::format("unknown operator '{}' in domain '{}'{}", node.op_type, dom,
+                      is_standard_domain(domain) ? "" : " (a custom operator; its outputs are not checked)"));
     }
     define_unknown_outputs();
     check_unvisited_subgraphs(node, path, scope, env, {});
@@ -473,8 +489,8 @@ void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope
     if (i < node.inputs.size() && !node.inputs[i].empty()) continue;
     arity_ok = false;
     report(Severity::kError, path, &node, static_cast<int>(i), -1,
-           fmt::format("mandatory input {} ('{}') of node '{}' ({}) is not connected", i, p.name, node_name(node),
-                       node.op_type));
+           fmt::format("mandatory input {} ('{}') of node '{}' ({}) is not connected", i, p.name,
+                       node_name(node), node.op_type));
   }
   auto count_error = [&](const char* what, size_t have, int min, int max) {
     if (static_cast<int64_t>(have) >= min && static_cast<int64_t>(have) <= max) return;
@@ -543,14 +559,15 @@ void Checker::check_node(const ir::Node& node_in, const std::string& path, Scope
         t = *lit;
       }
     }
-    define_output(node_in, o, std::move(t), ctx.shape_values()[o] ? &*ctx.shape_values()[o] : nullptr, path, scope,
-                  *current_graph_);
+    define_output(node_in, o, std::move(t), ctx.shape_values()[o] ? &*ctx.shape_values()[o] : nullptr, path,
+                  scope, *current_graph_);
   }
   check_unvisited_subgraphs(node, path, scope, env, ctx.visited_subgraphs());
 }
 
-void Checker::define_output(const ir::Node& node, size_t i, Type inferred, const std::vector<ir::Dim>* shape_value,
-                            const std::string& path, Scope& scope, const ir::Graph& g) {
+void Checker::define_output(const ir::Node& node, size_t i, Type inferred,
+                            const std::vector<ir::Dim>* shape_value, const std::string& path, Scope& scope,
+                            const ir::Graph& g) {
   const std::string& out = node.outputs[i];
   if (scope.defined_here(out)) return;  // reported as a duplicate producer already
   ValueFacts& f = scope.define(out);
@@ -577,8 +594,8 @@ void Checker::check_attributes(const ir::Node& node, const ops::OpSchema& schema
     const ops::AttrSchema* as = schema.find_attr(a.name);
     if (!as) {
       report(Severity::kError, path, &node, -1, -1,
-             fmt::format("attribute '{}' of node '{}' is not defined for {} (opset {})", a.name, node_name(node),
-                         node.op_type, schema.since_version()));
+             fmt::format("attribute '{}' of node '{}' is not defined for {} (opset {})", a.name,
+                         node_name(node), node.op_type, schema.since_version()));
       continue;
     }
     if (a.type != as->type) {
@@ -611,14 +628,16 @@ void Checker::check_unvisited_subgraphs(const ir::Node& node, const std::string&
 void Checker::check_function_call(const ir::Node& node, const ir::Function& fn, const std::string& path,
                                   Scope& scope, const GraphEnv& env) {
   if (node.inputs.size() > fn.body.inputs.size() || node.outputs.size() > fn.body.outputs.size()) {
-    report(Severity::kError, path, &node, -1, -1,
-           fmt::format("node '{}' calls function {} with {} inputs and {} outputs; it takes at most {} and {}",
-                       node_name(node), fn.name, node.inputs.size(), node.outputs.size(), fn.body.inputs.size(),
-                       fn.body.outputs.size()));
+    report(
+        Severity::kError, path, &node, -1, -1,
+        fmt::format("node '{}' calls function {} with {} inputs and {} outputs; it takes at most {} and {}",
+                    node_name(node), fn.name, node.inputs.size(), node.outputs.size(), fn.body.inputs.size(),
+                    fn.body.outputs.size()));
   }
   std::vector<Type> types;
   for (size_t i = 0; i < fn.body.inputs.size(); ++i) {
-    const ValueFacts* f = i < node.inputs.size() && !node.inputs[i].empty() ? scope.find(node.inputs[i]) : nullptr;
+    const ValueFacts* f =
+        i < node.inputs.size() && !node.inputs[i].empty() ? scope.find(node.inputs[i]) : nullptr;
     types.push_back(f ? f->type : Type{});
   }
   std::vector<Type> outs;

@@ -37,7 +37,8 @@ class Checker {
                                     const std::vector<ir::Type>* input_types, const GraphEnv& env,
                                     Scope* keep_scope = nullptr);
 
-  void report(Severity sev, const std::string& graph, const ir::Node* node, int input, int output, std::string msg);
+  void report(Severity sev, const std::string& graph, const ir::Node* node, int input, int output,
+              std::string msg);
   ir::Dim new_symbol() { return ir::Dim::symbol("unk__" + std::to_string(symbol_counter_++)); }
   const ir::Model& model() const { return model_; }
   const CheckOptions& options() const { return options_; }
@@ -45,14 +46,15 @@ class Checker {
 
  private:
   void check_node(const ir::Node& node, const std::string& path, Scope& scope, const GraphEnv& env);
-  void check_function_call(const ir::Node& node, const ir::Function& fn, const std::string& path, Scope& scope,
-                           const GraphEnv& env);
+  void check_function_call(const ir::Node& node, const ir::Function& fn, const std::string& path,
+                           Scope& scope, const GraphEnv& env);
   void check_attributes(const ir::Node& node, const ops::OpSchema& schema, const std::string& path,
                         const GraphEnv& env);
-  void check_unvisited_subgraphs(const ir::Node& node, const std::string& path, Scope& scope, const GraphEnv& env,
-                                 const std::vector<const ir::Graph*>& visited);
-  void define_output(const ir::Node& node, size_t i, ir::Type inferred, const std::vector<ir::Dim>* shape_value,
-                     const std::string& path, Scope& scope, const ir::Graph& g);
+  void check_unvisited_subgraphs(const ir::Node& node, const std::string& path, Scope& scope,
+                                 const GraphEnv& env, const std::vector<const ir::Graph*>& visited);
+  void define_output(const ir::Node& node, size_t i, ir::Type inferred,
+                     const std::vector<ir::Dim>* shape_value, const std::string& path, Scope& scope,
+                     const ir::Graph& g);
 
   const ir::Model& model_;
   const CheckOptions& options_;

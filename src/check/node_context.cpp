@@ -4,7 +4,14 @@ namespace tessera::check {
 
 NodeContext::NodeContext(Checker& checker, const ir::Node& node, const ops::OpSchema& schema, int opset,
                          Scope& scope, const std::string& path, const GraphEnv& env, NodeScratch& scratch)
-    : checker_(checker), node_(node), schema_(schema), opset_(opset), scope_(scope), path_(path), env_(env), s_(scratch) {
+    : checker_(checker),
+      node_(node),
+      schema_(schema),
+      opset_(opset),
+      scope_(scope),
+      path_(path),
+      env_(env),
+      s_(scratch) {
   s_.outputs.assign(node.outputs.size(), std::nullopt);
   s_.shape_values.assign(node.outputs.size(), std::nullopt);
   s_.visited.clear();
@@ -42,7 +49,8 @@ const ir::Type* NodeContext::output_type(size_t i) const {
   return i < s_.outputs.size() && s_.outputs[i] ? &*s_.outputs[i] : nullptr;
 }
 
-std::vector<ir::Type> NodeContext::infer_subgraph(const ir::Graph& g, const std::vector<ir::Type>& input_types) {
+std::vector<ir::Type> NodeContext::infer_subgraph(const ir::Graph& g,
+                                                  const std::vector<ir::Type>& input_types) {
   s_.visited.push_back(&g);
   GraphEnv sub = env_;
   sub.depth = env_.depth + 1;

@@ -42,7 +42,9 @@ class Scope {
 
   // Storage that outlives the facts pointing into it (materialised Constant values, shape values).
   const ir::Tensor* keep(ir::Tensor t) { return &kept_tensors_.emplace_back(std::move(t)); }
-  const std::vector<ir::Dim>* keep(std::vector<ir::Dim> v) { return &kept_values_.emplace_back(std::move(v)); }
+  const std::vector<ir::Dim>* keep(std::vector<ir::Dim> v) {
+    return &kept_values_.emplace_back(std::move(v));
+  }
 
   const std::pmr::unordered_map<std::string_view, ValueFacts, NameHash>& values() const { return values_; }
   std::pmr::unordered_map<std::string_view, ValueFacts, NameHash>& values() { return values_; }

@@ -15,13 +15,18 @@ namespace {
 // A type is checkable against a constraint list only when every element type in it is known.
 bool fully_known(const Type& t) {
   switch (t.kind) {
-    case Type::Kind::kNone: return false;
+    case Type::Kind::kNone:
+      return false;
     case Type::Kind::kTensor:
-    case Type::Kind::kSparseTensor: return t.elem != ir::DataType::kUndefined;
+    case Type::Kind::kSparseTensor:
+      return t.elem != ir::DataType::kUndefined;
     case Type::Kind::kSequence:
-    case Type::Kind::kOptional: return t.inner && fully_known(*t.inner);
-    case Type::Kind::kMap: return t.elem != ir::DataType::kUndefined && t.inner && fully_known(*t.inner);
-    case Type::Kind::kOpaque: return true;
+    case Type::Kind::kOptional:
+      return t.inner && fully_known(*t.inner);
+    case Type::Kind::kMap:
+      return t.elem != ir::DataType::kUndefined && t.inner && fully_known(*t.inner);
+    case Type::Kind::kOpaque:
+      return true;
   }
   return false;
 }
@@ -29,7 +34,8 @@ bool fully_known(const Type& t) {
 // Same type apart from shapes (and denotations): what type-parameter binding compares.
 bool same_type(const Type& a, const Type& b) {
   if (a.kind != b.kind || a.elem != b.elem) return false;
-  if (a.kind == Type::Kind::kOpaque) return a.opaque_domain == b.opaque_domain && a.opaque_name == b.opaque_name;
+  if (a.kind == Type::Kind::kOpaque)
+    return a.opaque_domain == b.opaque_domain && a.opaque_name == b.opaque_name;
   if (!a.inner || !b.inner) return a.inner == b.inner;
   return same_type(*a.inner, *b.inner);
 }
@@ -88,11 +94,11 @@ void bind_type_params(const ops::OpSchema& schema, const std::vector<const Type*
         if (bound.param == p->type) j = bound.input;
       }
       const ops::FormalParam* pj = schema.input_param(j);
-      errors.emplace_back(static_cast<int>(i),
-                          fmt::format("type mismatch: input {} ('{}') is {} but input {} ('{}') is {}; both are "
-                                      "type {} and must agree",
-                                      i, p->name, t->type_string(), j, pj ? pj->name : "?", prev->type_string(),
-                                      p->type));
+      errors.emplace_back(
+          static_cast<int>(i),
+          fmt::format("type mismatch: input {} ('{}') is {} but input {} ('{}') is {}; both are "
+                      "type {} and must agree",
+                      i, p->name, t->type_string(), j, pj ? pj->name : "?", prev->type_string(), p->type));
     }
   }
 }
@@ -122,7 +128,8 @@ Type merge_types(const Type& inferred, const Type& declared, std::string* confli
   Type out = inferred;
   if (inferred.elem != declared.elem) {
     if (inferred.elem != ir::DataType::kUndefined && declared.elem != ir::DataType::kUndefined) {
-      return fail(fmt::format("inferred as {} but declared as {}", inferred.to_string(), declared.to_string()));
+      return fail(
+          fmt::format("inferred as {} but declared as {}", inferred.to_string(), declared.to_string()));
     }
     if (out.elem == ir::DataType::kUndefined) out.elem = declared.elem;
   }
@@ -135,8 +142,8 @@ Type merge_types(const Type& inferred, const Type& declared, std::string* confli
     }
     for (size_t k = 0; k < a.size(); ++k) {
       if (a[k].is_static() && b[k].is_static() && a[k].value != b[k].value) {
-        return fail(fmt::format("inferred as {} but declared as {} (dimension {} differs)", inferred.to_string(),
-                                declared.to_string(), k));
+        return fail(fmt::format("inferred as {} but declared as {} (dimension {} differs)",
+                                inferred.to_string(), declared.to_string(), k));
       }
       (*out.shape)[k] = merge_dim(a[k], b[k]);
     }

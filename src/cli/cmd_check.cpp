@@ -18,7 +18,8 @@ nlohmann::json to_json(const std::string& path, const check::Diagnostics& d) {
   j["warnings"] = d.count(check::Severity::kWarning);
   j["diagnostics"] = nlohmann::json::array();
   for (const auto& x : d.items) {
-    nlohmann::json e{{"severity", check::severity_name(x.severity)}, {"graph", x.graph}, {"message", x.message}};
+    nlohmann::json e{
+        {"severity", check::severity_name(x.severity)}, {"graph", x.graph}, {"message", x.message}};
     if (!x.node.empty() || !x.op_type.empty()) {
       e["node"] = x.node;
       e["op_type"] = x.op_type;
@@ -34,8 +35,9 @@ nlohmann::json to_json(const std::string& path, const check::Diagnostics& d) {
 
 void add_check_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand(
-      "check", "Type-check a model: structure, operator schemas and shapes.\nExit status: 0 no errors, 1 errors "
-               "found, 2 the file cannot be read");
+      "check",
+      "Type-check a model: structure, operator schemas and shapes.\nExit status: 0 no errors, 1 errors "
+      "found, 2 the file cannot be read");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   auto identifiers = std::make_shared<bool>(false);

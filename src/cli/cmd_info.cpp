@@ -23,7 +23,9 @@ std::string human_bytes(int64_t b) {
   return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
-std::string domain_name(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
+std::string domain_name(const std::string& d) {
+  return d.empty() ? "ai.onnx" : d;
+}
 
 void print_text(const std::string& path, const ir::ModelSummary& s) {
   fmt::print("Model        {}\n", path);
@@ -49,7 +51,8 @@ nlohmann::json to_json(const std::string& path, const ir::ModelSummary& s) {
   j["ir_version"] = s.ir_version;
   j["producer"] = s.producer;
   j["opsets"] = nlohmann::json::array();
-  for (const auto& o : s.opsets) j["opsets"].push_back({{"domain", domain_name(o.domain)}, {"version", o.version}});
+  for (const auto& o : s.opsets)
+    j["opsets"].push_back({{"domain", domain_name(o.domain)}, {"version", o.version}});
   j["inputs"] = nlohmann::json::array();
   for (const auto& v : s.inputs) j["inputs"].push_back(value_json(v));
   j["outputs"] = nlohmann::json::array();
@@ -66,7 +69,8 @@ nlohmann::json to_json(const std::string& path, const ir::ModelSummary& s) {
 }  // namespace
 
 void add_info_command(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("info", "Show a model's IR version, opsets, inputs, outputs, operators and size");
+  auto* cmd =
+      app.add_subcommand("info", "Show a model's IR version, opsets, inputs, outputs, operators and size");
   auto path = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
   cmd->add_option("MODEL", *path, "ONNX model file")->required();

@@ -40,7 +40,8 @@ void add_new_command(CLI::App& app, int& status) {
     const auto& reg = ops::OpRegistry::global();
     int latest = reg.latest_version("");
     if (a->opset > latest) {
-      fmt::print(stderr, "tessera new: opset {} is newer than {}, the newest Tessera knows\n", a->opset, latest);
+      fmt::print(stderr, "tessera new: opset {} is newer than {}, the newest Tessera knows\n", a->opset,
+                 latest);
       status = kUnreadable;
       return;
     }
@@ -53,7 +54,8 @@ void add_new_command(CLI::App& app, int& status) {
     for (const std::string& d : a->domains) {
       auto colon = d.rfind(':');
       int64_t v = 0;
-      if (colon == std::string::npos || colon == 0 || !CLI::detail::lexical_cast(d.substr(colon + 1), v) || v <= 0) {
+      if (colon == std::string::npos || colon == 0 || !CLI::detail::lexical_cast(d.substr(colon + 1), v) ||
+          v <= 0) {
         fmt::print(stderr, "tessera new: --domain '{}' is not NAME:VERSION with a positive version\n", d);
         status = kUnreadable;
         return;

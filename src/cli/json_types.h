@@ -7,7 +7,7 @@
 
 namespace tessera::cli {
 
-nlohmann::json dims_json(const ir::Shape& s);          // [1, "batch", null]
-nlohmann::json value_json(const ir::ValueInfo& v);     // {name, type, shape}
+nlohmann::json dims_json(const ir::Shape& s);       // [1, "batch", null]
+nlohmann::json value_json(const ir::ValueInfo& v);  // {name, type, shape}
 
 }  // namespace tessera::cli

@@ -11,21 +11,36 @@ namespace tessera::ir {
 
 std::string_view attr_type_name(AttrType t) {
   switch (t) {
-    case AttrType::kFloat: return "float";
-    case AttrType::kInt: return "int";
-    case AttrType::kString: return "string";
-    case AttrType::kTensor: return "tensor";
-    case AttrType::kGraph: return "graph";
-    case AttrType::kFloats: return "floats";
-    case AttrType::kInts: return "ints";
-    case AttrType::kStrings: return "strings";
-    case AttrType::kTensors: return "tensors";
-    case AttrType::kGraphs: return "graphs";
-    case AttrType::kSparseTensor: return "sparse_tensor";
-    case AttrType::kSparseTensors: return "sparse_tensors";
-    case AttrType::kTypeProto: return "type_proto";
-    case AttrType::kTypeProtos: return "type_protos";
-    case AttrType::kUndefined: break;
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kString:
+      return "string";
+    case AttrType::kTensor:
+      return "tensor";
+    case AttrType::kGraph:
+      return "graph";
+    case AttrType::kFloats:
+      return "floats";
+    case AttrType::kInts:
+      return "ints";
+    case AttrType::kStrings:
+      return "strings";
+    case AttrType::kTensors:
+      return "tensors";
+    case AttrType::kGraphs:
+      return "graphs";
+    case AttrType::kSparseTensor:
+      return "sparse_tensor";
+    case AttrType::kSparseTensors:
+      return "sparse_tensors";
+    case AttrType::kTypeProto:
+      return "type_proto";
+    case AttrType::kTypeProtos:
+      return "type_protos";
+    case AttrType::kUndefined:
+      break;
   }
   return "undefined";
 }
@@ -124,25 +139,39 @@ std::string tensor_summary(const Tensor& t) {
 std::string Attribute::value_string() const {
   if (is_reference()) return "@" + ref_attr_name;
   switch (type) {
-    case AttrType::kFloat: return fmt::format("{}", f);
-    case AttrType::kInt: return std::to_string(i);
-    case AttrType::kString: return quote(s);
-    case AttrType::kFloats: return fmt::format("[{}]", fmt::join(floats, ", "));
-    case AttrType::kInts: return fmt::format("[{}]", fmt::join(ints, ", "));
+    case AttrType::kFloat:
+      return fmt::format("{}", f);
+    case AttrType::kInt:
+      return std::to_string(i);
+    case AttrType::kString:
+      return quote(s);
+    case AttrType::kFloats:
+      return fmt::format("[{}]", fmt::join(floats, ", "));
+    case AttrType::kInts:
+      return fmt::format("[{}]", fmt::join(ints, ", "));
     case AttrType::kStrings: {
       std::vector<std::string> q;
       for (const auto& s1 : strings) q.push_back(quote(s1));
       return fmt::format("[{}]", fmt::join(q, ", "));
     }
-    case AttrType::kTensor: return tensors.empty() ? "<tensor>" : tensor_summary(tensors[0]);
-    case AttrType::kGraph: return graphs.empty() ? "<graph>" : fmt::format("<graph {}>", graphs[0]->name);
-    case AttrType::kTensors: return fmt::format("<{} tensors>", tensors.size());
-    case AttrType::kGraphs: return fmt::format("<{} graphs>", graphs.size());
-    case AttrType::kSparseTensor: return "<sparse tensor>";
-    case AttrType::kSparseTensors: return fmt::format("<{} sparse tensors>", sparse_tensors.size());
-    case AttrType::kTypeProto: return types.empty() ? "<type>" : types[0].to_string();
-    case AttrType::kTypeProtos: return fmt::format("<{} types>", types.size());
-    case AttrType::kUndefined: break;
+    case AttrType::kTensor:
+      return tensors.empty() ? "<tensor>" : tensor_summary(tensors[0]);
+    case AttrType::kGraph:
+      return graphs.empty() ? "<graph>" : fmt::format("<graph {}>", graphs[0]->name);
+    case AttrType::kTensors:
+      return fmt::format("<{} tensors>", tensors.size());
+    case AttrType::kGraphs:
+      return fmt::format("<{} graphs>", graphs.size());
+    case AttrType::kSparseTensor:
+      return "<sparse tensor>";
+    case AttrType::kSparseTensors:
+      return fmt::format("<{} sparse tensors>", sparse_tensors.size());
+    case AttrType::kTypeProto:
+      return types.empty() ? "<type>" : types[0].to_string();
+    case AttrType::kTypeProtos:
+      return fmt::format("<{} types>", types.size());
+    case AttrType::kUndefined:
+      break;
   }
   return "<undefined>";
 }
@@ -157,8 +186,8 @@ bool Attribute::operator==(const Attribute& o) const {
   for (size_t k = 0; k < floats.size(); ++k) {
     if (!same_bits(floats[k], o.floats[k])) return false;
   }
-  return tensors == o.tensors && graphs == o.graphs && sparse_tensors == o.sparse_tensors && types == o.types &&
-         unknown_fields == o.unknown_fields;
+  return tensors == o.tensors && graphs == o.graphs && sparse_tensors == o.sparse_tensors &&
+         types == o.types && unknown_fields == o.unknown_fields;
 }
 
 }  // namespace tessera::ir

@@ -19,7 +19,9 @@ std::string GraphBuilder::input(std::string name, Type type) {
   return name;
 }
 
-void GraphBuilder::output(const std::string& value, Type type) { g_.outputs.push_back({value, std::move(type), {}, {}}); }
+void GraphBuilder::output(const std::string& value, Type type) {
+  g_.outputs.push_back({value, std::move(type), {}, {}});
+}
 
 std::string GraphBuilder::initializer(Tensor t) {
   std::string name = t.name;
@@ -36,7 +38,8 @@ std::vector<std::string> GraphBuilder::nodes(const std::string& op, std::vector<
   n.name = unique(name.empty() ? op : name);
   n.inputs = std::move(inputs);
   n.attributes = std::move(attrs);
-  for (size_t k = 0; k < outputs; ++k) n.outputs.push_back(outputs == 1 ? n.name : n.name + "_" + std::to_string(k));
+  for (size_t k = 0; k < outputs; ++k)
+    n.outputs.push_back(outputs == 1 ? n.name : n.name + "_" + std::to_string(k));
   std::vector<std::string> outs = n.outputs;
   g_.add_node(std::move(n));
   return outs;

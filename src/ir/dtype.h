@@ -53,6 +53,8 @@ int dtype_bits(DataType t);
 bool dtype_is_float(DataType t);  // any floating point type, including the 8- and 4-bit ones
 bool dtype_is_signed_int(DataType t);
 bool dtype_is_unsigned_int(DataType t);
-inline bool dtype_is_int(DataType t) { return dtype_is_signed_int(t) || dtype_is_unsigned_int(t); }
+inline bool dtype_is_int(DataType t) {
+  return dtype_is_signed_int(t) || dtype_is_unsigned_int(t);
+}
 
 }  // namespace tessera::ir

@@ -17,9 +17,9 @@ Attribute* Node::attr(std::string_view attr_name) {
 
 bool Node::operator==(const Node& o) const {
   return name == o.name && op_type == o.op_type && domain == o.domain && overload == o.overload &&
-         inputs == o.inputs && outputs == o.outputs && attributes == o.attributes && doc_string == o.doc_string &&
-         metadata_props == o.metadata_props && device_configurations == o.device_configurations &&
-         unknown_fields == o.unknown_fields;
+         inputs == o.inputs && outputs == o.outputs && attributes == o.attributes &&
+         doc_string == o.doc_string && metadata_props == o.metadata_props &&
+         device_configurations == o.device_configurations && unknown_fields == o.unknown_fields;
 }
 
 NodeId Graph::add_node(Node n, size_t pos) {
@@ -75,8 +75,12 @@ const ValueInfo* find_in(const std::vector<ValueInfo>& list, std::string_view na
 }
 }  // namespace
 
-const ValueInfo* Graph::find_input(std::string_view value_name) const { return find_in(inputs, value_name); }
-const ValueInfo* Graph::find_output(std::string_view value_name) const { return find_in(outputs, value_name); }
+const ValueInfo* Graph::find_input(std::string_view value_name) const {
+  return find_in(inputs, value_name);
+}
+const ValueInfo* Graph::find_output(std::string_view value_name) const {
+  return find_in(outputs, value_name);
+}
 const ValueInfo* Graph::find_value_info(std::string_view value_name) const {
   return find_in(value_info, value_name);
 }

@@ -10,7 +10,8 @@ std::optional<int64_t> Model::opset_version(std::string_view d) const {
   return std::nullopt;
 }
 
-const Function* Model::find_function(std::string_view d, std::string_view name, std::string_view overload) const {
+const Function* Model::find_function(std::string_view d, std::string_view name,
+                                     std::string_view overload) const {
   for (const Function& f : functions) {
     if (f.domain == d && f.name == name && f.overload == overload) return &f;
   }

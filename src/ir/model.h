@@ -63,6 +63,8 @@ struct Model {
 };
 
 // "" and "ai.onnx" name the same domain.
-inline std::string_view canonical_domain(std::string_view d) { return d == "ai.onnx" ? std::string_view() : d; }
+inline std::string_view canonical_domain(std::string_view d) {
+  return d == "ai.onnx" ? std::string_view() : d;
+}
 
 }  // namespace tessera::ir

@@ -31,7 +31,9 @@ class ViewBuffer final : public Buffer {
 
 }  // namespace
 
-BufferPtr make_buffer(std::string bytes) { return std::make_shared<StringBuffer>(std::move(bytes)); }
+BufferPtr make_buffer(std::string bytes) {
+  return std::make_shared<StringBuffer>(std::move(bytes));
+}
 
 BufferPtr make_buffer(std::span<const std::byte> bytes) {
   return make_buffer(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
@@ -66,7 +68,8 @@ std::span<const std::byte> Tensor::bytes() const {
 
 bool Tensor::operator==(const Tensor& o) const {
   if (name != o.name || dtype != o.dtype || dims != o.dims || doc_string != o.doc_string) return false;
-  if (metadata_props != o.metadata_props || strings != o.strings || external.has_value() != o.external.has_value())
+  if (metadata_props != o.metadata_props || strings != o.strings ||
+      external.has_value() != o.external.has_value())
     return false;
   if (segment != o.segment) return false;
   if (external) {

@@ -48,11 +48,11 @@ struct Tensor {
   std::string doc_string;
   std::vector<StringPair> metadata_props;
 
-  BufferPtr data;                        // numeric types; null for an empty tensor or strings
-  std::vector<std::string> strings;      // kString only
-  std::optional<ExternalData> external;  // set when the bytes stay in an external file
+  BufferPtr data;                                      // numeric types; null for an empty tensor or strings
+  std::vector<std::string> strings;                    // kString only
+  std::optional<ExternalData> external;                // set when the bytes stay in an external file
   std::optional<std::pair<int64_t, int64_t>> segment;  // deprecated TensorProto.segment, kept as is
-  std::string unknown_fields;            // fields of a newer IR, written back untouched
+  std::string unknown_fields;                          // fields of a newer IR, written back untouched
 
   // Element count; nullopt if a dimension is negative or the product overflows int64.
   std::optional<int64_t> numel() const;
@@ -73,7 +73,8 @@ struct Tensor {
 
 // Builds a dense tensor from host values.
 template <class T>
-Tensor make_tensor(std::string name, DataType dtype, std::vector<int64_t> dims, const std::vector<T>& values) {
+Tensor make_tensor(std::string name, DataType dtype, std::vector<int64_t> dims,
+                   const std::vector<T>& values) {
   Tensor t;
   t.name = std::move(name);
   t.dtype = dtype;

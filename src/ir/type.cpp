@@ -169,6 +169,8 @@ class TypeStringParser {
 
 }  // namespace
 
-std::optional<Type> parse_type_string(std::string_view s) { return TypeStringParser(s).parse_all(); }
+std::optional<Type> parse_type_string(std::string_view s) {
+  return TypeStringParser(s).parse_all();
+}
 
 }  // namespace tessera::ir

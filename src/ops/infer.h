@@ -61,7 +61,8 @@ class InferenceContext {
 
   // Infers a subgraph (If branch, Loop/Scan body) given the types of its formal inputs; returns the
   // types of its outputs (kNone where unknown). Diagnostics inside the subgraph are reported too.
-  virtual std::vector<ir::Type> infer_subgraph(const ir::Graph& g, const std::vector<ir::Type>& input_types) = 0;
+  virtual std::vector<ir::Type> infer_subgraph(const ir::Graph& g,
+                                               const std::vector<ir::Type>& input_types) = 0;
 
   // A fresh symbol for a dimension nothing can name ("unk__0", "unk__1"...).
   virtual ir::Dim new_symbol() = 0;

@@ -13,13 +13,15 @@ using ir::Type;
 
 const Shape* input_shape(const InferenceContext& ctx, size_t i) {
   const Type* t = ctx.input_type(i);
-  if (!t || (t->kind != Type::Kind::kTensor && t->kind != Type::Kind::kSparseTensor) || !t->shape) return nullptr;
+  if (!t || (t->kind != Type::Kind::kTensor && t->kind != Type::Kind::kSparseTensor) || !t->shape)
+    return nullptr;
   return &*t->shape;
 }
 
 DataType input_elem(const InferenceContext& ctx, size_t i) {
   const Type* t = ctx.input_type(i);
-  if (!t || (t->kind != Type::Kind::kTensor && t->kind != Type::Kind::kSparseTensor)) return DataType::kUndefined;
+  if (!t || (t->kind != Type::Kind::kTensor && t->kind != Type::Kind::kSparseTensor))
+    return DataType::kUndefined;
   return t->elem;
 }
 
@@ -27,7 +29,8 @@ void require_rank(const InferenceContext& ctx, size_t i, size_t rank, std::strin
   const Shape* s = input_shape(ctx, i);
   if (!s || s->size() == rank) return;
   std::string label = what.empty() ? fmt::format("input {}", i) : std::string(what);
-  ctx.fail_input(i, fmt::format("{} must have rank {}, got {} {}", label, rank, s->size(), ir::shape_to_string(*s)));
+  ctx.fail_input(
+      i, fmt::format("{} must have rank {}, got {} {}", label, rank, s->size(), ir::shape_to_string(*s)));
 }
 
 void set_output(InferenceContext& ctx, size_t out, DataType elem, std::optional<Shape> shape) {
@@ -60,8 +63,8 @@ std::optional<Shape> broadcast_shapes(const InferenceContext& ctx, const Shape& 
       continue;
     }
     if (da->is_static() && db->is_static() && da->value != db->value) {
-      ctx.fail(fmt::format("shapes {} and {} cannot be broadcast: dimension {} is {} vs {}", ir::shape_to_string(a),
-                           ir::shape_to_string(b), k, da->value, db->value));
+      ctx.fail(fmt::format("shapes {} and {} cannot be broadcast: dimension {} is {} vs {}",
+                           ir::shape_to_string(a), ir::shape_to_string(b), k, da->value, db->value));
     }
     // Prefer the static size, then a symbol, since a broadcast result is at least as known as either.
     out[k] = da->is_static() ? *da : db->is_static() ? *db : da->is_symbolic() ? *da : *db;
@@ -146,7 +149,9 @@ Dim unify_dims(const InferenceContext& ctx, const Dim& a, const Dim& b, std::str
   return a.is_symbolic() ? a : b;
 }
 
-void infer_same_as_input0(InferenceContext& ctx) { propagate_type(ctx, 0, 0); }
+void infer_same_as_input0(InferenceContext& ctx) {
+  propagate_type(ctx, 0, 0);
+}
 
 void infer_broadcast(InferenceContext& ctx) {
   std::vector<size_t> all;

@@ -24,10 +24,12 @@ void propagate_elem(InferenceContext& ctx, size_t in, size_t out, std::optional<
 // Multidirectional (numpy) broadcasting of the shapes of the given inputs. nullopt when a rank is
 // unknown. Fails with e.g. "inputs 0 [2,3] and 1 [4] cannot be broadcast: dimension 1 is 3 vs 4".
 std::optional<ir::Shape> broadcast_inputs(const InferenceContext& ctx, const std::vector<size_t>& inputs);
-std::optional<ir::Shape> broadcast_shapes(const InferenceContext& ctx, const ir::Shape& a, const ir::Shape& b);
+std::optional<ir::Shape> broadcast_shapes(const InferenceContext& ctx, const ir::Shape& a,
+                                          const ir::Shape& b);
 
 // Normalises an axis in [-rank, rank) to [0, rank); fails naming the attribute when out of range.
-int64_t normalize_axis(const InferenceContext& ctx, int64_t axis, int64_t rank, std::string_view attr = "axis");
+int64_t normalize_axis(const InferenceContext& ctx, int64_t axis, int64_t rank,
+                       std::string_view attr = "axis");
 
 // The value of constant input i as integers (from an int32/int64 initializer or Constant).
 std::optional<std::vector<int64_t>> constant_ints(const InferenceContext& ctx, size_t i);
@@ -42,13 +44,13 @@ ir::Dim dim_sub(const ir::Dim& a, const ir::Dim& b);
 ir::Dim unify_dims(const InferenceContext& ctx, const ir::Dim& a, const ir::Dim& b, std::string_view what);
 
 // Common inference functions.
-void infer_same_as_input0(InferenceContext& ctx);      // Y has X's type and shape
-void infer_broadcast(InferenceContext& ctx);           // elementwise over all inputs, type of input 0
-void infer_broadcast_to_bool(InferenceContext& ctx);   // comparison: broadcast shape, bool
+void infer_same_as_input0(InferenceContext& ctx);     // Y has X's type and shape
+void infer_broadcast(InferenceContext& ctx);          // elementwise over all inputs, type of input 0
+void infer_broadcast_to_bool(InferenceContext& ctx);  // comparison: broadcast shape, bool
 
 // Spatial output size of a convolution or pooling window along one axis.
 // Returns unknown when the input size is not static.
-ir::Dim conv_output_dim(const ir::Dim& in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
-                        int64_t pad_end, bool ceil_mode = false);
+ir::Dim conv_output_dim(const ir::Dim& in, int64_t kernel, int64_t stride, int64_t dilation,
+                        int64_t pad_begin, int64_t pad_end, bool ceil_mode = false);
 
 }  // namespace tessera::ops

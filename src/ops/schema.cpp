@@ -6,27 +6,48 @@ namespace tessera::ops {
 
 std::string_view category_name(Category c) {
   switch (c) {
-    case Category::kUncategorized: return "Uncategorized";
-    case Category::kActivation: return "Activation";
-    case Category::kArithmetic: return "Arithmetic";
-    case Category::kConvolution: return "Convolution";
-    case Category::kPooling: return "Pooling";
-    case Category::kNormalization: return "Normalization";
-    case Category::kLinearAlgebra: return "Linear algebra";
-    case Category::kReduction: return "Reduction";
-    case Category::kTensorShape: return "Tensor shape";
-    case Category::kTensorCreation: return "Tensor creation";
-    case Category::kConversion: return "Conversion";
-    case Category::kControlFlow: return "Control flow";
-    case Category::kSequence: return "Sequence";
-    case Category::kRecurrent: return "Recurrent";
-    case Category::kAttention: return "Attention";
-    case Category::kImage: return "Image and signal";
-    case Category::kObjectDetection: return "Object detection";
-    case Category::kLogical: return "Logical";
-    case Category::kString: return "String";
-    case Category::kMachineLearning: return "Machine learning";
-    case Category::kTraining: return "Training";
+    case Category::kUncategorized:
+      return "Uncategorized";
+    case Category::kActivation:
+      return "Activation";
+    case Category::kArithmetic:
+      return "Arithmetic";
+    case Category::kConvolution:
+      return "Convolution";
+    case Category::kPooling:
+      return "Pooling";
+    case Category::kNormalization:
+      return "Normalization";
+    case Category::kLinearAlgebra:
+      return "Linear algebra";
+    case Category::kReduction:
+      return "Reduction";
+    case Category::kTensorShape:
+      return "Tensor shape";
+    case Category::kTensorCreation:
+      return "Tensor creation";
+    case Category::kConversion:
+      return "Conversion";
+    case Category::kControlFlow:
+      return "Control flow";
+    case Category::kSequence:
+      return "Sequence";
+    case Category::kRecurrent:
+      return "Recurrent";
+    case Category::kAttention:
+      return "Attention";
+    case Category::kImage:
+      return "Image and signal";
+    case Category::kObjectDetection:
+      return "Object detection";
+    case Category::kLogical:
+      return "Logical";
+    case Category::kString:
+      return "String";
+    case Category::kMachineLearning:
+      return "Machine learning";
+    case Category::kTraining:
+      return "Training";
   }
   return "Uncategorized";
 }
@@ -48,8 +69,8 @@ OpSchema& OpSchema::deprecated(bool d) {
 }
 
 namespace {
-FormalParam param(std::string name, std::string type, FormalParam::Option opt, int min_arity, bool homogeneous,
-                  std::string description) {
+FormalParam param(std::string name, std::string type, FormalParam::Option opt, int min_arity,
+                  bool homogeneous, std::string description) {
   FormalParam p;
   p.name = std::move(name);
   p.type = std::move(type);
@@ -62,36 +83,40 @@ FormalParam param(std::string name, std::string type, FormalParam::Option opt, i
 }  // namespace
 
 OpSchema& OpSchema::input(std::string name, std::string type, std::string description) {
-  inputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kSingle, 1, true, std::move(description)));
+  inputs_.push_back(
+      param(std::move(name), std::move(type), FormalParam::Option::kSingle, 1, true, std::move(description)));
   recount();
   return *this;
 }
 OpSchema& OpSchema::optional_input(std::string name, std::string type, std::string description) {
-  inputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kOptional, 0, true, std::move(description)));
+  inputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kOptional, 0, true,
+                          std::move(description)));
   recount();
   return *this;
 }
 OpSchema& OpSchema::variadic_input(std::string name, std::string type, int min_arity, bool homogeneous,
                                    std::string description) {
-  inputs_.push_back(
-      param(std::move(name), std::move(type), FormalParam::Option::kVariadic, min_arity, homogeneous, std::move(description)));
+  inputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kVariadic, min_arity,
+                          homogeneous, std::move(description)));
   recount();
   return *this;
 }
 OpSchema& OpSchema::output(std::string name, std::string type, std::string description) {
-  outputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kSingle, 1, true, std::move(description)));
+  outputs_.push_back(
+      param(std::move(name), std::move(type), FormalParam::Option::kSingle, 1, true, std::move(description)));
   recount();
   return *this;
 }
 OpSchema& OpSchema::optional_output(std::string name, std::string type, std::string description) {
-  outputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kOptional, 0, true, std::move(description)));
+  outputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kOptional, 0, true,
+                           std::move(description)));
   recount();
   return *this;
 }
 OpSchema& OpSchema::variadic_output(std::string name, std::string type, int min_arity, bool homogeneous,
                                     std::string description) {
-  outputs_.push_back(
-      param(std::move(name), std::move(type), FormalParam::Option::kVariadic, min_arity, homogeneous, std::move(description)));
+  outputs_.push_back(param(std::move(name), std::move(type), FormalParam::Option::kVariadic, min_arity,
+                           homogeneous, std::move(description)));
   recount();
   return *this;
 }
@@ -205,8 +230,12 @@ const FormalParam* param_at(const std::vector<FormalParam>& ps, size_t i) {
 }
 }  // namespace
 
-const FormalParam* OpSchema::input_param(size_t i) const { return param_at(inputs_, i); }
-const FormalParam* OpSchema::output_param(size_t i) const { return param_at(outputs_, i); }
+const FormalParam* OpSchema::input_param(size_t i) const {
+  return param_at(inputs_, i);
+}
+const FormalParam* OpSchema::output_param(size_t i) const {
+  return param_at(outputs_, i);
+}
 
 namespace types {
 

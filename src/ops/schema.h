@@ -92,7 +92,7 @@ class OpSchema {
   OpSchema& variadic_output(std::string name, std::string type, int min_arity = 1, bool homogeneous = true,
                             std::string description = {});
   OpSchema& types(std::string param, std::vector<std::string> allowed, std::string description = {});
-  OpSchema& attr(std::string name, ir::AttrType type, std::string description = {});  // required
+  OpSchema& attr(std::string name, ir::AttrType type, std::string description = {});           // required
   OpSchema& attr_optional(std::string name, ir::AttrType type, std::string description = {});  // no default
   OpSchema& attr(std::string name, int64_t default_value, std::string description = {});
   OpSchema& attr(std::string name, float default_value, std::string description = {});
@@ -147,20 +147,21 @@ class OpSchema {
 
 // Type lists for constraints, spelled as in the spec.
 namespace types {
-std::vector<std::string> tensors(std::initializer_list<std::string_view> elems);  // {"float"} -> tensor(float)
-extern const std::vector<std::string> kFloat;         // float16, float, double
-extern const std::vector<std::string> kFloatBf16;     // + bfloat16
-extern const std::vector<std::string> kSignedInt;     // int8..int64
-extern const std::vector<std::string> kUnsignedInt;   // uint8..uint64
-extern const std::vector<std::string> kNumeric;       // ints, uints, float16/32/64 (no bfloat16)
-extern const std::vector<std::string> kNumericBf16;   // kNumeric + bfloat16
-extern const std::vector<std::string> kAllTensor;     // every tensor type of opset 13 (+string, bool, complex)
-extern const std::vector<std::string> kAllTensorIr4;  // ... opsets 13-18: + bfloat16
-extern const std::vector<std::string> kAllTensorIr9;  // ... opset 19+: + float8 types
-extern const std::vector<std::string> kAllTensorIr10; // ... opset 21+: + int4/uint4
-extern const std::vector<std::string> kAllTensorIr11; // ... opset 23+: + float4e2m1
-extern const std::vector<std::string> kAllTensorIr12; // ... opset 24+: + float8e8m0
-extern const std::vector<std::string> kAllTensorIr13; // ... opset 25+: + int2/uint2
+std::vector<std::string> tensors(
+    std::initializer_list<std::string_view> elems);  // {"float"} -> tensor(float)
+extern const std::vector<std::string> kFloat;        // float16, float, double
+extern const std::vector<std::string> kFloatBf16;    // + bfloat16
+extern const std::vector<std::string> kSignedInt;    // int8..int64
+extern const std::vector<std::string> kUnsignedInt;  // uint8..uint64
+extern const std::vector<std::string> kNumeric;      // ints, uints, float16/32/64 (no bfloat16)
+extern const std::vector<std::string> kNumericBf16;  // kNumeric + bfloat16
+extern const std::vector<std::string> kAllTensor;    // every tensor type of opset 13 (+string, bool, complex)
+extern const std::vector<std::string> kAllTensorIr4;   // ... opsets 13-18: + bfloat16
+extern const std::vector<std::string> kAllTensorIr9;   // ... opset 19+: + float8 types
+extern const std::vector<std::string> kAllTensorIr10;  // ... opset 21+: + int4/uint4
+extern const std::vector<std::string> kAllTensorIr11;  // ... opset 23+: + float4e2m1
+extern const std::vector<std::string> kAllTensorIr12;  // ... opset 24+: + float8e8m0
+extern const std::vector<std::string> kAllTensorIr13;  // ... opset 25+: + int2/uint2
 std::vector<std::string> concat(std::vector<std::vector<std::string>> lists);
 }  // namespace types
 

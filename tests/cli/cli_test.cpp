@@ -1,12 +1,12 @@
 // The tessera command as a user runs it: exit statuses, text and JSON output, --help everywhere.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <nlohmann/json.hpp>
 
 #include "ir/builder.h"
@@ -75,7 +75,8 @@ TEST_F(Cli, CheckExitStatuses) {
 
   CliRun bad = run("check " + save(relu_model(true), "bad.onnx"));
   EXPECT_EQ(bad.status, 1) << bad.out;
-  EXPECT_NE(bad.out.find("mandatory input 1 ('W') of node 'layer' (Conv) is not connected"), std::string::npos)
+  EXPECT_NE(bad.out.find("mandatory input 1 ('W') of node 'layer' (Conv) is not connected"),
+            std::string::npos)
       << bad.out;
 
   fs::path garbage = dir_ / "garbage.onnx";

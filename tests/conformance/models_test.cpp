@@ -84,8 +84,8 @@ TEST(Conformance, EveryModelLoadsChecksAndRoundTrips) {
   }
   std::string list;
   for (const auto& f : failures) list += "  " + f + "\n";
-  std::printf("conformance models: %zu passed, %zu failed, %zu skipped (of %zu)\n", passed, failures.size(), skipped,
-              all.size());
+  std::printf("conformance models: %zu passed, %zu failed, %zu skipped (of %zu)\n", passed, failures.size(),
+              skipped, all.size());
   EXPECT_TRUE(failures.empty()) << list;
   EXPECT_EQ(all.size(), 1884u) << "the suite should hold 1,884 cases";
 }

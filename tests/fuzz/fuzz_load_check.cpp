@@ -19,6 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)tessera::check::check_model(model, options);
   // What loads must also save and load back.
   std::string bytes = tessera::onnx::serialize_model(model);
-  (void)tessera::onnx::load_model_from_memory(std::span(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
+  (void)tessera::onnx::load_model_from_memory(
+      std::span(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()));
   return 0;
 }

@@ -20,18 +20,24 @@ using tessera::ops::OpSchema;
 
 std::string option_name(FormalParam::Option o) {
   switch (o) {
-    case FormalParam::Option::kSingle: return "single";
-    case FormalParam::Option::kOptional: return "optional";
-    case FormalParam::Option::kVariadic: return "variadic";
+    case FormalParam::Option::kSingle:
+      return "single";
+    case FormalParam::Option::kOptional:
+      return "optional";
+    case FormalParam::Option::kVariadic:
+      return "variadic";
   }
   return "?";
 }
 
 std::string option_name(onnx::OpSchema::FormalParameterOption o) {
   switch (o) {
-    case onnx::OpSchema::Single: return "single";
-    case onnx::OpSchema::Optional: return "optional";
-    case onnx::OpSchema::Variadic: return "variadic";
+    case onnx::OpSchema::Single:
+      return "single";
+    case onnx::OpSchema::Optional:
+      return "optional";
+    case onnx::OpSchema::Variadic:
+      return "variadic";
   }
   return "?";
 }
@@ -47,9 +53,15 @@ std::string render(const onnx::AttributeProto& a) {
     }
   };
   switch (a.type()) {
-    case onnx::AttributeProto::FLOAT: f(a.f()); break;
-    case onnx::AttributeProto::INT: s << a.i(); break;
-    case onnx::AttributeProto::STRING: s << "'" << a.s() << "'"; break;
+    case onnx::AttributeProto::FLOAT:
+      f(a.f());
+      break;
+    case onnx::AttributeProto::INT:
+      s << a.i();
+      break;
+    case onnx::AttributeProto::STRING:
+      s << "'" << a.s() << "'";
+      break;
     case onnx::AttributeProto::FLOATS:
       for (float v : a.floats()) f(v), s << ",";
       break;
@@ -59,7 +71,8 @@ std::string render(const onnx::AttributeProto& a) {
     case onnx::AttributeProto::STRINGS:
       for (const auto& v : a.strings()) s << "'" << v << "',";
       break;
-    default: s << "<" << a.type() << ">";
+    default:
+      s << "<" << a.type() << ">";
   }
   return s.str();
 }
@@ -75,9 +88,15 @@ std::string render(const tessera::ir::Attribute& a) {
   };
   using tessera::ir::AttrType;
   switch (a.type) {
-    case AttrType::kFloat: f(a.f); break;
-    case AttrType::kInt: s << a.i; break;
-    case AttrType::kString: s << "'" << a.s << "'"; break;
+    case AttrType::kFloat:
+      f(a.f);
+      break;
+    case AttrType::kInt:
+      s << a.i;
+      break;
+    case AttrType::kString:
+      s << "'" << a.s << "'";
+      break;
     case AttrType::kFloats:
       for (float v : a.floats) f(v), s << ",";
       break;
@@ -87,7 +106,8 @@ std::string render(const tessera::ir::Attribute& a) {
     case AttrType::kStrings:
       for (const auto& v : a.strings) s << "'" << v << "',";
       break;
-    default: s << "<" << static_cast<int>(a.type) << ">";
+    default:
+      s << "<" << static_cast<int>(a.type) << ">";
   }
   return s.str();
 }
@@ -103,7 +123,8 @@ template <class A, class B>
 void compare_params(const std::string& what, const std::vector<A>& ours, const std::vector<B>& theirs,
                     std::vector<std::string>& problems) {
   if (ours.size() != theirs.size()) {
-    problems.push_back(what + " count " + std::to_string(ours.size()) + " vs libonnx " + std::to_string(theirs.size()));
+    problems.push_back(what + " count " + std::to_string(ours.size()) + " vs libonnx " +
+                       std::to_string(theirs.size()));
     return;
   }
   for (size_t i = 0; i < ours.size(); ++i) {
@@ -113,7 +134,8 @@ void compare_params(const std::string& what, const std::vector<A>& ours, const s
     if (o.name != t.GetName()) problems.push_back(where + ": name '" + o.name + "'");
     if (option_name(o.option) != option_name(t.GetOption()))
       problems.push_back(where + ": " + option_name(o.option) + " vs " + option_name(t.GetOption()));
-    if (o.type != t.GetTypeStr()) problems.push_back(where + ": type '" + o.type + "' vs '" + t.GetTypeStr() + "'");
+    if (o.type != t.GetTypeStr())
+      problems.push_back(where + ": type '" + o.type + "' vs '" + t.GetTypeStr() + "'");
     if (t.GetOption() == onnx::OpSchema::Variadic) {
       if (o.homogeneous != t.GetIsHomogeneous()) problems.push_back(where + ": homogeneous differs");
       if (o.min_arity != t.GetMinArity())
@@ -137,12 +159,13 @@ std::vector<std::string> compare(const OpSchema& ours, const onnx::OpSchema& the
       continue;
     }
     if (static_cast<int>(o->type) != static_cast<int>(a.type))
-      problems.push_back("attribute '" + name + "': type " + std::to_string(static_cast<int>(o->type)) + " vs " +
-                         std::to_string(static_cast<int>(a.type)));
+      problems.push_back("attribute '" + name + "': type " + std::to_string(static_cast<int>(o->type)) +
+                         " vs " + std::to_string(static_cast<int>(a.type)));
     if (o->required != a.required) problems.push_back("attribute '" + name + "': required flag differs");
     bool their_default = a.default_value.has_type() || a.default_value.has_name();
     if (their_default != o->default_value.has_value()) {
-      problems.push_back("attribute '" + name + "': " + (their_default ? "default missing" : "unexpected default"));
+      problems.push_back("attribute '" + name +
+                         "': " + (their_default ? "default missing" : "unexpected default"));
     } else if (their_default && render(*o->default_value) != render(a.default_value)) {
       problems.push_back("attribute '" + name + "': default " + render(*o->default_value) + " vs " +
                          render(a.default_value));

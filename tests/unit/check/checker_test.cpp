@@ -1,7 +1,8 @@
 // The type checker's diagnostics: one test per kind of finding, with the message a person reads.
+#include "check/checker.h"
+
 #include <gtest/gtest.h>
 
-#include "check/checker.h"
 #include "ir/builder.h"
 
 namespace tessera::check {
@@ -52,7 +53,8 @@ TEST(Checker, MandatoryInputNotConnected) {
   auto x = b.input("x", tensor(DataType::kFloat, {1, 3, 8, 8}));
   b.output(b.node("Conv", {x, ""}, {}, "conv_1"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("mandatory input 1 ('W') of node 'conv_1' (Conv) is not connected"), std::string::npos)
+  EXPECT_NE(texts(r).find("mandatory input 1 ('W') of node 'conv_1' (Conv) is not connected"),
+            std::string::npos)
       << texts(r);
 }
 
@@ -62,7 +64,8 @@ TEST(Checker, AttributeOfWrongType) {
   auto x = b.input("x", tensor(DataType::kFloat, {1, 3, 8, 8}));
   b.output(b.node("MaxPool", {x}, {Attribute::of_float("kernel_shape", 2.0f)}, "pool"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("attribute 'kernel_shape' of node 'pool' expects ints, got float"), std::string::npos)
+  EXPECT_NE(texts(r).find("attribute 'kernel_shape' of node 'pool' expects ints, got float"),
+            std::string::npos)
       << texts(r);
 }
 
@@ -72,7 +75,8 @@ TEST(Checker, RequiredAttributeMissing) {
   auto x = b.input("x", tensor(DataType::kFloat, {2}));
   b.output(b.node("Cast", {x}, {}, "cast"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("required attribute 'to' of node 'cast' (Cast) is missing"), std::string::npos) << texts(r);
+  EXPECT_NE(texts(r).find("required attribute 'to' of node 'cast' (Cast) is missing"), std::string::npos)
+      << texts(r);
 }
 
 TEST(Checker, ReshapeThatCannotWork) {
@@ -94,7 +98,8 @@ TEST(Checker, UnknownOperator) {
   auto x = b.input("x", tensor(DataType::kFloat, {2}));
   b.output(b.node("Frobnicate", {x}, {}, "f"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("unknown operator 'Frobnicate' in domain 'ai.onnx'"), std::string::npos) << texts(r);
+  EXPECT_NE(texts(r).find("unknown operator 'Frobnicate' in domain 'ai.onnx'"), std::string::npos)
+      << texts(r);
 }
 
 TEST(Checker, CustomDomainOperatorIsOnlyAWarning) {
@@ -114,8 +119,9 @@ TEST(Checker, OperatorNewerThanImportedOpset) {
   auto x = b.input("x", tensor(DataType::kFloat, {2}));
   b.output(b.node("Gelu", {x}, {}, "gelu"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("operator Gelu first appears in opset 20 of ai.onnx, but the model imports opset 17"),
-            std::string::npos)
+  EXPECT_NE(
+      texts(r).find("operator Gelu first appears in opset 20 of ai.onnx, but the model imports opset 17"),
+      std::string::npos)
       << texts(r);
 }
 
@@ -137,7 +143,8 @@ TEST(Checker, Cycle) {
   b.nodes("Relu", {"a"}, {}, "b");
   b.output("b");
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("the graph has a cycle through nodes 'a' (Add), 'b' (Relu)"), std::string::npos) << texts(r);
+  EXPECT_NE(texts(r).find("the graph has a cycle through nodes 'a' (Add), 'b' (Relu)"), std::string::npos)
+      << texts(r);
 }
 
 TEST(Checker, NodesOutOfOrderAreReportedButStillChecked) {
@@ -183,7 +190,8 @@ TEST(Checker, ValueProducedTwice) {
   m.graph.add_node(ir::Node{0, "b", "Relu", "", "", {x}, {"y"}, {}, "", {}, {}, ""});
   b.output("y");
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("value 'y' is produced twice, by node 'a' and node 'b'"), std::string::npos) << texts(r);
+  EXPECT_NE(texts(r).find("value 'y' is produced twice, by node 'a' and node 'b'"), std::string::npos)
+      << texts(r);
 }
 
 TEST(Checker, TypeMismatchBetweenInputs) {
@@ -205,9 +213,10 @@ TEST(Checker, TypeMismatchBetweenProducerAndDeclaration) {
   auto y = b.node("Relu", {x}, {}, "relu");
   b.output(y, tensor(DataType::kFloat, {2, 4}));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("output 0 ('relu') of node 'relu' (Relu) is inferred as tensor(float)[2,3] but declared "
-                          "as tensor(float)[2,4]"),
-            std::string::npos)
+  EXPECT_NE(
+      texts(r).find("output 0 ('relu') of node 'relu' (Relu) is inferred as tensor(float)[2,3] but declared "
+                    "as tensor(float)[2,4]"),
+      std::string::npos)
       << texts(r);
 }
 
@@ -217,7 +226,8 @@ TEST(Checker, InputOfDisallowedType) {
   auto x = b.input("x", tensor(DataType::kString, {2}));
   b.output(b.node("Relu", {x}, {}, "relu"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("input 0 ('X') has type tensor(string), which Relu does not accept"), std::string::npos)
+  EXPECT_NE(texts(r).find("input 0 ('X') has type tensor(string), which Relu does not accept"),
+            std::string::npos)
       << texts(r);
 }
 
@@ -242,9 +252,10 @@ TEST(Checker, InitializerDimensionsOverflow) {
   b.initializer(huge);
   b.output(b.node("Add", {x, "huge"}, {}, "add"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("initializer 'huge' has dimensions 1099511627776x1099511627776 that are negative or "
-                          "whose product overflows int64"),
-            std::string::npos)
+  EXPECT_NE(
+      texts(r).find("initializer 'huge' has dimensions 1099511627776x1099511627776 that are negative or "
+                    "whose product overflows int64"),
+      std::string::npos)
       << texts(r);
 }
 
@@ -295,7 +306,8 @@ TEST(Checker, ErrorsInsideSubgraphsNameTheirPath) {
                    Attribute::of_graph("else_branch", std::move(else_branch))},
                   "branch"));
   auto r = check_model(m);
-  EXPECT_NE(texts(r).find("error: main/branch.then_branch: node 'leaf' (Relu)"), std::string::npos) << texts(r);
+  EXPECT_NE(texts(r).find("error: main/branch.then_branch: node 'leaf' (Relu)"), std::string::npos)
+      << texts(r);
 }
 
 TEST(Checker, LocalFunctionCallsCarryTypes) {
@@ -326,7 +338,8 @@ TEST(Checker, IdentifierCheckIsOptIn) {
   CheckOptions o;
   o.check_identifiers = true;
   auto r = check_model(m, o);
-  EXPECT_NE(texts(r, Severity::kInfo).find("node name 'layer.0/relu' is not a valid C identifier"), std::string::npos);
+  EXPECT_NE(texts(r, Severity::kInfo).find("node name 'layer.0/relu' is not a valid C identifier"),
+            std::string::npos);
   EXPECT_TRUE(is_c_identifier("conv_1"));
   EXPECT_FALSE(is_c_identifier("1conv"));
   EXPECT_FALSE(is_c_identifier(""));

@@ -73,7 +73,9 @@ ir::Type T(ir::DataType elem, std::vector<std::variant<int64_t, std::string>> di
   return ir::Type::tensor(elem, std::move(shape));
 }
 
-ir::Type T(ir::DataType elem) { return ir::Type::tensor(elem); }
+ir::Type T(ir::DataType elem) {
+  return ir::Type::tensor(elem);
+}
 
 ir::Tensor ints_tensor(std::vector<int64_t> values) {
   int64_t n = static_cast<int64_t>(values.size());
