@@ -84,9 +84,12 @@ std::optional<Shape> broadcast_inputs(const InferenceContext& ctx, const std::ve
 }
 
 int64_t normalize_axis(const InferenceContext& ctx, int64_t axis, int64_t rank, std::string_view attr) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1)) {
+  // Strict: a rank-0 input has no axis at all, and callers index the shape with the result.
+  if (axis < -rank || axis >= rank) {
+    if (rank == 0)
+      ctx.fail(fmt::format("attribute '{}' is {}, but the input is a scalar and has no axes", attr, axis));
     ctx.fail(fmt::format("attribute '{}' is {}, outside [{}, {}) for a rank-{} input", attr, axis, -rank,
-                         std::max<int64_t>(rank, 1), rank));
+                         rank, rank));
   }
   return axis < 0 ? axis + rank : axis;
 }
@@ -119,25 +122,42 @@ std::optional<std::vector<Dim>> shape_value(const InferenceContext& ctx, size_t 
   return std::nullopt;
 }
 
+std::optional<int64_t> checked_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+
+std::optional<int64_t> checked_sub(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+
+std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
+}
+
 Dim dim_mul(const Dim& a, const Dim& b) {
   if (a.is_static() && a.value == 1) return b;
   if (b.is_static() && b.value == 1) return a;
   if (!a.is_static() || !b.is_static()) return Dim::unknown();
-  if (a.value != 0 && b.value > std::numeric_limits<int64_t>::max() / a.value) return Dim::unknown();
-  return Dim::of(a.value * b.value);
+  auto r = checked_mul(a.value, b.value);
+  return r ? Dim::of(*r) : Dim::unknown();
 }
 
 Dim dim_add(const Dim& a, const Dim& b) {
   if (b.is_static() && b.value == 0) return a;
   if (a.is_static() && a.value == 0) return b;
   if (!a.is_static() || !b.is_static()) return Dim::unknown();
-  return Dim::of(a.value + b.value);
+  auto r = checked_add(a.value, b.value);
+  return r ? Dim::of(*r) : Dim::unknown();
 }
 
 Dim dim_sub(const Dim& a, const Dim& b) {
   if (b.is_static() && b.value == 0) return a;
   if (!a.is_static() || !b.is_static()) return Dim::unknown();
-  return Dim::of(a.value - b.value);
+  auto r = checked_sub(a.value, b.value);
+  return r && *r >= 0 ? Dim::of(*r) : Dim::unknown();
 }
 
 Dim unify_dims(const InferenceContext& ctx, const Dim& a, const Dim& b, std::string_view what) {
@@ -166,12 +186,18 @@ void infer_broadcast_to_bool(InferenceContext& ctx) {
 Dim conv_output_dim(const Dim& in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
                     int64_t pad_end, bool ceil_mode) {
   if (!in.is_static() || stride <= 0) return Dim::unknown();
-  int64_t effective = dilation * (kernel - 1) + 1;
-  int64_t span = in.value + pad_begin + pad_end - effective;
-  if (span < 0) return Dim::of(0);
-  int64_t out = ceil_mode ? (span + stride - 1) / stride + 1 : span / stride + 1;
+  // Attributes come from the file: every step is checked, and an overflow leaves the size unknown.
+  auto km1 = checked_sub(kernel, 1);
+  auto dk = km1 ? checked_mul(dilation, *km1) : std::nullopt;
+  auto effective = dk ? checked_add(*dk, 1) : std::nullopt;
+  auto padded = checked_add(in.value, pad_begin);
+  auto padded2 = padded ? checked_add(*padded, pad_end) : std::nullopt;
+  auto span = padded2 && effective ? checked_sub(*padded2, *effective) : std::nullopt;
+  if (!span) return Dim::unknown();
+  if (*span < 0) return Dim::of(0);
+  int64_t out = *span / stride + ((ceil_mode && *span % stride != 0) ? 1 : 0) + 1;
   // With ceil mode, the last window must start inside the input or the left padding.
-  if (ceil_mode && (out - 1) * stride >= in.value + pad_begin) --out;
+  if (ceil_mode && (out - 1) > (*padded - 1) / stride) --out;
   return Dim::of(out);
 }
 

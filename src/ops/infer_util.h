@@ -36,6 +36,12 @@ std::optional<std::vector<int64_t>> constant_ints(const InferenceContext& ctx, s
 // The value of input i as dimensions: the constant, or the propagated shape value (may be symbolic).
 std::optional<std::vector<ir::Dim>> shape_value(const InferenceContext& ctx, size_t i);
 
+// Overflow-checked int64 arithmetic for sizes computed from shapes and attributes of untrusted models;
+// nullopt on overflow (a hostile file must get an "unknown" or an error, never undefined behaviour).
+std::optional<int64_t> checked_add(int64_t a, int64_t b);
+std::optional<int64_t> checked_sub(int64_t a, int64_t b);
+std::optional<int64_t> checked_mul(int64_t a, int64_t b);
+
 // Dimension arithmetic; unknown when an operand is not static (symbols are kept for identity only).
 ir::Dim dim_mul(const ir::Dim& a, const ir::Dim& b);
 ir::Dim dim_add(const ir::Dim& a, const ir::Dim& b);

@@ -47,7 +47,9 @@ void infer_col2im(InferenceContext& ctx) {
     int64_t per_block = 1;
     for (int64_t b : *block) {
       if (b < 1) ctx.fail(fmt::format("block_shape {} must be positive", *block));
-      per_block *= b;
+      auto p = checked_mul(per_block, b);
+      if (!p) ctx.fail(fmt::format("block_shape {} has a product beyond int64", *block));
+      per_block = *p;
     }
     const Dim& cb = (*xs)[1];
     if (cb.is_static() && cb.value % per_block != 0) {
@@ -61,17 +63,17 @@ void infer_col2im(InferenceContext& ctx) {
     auto strides = list_attr(ctx, "strides", k, 1);
     auto dilations = list_attr(ctx, "dilations", k, 1);
     auto pads = list_attr(ctx, "pads", 2 * k, 0);
-    int64_t blocks = 1;
-    for (size_t i = 0; i < k; ++i) {
+    std::optional<int64_t> blocks = 1;
+    for (size_t i = 0; i < k && blocks; ++i) {
       Dim d =
           conv_output_dim(Dim::of((*image)[i]), (*block)[i], strides[i], dilations[i], pads[i], pads[i + k]);
-      blocks *= d.value;
+      blocks = d.is_static() ? checked_mul(*blocks, d.value) : std::nullopt;
     }
-    if ((*xs)[2].is_static() && (*xs)[2].value != blocks) {
+    if (blocks && (*xs)[2].is_static() && (*xs)[2].value != *blocks) {
       ctx.fail_input(
           0, fmt::format("input 0 has {} blocks (its last axis) but image_shape {} with block_shape {}, "
                          "strides, dilations and pads holds {}",
-                         (*xs)[2].value, *image, *block, blocks));
+                         (*xs)[2].value, *image, *block, *blocks));
     }
   }
   Shape y{n, c};

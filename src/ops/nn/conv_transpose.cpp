@@ -18,13 +18,23 @@ namespace {
 Dim transpose_dim(const nn::Window& w, const std::vector<int64_t>& output_padding, const Dim& in, size_t i) {
   int64_t stride = w.strides[i];
   if (w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER") {
-    if (in.is_static()) return Dim::of(in.value * stride);
+    if (in.is_static()) return dim_mul(in, Dim::of(stride));
     return stride == 1 ? in : Dim::unknown();
   }
   if (!in.is_static() || w.kernel[i] < 0) return Dim::unknown();
-  int64_t effective = w.dilations[i] * (w.kernel[i] - 1) + 1;
-  return Dim::of(stride * (in.value - 1) + output_padding[i] + effective - w.pads[i] -
-                 w.pads[i + w.kernel.size()]);
+  // stride*(in-1) + output_padding + dilation*(kernel-1) + 1 - pads, each step checked: the
+  // attributes come from the file and may be anything.
+  auto step = [](std::optional<int64_t> acc, auto op, int64_t v) { return acc ? op(*acc, v) : acc; };
+  auto effective =
+      step(step(step(std::optional<int64_t>(w.kernel[i]), checked_sub, 1), checked_mul, w.dilations[i]),
+           checked_add, 1);
+  auto out = step(std::optional<int64_t>(in.value), checked_sub, 1);
+  out = step(out, checked_mul, stride);
+  out = step(out, checked_add, output_padding[i]);
+  out = effective ? step(out, checked_add, *effective) : std::nullopt;
+  out = step(out, checked_sub, w.pads[i]);
+  out = step(out, checked_sub, w.pads[i + w.kernel.size()]);
+  return out ? Dim::of(*out) : Dim::unknown();
 }
 
 void infer_conv_transpose(InferenceContext& ctx) {

@@ -139,7 +139,8 @@ void infer_conv(InferenceContext& ctx, const ConvInputs& in, ir::DataType elem) 
                           ir::shape_to_string(*xs), in.w_name, in.x_name));
   }
   Dim m = ws ? (*ws)[0] : Dim::unknown();
-  if (xs && ws && (*xs)[1].is_static() && (*ws)[1].is_static() && (*ws)[1].value * group != (*xs)[1].value) {
+  if (xs && ws && (*xs)[1].is_static() && (*ws)[1].is_static() &&
+      checked_mul((*ws)[1].value, group) != std::optional<int64_t>((*xs)[1].value)) {
     ctx.fail_input(
         in.w, fmt::format("input {} ('{}') has {} input channels per group but {} has {} channels and group "
                           "is {}",

@@ -24,7 +24,9 @@ std::optional<Factors> factors_of(const std::vector<Dim>& dims) {
   Factors f;
   for (const Dim& d : dims) {
     if (d.is_static()) {
-      f.number *= d.value;
+      auto n = tessera::ops::checked_mul(f.number, d.value);
+      if (!n) return std::nullopt;  // sizes beyond int64: nothing can be inferred
+      f.number = *n;
     } else if (d.is_symbolic()) {
       f.symbols.push_back(d.param);
     } else {

@@ -1,6 +1,8 @@
 // Split: cuts a tensor into pieces along an axis.
 #include <fmt/format.h>
 
+#include <cstdint>
+
 #include "ops/infer_util.h"
 #include "ops/registry.h"
 #include "ops/tensor/tensor_util.h"
@@ -55,7 +57,9 @@ void infer_split(InferenceContext& ctx) {
     int64_t sum = 0;
     for (size_t i = 0; i < outs; ++i) {
       if ((*sizes)[i] < 0) ctx.fail(fmt::format("split {} has a negative size", tensor::ints_string(*sizes)));
-      sum += (*sizes)[i];
+      auto next = checked_add(sum, (*sizes)[i]);
+      if (!next) ctx.fail(fmt::format("split {} sums beyond int64", tensor::ints_string(*sizes)));
+      sum = *next;
       pieces[i] = Dim::of((*sizes)[i]);
     }
     if (d.is_static() && sum != d.value) {
@@ -66,8 +70,8 @@ void infer_split(InferenceContext& ctx) {
     int64_t n = static_cast<int64_t>(outs);
     if (has_num) {
       // Split-18: equal pieces of ceil(size / n), the last one smaller when it does not divide.
-      int64_t chunk = (d.value + n - 1) / n;
-      if (chunk * (n - 1) > d.value) {
+      int64_t chunk = d.value / n + (d.value % n != 0 ? 1 : 0);
+      if (checked_mul(chunk, n - 1).value_or(INT64_MAX) > d.value) {
         // A warning, not an error: such Splits sit in the untaken branches of function bodies (AffineGrid).
         ctx.warn(
             fmt::format("axis {} of size {} cannot be split into {} pieces of {}", axis, d.value, n, chunk));
