@@ -70,7 +70,7 @@ Dim window_output_dim(const Window& w, const Dim& in, size_t i) {
   bool same = w.auto_pad == "SAME_UPPER" || w.auto_pad == "SAME_LOWER";
   if (same) {
     // SAME padding makes the output ceil(in / stride) whatever the kernel.
-    if (in.is_static()) return Dim::of((in.value + stride - 1) / stride);
+    if (in.is_static()) return Dim::of(in.value / stride + (in.value % stride != 0 ? 1 : 0));
     return stride == 1 ? in : Dim::unknown();
   }
   int64_t k = w.kernel[i];
@@ -78,7 +78,7 @@ Dim window_output_dim(const Window& w, const Dim& in, size_t i) {
   int64_t pb = w.pads[i], pe = w.pads[i + w.kernel.size()];
   if (!in.is_static()) {
     // A 1-wide window with stride 1 and no padding keeps a symbolic size as it is.
-    bool identity = (w.dilations[i] * (k - 1) + 1) == 1 && stride == 1 && pb == 0 && pe == 0;
+    bool identity = (k == 1 || w.dilations[i] == 0) && stride == 1 && pb == 0 && pe == 0;
     return identity ? in : Dim::unknown();
   }
   return conv_output_dim(in, k, stride, w.dilations[i], pb, pe, w.ceil_mode);
@@ -95,13 +95,21 @@ Shape window_output_shape(const InferenceContext& ctx, const Shape& x, const Dim
     size_t s = i - 2;
     Dim d = window_output_dim(*w, x[i], s);
     if (x[i].is_static() && w->kernel[s] >= 0 && w->auto_pad != "SAME_UPPER" && w->auto_pad != "SAME_LOWER") {
-      int64_t effective = w->dilations[s] * (w->kernel[s] - 1) + 1;
-      int64_t padded = x[i].value + w->pads[s] + w->pads[s + w->kernel.size()];
-      if (effective > padded) {
+      // Attribute values come from the file: sizes past int64 are reported, never computed with.
+      auto km1 = checked_sub(w->kernel[s], 1);
+      auto span = km1 ? checked_mul(w->dilations[s], *km1) : std::nullopt;
+      auto effective = span ? checked_add(*span, 1) : std::nullopt;
+      auto padded = checked_add(x[i].value, w->pads[s]);
+      padded = padded ? checked_add(*padded, w->pads[s + w->kernel.size()]) : std::nullopt;
+      if (!effective || !padded) {
+        ctx.fail(fmt::format("kernel {}, dilation {} and pads along spatial axis {} give sizes beyond int64",
+                             w->kernel[s], w->dilations[s], s));
+      }
+      if (*effective > *padded) {
         ctx.fail(
             fmt::format("the window spans {} along spatial axis {} (kernel {}, dilation {}) but X is only {} "
                         "there with padding",
-                        effective, s, w->kernel[s], w->dilations[s], padded));
+                        *effective, s, w->kernel[s], w->dilations[s], *padded));
       }
     }
     out.push_back(d);
