@@ -21,19 +21,6 @@ void infer_dequantize(InferenceContext& ctx) {
   set_output(ctx, 0, *out, std::move(shape));
 }
 
-std::vector<std::string> quantized_types(int v) {
-  if (v < 19) return types::tensors({"int8", "uint8", "int32"});
-  auto t = types::tensors({"int8", "uint8"});
-  if (v >= 21) t = types::concat({t, types::tensors({"int16", "uint16"})});
-  t = types::concat(
-      {t, types::tensors({"int32", "float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"})});
-  if (v >= 21) t = types::concat({t, types::tensors({"uint4", "int4"})});
-  if (v >= 23) t = types::concat({t, types::tensors({"float4e2m1"})});
-  if (v >= 24) t = types::concat({t, types::tensors({"float8e8m0"})});
-  if (v >= 25) t = types::concat({t, types::tensors({"uint2", "int2"})});
-  return t;
-}
-
 }  // namespace
 
 TESSERA_REGISTER_OPS(quant_dequantize_linear) {
@@ -50,7 +37,7 @@ TESSERA_REGISTER_OPS(quant_dequantize_linear) {
     if (v >= 13) s.attr("axis", int64_t{1});
     if (v >= 21) s.attr("block_size", int64_t{0});
     if (v >= 23) s.attr("output_dtype", int64_t{0});
-    s.types(q_t, quantized_types(v));
+    s.types(q_t, quantized_types(v, /*with_int32=*/true));
     if (v >= 19) s.types("T2", types::tensors({"float", "float16", "bfloat16"}));
     if (v >= 23) s.types("T3", types::tensors({"float", "float16", "bfloat16"}));
     reg.add(s.infer(infer_dequantize));

@@ -97,4 +97,17 @@ void check_quant_params(const InferenceContext& ctx, bool per_axis, bool blocked
   }
 }
 
+std::vector<std::string> quantized_types(int v, bool with_int32) {
+  auto t = types::tensors({"int8", "uint8"});
+  if (with_int32) t = types::concat({t, types::tensors({"int32"})});
+  if (v < 19) return t;
+  if (v >= 21) t = types::concat({t, types::tensors({"int16", "uint16"})});
+  t = types::concat({t, types::tensors({"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"})});
+  if (v >= 21) t = types::concat({t, types::tensors({"uint4", "int4"})});
+  if (v >= 23) t = types::concat({t, types::tensors({"float4e2m1"})});
+  if (v >= 24) t = types::concat({t, types::tensors({"float8e8m0"})});
+  if (v >= 25) t = types::concat({t, types::tensors({"uint2", "int2"})});
+  return t;
+}
+
 }  // namespace tessera::ops

@@ -33,18 +33,6 @@ void infer_quantize(InferenceContext& ctx) {
   set_output(ctx, 0, out == DataType::kUndefined ? DataType::kUint8 : out, std::move(shape));
 }
 
-std::vector<std::string> quantized_types(int v) {
-  auto t = types::tensors({"int8", "uint8"});
-  if (v < 19) return t;
-  t = types::concat({t, v >= 21 ? types::tensors({"int16", "uint16"}) : std::vector<std::string>{},
-                     types::tensors({"float8e4m3fn", "float8e4m3fnuz", "float8e5m2", "float8e5m2fnuz"})});
-  if (v >= 21) t = types::concat({t, types::tensors({"uint4", "int4"})});
-  if (v >= 23) t = types::concat({t, types::tensors({"float4e2m1"})});
-  if (v >= 24) t = types::concat({t, types::tensors({"float8e8m0"})});
-  if (v >= 25) t = types::concat({t, types::tensors({"uint2", "int2"})});
-  return t;
-}
-
 }  // namespace
 
 TESSERA_REGISTER_OPS(quant_quantize_linear) {
@@ -66,7 +54,7 @@ TESSERA_REGISTER_OPS(quant_quantize_linear) {
                         : types::tensors({"float", "int32"});
     s.types("T1", high);
     if (v >= 23) s.types("T2", high);
-    s.types(q_t, quantized_types(v));
+    s.types(q_t, quantized_types(v, /*with_int32=*/false));
     reg.add(s.infer(infer_quantize));
   }
 }
