@@ -130,117 +130,71 @@ const char* kClassifierDoc =
 const char* kRegressorDoc =
     "Predicts n_targets values per row by aggregating the leaf weights of decision trees.";
 
+// The node attributes both tree ensembles share; version 3 added a tensor twin to each float list
+// (so doubles can be stored without loss).
+void add_tree_attrs(OpSchema& s, int version) {
+  auto floats = [&](const char* name) {
+    s.attr_optional(name, AttrType::kFloats);
+    if (version >= 3) s.attr_optional(std::string(name) + "_as_tensor", AttrType::kTensor);
+  };
+  floats("base_values");
+  for (const char* name : {"nodes_falsenodeids", "nodes_featureids", "nodes_missing_value_tracks_true",
+                           "nodes_nodeids", "nodes_treeids", "nodes_truenodeids"}) {
+    s.attr_optional(name, AttrType::kInts);
+  }
+  floats("nodes_hitrates");
+  floats("nodes_values");
+  s.attr_optional("nodes_modes", AttrType::kStrings);
+  s.attr("post_transform", "NONE");
+}
+
+OpSchema tree_classifier(int version) {
+  OpSchema s("TreeEnsembleClassifier", version, "ai.onnx.ml");
+  s.category(Category::kMachineLearning)
+      .doc(kClassifierDoc)
+      .input("X", "T1")
+      .output("Y", "T2")
+      .output("Z", "tensor(float)")
+      .types("T1", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
+      .types("T2", {"tensor(int64)", "tensor(string)"})
+      .attr_optional("class_ids", AttrType::kInts)
+      .attr_optional("class_nodeids", AttrType::kInts)
+      .attr_optional("class_treeids", AttrType::kInts)
+      .attr_optional("class_weights", AttrType::kFloats)
+      .attr_optional("classlabels_int64s", AttrType::kInts)
+      .attr_optional("classlabels_strings", AttrType::kStrings)
+      .infer(infer_tree_classifier);
+  if (version >= 3) s.attr_optional("class_weights_as_tensor", AttrType::kTensor);
+  add_tree_attrs(s, version);
+  return s;
+}
+
+OpSchema tree_regressor(int version) {
+  OpSchema s("TreeEnsembleRegressor", version, "ai.onnx.ml");
+  s.category(Category::kMachineLearning)
+      .doc(kRegressorDoc)
+      .input("X", "T")
+      .output("Y", "tensor(float)")
+      .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
+      .attr("aggregate_function", "SUM")
+      .attr_optional("n_targets", AttrType::kInt)
+      .attr_optional("target_ids", AttrType::kInts)
+      .attr_optional("target_nodeids", AttrType::kInts)
+      .attr_optional("target_treeids", AttrType::kInts)
+      .attr_optional("target_weights", AttrType::kFloats)
+      .infer(infer_tree_regressor);
+  if (version >= 3) s.attr_optional("target_weights_as_tensor", AttrType::kTensor);
+  add_tree_attrs(s, version);
+  return s;
+}
+
 }  // namespace
 
 TESSERA_REGISTER_OPS(ml_tree_ensemble) {
-  reg.add(OpSchema("TreeEnsembleClassifier", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc(kClassifierDoc)
-              .input("X", "T1")
-              .output("Y", "T2")
-              .output("Z", "tensor(float)")
-              .types("T1", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .types("T2", {"tensor(int64)", "tensor(string)"})
-              .attr_optional("base_values", AttrType::kFloats)
-              .attr_optional("class_ids", AttrType::kInts)
-              .attr_optional("class_nodeids", AttrType::kInts)
-              .attr_optional("class_treeids", AttrType::kInts)
-              .attr_optional("class_weights", AttrType::kFloats)
-              .attr_optional("classlabels_int64s", AttrType::kInts)
-              .attr_optional("classlabels_strings", AttrType::kStrings)
-              .attr_optional("nodes_falsenodeids", AttrType::kInts)
-              .attr_optional("nodes_featureids", AttrType::kInts)
-              .attr_optional("nodes_hitrates", AttrType::kFloats)
-              .attr_optional("nodes_missing_value_tracks_true", AttrType::kInts)
-              .attr_optional("nodes_modes", AttrType::kStrings)
-              .attr_optional("nodes_nodeids", AttrType::kInts)
-              .attr_optional("nodes_treeids", AttrType::kInts)
-              .attr_optional("nodes_truenodeids", AttrType::kInts)
-              .attr_optional("nodes_values", AttrType::kFloats)
-              .attr("post_transform", "NONE")
-              .infer(infer_tree_classifier));
-  reg.add(OpSchema("TreeEnsembleClassifier", 3, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc(kClassifierDoc)
-              .input("X", "T1")
-              .output("Y", "T2")
-              .output("Z", "tensor(float)")
-              .types("T1", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .types("T2", {"tensor(int64)", "tensor(string)"})
-              .attr_optional("base_values", AttrType::kFloats)
-              .attr_optional("base_values_as_tensor", AttrType::kTensor)
-              .attr_optional("class_ids", AttrType::kInts)
-              .attr_optional("class_nodeids", AttrType::kInts)
-              .attr_optional("class_treeids", AttrType::kInts)
-              .attr_optional("class_weights", AttrType::kFloats)
-              .attr_optional("class_weights_as_tensor", AttrType::kTensor)
-              .attr_optional("classlabels_int64s", AttrType::kInts)
-              .attr_optional("classlabels_strings", AttrType::kStrings)
-              .attr_optional("nodes_falsenodeids", AttrType::kInts)
-              .attr_optional("nodes_featureids", AttrType::kInts)
-              .attr_optional("nodes_hitrates", AttrType::kFloats)
-              .attr_optional("nodes_hitrates_as_tensor", AttrType::kTensor)
-              .attr_optional("nodes_missing_value_tracks_true", AttrType::kInts)
-              .attr_optional("nodes_modes", AttrType::kStrings)
-              .attr_optional("nodes_nodeids", AttrType::kInts)
-              .attr_optional("nodes_treeids", AttrType::kInts)
-              .attr_optional("nodes_truenodeids", AttrType::kInts)
-              .attr_optional("nodes_values", AttrType::kFloats)
-              .attr_optional("nodes_values_as_tensor", AttrType::kTensor)
-              .attr("post_transform", "NONE")
-              .infer(infer_tree_classifier));
-  reg.add(OpSchema("TreeEnsembleRegressor", 1, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc(kRegressorDoc)
-              .input("X", "T")
-              .output("Y", "tensor(float)")
-              .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .attr("aggregate_function", "SUM")
-              .attr_optional("base_values", AttrType::kFloats)
-              .attr_optional("n_targets", AttrType::kInt)
-              .attr_optional("nodes_falsenodeids", AttrType::kInts)
-              .attr_optional("nodes_featureids", AttrType::kInts)
-              .attr_optional("nodes_hitrates", AttrType::kFloats)
-              .attr_optional("nodes_missing_value_tracks_true", AttrType::kInts)
-              .attr_optional("nodes_modes", AttrType::kStrings)
-              .attr_optional("nodes_nodeids", AttrType::kInts)
-              .attr_optional("nodes_treeids", AttrType::kInts)
-              .attr_optional("nodes_truenodeids", AttrType::kInts)
-              .attr_optional("nodes_values", AttrType::kFloats)
-              .attr("post_transform", "NONE")
-              .attr_optional("target_ids", AttrType::kInts)
-              .attr_optional("target_nodeids", AttrType::kInts)
-              .attr_optional("target_treeids", AttrType::kInts)
-              .attr_optional("target_weights", AttrType::kFloats)
-              .infer(infer_tree_regressor));
-  reg.add(OpSchema("TreeEnsembleRegressor", 3, "ai.onnx.ml")
-              .category(Category::kMachineLearning)
-              .doc(kRegressorDoc)
-              .input("X", "T")
-              .output("Y", "tensor(float)")
-              .types("T", {"tensor(double)", "tensor(float)", "tensor(int32)", "tensor(int64)"})
-              .attr("aggregate_function", "SUM")
-              .attr_optional("base_values", AttrType::kFloats)
-              .attr_optional("base_values_as_tensor", AttrType::kTensor)
-              .attr_optional("n_targets", AttrType::kInt)
-              .attr_optional("nodes_falsenodeids", AttrType::kInts)
-              .attr_optional("nodes_featureids", AttrType::kInts)
-              .attr_optional("nodes_hitrates", AttrType::kFloats)
-              .attr_optional("nodes_hitrates_as_tensor", AttrType::kTensor)
-              .attr_optional("nodes_missing_value_tracks_true", AttrType::kInts)
-              .attr_optional("nodes_modes", AttrType::kStrings)
-              .attr_optional("nodes_nodeids", AttrType::kInts)
-              .attr_optional("nodes_treeids", AttrType::kInts)
-              .attr_optional("nodes_truenodeids", AttrType::kInts)
-              .attr_optional("nodes_values", AttrType::kFloats)
-              .attr_optional("nodes_values_as_tensor", AttrType::kTensor)
-              .attr("post_transform", "NONE")
-              .attr_optional("target_ids", AttrType::kInts)
-              .attr_optional("target_nodeids", AttrType::kInts)
-              .attr_optional("target_treeids", AttrType::kInts)
-              .attr_optional("target_weights", AttrType::kFloats)
-              .attr_optional("target_weights_as_tensor", AttrType::kTensor)
-              .infer(infer_tree_regressor));
+  for (int version : {1, 3}) {
+    reg.add(tree_classifier(version));
+    reg.add(tree_regressor(version));
+  }
   reg.add(
       OpSchema("TreeEnsemble", 5, "ai.onnx.ml")
           .category(Category::kMachineLearning)
