@@ -11,6 +11,7 @@ packages=(
   libonnx-dev                         # test oracle: ONNX 1.12 operator schemas
   clang libclang-rt-14-dev            # sanitizer and libFuzzer builds
   python3 python3-onnx python3-numpy  # benchmark peers (onnx.load)
+  libpng-dev libjpeg-dev              # image inputs of tessera run
 )
 
 missing=()

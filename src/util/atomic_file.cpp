@@ -83,4 +83,14 @@ void AtomicFile::commit() {
   if (::fsync(dir_.get()) != 0) fail("syncing the folder of '" + name_ + "'");
 }
 
+void write_file_atomically(const std::filesystem::path& file, std::span<const std::byte> bytes) {
+  std::filesystem::path dir = file.parent_path().empty() ? "." : file.parent_path();
+  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd) throw std::system_error(errno, std::generic_category(), "cannot open folder " + dir.string());
+  AtomicFile f(std::move(dir_fd), file.filename().string());
+  f.write(bytes);
+  f.sync();
+  f.commit();
+}
+
 }  // namespace tessera::util

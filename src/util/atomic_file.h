@@ -7,6 +7,8 @@
 // target untouched.
 #pragma once
 
+#include <filesystem>
+
 #include <cstddef>
 #include <span>
 #include <string>
@@ -41,5 +43,9 @@ class AtomicFile {
   size_t size_ = 0;
   bool committed_ = false;
 };
+
+// Writes a whole file atomically (temporary file in the same folder, fsync, rename); throws
+// std::system_error naming the file.
+void write_file_atomically(const std::filesystem::path& file, std::span<const std::byte> bytes);
 
 }  // namespace tessera::util

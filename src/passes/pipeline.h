@@ -1,0 +1,27 @@
+// The optimisation levels, as ONNX Runtime names them:
+//   none      the model as written;
+//   basic     rewrites that keep to standard ONNX ops (folding constants, removing dead and identity
+//             nodes, folding BatchNormalization into Conv, merging common subexpressions);
+//   extended  fusions into Tessera's own kernels (Conv+activation, MatMul+Add, attention...).
+// Each level includes the ones before it. The rules themselves are in rules.h; why they run in the
+// order they do is written in pipeline.cpp.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/model.h"
+#include "runtime/session.h"
+
+namespace tessera::passes {
+
+// One application of a rule, for the report and `tessera optimize --verbose`.
+struct Rewrite {
+  std::string rule;
+  std::string node;  // the node the rule matched (its name, or op type)
+};
+
+// Rewrites `model` in place up to `level`; returns what was rewritten, in order.
+std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level);
+
+}  // namespace tessera::passes

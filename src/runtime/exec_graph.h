@@ -1,0 +1,76 @@
+// A graph compiled for execution: values numbered into slots, a kernel per node, the slots each node
+// releases (the last use of a value frees it, so memory follows liveness), and the compiled bodies of
+// control-flow attributes. Subgraphs see the values of enclosing graphs by name (ONNX outer scope);
+// compilation resolves those names once and the enclosing node keeps them alive until it has run.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/model.h"
+#include "runtime/backend.h"
+#include "runtime/kernel.h"
+
+namespace tessera::rt {
+
+struct ExecNode {
+  const ir::Node* node = nullptr;
+  std::unique_ptr<KernelInfo> info;
+  KernelPtr kernel;
+  std::string kernel_name;  // "reference", "dnnl"...
+  Backend* backend = nullptr;
+  std::vector<int> inputs;   // slot per input; -1 when left out
+  std::vector<int> outputs;  // slot per output; -1 when left out
+  std::vector<int> release;  // slots whose last use is this node
+  std::vector<std::unique_ptr<ExecGraph>> subgraphs;
+};
+
+// What compilation needs from the session.
+struct CompileOptions {
+  const ir::Model* model = nullptr;              // opset imports
+  std::vector<Backend*> backends;                // in order of preference; the CPU backend last
+  std::string graph_path;                        // for messages: "main", "main/If_0:then_branch"
+};
+
+class ExecGraph {
+ public:
+  // Throws CompileError naming the node when an op has no kernel or a value is undefined.
+  static std::unique_ptr<ExecGraph> compile(const ir::Graph& g, const CompileOptions& opts,
+                                            const ExecGraph* enclosing = nullptr);
+
+  const ir::Graph& graph() const { return *graph_; }
+  const std::string& path() const { return path_; }
+  int slot_count() const { return static_cast<int>(names_.size()); }
+  const std::string& slot_name(int s) const { return names_[static_cast<size_t>(s)]; }
+  int find_slot(const std::string& name) const;  // -1 when the graph does not know the name
+  // Whether the name is a slot here or in an enclosing graph.
+  bool resolves(const std::string& name) const;
+  const std::vector<int>& input_slots() const { return inputs_; }
+  const std::vector<int>& output_slots() const { return outputs_; }
+  const std::vector<std::pair<int, Value>>& constants() const { return constants_; }
+  // Names taken from enclosing graphs: (local slot, name).
+  const std::vector<std::pair<int, std::string>>& outer() const { return outer_; }
+  const std::vector<ExecNode>& nodes() const { return nodes_; }
+  // Slots of inputs and constants released before any node runs (never used).
+  const std::vector<int>& unused() const { return unused_; }
+
+ private:
+  const ir::Graph* graph_ = nullptr;
+  const ExecGraph* enclosing_ = nullptr;
+  std::string path_;
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, int> slots_;
+  std::vector<int> inputs_, outputs_, unused_;
+  std::vector<std::pair<int, Value>> constants_;
+  std::vector<std::pair<int, std::string>> outer_;
+  std::vector<ExecNode> nodes_;
+};
+
+class CompileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+}  // namespace tessera::rt

@@ -1,0 +1,108 @@
+#include "runtime/executor.h"
+
+#include <fmt/format.h>
+
+namespace tessera::rt {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class FrameHost : public ExecutionHost {
+ public:
+  FrameHost(RunContext& rc, const Frame& f) : rc_(rc), frame_(f) {}
+  Tensor allocate(DataType dtype, Shape shape) override {
+    return rc_.planner ? rc_.planner->allocate(dtype, std::move(shape)) : Tensor::zeros(dtype, std::move(shape));
+  }
+  std::vector<Value> run_subgraph(const ExecGraph& g, std::span<const Value> inputs) override {
+    return run_graph(g, inputs, &frame_, rc_);
+  }
+  ThreadPool& threads() override { return *rc_.pool; }
+  bool cancelled() const override { return rc_.cancel && rc_.cancel->load(); }
+
+ private:
+  RunContext& rc_;
+  const Frame& frame_;
+};
+
+std::string label(const ir::Node& n) {
+  return n.name.empty() ? fmt::format("{} node", n.op_type) : fmt::format("node '{}' ({})", n.name, n.op_type);
+}
+
+void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
+  // Inputs point into the frame; subgraph-only inputs (appended after the node's own) are not passed.
+  size_t own = en.node->inputs.size();
+  std::vector<const Value*> ins(own, nullptr);
+  for (size_t i = 0; i < own; ++i)
+    if (en.inputs[i] >= 0) ins[i] = &f.slots[static_cast<size_t>(en.inputs[i])];
+  std::vector<Value> outs(en.outputs.size());
+  KernelContext ctx(*en.info, ins, outs, host);
+  Clock::time_point t0;
+  if (rc.events) t0 = Clock::now();
+  try {
+    en.kernel->compute(ctx);
+  } catch (const RunError&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw RunError(fmt::format("{}: {}: out of memory", f.graph->path(), label(*en.node)));
+  } catch (const std::exception& e) {
+    throw RunError(fmt::format("{}: {}: {}", f.graph->path(), label(*en.node), e.what()));
+  }
+  if (rc.events) {
+    auto t1 = Clock::now();
+    NodeEvent ev;
+    ev.graph_path = f.graph->path();
+    ev.node_id = en.node->id;
+    ev.node_name = en.node->name;
+    ev.op_type = en.node->op_type;
+    ev.kernel = en.kernel_name;
+    ev.start_us = std::chrono::duration<double, std::micro>(t0 - rc.start).count();
+    ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+    for (const auto& o : outs) ev.output_shapes.push_back(o.is_tensor() ? o.tensor().shape() : Shape{});
+    rc.events->push_back(std::move(ev));
+  }
+  for (size_t i = 0; i < outs.size(); ++i) {
+    int s = en.outputs[i];
+    if (s < 0) continue;
+    if (outs[i].is_none() && outs[i].none_type().is_none() && !en.node->outputs[i].empty()) {
+      // A kernel that leaves a wanted output unset is a kernel bug; say so instead of passing nothing on.
+      throw RunError(fmt::format("{}: {}: kernel produced no value for output {} ('{}')", f.graph->path(),
+                                 label(*en.node), i, en.node->outputs[i]));
+    }
+    f.slots[static_cast<size_t>(s)] = std::move(outs[i]);
+  }
+  for (int s : en.release) f.slots[static_cast<size_t>(s)] = Value();
+}
+
+}  // namespace
+
+std::vector<Value> run_graph(const ExecGraph& g, std::span<const Value> inputs, const Frame* parent,
+                             RunContext& rc) {
+  Frame f;
+  f.graph = &g;
+  f.parent = parent;
+  f.slots.resize(static_cast<size_t>(g.slot_count()));
+  for (const auto& [s, v] : g.constants()) f.slots[static_cast<size_t>(s)] = v;
+  const auto& in_slots = g.input_slots();
+  if (inputs.size() > in_slots.size())
+    throw RunError(fmt::format("{}: {} inputs given, the graph takes {}", g.path(), inputs.size(),
+                               in_slots.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) f.slots[static_cast<size_t>(in_slots[i])] = inputs[i];
+  for (const auto& [s, name] : g.outer()) {
+    int ps = parent ? parent->graph->find_slot(name) : -1;
+    if (ps < 0) throw RunError(fmt::format("{}: outer-scope value '{}' not found", g.path(), name));
+    f.slots[static_cast<size_t>(s)] = parent->slots[static_cast<size_t>(ps)];
+  }
+  for (int s : g.unused()) f.slots[static_cast<size_t>(s)] = Value();
+  FrameHost host(rc, f);
+  for (const auto& en : g.nodes()) {
+    if (rc.cancel && rc.cancel->load()) throw RunError("run cancelled");
+    run_node(en, f, host, rc);
+  }
+  std::vector<Value> outs;
+  outs.reserve(g.output_slots().size());
+  for (int s : g.output_slots()) outs.push_back(f.slots[static_cast<size_t>(s)]);
+  return outs;
+}
+
+}  // namespace tessera::rt

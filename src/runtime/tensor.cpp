@@ -1,0 +1,163 @@
+#include "runtime/tensor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <stdexcept>
+
+#include "runtime/half.h"
+#include "runtime/kernel.h"
+
+namespace tessera::rt {
+
+int64_t shape_numel(std::span<const int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw KernelError(fmt::format("negative dimension in shape {}", shape_str(shape)));
+    if (__builtin_mul_overflow(n, d, &n))
+      throw KernelError(fmt::format("shape {} has more elements than int64 can count", shape_str(shape)));
+  }
+  return n;
+}
+
+size_t dtype_bytes(DataType dt, int64_t n) {
+  if (dt == DataType::kString) return static_cast<size_t>(n) * sizeof(std::string);
+  int bits = ir::dtype_bits(dt);
+  int64_t total = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(bits), &total) || total > (int64_t{1} << 62))
+    throw KernelError(fmt::format("{} elements of {} do not fit in memory", n, ir::dtype_name(dt)));
+  return static_cast<size_t>((total + 7) / 8);
+}
+
+std::string shape_str(std::span<const int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+
+namespace {
+
+// 64-byte aligned host memory: what vector instructions and oneDNN want.
+std::shared_ptr<void> host_alloc(size_t bytes) {
+  size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  return {p, [](void* q) { std::free(q); }};
+}
+
+std::shared_ptr<void> string_alloc(int64_t n) {
+  auto* arr = new std::string[static_cast<size_t>(std::max<int64_t>(n, 1))];
+  return {arr, [](void* q) { delete[] static_cast<std::string*>(q); }};
+}
+
+}  // namespace
+
+Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<void> data, Device device)
+    : dtype_(dtype), shape_(std::move(shape)), data_(std::move(data)), device_(device) {
+  numel_ = shape_numel(shape_);
+}
+
+Tensor Tensor::zeros(DataType dtype, Shape shape) {
+  int64_t n = shape_numel(shape);
+  auto data = dtype == DataType::kString ? string_alloc(n) : host_alloc(dtype_bytes(dtype, n));
+  return Tensor(dtype, std::move(shape), std::move(data));
+}
+
+size_t Tensor::nbytes() const { return dtype_bytes(dtype_, numel_); }
+
+Tensor Tensor::from_ir(const ir::Tensor& t) {
+  if (t.dtype == DataType::kString) {
+    Tensor r = zeros(t.dtype, t.dims);
+    if (static_cast<int64_t>(t.strings.size()) != r.numel())
+      throw KernelError(fmt::format("string tensor '{}' has {} strings for shape {}", t.name, t.strings.size(),
+                                    shape_str(t.dims)));
+    std::copy(t.strings.begin(), t.strings.end(), r.data<std::string>());
+    return r;
+  }
+  auto bytes = t.bytes();
+  int64_t n = shape_numel(t.dims);
+  if (bytes.size() < dtype_bytes(t.dtype, n))
+    throw KernelError(fmt::format("tensor '{}' holds {} bytes, its shape {} needs {}", t.name, bytes.size(),
+                                  shape_str(t.dims), dtype_bytes(t.dtype, n)));
+  if (n == 0 || !t.data) return zeros(t.dtype, t.dims);
+  // Keep the ir buffer alive through the aliasing constructor; kernels never write their inputs.
+  std::shared_ptr<void> alias(t.data, const_cast<std::byte*>(bytes.data()));
+  // Misaligned bytes (a raw_data field inside a mapped protobuf) are copied: kernels may assume the
+  // natural alignment of their element type.
+  if (reinterpret_cast<uintptr_t>(bytes.data()) % 16 != 0) {
+    Tensor r = zeros(t.dtype, t.dims);
+    std::memcpy(r.raw(), bytes.data(), r.nbytes());
+    return r;
+  }
+  return Tensor(t.dtype, t.dims, std::move(alias));
+}
+
+ir::Tensor Tensor::to_ir(std::string name) const {
+  ir::Tensor t;
+  t.name = std::move(name);
+  t.dtype = dtype_;
+  t.dims = shape_;
+  if (dtype_ == DataType::kString) {
+    t.strings.assign(data<std::string>(), data<std::string>() + numel_);
+    return t;
+  }
+  t.data = ir::make_buffer(std::span<const std::byte>(static_cast<const std::byte*>(raw()), nbytes()));
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel_)
+    throw KernelError(fmt::format("cannot view {} elements as shape {}", numel_, shape_str(shape)));
+  return Tensor(dtype_, std::move(shape), data_, device_);
+}
+
+Tensor Tensor::clone() const {
+  Tensor r = zeros(dtype_, shape_);
+  if (dtype_ == DataType::kString)
+    std::copy(data<std::string>(), data<std::string>() + numel_, r.data<std::string>());
+  else if (numel_ > 0)
+    std::memcpy(r.raw(), raw(), nbytes());
+  return r;
+}
+
+double Tensor::to_double(int64_t i) const {
+  switch (dtype_) {
+    case DataType::kFloat: return data<float>()[i];
+    case DataType::kDouble: return data<double>()[i];
+    case DataType::kFloat16: return static_cast<float>(data<Float16>()[i]);
+    case DataType::kBFloat16: return static_cast<float>(data<BFloat16>()[i]);
+    case DataType::kInt8: return data<int8_t>()[i];
+    case DataType::kInt16: return data<int16_t>()[i];
+    case DataType::kInt32: return data<int32_t>()[i];
+    case DataType::kInt64: return static_cast<double>(data<int64_t>()[i]);
+    case DataType::kUint8: return data<uint8_t>()[i];
+    case DataType::kUint16: return data<uint16_t>()[i];
+    case DataType::kUint32: return data<uint32_t>()[i];
+    case DataType::kUint64: return static_cast<double>(data<uint64_t>()[i]);
+    case DataType::kBool: return data<bool>()[i] ? 1.0 : 0.0;
+    default: throw KernelError(fmt::format("a {} tensor has no numeric value", ir::dtype_name(dtype_)));
+  }
+}
+
+int64_t Tensor::to_int64(int64_t i) const {
+  switch (dtype_) {
+    case DataType::kInt64: return data<int64_t>()[i];
+    case DataType::kInt32: return data<int32_t>()[i];
+    case DataType::kInt16: return data<int16_t>()[i];
+    case DataType::kInt8: return data<int8_t>()[i];
+    case DataType::kUint8: return data<uint8_t>()[i];
+    case DataType::kUint16: return data<uint16_t>()[i];
+    case DataType::kUint32: return data<uint32_t>()[i];
+    case DataType::kUint64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    case DataType::kBool: return data<bool>()[i] ? 1 : 0;
+    default: return static_cast<int64_t>(to_double(i));
+  }
+}
+
+std::vector<int64_t> Tensor::to_int64_vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) v[static_cast<size_t>(i)] = to_int64(i);
+  return v;
+}
+
+}  // namespace tessera::rt
