@@ -8,10 +8,12 @@ packages=(
   libprotobuf-dev protobuf-compiler   # the ONNX file format
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libdnnl-dev                         # oneDNN: fast CPU kernels (Conv, MatMul...)
   libonnx-dev                         # test oracle: ONNX 1.12 operator schemas
   clang libclang-rt-14-dev            # sanitizer and libFuzzer builds
   python3 python3-onnx python3-numpy  # benchmark peers (onnx.load)
   libpng-dev libjpeg-dev              # image inputs of tessera run
+  python3-torch python3-torchvision   # reference outputs of real models (tests/models)
 )
 
 missing=()

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Times Tessera's peers on a model made by tests/models/export_models.py, on the same inputs.
 
 Usage: run_peers.py --model-dir DIR [--threads N] [--iterations 50] [--warmup 10] [--json OUT.json]

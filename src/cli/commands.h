@@ -13,5 +13,7 @@ inline constexpr int kUnreadable = 2;  // the input could not be read at all, or
 void add_info_command(CLI::App& app, int& status);
 void add_check_command(CLI::App& app, int& status);
 void add_new_command(CLI::App& app, int& status);
+void add_run_command(CLI::App& app, int& status);
+void add_profile_command(CLI::App& app, int& status);
 
 }  // namespace tessera::cli

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   tessera::cli::add_info_command(app, status);
   tessera::cli::add_check_command(app, status);
   tessera::cli::add_new_command(app, status);
+  tessera::cli::add_run_command(app, status);
+  tessera::cli::add_profile_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

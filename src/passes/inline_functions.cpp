@@ -71,7 +71,8 @@ struct Inliner {
       rename[fn.body.inputs[i].name] = i < call.inputs.size() ? call.inputs[i] : std::string();
     for (size_t i = 0; i < fn.body.outputs.size(); ++i)
       rename[fn.body.outputs[i].name] = i < call.outputs.size() ? call.outputs[i] : std::string();
-    std::string prefix = fmt::format("{}__{}_{}/", call.name.empty() ? fn.name : call.name, fn.name, serial++);
+    std::string prefix =
+        fmt::format("{}__{}_{}/", call.name.empty() ? fn.name : call.name, fn.name, serial++);
     auto map_name = [&](const std::string& s) -> std::string {
       if (s.empty()) return s;
       auto it = rename.find(s);

@@ -2,6 +2,47 @@
 
 #include "passes/rule.h"
 
+// The order of the levels and rules.
+//
+// run_rules applies a level's rules, each over every node of every graph (subgraphs first), and repeats
+// the sweep until nothing changes, so the order never decides *whether* a rewrite happens, only how soon
+// and how the rewrites of a sweep feed each other. The basic level reaches its fixed point before the
+// extended level starts, so the fusions see a graph already folded and cleaned, with standard ops only.
+//
+// Basic (standard ONNX ops in, standard ONNX ops out):
+//   10 fold_constants          first: it turns Constant nodes into initializers, and every later rule
+//                              recognises constants as initializers only.
+//   20 fold_shape              Shape/Size of statically shaped values become constants, so that the
+//                              Shape -> Gather -> Concat -> Reshape chains fold on the next sweep and
+//                              eliminate_nop / fuse_consecutive_reshapes see constant targets.
+//   30 eliminate_identity      Identity and inference Dropout: pure wiring, removed before the pattern
+//                              rules below so that their patterns are not interrupted by them.
+//   40 eliminate_nop           Transpose/Reshape/Cast/Pad/Slice/Expand/Concat that change nothing; after
+//                              the folds above, which turn their parameters into constants.
+//   50 fold_unsqueeze_squeeze  then the pairs that cancel out, and
+//   60 fuse_consecutive_transposes, 70 fuse_consecutive_reshapes: chains collapsed into one node (an
+//                              identity result is removed by eliminate_nop on the next sweep).
+//   80 fold_conv_batchnorm, 90 fold_conv_add, 100 fold_conv_mul: per-channel affine ops folded into the
+//                              Conv weights; BatchNormalization first, since exporters emit Conv+BN far
+//                              more often, and a following Add/Mul then folds into the same Conv.
+//  110 eliminate_common_subexpressions: after the eliminations above, which make more nodes read the
+//                              same values (the readers of a removed Identity read its input) and so
+//                              become identical.
+// 1000 eliminate_dead_nodes    last: it cleans up whatever the rules above left without readers.
+//
+// Extended (fusions into ONNX Runtime's contrib ops and faster standard kernels):
+//   10 fuse_gelu               the erf decomposition -> Gelu; before fuse_bias_gelu, which needs Gelu.
+//   20 fuse_layer_norm         the ReduceMean/Sub/Pow/.../Add decomposition -> LayerNormalization;
+//                              before fuse_skip_layer_norm, which needs LayerNormalization.
+//   30 fuse_matmul_add_to_gemm 2-D MatMul + bias -> Gemm, before FusedMatMul takes the MatMul.
+//   40 fuse_matmul_scale_transpose: MatMul with input transposes and scalar scales -> FusedMatMul.
+//   50 fuse_skip_layer_norm    residual Add + LayerNormalization -> SkipLayerNormalization.
+//   60 fuse_bias_gelu          bias Add + Gelu -> BiasGelu.
+//   70 fuse_conv_activation    Conv + activation -> FusedConv; last, after the basic level folded BN,
+//                              Add and Mul into the Conv so that the activation directly follows it.
+// Every fusion first checks that a CPU kernel exists for the node it would create: a model must never
+// become unrunnable by optimising it.
+
 namespace tessera::passes {
 
 std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level) {
@@ -10,6 +51,13 @@ std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level) {
   run_rules(model, rules_for(rt::OptLevel::kBasic), done);
   if (level == rt::OptLevel::kExtended) run_rules(model, rules_for(rt::OptLevel::kExtended), done);
   return done;
+}
+
+std::vector<RuleInfo> list_rules() {
+  std::vector<RuleInfo> out;
+  for (rt::OptLevel level : {rt::OptLevel::kBasic, rt::OptLevel::kExtended})
+    for (const Rule* r : rules_for(level)) out.push_back({r->name, r->level, r->order});
+  return out;
 }
 
 }  // namespace tessera::passes

@@ -3,8 +3,8 @@
 //   basic     rewrites that keep to standard ONNX ops (folding constants, removing dead and identity
 //             nodes, folding BatchNormalization into Conv, merging common subexpressions);
 //   extended  fusions into Tessera's own kernels (Conv+activation, MatMul+Add, attention...).
-// Each level includes the ones before it. The rules themselves are in rules.h; why they run in the
-// order they do is written in pipeline.cpp.
+// Each level includes the ones before it. Rules are one file each in this folder (fold_*, eliminate_*,
+// fuse_*; the framework in rule.h); why they run in the order they do is written in pipeline.cpp.
 #pragma once
 
 #include <string>
@@ -23,5 +23,14 @@ struct Rewrite {
 
 // Rewrites `model` in place up to `level`; returns what was rewritten, in order.
 std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level);
+
+// A registered rule as `tessera optimize --list-rules` shows it.
+struct RuleInfo {
+  std::string name;
+  rt::OptLevel level = rt::OptLevel::kBasic;
+  int order = 0;  // position within the level
+};
+// Every rule, in the order optimize() tries them: the basic level first, each level by order.
+std::vector<RuleInfo> list_rules();
 
 }  // namespace tessera::passes

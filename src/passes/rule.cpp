@@ -15,7 +15,9 @@ RuleRegistry& RuleRegistry::global() {
   return *r;
 }
 
-void RuleRegistry::add(Rule r) { rules_.push_back(std::move(r)); }
+void RuleRegistry::add(Rule r) {
+  rules_.push_back(std::move(r));
+}
 
 std::vector<const Rule*> rules_for(rt::OptLevel level) {
   std::vector<const Rule*> out;

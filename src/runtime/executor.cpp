@@ -25,6 +25,23 @@ class FrameHost : public ExecutionHost {
   const Frame& frame_;
 };
 
+// Fusion rules record the ONNX nodes they replaced in the new node's metadata, so the profiler can tie
+// a fused kernel's time back to them (by name, never by timestamps).
+std::vector<std::string> fused_from(const ir::Node& n) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : n.metadata_props) {
+    if (k != kFusedFromKey) continue;
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      size_t c = v.find(',', pos);
+      out.push_back(v.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
+      if (c == std::string::npos) break;
+      pos = c + 1;
+    }
+  }
+  return out;
+}
+
 std::string label(const ir::Node& n) {
   return n.name.empty() ? fmt::format("{} node", n.op_type) : fmt::format("node '{}' ({})", n.name, n.op_type);
 }
@@ -59,6 +76,7 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
     ev.start_us = std::chrono::duration<double, std::micro>(t0 - rc.start).count();
     ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
     for (const auto& o : outs) ev.output_shapes.push_back(o.is_tensor() ? o.tensor().shape() : Shape{});
+    ev.fused_from = fused_from(*en.node);
     rc.events->push_back(std::move(ev));
   }
   for (size_t i = 0; i < outs.size(); ++i) {

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Exports the real models Tessera's CPU engine is tested on, with reference outputs from PyTorch.
 
 Usage: export_models.py OUT_DIR [--models resnet50,mobilenet_v2,...] [--batch 1] [--opset 17] [--force]
@@ -10,12 +10,14 @@ For each model it writes, in the ONNX conformance test layout:
   OUT_DIR/<name>/export.json                                       (how it was made)
 
 All weights are random (torch.manual_seed(0) before building, torchvision weights=None): nothing is
-downloaded. Needs Debian's python3-torch, python3-torchvision, python3-onnx and python3-numpy, hence
-/usr/bin/python3 (a pyenv or venv python does not see Debian's packages).
+downloaded. Needs torch, torchvision, onnx and numpy: on Debian 12, python3-torch, python3-torchvision,
+python3-onnx and python3-numpy, so run it with /usr/bin/python3 where `python3` is a pyenv or venv
+python that does not see Debian's packages.
 
 bench/peers/run_peers.py imports build_model() and make_inputs() from here to rebuild the same models.
 """
 import argparse
+import inspect
 import json
 import math
 import os
@@ -256,13 +258,20 @@ def write_tensor(path_stem, array, tensor_name):
         f.write(numpy_helper.from_array(array, tensor_name).SerializeToString())
 
 
-def export_one(name, out_dir, batch, opset):
+# torch >= 2.9 exports through dynamo by default; ask for the TorchScript exporter that torch 1.13
+# (Debian 12) has, so the graphs come out the same everywhere.
+EXPORT_EXTRA = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+
+
+def export_one(name, out_dir, batch, opset, exporter="torchscript"):
     import onnx
     input_names, output_names = io_names(name)
     d = os.path.join(out_dir, name)
     data = os.path.join(d, "test_data_set_0")
     os.makedirs(data, exist_ok=True)
     onnx_path = os.path.join(d, "model.onnx")
+    if os.path.exists(os.path.join(d, "export.json")):   # an export cut short must not look complete
+        os.remove(os.path.join(d, "export.json"))
 
     t0 = time.perf_counter()
     model = build_model(name)
@@ -283,9 +292,15 @@ def export_one(name, out_dir, batch, opset):
     t0 = time.perf_counter()
     with grad_mode, warnings.catch_warnings():
         warnings.simplefilter("ignore")  # tracer warnings about shape asserts turned constants
-        torch.onnx.export(model, inputs, onnx_path, opset_version=opset, do_constant_folding=True,
-                          input_names=input_names, output_names=output_names,
-                          dynamic_axes=dynamic_axes)
+        if exporter == "dynamo":
+            # torch.export-based exporter, the default of PyTorch 2.9+: opset 18 or newer, static shapes.
+            torch.onnx.export(model, tuple(inputs) if isinstance(inputs, (list, tuple)) else (inputs,), onnx_path,
+                              opset_version=max(opset, 18), input_names=input_names, output_names=output_names,
+                              dynamo=True, external_data=False)
+        else:
+            torch.onnx.export(model, inputs, onnx_path, opset_version=opset, do_constant_folding=True,
+                              input_names=input_names, output_names=output_names,
+                              dynamic_axes=dynamic_axes, **EXPORT_EXTRA)
     t_export = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -326,6 +341,9 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--opset", type=int, default=17)
     ap.add_argument("--force", action="store_true", help="export again even if the files exist")
+    ap.add_argument("--exporter", choices=["torchscript", "dynamo"], default="torchscript",
+                    help="torchscript (torch 1.13's, and torch.onnx.export(dynamo=False)) or dynamo "
+                         "(torch >= 2.9's default; opset 18+)")
     args = ap.parse_args(argv)
 
     names = [n.strip() for n in args.models.split(",") if n.strip()]
@@ -346,7 +364,7 @@ def main(argv=None):
             continue
         print(f"{tag}: exporting ...", flush=True)
         try:
-            params, t_build, t_ref, t_export, t_check, size = export_one(name, args.out_dir, args.batch, args.opset)
+            params, t_build, t_ref, t_export, t_check, size = export_one(name, args.out_dir, args.batch, args.opset, args.exporter)
         except Exception as e:  # report and go on with the other models
             print(f"{tag}: FAILED: {type(e).__name__}: {e}", flush=True)
             failed.append(name)

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Run on the GPU test machine (../shared/GPU.md), from the checkout, after scripts/bundle.sh made
+# dist/tessera here and it was carried along:
+#   1. Tessera vs ONNX Runtime 1.30 and PyTorch on the machine's CPU cores (bench/cpu_inference.py);
+#   2. the real models exported there by PyTorch 2.11, with its TorchScript and its dynamo (opset 18)
+#      exporters, run by Tessera and compared with PyTorch (tests/models/check_models.py).
+# Results go to $OUT (the device tool brings that folder back).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bin=$PWD/dist/tessera/bin/tessera
+out=${OUT:-/tmp/tessera-out}
+threads=${THREADS:-$(nproc)}
+mkdir -p "$out"
+"$bin" --version
+python3 bench/cpu_inference.py --tessera "$bin" --threads "$threads" --iterations "${ITERATIONS:-50}" \
+  --warmup 10 --work /tmp/tessera-bench --markdown "$out/cpu_inference.md" >"$out/cpu_inference.log" 2>&1
+echo "cpu_inference: exit $?"
+cat "$out/cpu_inference.md"
+for exporter in torchscript dynamo; do
+  python3 tests/models/check_models.py --tessera "$bin" --work "/tmp/tessera-models-$exporter" \
+    --exporter "$exporter" >"$out/models_$exporter.log" 2>&1
+  echo "models ($exporter exporter): exit $?"
+  grep -E "^(PASS|FAIL)|models:" "$out/models_$exporter.log"
+done

@@ -1,0 +1,125 @@
+// MatMul on oneDNN for float32. A 2-D right operand (the weights of a linear layer, nearly always an
+// initializer) is reordered once into the layout oneDNN prefers, and the left operand's leading
+// dimensions fold into its rows; batched products (attention's Q*K^T) use plain layouts with oneDNN's
+// batch broadcasting. 1-D operands and other element types go to the reference kernel.
+#include <map>
+#include <mutex>
+
+#include "backends/cpu/dnnl_common.h"
+
+namespace tessera::cpu {
+namespace {
+
+using dnnl::memory;
+
+class DnnlMatMul : public rt::OpKernel {
+ public:
+  explicit DnnlMatMul(const rt::KernelInfo& info) : reference_(make_reference_kernel(info)) {}
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& a = ctx.input(0);
+    const rt::Tensor& b = ctx.input(1);
+    if (a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat || a.rank() < 2 || b.rank() < 2 ||
+        a.dim(-1) != b.dim(-2) || a.numel() == 0 || b.numel() == 0) {
+      if (!reference_) ctx.fail("no reference MatMul kernel");
+      return reference_->compute(ctx);
+    }
+    std::lock_guard lock(mu_);
+    Entry* e = entry(a, b);
+    if (!e) return reference_->compute(ctx);
+    set_dnnl_threads(ctx);
+    run(ctx, *e, a, b);
+  }
+
+ private:
+  struct Entry {
+    dnnl::matmul prim;
+    dnnl::matmul::primitive_desc pd;
+    memory::desc a_md, b_plain, c_md;
+    rt::Shape out_shape;
+    bool packed_weights = false;
+    memory weights;
+    rt::Tensor weights_src;  // held: same storage means same values (see dnnl_conv_kernel.cpp)
+  };
+
+  Entry* entry(const rt::Tensor& a, const rt::Tensor& b) const {
+    rt::Shape key = a.shape();
+    key.push_back(-1);
+    key.insert(key.end(), b.shape().begin(), b.shape().end());
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return &it->second;
+    Entry e;
+    memory::dims ad, bd, cd;
+    if (b.rank() == 2) {
+      // [.., M, K] x [K, N]: rows of every batch in one product.
+      int64_t rows = a.numel() / a.dim(-1);
+      ad = {rows, a.dim(-1)};
+      bd = {b.dim(0), b.dim(1)};
+      cd = {rows, b.dim(1)};
+      e.out_shape = a.shape();
+      e.out_shape.back() = b.dim(1);
+      e.packed_weights = true;
+    } else {
+      size_t rank = std::max(a.shape().size(), b.shape().size());
+      rt::Shape as(rank - a.shape().size(), 1), bs(rank - b.shape().size(), 1);
+      as.insert(as.end(), a.shape().begin(), a.shape().end());
+      bs.insert(bs.end(), b.shape().begin(), b.shape().end());
+      rt::Shape cs(rank);
+      for (size_t i = 0; i + 2 < rank; ++i) {
+        if (as[i] != bs[i] && as[i] != 1 && bs[i] != 1) return nullptr;  // the reference reports it
+        cs[i] = std::max(as[i], bs[i]);
+      }
+      cs[rank - 2] = as[rank - 2];
+      cs[rank - 1] = bs[rank - 1];
+      if (rank > 6) return nullptr;
+      ad = to_dims(as);
+      bd = to_dims(bs);
+      cd = to_dims(cs);
+      e.out_shape = cs;
+    }
+    e.a_md = memory::desc(ad, memory::data_type::f32, plain_tag(ad.size()));
+    e.b_plain = memory::desc(bd, memory::data_type::f32, plain_tag(bd.size()));
+    e.c_md = memory::desc(cd, memory::data_type::f32, plain_tag(cd.size()));
+    memory::desc b_md = e.packed_weights ? memory::desc(bd, memory::data_type::f32, memory::format_tag::any) : e.b_plain;
+    try {
+      e.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e.a_md, b_md, e.c_md), dnnl_engine());
+      e.prim = dnnl::matmul(e.pd);
+    } catch (const dnnl::error&) {
+      return nullptr;
+    }
+    return &cache_.emplace(key, std::move(e)).first->second;
+  }
+
+  void run(rt::KernelContext& ctx, Entry& e, const rt::Tensor& a, const rt::Tensor& b) const {
+    dnnl::engine& eng = dnnl_engine();
+    dnnl::stream strm(eng);
+    memory b_m(e.b_plain, eng, const_cast<void*>(b.raw()));
+    if (e.packed_weights && e.pd.weights_desc() != e.b_plain) {
+      if (e.weights_src.storage() != b.storage()) {
+        e.weights = memory(e.pd.weights_desc(), eng);
+        dnnl::reorder(b_m, e.weights).execute(strm, b_m, e.weights);
+        e.weights_src = b;
+      }
+      b_m = e.weights;
+    }
+    rt::Tensor& y = ctx.output(0, ir::DataType::kFloat, e.out_shape);
+    memory a_m(e.a_md, eng, const_cast<void*>(a.raw()));
+    memory c_m(e.c_md, eng, y.raw());
+    e.prim.execute(strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_m}, {DNNL_ARG_DST, c_m}});
+    strm.wait();
+  }
+
+  rt::KernelPtr reference_;
+  mutable std::mutex mu_;
+  mutable std::map<rt::Shape, Entry> cache_;
+};
+
+}  // namespace
+}  // namespace tessera::cpu
+
+TESSERA_REGISTER_KERNELS(cpu_dnnl_matmul) {
+  auto d = tessera::rt::KernelDef::of<tessera::cpu::DnnlMatMul>("MatMul");
+  d.priority = 10;
+  d.name = "dnnl";
+  reg.add(std::move(d));
+}

@@ -1,0 +1,218 @@
+// tessera profile MODEL [inputs] [--report FILE.json]: times every executed node over several runs and
+// prints a per-layer table sorted by cost; the report is the versioned JSON of docs/profile-report.md.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/run_inputs.h"
+#include "util/atomic_file.h"
+
+namespace tessera::cli {
+namespace {
+
+constexpr int kReportVersion = 1;
+
+struct Layer {
+  std::string graph, name, op_type, kernel;
+  uint64_t node_id = 0;
+  int64_t calls = 0;
+  double total_us = 0;
+  std::vector<rt::Shape> output_shapes;
+  std::vector<std::string> fused_from;
+};
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto c = line.find(':');
+      if (c != std::string::npos) return line.substr(line.find_first_not_of(' ', c + 1));
+    }
+  return "unknown CPU";
+}
+
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string shapes_str(const std::vector<rt::Shape>& shapes) {
+  std::string s;
+  for (const auto& sh : shapes) s += (s.empty() ? "" : " ") + rt::shape_str(sh);
+  return s;
+}
+
+nlohmann::json report_json(const RunSettings& s, const rt::Session& session, const LatencySummary& lat,
+                           const std::vector<Layer>& layers, double layer_sum_us, int runs,
+                           const std::vector<std::pair<std::string, rt::Value>>& feeds) {
+  const auto& st = session.last_stats();
+  nlohmann::json j;
+  j["schema"] = "tessera.profile";
+  j["version"] = kReportVersion;
+  j["created"] = now_iso();
+  j["tool"] = {{"name", "tessera"}, {"version", "0.1.0"}};
+  const auto& m = session.model();
+  j["model"] = {{"path", s.model},
+                {"producer", m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version)},
+                {"opset", m.opset_version("").value_or(0)},
+                {"nodes_after_optimization", m.graph.nodes.size()}};
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const auto& [name, v] : feeds) {
+    nlohmann::json in{{"name", name}};
+    if (v.is_tensor()) {
+      in["dtype"] = ir::dtype_name(v.tensor().dtype());
+      in["shape"] = v.tensor().shape();
+    }
+    inputs.push_back(std::move(in));
+  }
+  j["settings"] = {{"backend", s.backend},         {"threads", s.threads},   {"optimization", s.optimization},
+                   {"iterations", s.iterations},   {"warmup", s.warmup},     {"inputs", inputs}};
+  j["device"] = {{"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", std::thread::hardware_concurrency()}};
+  j["latency_ms"] = {{"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
+  j["layer_sum_ms"] = layer_sum_us / 1000.0;
+  j["memory"] = {{"peak_bytes", st.memory.peak_bytes},
+                 {"planner_lower_bound_bytes", st.memory.lower_bound_bytes},
+                 {"arena_bytes", st.memory.arena_bytes},
+                 {"weight_bytes", st.weight_bytes}};
+  j["layers"] = nlohmann::json::array();
+  for (const auto& l : layers) {
+    double mean_ms = l.total_us / 1000.0 / runs;
+    j["layers"].push_back({{"graph", l.graph},
+                           {"node_id", l.node_id},
+                           {"name", l.name},
+                           {"op_type", l.op_type},
+                           {"kernel", l.kernel},
+                           {"calls_per_run", static_cast<double>(l.calls) / runs},
+                           {"time_ms", mean_ms},
+                           {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
+                           {"output_shapes", l.output_shapes},
+                           {"fused_from", l.fused_from}});
+  }
+  return j;
+}
+
+void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs, size_t limit) {
+  fmt::print("{:>4}  {:<36} {:<22} {:<10} {:>6} {:>10} {:>6}  {}\n", "#", "node", "op", "kernel", "calls",
+             "time ms", "%", "output shape");
+  size_t shown = 0;
+  for (const auto& l : layers) {
+    if (shown++ == limit) {
+      fmt::print("  ... {} more layers (--top 0 shows all)\n", layers.size() - limit);
+      break;
+    }
+    std::string name = l.name.empty() ? fmt::format("#{}", l.node_id) : l.name;
+    if (l.graph != "main") name = l.graph + "/" + name;
+    if (name.size() > 36) name = "..." + name.substr(name.size() - 33);
+    double ms = l.total_us / 1000.0 / runs;
+    double pct = layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0;
+    fmt::print("{:>4}  {:<36} {:<22} {:<10} {:>6.0f} {:>10.4f} {:>6.2f}  {}\n", shown, name, l.op_type, l.kernel,
+               static_cast<double>(l.calls) / runs, ms, pct, shapes_str(l.output_shapes));
+    if (!l.fused_from.empty()) {
+      std::string from;
+      for (const auto& f : l.fused_from) from += (from.empty() ? "" : ", ") + f;
+      fmt::print("{:>6}fused from: {}\n", "", from);
+    }
+  }
+}
+
+}  // namespace
+
+void add_profile_command(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("profile",
+                                 "Time every layer of a model: a per-layer table sorted by cost, end-to-end\n"
+                                 "latency, peak memory; --report writes the versioned JSON report.");
+  auto s = std::make_shared<RunSettings>();
+  auto report = std::make_shared<std::string>();
+  auto top = std::make_shared<size_t>(25);
+  add_run_options(cmd, *s);
+  cmd->add_option("--report", *report, "Write the JSON report (docs/profile-report.md) to this file");
+  cmd->add_option("--top", *top, "Rows of the table (0: all)");
+  cmd->callback([s, report, top, &status] {
+    std::unique_ptr<rt::Session> session;
+    std::vector<std::pair<std::string, rt::Value>> feeds;
+    try {
+      auto opts = session_options(*s);
+      opts.profile = true;
+      session = rt::Session::load(s->model, opts);
+      feeds = gather_inputs(*session, *s);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tessera profile: {}: {}\n", s->model, e.what());
+      status = kUnreadable;
+      return;
+    }
+    std::map<std::pair<std::string, uint64_t>, Layer> by_node;
+    auto collect = [&](const rt::RunStats& st) {
+      for (const auto& ev : st.events) {
+        Layer& l = by_node[{ev.graph_path, ev.node_id}];
+        l.graph = ev.graph_path;
+        l.node_id = ev.node_id;
+        l.name = ev.node_name;
+        l.op_type = ev.op_type;
+        l.kernel = ev.kernel;
+        l.calls++;
+        l.total_us += ev.duration_us;
+        l.output_shapes = ev.output_shapes;
+        l.fused_from = ev.fused_from;
+      }
+    };
+    std::vector<rt::Value> outs;
+    std::vector<double> ms;
+    try {
+      ms = timed_runs(*session, feeds, *s, outs, collect);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tessera profile: {}: {}\n", s->model, e.what());
+      status = kFindings;
+      return;
+    }
+    std::vector<Layer> layers;
+    double sum_us = 0;
+    for (auto& [k, l] : by_node) {
+      sum_us += l.total_us;
+      layers.push_back(std::move(l));
+    }
+    std::sort(layers.begin(), layers.end(), [](const Layer& a, const Layer& b) { return a.total_us > b.total_us; });
+    int runs = s->iterations;
+    double layer_sum_us = sum_us / runs;
+    auto lat = summarize(ms);
+    auto j = report_json(*s, *session, lat, layers, layer_sum_us, runs, feeds);
+    if (!report->empty()) {
+      std::string text = j.dump(2) + "\n";
+      try {
+        util::write_file_atomically(*report, std::as_bytes(std::span(text)));
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "tessera profile: cannot write {}: {}\n", *report, e.what());
+        status = kUnreadable;
+        return;
+      }
+    }
+    if (s->json) {
+      std::cout << j.dump(2) << "\n";
+      return;
+    }
+    const auto& st = session->last_stats();
+    fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers\n", s->model, runs, s->warmup, s->optimization,
+               layers.size());
+    print_table(layers, layer_sum_us, runs, *top == 0 ? layers.size() : *top);
+    fmt::print("end-to-end  median {:.3f} ms  mean {:.3f} ms  min {:.3f} ms\n", lat.median_ms, lat.mean_ms,
+               lat.min_ms);
+    fmt::print("sum of layer times {:.3f} ms ({:.1f}% of the mean end-to-end time)\n", layer_sum_us / 1000.0,
+               lat.mean_ms > 0 ? layer_sum_us / 10.0 / lat.mean_ms : 0.0);
+    fmt::print("memory  peak {} (planner lower bound {}; weights {})\n", human_bytes(st.memory.peak_bytes),
+               human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes));
+    if (!report->empty()) fmt::print("report written to {}\n", *report);
+  });
+}
+
+}  // namespace tessera::cli

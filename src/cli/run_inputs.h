@@ -1,0 +1,53 @@
+// Inputs and settings shared by `tessera run` and `tessera profile`: where the input values come from
+// (files, an image, a conformance-style folder, or random), and how the session is set up.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/session.h"
+
+namespace tessera::cli {
+
+struct RunSettings {
+  std::string model;
+  std::vector<std::string> inputs;  // NAME=FILE
+  std::string input_dir;
+  std::vector<std::string> shapes;  // NAME=1x3x224x224
+  std::string image_size, mean, std_dev, layout;
+  uint64_t seed = 0;
+  int iterations = 10;
+  int warmup = 1;
+  int threads = 0;
+  std::string optimization = "extended";
+  std::string backend = "cpu";
+  bool json = false;
+  bool no_progress = false;
+};
+
+void add_run_options(CLI::App* cmd, RunSettings& s);
+rt::SessionOptions session_options(const RunSettings& s);
+
+// The feeds for the session's inputs. Throws std::runtime_error naming the input and the file.
+std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session, const RunSettings& s);
+
+// Runs warmup + iterations, with a progress bar on stderr for runs that take long; returns the latency
+// of each timed iteration in milliseconds and leaves the last outputs in `outputs`.
+std::vector<double> timed_runs(rt::Session& session, const std::vector<std::pair<std::string, rt::Value>>& feeds,
+                               const RunSettings& s, std::vector<rt::Value>& outputs,
+                               const std::function<void(const rt::RunStats&)>& per_run = {});
+
+struct LatencySummary {
+  double mean_ms = 0, median_ms = 0, min_ms = 0, max_ms = 0;
+};
+LatencySummary summarize(std::vector<double> ms);
+
+// "float32[1,1000] min -3.2 max 4.1 mean 0.01: 0.12 -0.5 ..." for the output table.
+std::string describe_value(const rt::Value& v);
+std::string human_bytes(size_t n);
+
+}  // namespace tessera::cli

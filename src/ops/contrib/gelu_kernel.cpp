@@ -1,0 +1,59 @@
+// Reference kernels of ONNX Runtime's contrib GELUs (com.microsoft 1) that the graph optimiser fuses
+// into: Gelu, x * 0.5 * (1 + erf(x / sqrt(2))), and BiasGelu, the same of A + B with B along the last axis.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "runtime/dispatch.h"
+#include "runtime/kernel.h"
+#include "runtime/thread_pool.h"
+
+namespace {
+
+using tessera::rt::KernelContext;
+using tessera::rt::Tensor;
+namespace rt = tessera::rt;
+
+template <class C>
+C gelu(C x) {
+  return x * C(0.5) * (C(1) + std::erf(x * C(0.70710678118654752440)));
+}
+
+// y[i] = gelu(a[i] + b[i % len(b)]); without b, gelu(a[i]).
+void gelu_with_bias(KernelContext& ctx, const Tensor* bias) {
+  const Tensor& a = ctx.input(0);
+  int64_t n = bias ? bias->numel() : 1;
+  if (bias && (a.rank() < 1 || bias->rank() != 1 || a.dim(-1) != n || bias->dtype() != a.dtype())) {
+    ctx.fail(fmt::format("bias {} must be 1-D along the last axis of the input {}",
+                         rt::shape_str(bias->shape()), rt::shape_str(a.shape())));
+  }
+  rt::dispatch(rt::FloatTypes{}, a.dtype(), ctx.info().op_type(), [&]<class T>() {
+    using C = rt::compute_t<T>;
+    Tensor& y = ctx.output(0, a.dtype(), a.shape());
+    const T* pa = a.data<T>();
+    const T* pb = bias ? bias->data<T>() : nullptr;
+    T* py = y.data<T>();
+    ctx.threads().parallel_for(a.numel(), 16384, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        C v = static_cast<C>(pa[i]);
+        if (pb) v += static_cast<C>(pb[i % n]);
+        py[i] = static_cast<T>(gelu<C>(v));
+      }
+    });
+  });
+}
+
+void gelu_kernel(KernelContext& ctx) {
+  gelu_with_bias(ctx, nullptr);
+}
+void bias_gelu_kernel(KernelContext& ctx) {
+  gelu_with_bias(ctx, &ctx.input(1));
+}
+
+}  // namespace
+
+TESSERA_REGISTER_KERNELS(contrib_gelu) {
+  using tessera::rt::KernelDef;
+  reg.add(KernelDef::fn("Gelu", gelu_kernel).in_domain("com.microsoft"));
+  reg.add(KernelDef::fn("BiasGelu", bias_gelu_kernel).in_domain("com.microsoft"));
+}

@@ -1,0 +1,137 @@
+// `tessera run` and `tessera profile` as a user runs them: inputs from files, folders and random,
+// outputs written, the profile table and report.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "io/npy.h"
+#include "ir/builder.h"
+#include "onnx/data_value.h"
+#include "onnx/onnx_io.h"
+
+namespace fs = std::filesystem;
+namespace ir = tessera::ir;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result tessera(const std::string& args) {
+  std::string cmd = std::string(TESSERA_BIN) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int rc = pclose(p);
+  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+}
+
+class RunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera_run_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    // y = x * x + x, batch dimension free.
+    ir::Model m;
+    m.ir_version = 8;
+    m.opset_imports = {{"", 17}};
+    ir::GraphBuilder b(m.graph);
+    auto x = b.input("x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("n"), ir::Dim::of(4)}));
+    auto sq = b.node("Mul", {x, x}, {}, "square");
+    auto y = b.node("Add", {sq, x}, {}, "plus_x");
+    b.output(y, ir::Type::tensor(ir::DataType::kFloat));
+    model_ = (dir_ / "m.onnx").string();
+    tessera::onnx::save_model(m, model_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  ir::Tensor input() const {
+    return ir::make_tensor<float>("x", ir::DataType::kFloat, {2, 4}, {0, 1, 2, 3, -1, -2, 0.5f, 4});
+  }
+
+  fs::path dir_;
+  std::string model_;
+};
+
+TEST_F(RunCli, RandomInputsReportLatencyMemoryAndOutputs) {
+  Result r = tessera("run " + model_ + " -n 3 --shape x=5x4");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("latency  mean"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory   peak"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("output 0 'plus_x': float[5,4]"), std::string::npos) << r.out;
+}
+
+TEST_F(RunCli, NpyInputAndOutputDir) {
+  tessera::io::write_npy(input(), dir_ / "x.npy");
+  Result r = tessera("run " + model_ + " --input x=" + (dir_ / "x.npy").string() + " -n 1 -o " +
+                     (dir_ / "out").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  ir::Tensor y = tessera::io::read_npy(dir_ / "out" / "output_0.npy");
+  ASSERT_EQ(y.dims, (std::vector<int64_t>{2, 4}));
+  ir::Tensor x = input();
+  auto xs = x.as<float>();
+  auto ys = y.as<float>();
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_FLOAT_EQ(ys[i], xs[i] * xs[i] + xs[i]);
+  auto index = nlohmann::json::parse(std::ifstream(dir_ / "out" / "outputs.json"));
+  EXPECT_EQ(index["plus_x"], "output_0.npy");
+}
+
+TEST_F(RunCli, ConformanceLayoutFolder) {
+  fs::create_directories(dir_ / "set");
+  tessera::onnx::DataValue v;
+  v.tensor = input();
+  tessera::onnx::write_data_value(v, dir_ / "set" / "input_0.pb");
+  Result r = tessera("run " + model_ + " --input-dir " + (dir_ / "set").string() + " -n 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outputs"][0]["name"], "plus_x");
+  EXPECT_NE(j["outputs"][0]["summary"].get<std::string>().find("float[2,4]"), std::string::npos);
+  EXPECT_GT(j["memory"]["planner_lower_bound_bytes"].get<int64_t>(), 0);
+}
+
+TEST_F(RunCli, BadInputsAreNamed) {
+  Result missing = tessera("run " + model_ + " --input x=" + (dir_ / "nope.npy").string());
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.out.find("nope.npy"), std::string::npos) << missing.out;
+  Result unknown = tessera("run " + model_ + " --shape y=1x4");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.out.find("no input 'y'"), std::string::npos) << unknown.out;
+  Result rank = tessera("run " + model_ + " --shape x=4");
+  EXPECT_EQ(rank.status, 2);
+  EXPECT_NE(rank.out.find("rank 1 given, the input has rank 2"), std::string::npos) << rank.out;
+  Result wrong = tessera("run " + model_ + " --shape x=2x5");
+  EXPECT_EQ(wrong.status, 1);
+  EXPECT_NE(wrong.out.find("dimension 1 must be 4"), std::string::npos) << wrong.out;
+}
+
+TEST_F(RunCli, ProfileTableAndReport) {
+  fs::path report = dir_ / "report.json";
+  Result r = tessera("profile " + model_ + " -n 4 --optimization none --report " + report.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("square"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sum of layer times"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_EQ(j["schema"], "tessera.profile");
+  EXPECT_EQ(j["version"], 1);
+  ASSERT_EQ(j["layers"].size(), 2u);
+  double sum = 0;
+  for (const auto& l : j["layers"]) {
+    EXPECT_EQ(l["calls_per_run"], 1.0);
+    EXPECT_EQ(l["kernel"], "reference");
+    sum += l["percent"].get<double>();
+  }
+  EXPECT_NEAR(sum, 100.0, 1e-6);
+  EXPECT_EQ(j["settings"]["iterations"], 4);
+}
+
+}  // namespace

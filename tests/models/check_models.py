@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Real models through Tessera's CPU engine, against PyTorch's outputs.
+
+Usage: check_models.py --tessera BIN [--work DIR] [--models a,b,...] [--max-rel-error 1e-4]
+                       [--optimization extended]
+
+Exports the models with export_models.py (random weights, fixed seeds; reused when already in DIR),
+runs each with `tessera run --input-dir test_data_set_0 -o OUT`, and compares every output with
+PyTorch's float32 output_<k>.npy. The relative error of an output is max|got - want| / max|want| (the
+error measured against the output's scale: two float32 engines summing in different orders differ by
+a few ulps of the largest values, which would be a huge relative error on an element that happens to be
+near zero). Exit status 1 when a model fails or exceeds the bound.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT = "resnet50,mobilenet_v2,efficientnet_b0,vit_b_16,bert_encoder"
+
+
+def rel_error(got, want):
+    got = got.astype(np.float64)
+    want = want.astype(np.float64)
+    return float(np.abs(got - want).max() / max(float(np.abs(want).max()), 1e-30))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tessera", required=True)
+    ap.add_argument("--work", default="/tmp/tessera-models")
+    ap.add_argument("--models", default=DEFAULT)
+    ap.add_argument("--max-rel-error", type=float, default=1e-4)
+    ap.add_argument("--optimization", default="extended")
+    ap.add_argument("--exporter", default="torchscript", choices=["torchscript", "dynamo"])
+    args = ap.parse_args()
+    models = [m for m in args.models.split(",") if m]
+    subprocess.run([sys.executable, os.path.join(HERE, "export_models.py"), args.work, "--models", ",".join(models),
+                    "--exporter", args.exporter],
+                   check=True)
+    failed = 0
+    for m in models:
+        d = os.path.join(args.work, m)
+        out = os.path.join(d, "tessera_check")
+        t0 = time.time()
+        p = subprocess.run([args.tessera, "run", os.path.join(d, "model.onnx"), "--input-dir",
+                            os.path.join(d, "test_data_set_0"), "-n", "1", "--warmup", "0", "--no-progress",
+                            "--optimization", args.optimization, "--json", "-o", out], capture_output=True, text=True)
+        secs = time.time() - t0
+        if p.returncode != 0:
+            print(f"FAIL {m}: tessera run exited {p.returncode}: {(p.stderr or p.stdout).strip()[-1500:]}")
+            failed += 1
+            continue
+        with open(os.path.join(out, "outputs.json")) as f:
+            files = json.load(f)
+        worst, k = 0.0, 0
+        while os.path.exists(os.path.join(d, "test_data_set_0", f"output_{k}.npy")):
+            want = np.load(os.path.join(d, "test_data_set_0", f"output_{k}.npy"))
+            got = np.load(os.path.join(out, list(files.values())[k]))
+            if got.shape != want.shape:
+                worst = float("inf")
+                print(f"  {m} output {k}: shape {got.shape}, PyTorch {want.shape}")
+            else:
+                worst = max(worst, rel_error(got, want))
+            k += 1
+        ok = worst <= args.max_rel_error
+        failed += not ok
+        print(f"{'PASS' if ok else 'FAIL'} {m}: max relative error {worst:.2e} (bound {args.max_rel_error:g}), "
+              f"{k} outputs, {secs:.1f} s")
+    print(f"models: {len(models) - failed}/{len(models)} match PyTorch")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+// The session: feeds checked against the graph, runs, re-planning on new shapes, local functions,
+// errors that name what is wrong.
+#include "runtime/session.h"
+
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+
+namespace rt = tessera::rt;
+namespace ir = tessera::ir;
+using ir::DataType;
+using ir::Dim;
+using ir::Type;
+
+namespace {
+
+// y = (x + x) * x - x, with a symbolic batch dimension.
+ir::Model arithmetic_model() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("n"), Dim::of(4)}));
+  auto s = b.node("Add", {x, x});
+  auto p = b.node("Mul", {s, x});
+  auto y = b.node("Sub", {p, x});
+  auto z = b.node("Identity", {y});
+  b.output(z, Type::tensor(DataType::kFloat));
+  return m;
+}
+
+rt::Tensor filled(int64_t n, float start) {
+  std::vector<float> v(static_cast<size_t>(n * 4));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i);
+  return rt::Tensor::from_vector<float>(DataType::kFloat, {n, 4}, v);
+}
+
+}  // namespace
+
+TEST(Session, RunsAndReplansWhenShapesChange) {
+  rt::Session s(arithmetic_model(), {.threads = 2});
+  for (int64_t n : {1, 300, 300, 200}) {
+    auto outs = s.run({{"x", rt::Value(filled(n, 1.0f))}});
+    ASSERT_EQ(outs.size(), 1u);
+    const rt::Tensor& y = outs[0].tensor();
+    ASSERT_EQ(y.shape(), (rt::Shape{n, 4}));
+    for (int64_t i = 0; i < y.numel(); ++i) {
+      float x = 1.0f + static_cast<float>(i);
+      EXPECT_FLOAT_EQ(y.data<float>()[i], 2 * x * x - x);
+    }
+  }
+  const auto& mem = s.last_stats().memory;
+  EXPECT_GT(mem.lower_bound_bytes, 0u);
+  EXPECT_LE(mem.peak_bytes, mem.lower_bound_bytes * 12 / 10);
+}
+
+TEST(Session, SecondRunWithSameShapesUsesThePlan) {
+  rt::Session s(arithmetic_model());
+  s.run({{"x", rt::Value(filled(8, 0.0f))}});
+  s.run({{"x", rt::Value(filled(8, 0.0f))}});
+  EXPECT_TRUE(s.last_stats().memory.planned);
+  EXPECT_EQ(s.last_stats().memory.fallback_allocations, 1u);  // only the graph output leaves the plan
+}
+
+TEST(Session, RefusesBadFeedsWithClearMessages) {
+  rt::Session s(arithmetic_model());
+  auto msg = [&](std::vector<std::pair<std::string, rt::Value>> feeds) {
+    try {
+      s.run(feeds);
+    } catch (const rt::RunError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg({{"y", rt::Value(filled(1, 0))}}).find("no input named 'y'"), std::string::npos);
+  EXPECT_NE(msg({}).find("input 'x' is not given"), std::string::npos);
+  auto ints = rt::Tensor::from_vector<int64_t>(DataType::kInt64, {1, 4}, {1, 2, 3, 4});
+  EXPECT_NE(msg({{"x", rt::Value(ints)}}).find("expects element type float, got int64"), std::string::npos);
+  auto wrong = rt::Tensor::from_vector<float>(DataType::kFloat, {1, 5}, {1, 2, 3, 4, 5});
+  EXPECT_NE(msg({{"x", rt::Value(wrong)}}).find("dimension 1 must be 4"), std::string::npos);
+}
+
+TEST(Session, KernelErrorsNameTheNode) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto a = b.input("a", Type::tensor(DataType::kInt32, ir::Shape{Dim::of(2)}));
+  auto c = b.input("c", Type::tensor(DataType::kInt32, ir::Shape{Dim::of(2)}));
+  b.output(b.node("Div", {a, c}, {}, "divide"), Type::tensor(DataType::kInt32));
+  rt::Session s(m);
+  auto x = rt::Tensor::from_vector<int32_t>(DataType::kInt32, {2}, {4, 6});
+  auto zero = rt::Tensor::from_vector<int32_t>(DataType::kInt32, {2}, {2, 0});
+  try {
+    s.run({{"a", rt::Value(x)}, {"c", rt::Value(zero)}});
+    FAIL() << "division by zero was not reported";
+  } catch (const rt::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("node 'divide' (Div): integer division by zero"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Session, UnknownOperatorIsRefusedAtLoad) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}, {"example.custom", 1}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(2)}));
+  b.output(b.nodes("Frobnicate", {x}, {}, "f", 1, "example.custom")[0], Type::tensor(DataType::kFloat));
+  try {
+    rt::Session s(m);
+    FAIL() << "no error for an unknown op";
+  } catch (const rt::RunError& e) {
+    EXPECT_NE(std::string(e.what()).find("Frobnicate"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Session, InlinesModelLocalFunctions) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}, {"local", 1}};
+  ir::Function f;
+  f.name = "Square";
+  f.domain = "local";
+  f.opset_imports = {{"", 17}};
+  {
+    ir::GraphBuilder fb(f.body);
+    f.body.inputs.push_back({"X", {}, {}, {}});
+    f.body.nodes.push_back(ir::Node{});
+    f.body.nodes.back().op_type = "Mul";
+    f.body.nodes.back().inputs = {"X", "X"};
+    f.body.nodes.back().outputs = {"Y"};
+    f.body.outputs.push_back({"Y", {}, {}, {}});
+  }
+  m.functions.push_back(f);
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(3)}));
+  auto y = b.nodes("Square", {x}, {}, "sq", 1, "local")[0];
+  auto z = b.nodes("Square", {y}, {}, "sq2", 1, "local")[0];
+  b.output(z, Type::tensor(DataType::kFloat));
+  rt::Session s(m);
+  auto in = rt::Tensor::from_vector<float>(DataType::kFloat, {3}, {1, 2, 3});
+  auto outs = s.run({{"x", rt::Value(in)}});
+  EXPECT_EQ(outs[0].tensor().data<float>()[2], 81.0f);
+  for (const auto& n : s.model().graph.nodes) EXPECT_EQ(n.op_type, "Mul");
+}

@@ -1,0 +1,54 @@
+#include "runtime/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+namespace rt = tessera::rt;
+
+TEST(ThreadPool, CoversEveryIndexOnce) {
+  rt::ThreadPool pool(4);
+  for (int64_t n : {0, 1, 7, 1000, 100003}) {
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+    pool.parallel_for(n, 10, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[static_cast<size_t>(i)]++;
+    });
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << n << " " << i;
+  }
+}
+
+TEST(ThreadPool, RethrowsTheFirstError) {
+  rt::ThreadPool pool(3);
+  EXPECT_THROW(pool.parallel_for(100, 1,
+                                 [](int64_t b, int64_t) {
+                                   if (b >= 50) throw std::runtime_error("bad chunk");
+                                 }),
+               std::runtime_error);
+  // The pool still works afterwards.
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { sum += e - b; });
+  EXPECT_EQ(sum.load(), 100);
+}
+
+TEST(ThreadPool, NestedCallsRunInline) {
+  rt::ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  pool.parallel_for(8, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) pool.parallel_for(10, 1, [&](int64_t x, int64_t y) { sum += y - x; });
+  });
+  EXPECT_EQ(sum.load(), 80);
+}
+
+TEST(ThreadPool, OneThreadIsAPlainLoop) {
+  rt::ThreadPool pool(1);
+  EXPECT_EQ(pool.size(), 1);
+  int64_t calls = 0;
+  pool.parallel_for(1000, 1, [&](int64_t b, int64_t e) {
+    ++calls;
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 1000);
+  });
+  EXPECT_EQ(calls, 1);
+}
