@@ -22,3 +22,10 @@ for exporter in torchscript dynamo; do
   echo "models ($exporter exporter): exit $?"
   grep -E "^(PASS|FAIL)|models:" "$out/models_$exporter.log"
 done
+# Per-layer profiles of the benchmark models, for the next round of kernel work.
+for m in resnet50 mobilenet_v2 bert_base; do
+  "$bin" profile "/tmp/tessera-bench/$m/model.onnx" --input-dir "/tmp/tessera-bench/$m/test_data_set_0" \
+    --threads "$threads" -n 20 --warmup 5 --no-progress --top 15 --report "$out/profile_$m.json" \
+    >"$out/profile_$m.txt" 2>&1
+  tail -n 22 "$out/profile_$m.txt"
+done

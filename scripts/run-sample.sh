@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tessera's main job on the bundled sample models: build, then show and type-check them.
+# Tessera's main job on the bundled sample models: build, then show, type-check, run and profile them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
@@ -7,4 +7,8 @@ for m in build/samples/denoiser.onnx build/samples/transformer_block.onnx; do
   echo
   ./build/src/tessera info "$m"
   ./build/src/tessera check "$m"
+  echo
+  ./build/src/tessera run "$m" --iterations 10 --output-dir "build/samples/$(basename "$m" .onnx).out"
+  echo
+  ./build/src/tessera profile "$m" --iterations 10 --top 10 --report "build/samples/$(basename "$m" .onnx).profile.json"
 done

@@ -270,6 +270,21 @@ void remove_nodes(ir::Graph& g, const std::vector<ir::NodeId>& ids) {
 }
 
 void replace_with(ir::Graph& g, size_t index, ir::Node n, const std::vector<ir::NodeId>& gone) {
+  // Record which ONNX nodes the new one stands for (flattening earlier fusions), so profiles tie the
+  // fused kernel's time to them.
+  std::string from;
+  for (ir::NodeId id : gone) {
+    const ir::Node* old = g.find_node(id);
+    if (!old) continue;
+    std::string names = old->name.empty() ? old->op_type : old->name;
+    for (const auto& [k, v] : old->metadata_props)
+      if (k == rt::kFusedFromKey) names = v;
+    from += (from.empty() ? "" : ",") + names;
+  }
+  if (!from.empty()) {
+    std::erase_if(n.metadata_props, [](const ir::StringPair& p) { return p.first == rt::kFusedFromKey; });
+    n.metadata_props.emplace_back(rt::kFusedFromKey, from);
+  }
   g.add_node(std::move(n), index);
   remove_nodes(g, gone);
 }

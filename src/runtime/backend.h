@@ -62,6 +62,7 @@ class Backend {
 };
 
 // The built-in CPU backend: kernels of KernelRegistry::global() registered for "cpu".
-std::unique_ptr<Backend> make_cpu_backend();
+// `reference_only`: only the reference kernels (for checking the fast ones against them).
+std::unique_ptr<Backend> make_cpu_backend(bool reference_only = false);
 
 }  // namespace tessera::rt

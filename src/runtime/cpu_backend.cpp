@@ -1,6 +1,7 @@
 // The CPU backend: host memory, synchronous execution, kernels from the global registry (reference
 // kernels next to the op schemas, fast ones in src/backends/cpu registered at higher priority).
 #include <algorithm>
+#include <climits>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -32,13 +33,14 @@ class HostEvent : public Event {
 
 class CpuBackend : public Backend {
  public:
+  explicit CpuBackend(bool reference_only) : max_priority_(reference_only ? 0 : INT_MAX) {}
   std::string_view name() const override { return "cpu"; }
   Device device() const override { return {}; }
   bool supports_op(const KernelInfo& info) const override {
-    return KernelRegistry::global().find("cpu", info) != nullptr;
+    return KernelRegistry::global().find("cpu", info, max_priority_) != nullptr;
   }
   std::pair<KernelPtr, std::string> create_kernel(const KernelInfo& info) const override {
-    const KernelDef* d = KernelRegistry::global().find("cpu", info);
+    const KernelDef* d = KernelRegistry::global().find("cpu", info, max_priority_);
     if (!d) return {KernelPtr(), std::string()};
     return {d->create(info), d->name};
   }
@@ -51,10 +53,15 @@ class CpuBackend : public Backend {
   Tensor copy_from_host(const Tensor& src) override { return src; }
   std::unique_ptr<Stream> create_stream() override { return std::make_unique<HostStream>(); }
   std::unique_ptr<Event> create_event() override { return std::make_unique<HostEvent>(); }
+
+ private:
+  int max_priority_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend(bool reference_only) {
+  return std::make_unique<CpuBackend>(reference_only);
+}
 
 }  // namespace tessera::rt

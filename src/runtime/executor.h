@@ -14,9 +14,6 @@
 
 namespace tessera::rt {
 
-// Node metadata key where fusion rules list the names of the nodes a fused node replaced ("a,b,c").
-inline constexpr const char* kFusedFromKey = "tessera.fused_from";
-
 struct RunContext {
   MemoryPlanner* planner = nullptr;
   ThreadPool* pool = nullptr;

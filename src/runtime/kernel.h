@@ -193,7 +193,8 @@ class KernelRegistry {
 
   void add(KernelDef def);
   // The best kernel definition of `backend` for the node, or nullptr.
-  const KernelDef* find(std::string_view backend, const KernelInfo& info) const;
+  // `max_priority` 0 restricts the choice to reference kernels (the oracle of the fast-kernel tests).
+  const KernelDef* find(std::string_view backend, const KernelInfo& info, int max_priority = INT_MAX) const;
   // Every definition for an op (all backends, all versions), for support tables.
   std::vector<const KernelDef*> all() const;
 

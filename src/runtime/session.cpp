@@ -56,7 +56,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
 
   if (opts_.backend != "cpu" && opts_.backend != "auto")
     throw RunError(fmt::format("backend '{}' is not available in this build (have: cpu)", opts_.backend));
-  backends_.push_back(make_cpu_backend());
+  backends_.push_back(make_cpu_backend(opts_.reference_kernels));
   pool_ = std::make_unique<ThreadPool>(opts_.threads);
   CompileOptions co;
   co.model = &model_;

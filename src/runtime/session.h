@@ -35,7 +35,12 @@ struct SessionOptions {
   int threads = 0;              // 0: one per hardware thread
   std::string backend = "cpu";  // "cpu", "cuda", "auto"
   bool profile = false;         // time every node of every run
+  bool reference_kernels = false;  // only the reference kernels: the oracle the fast ones are tested against
 };
+
+// Node metadata key where fusion rules list the names of the ONNX nodes a fused node replaced
+// ("conv_1,relu_1"); the profiler reports them with the fused node's time.
+inline constexpr const char* kFusedFromKey = "tessera.fused_from";
 
 // One executed node of one run, tied to the ONNX node(s) it came from by node id, never by time.
 struct NodeEvent {

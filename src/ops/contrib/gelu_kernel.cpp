@@ -1,5 +1,6 @@
-// Reference kernels of ONNX Runtime's contrib GELUs (com.microsoft 1) that the graph optimiser fuses
-// into: Gelu, x * 0.5 * (1 + erf(x / sqrt(2))), and BiasGelu, the same of A + B with B along the last axis.
+// Reference kernels of ONNX Runtime's contrib GELUs (com.microsoft 1): Gelu, x * 0.5 * (1 + erf(x / sqrt(2)));
+// BiasGelu, the same of A + B with B along the last axis; FastGelu, the tanh approximation (optional bias);
+// QuickGelu, x * sigmoid(alpha * x).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -19,7 +20,14 @@ C gelu(C x) {
   return x * C(0.5) * (C(1) + std::erf(x * C(0.70710678118654752440)));
 }
 
-// y[i] = gelu(a[i] + b[i % len(b)]); without b, gelu(a[i]).
+template <class C>
+C gelu_tanh(C x) {
+  const C k = static_cast<C>(0.79788456080286535588);  // sqrt(2 / pi)
+  return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+}
+
+// y[i] = f(a[i] + b[i % len(b)]); without b, f(a[i]).
+template <bool kTanh = false>
 void gelu_with_bias(KernelContext& ctx, const Tensor* bias) {
   const Tensor& a = ctx.input(0);
   int64_t n = bias ? bias->numel() : 1;
@@ -37,7 +45,7 @@ void gelu_with_bias(KernelContext& ctx, const Tensor* bias) {
       for (int64_t i = b; i < e; ++i) {
         C v = static_cast<C>(pa[i]);
         if (pb) v += static_cast<C>(pb[i % n]);
-        py[i] = static_cast<T>(gelu<C>(v));
+        py[i] = static_cast<T>(kTanh ? gelu_tanh<C>(v) : gelu<C>(v));
       }
     });
   });
@@ -49,6 +57,36 @@ void gelu_kernel(KernelContext& ctx) {
 void bias_gelu_kernel(KernelContext& ctx) {
   gelu_with_bias(ctx, &ctx.input(1));
 }
+void fast_gelu_kernel(KernelContext& ctx) {
+  gelu_with_bias<true>(ctx, ctx.optional_input(1));
+}
+
+class QuickGelu : public rt::OpKernel {
+ public:
+  explicit QuickGelu(const rt::KernelInfo& info) : alpha_(info.get_float("alpha", 1.702f)) {}
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    rt::dispatch(rt::FloatTypes{}, x.dtype(), "QuickGelu", [&]<class T>() {
+      using C = rt::compute_t<T>;
+      Tensor& y = ctx.output(0, x.dtype(), x.shape());
+      const T* in = x.data<T>();
+      T* out = y.data<T>();
+      const C a = static_cast<C>(alpha_);
+      ctx.threads().parallel_for(x.numel(), 16384, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          C v = static_cast<C>(in[i]);
+          C z = a * v;
+          // The two-branch sigmoid never overflows exp.
+          C sig = z >= C(0) ? C(1) / (C(1) + std::exp(-z)) : std::exp(z) / (C(1) + std::exp(z));
+          out[i] = static_cast<T>(v * sig);
+        }
+      });
+    });
+  }
+
+ private:
+  float alpha_;
+};
 
 }  // namespace
 
@@ -56,4 +94,6 @@ TESSERA_REGISTER_KERNELS(contrib_gelu) {
   using tessera::rt::KernelDef;
   reg.add(KernelDef::fn("Gelu", gelu_kernel).in_domain("com.microsoft"));
   reg.add(KernelDef::fn("BiasGelu", bias_gelu_kernel).in_domain("com.microsoft"));
+  reg.add(KernelDef::fn("FastGelu", fast_gelu_kernel).in_domain("com.microsoft"));
+  reg.add(KernelDef::of<QuickGelu>("QuickGelu").in_domain("com.microsoft"));
 }

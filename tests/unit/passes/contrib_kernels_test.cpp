@@ -175,6 +175,20 @@ TEST(PassesContribKernels, BiasGelu) {
   expect_close(outs[0], {3, 4}, want);
 }
 
+TEST(PassesContribKernels, FastGeluAndQuickGelu) {
+  auto x = random_floats(12, 24), b = random_floats(4, 25);
+  auto fast = run_node("FastGelu", {{"x", tensor({3, 4}, x)}, {"b", tensor({4}, b)}}, {}, 1);
+  auto quick = run_node("QuickGelu", {{"x", tensor({3, 4}, x)}}, {Attribute::of_float("alpha", 1.5f)}, 1);
+  std::vector<float> want_fast(12), want_quick(12);
+  for (size_t i = 0; i < 12; ++i) {
+    double v = x[i] + b[i % 4];
+    want_fast[i] = static_cast<float>(0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+    want_quick[i] = static_cast<float>(x[i] / (1 + std::exp(-1.5 * x[i])));
+  }
+  expect_close(fast[0], {3, 4}, want_fast);
+  expect_close(quick[0], {3, 4}, want_quick);
+}
+
 TEST(PassesContribKernels, FusedConvWithZAndClip) {
   // A 1x1 convolution is a per-pixel matrix product, easy to write out.
   auto x = random_floats(2 * 3 * 3, 21), w = random_floats(2 * 2, 22), z = random_floats(2 * 3 * 3, 23);

@@ -385,6 +385,30 @@ TEST(PassesEliminateCommonSubexpressions, MergesIdenticalNodes) {
   EXPECT_EQ(count(o.optimized.graph, "LeakyRelu"), 2);
 }
 
+TEST(PassesEliminateCommonSubexpressions, KeepsRandomDraws) {
+  ir::Model m = make_model(17, [](GraphBuilder& b) {
+    auto x = b.input("x", F({2, 3}));
+    auto a = b.node("RandomNormalLike", {x});
+    auto c = b.node("RandomNormalLike", {x});
+    b.output(b.node("Sub", {a, c}), F({2, 3}));
+  });
+  optimize(m, OptLevel::kBasic);
+  EXPECT_EQ(count(m.graph, "RandomNormalLike"), 2);
+}
+
+TEST(PassesEliminateIdentity, KeepsDropoutInTrainingModeOrWithReadMask) {
+  ir::Model m = make_model(17, [](GraphBuilder& b) {
+    auto x = b.input("x", F({2, 3}));
+    auto on = b.initializer(ir::make_tensor("on", DataType::kBool, {}, std::vector<uint8_t>{1}));
+    auto d1 = b.node("Dropout", {x, "", on});
+    auto d2 = b.nodes("Dropout", {d1}, {}, "with_mask", 2);
+    b.output(d2[0], F({2, 3}));
+    b.output(d2[1], ir::Type::tensor(DataType::kBool));
+  });
+  optimize(m, OptLevel::kBasic);
+  EXPECT_EQ(count(m.graph, "Dropout"), 2);
+}
+
 // ---- Extended level ---------------------------------------------------------------------------------
 
 TEST(PassesFuseMatMulAddToGemm, Fuses) {
@@ -530,6 +554,12 @@ TEST(PassesFuseConvActivation, FusesEachActivation) {
     EXPECT_TRUE(fired(o, "fuse_conv_activation"));
     ASSERT_EQ(o.optimized.graph.nodes.size(), 1u);
     EXPECT_EQ(o.optimized.graph.nodes[0].op_type, "FusedConv");
+    // The fused node names the two ONNX nodes it replaced, for the profiler.
+    std::string from;
+    for (const auto& [key, value] : o.optimized.graph.nodes[0].metadata_props)
+      if (key == tessera::rt::kFusedFromKey) from = value;
+    EXPECT_EQ(std::count(from.begin(), from.end(), ','), 1) << from;
+    EXPECT_NE(from.find("Conv"), std::string::npos) << from;
   }
 }
 
