@@ -77,10 +77,12 @@ nlohmann::json report_json(const RunSettings& s, const rt::Session& session, con
     }
     inputs.push_back(std::move(in));
   }
-  j["settings"] = {{"backend", s.backend},         {"threads", s.threads},   {"optimization", s.optimization},
-                   {"iterations", s.iterations},   {"warmup", s.warmup},     {"inputs", inputs}};
-  j["device"] = {{"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", std::thread::hardware_concurrency()}};
-  j["latency_ms"] = {{"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
+  j["settings"] = {{"backend", s.backend},       {"threads", s.threads}, {"optimization", s.optimization},
+                   {"iterations", s.iterations}, {"warmup", s.warmup},   {"inputs", inputs}};
+  j["device"] = {
+      {"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", std::thread::hardware_concurrency()}};
+  j["latency_ms"] = {
+      {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
   j["layer_sum_ms"] = layer_sum_us / 1000.0;
   j["memory"] = {{"peak_bytes", st.memory.peak_bytes},
                  {"planner_lower_bound_bytes", st.memory.lower_bound_bytes},
@@ -117,8 +119,8 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
     if (name.size() > 36) name = "..." + name.substr(name.size() - 33);
     double ms = l.total_us / 1000.0 / runs;
     double pct = layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0;
-    fmt::print("{:>4}  {:<36} {:<22} {:<10} {:>6.0f} {:>10.4f} {:>6.2f}  {}\n", shown, name, l.op_type, l.kernel,
-               static_cast<double>(l.calls) / runs, ms, pct, shapes_str(l.output_shapes));
+    fmt::print("{:>4}  {:<36} {:<22} {:<10} {:>6.0f} {:>10.4f} {:>6.2f}  {}\n", shown, name, l.op_type,
+               l.kernel, static_cast<double>(l.calls) / runs, ms, pct, shapes_str(l.output_shapes));
     if (!l.fused_from.empty()) {
       std::string from;
       for (const auto& f : l.fused_from) from += (from.empty() ? "" : ", ") + f;
@@ -182,7 +184,8 @@ void add_profile_command(CLI::App& app, int& status) {
       sum_us += l.total_us;
       layers.push_back(std::move(l));
     }
-    std::sort(layers.begin(), layers.end(), [](const Layer& a, const Layer& b) { return a.total_us > b.total_us; });
+    std::sort(layers.begin(), layers.end(),
+              [](const Layer& a, const Layer& b) { return a.total_us > b.total_us; });
     int runs = s->iterations;
     double layer_sum_us = sum_us / runs;
     auto lat = summarize(ms);
@@ -202,8 +205,8 @@ void add_profile_command(CLI::App& app, int& status) {
       return;
     }
     const auto& st = session->last_stats();
-    fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers\n", s->model, runs, s->warmup, s->optimization,
-               layers.size());
+    fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers\n", s->model, runs, s->warmup,
+               s->optimization, layers.size());
     print_table(layers, layer_sum_us, runs, *top == 0 ? layers.size() : *top);
     fmt::print("end-to-end  median {:.3f} ms  mean {:.3f} ms  min {:.3f} ms\n", lat.median_ms, lat.mean_ms,
                lat.min_ms);

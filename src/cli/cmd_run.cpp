@@ -42,9 +42,10 @@ void write_outputs(const rt::Session& session, const std::vector<rt::Value>& out
 }  // namespace
 
 void add_run_command(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("run",
-                                 "Run a model and report latency, peak memory and its outputs.\n"
-                                 "Inputs not given are random (free dimensions 1 unless --shape says otherwise).");
+  auto* cmd =
+      app.add_subcommand("run",
+                         "Run a model and report latency, peak memory and its outputs.\n"
+                         "Inputs not given are random (free dimensions 1 unless --shape says otherwise).");
   auto s = std::make_shared<RunSettings>();
   auto out_dir = std::make_shared<std::string>();
   add_run_options(cmd, *s);
@@ -78,7 +79,8 @@ void add_run_command(CLI::App& app, int& status) {
       j["iterations"] = s->iterations;
       j["threads"] = s->threads;
       j["optimization"] = s->optimization;
-      j["latency_ms"] = {{"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
+      j["latency_ms"] = {
+          {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
       j["memory"] = {{"peak_bytes", st.memory.peak_bytes},
                      {"planner_lower_bound_bytes", st.memory.lower_bound_bytes},
                      {"arena_bytes", st.memory.arena_bytes},
@@ -89,8 +91,10 @@ void add_run_command(CLI::App& app, int& status) {
       std::cout << j.dump(2) << "\n";
       return;
     }
-    fmt::print("{}: {} runs ({} warmup), {} optimisation\n", s->model, s->iterations, s->warmup, s->optimization);
-    fmt::print("latency  mean {:.3f} ms  median {:.3f} ms  min {:.3f} ms\n", lat.mean_ms, lat.median_ms, lat.min_ms);
+    fmt::print("{}: {} runs ({} warmup), {} optimisation\n", s->model, s->iterations, s->warmup,
+               s->optimization);
+    fmt::print("latency  mean {:.3f} ms  median {:.3f} ms  min {:.3f} ms\n", lat.mean_ms, lat.median_ms,
+               lat.min_ms);
     fmt::print("memory   peak {} (planner lower bound {}; weights {})\n", human_bytes(st.memory.peak_bytes),
                human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes));
     for (size_t k = 0; k < outs.size(); ++k)

@@ -29,7 +29,8 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
                   "Folder with input_<k>.pb or input_<k>.npy in graph-input order (the conformance layout)");
   cmd->add_option("--shape", s.shapes, "NAME=1x3x224x224: shape of a random input with free dimensions");
   cmd->add_option("--image-size", s.image_size, "Resize images to HxW (or one number for a square)");
-  cmd->add_option("--mean", s.mean, "Per-channel mean subtracted from images scaled to [0,1], e.g. 0.485,0.456,0.406");
+  cmd->add_option("--mean", s.mean,
+                  "Per-channel mean subtracted from images scaled to [0,1], e.g. 0.485,0.456,0.406");
   cmd->add_option("--std", s.std_dev, "Per-channel standard deviation images are divided by");
   cmd->add_option("--layout", s.layout, "Image tensor layout: NCHW (default) or NHWC");
   cmd->add_option("--seed", s.seed, "Seed of the random inputs");
@@ -68,7 +69,8 @@ bool has_ext(const fs::path& p, std::initializer_list<const char*> exts) {
 }
 
 rt::Value load_file(const ir::ValueInfo& vi, const fs::path& file, const RunSettings& s) {
-  if (!fs::exists(file)) throw std::runtime_error(fmt::format("input '{}': file '{}' not found", vi.name, file.string()));
+  if (!fs::exists(file))
+    throw std::runtime_error(fmt::format("input '{}': file '{}' not found", vi.name, file.string()));
   if (has_ext(file, {".npy"})) return rt::Value(rt::Tensor::from_ir(io::read_npy(file, vi.name)).clone());
   if (has_ext(file, {".png", ".jpg", ".jpeg"})) {
     auto opts = io::parse_image_options(s.image_size, s.mean, s.std_dev, s.layout);
@@ -90,7 +92,8 @@ std::vector<int64_t> parse_dims(const std::string& text, const std::string& name
       if (used != part.size() || v < 0) throw std::invalid_argument("bad");
       dims.push_back(v);
     } catch (const std::exception&) {
-      throw std::runtime_error(fmt::format("--shape {}: '{}' is not a dimension list like 1x3x224x224", name, text));
+      throw std::runtime_error(
+          fmt::format("--shape {}: '{}' is not a dimension list like 1x3x224x224", name, text));
     }
     if (x == std::string::npos) break;
     pos = x + 1;
@@ -102,8 +105,9 @@ std::vector<int64_t> parse_dims(const std::string& text, const std::string& name
 // valid token ids or indices for most models), bools fair coins. Free dimensions are 1 unless --shape says.
 rt::Value random_input(const ir::ValueInfo& vi, const std::vector<int64_t>* shape, std::mt19937_64& rng) {
   if (!vi.type.is_tensor())
-    throw std::runtime_error(fmt::format("input '{}' is {}: give it as a file (random inputs are tensors only)",
-                                         vi.name, vi.type.to_string()));
+    throw std::runtime_error(
+        fmt::format("input '{}' is {}: give it as a file (random inputs are tensors only)", vi.name,
+                    vi.type.to_string()));
   std::vector<int64_t> dims;
   if (shape) {
     dims = *shape;
@@ -111,27 +115,55 @@ rt::Value random_input(const ir::ValueInfo& vi, const std::vector<int64_t>* shap
     for (const auto& d : *vi.type.shape) dims.push_back(d.is_static() ? d.value : 1);
   }
   if (vi.type.shape && dims.size() != vi.type.shape->size())
-    throw std::runtime_error(fmt::format("--shape {}: rank {} given, the input has rank {}", vi.name, dims.size(),
-                                         vi.type.shape->size()));
+    throw std::runtime_error(fmt::format("--shape {}: rank {} given, the input has rank {}", vi.name,
+                                         dims.size(), vi.type.shape->size()));
   rt::Tensor t = rt::Tensor::zeros(vi.type.elem, dims);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
   std::uniform_int_distribution<int> small(0, 99);
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (t.dtype()) {
-      case ir::DataType::kFloat: t.data<float>()[i] = static_cast<float>(real(rng)); break;
-      case ir::DataType::kDouble: t.data<double>()[i] = real(rng); break;
-      case ir::DataType::kFloat16: t.data<rt::Float16>()[i] = rt::Float16(static_cast<float>(real(rng))); break;
-      case ir::DataType::kBFloat16: t.data<rt::BFloat16>()[i] = rt::BFloat16(static_cast<float>(real(rng))); break;
-      case ir::DataType::kInt64: t.data<int64_t>()[i] = small(rng); break;
-      case ir::DataType::kInt32: t.data<int32_t>()[i] = small(rng); break;
-      case ir::DataType::kInt16: t.data<int16_t>()[i] = static_cast<int16_t>(small(rng)); break;
-      case ir::DataType::kInt8: t.data<int8_t>()[i] = static_cast<int8_t>(small(rng)); break;
-      case ir::DataType::kUint8: t.data<uint8_t>()[i] = static_cast<uint8_t>(small(rng)); break;
-      case ir::DataType::kUint16: t.data<uint16_t>()[i] = static_cast<uint16_t>(small(rng)); break;
-      case ir::DataType::kUint32: t.data<uint32_t>()[i] = static_cast<uint32_t>(small(rng)); break;
-      case ir::DataType::kUint64: t.data<uint64_t>()[i] = static_cast<uint64_t>(small(rng)); break;
-      case ir::DataType::kBool: t.data<bool>()[i] = small(rng) % 2 == 0; break;
-      case ir::DataType::kString: t.data<std::string>()[i] = "tessera"; break;
+      case ir::DataType::kFloat:
+        t.data<float>()[i] = static_cast<float>(real(rng));
+        break;
+      case ir::DataType::kDouble:
+        t.data<double>()[i] = real(rng);
+        break;
+      case ir::DataType::kFloat16:
+        t.data<rt::Float16>()[i] = rt::Float16(static_cast<float>(real(rng)));
+        break;
+      case ir::DataType::kBFloat16:
+        t.data<rt::BFloat16>()[i] = rt::BFloat16(static_cast<float>(real(rng)));
+        break;
+      case ir::DataType::kInt64:
+        t.data<int64_t>()[i] = small(rng);
+        break;
+      case ir::DataType::kInt32:
+        t.data<int32_t>()[i] = small(rng);
+        break;
+      case ir::DataType::kInt16:
+        t.data<int16_t>()[i] = static_cast<int16_t>(small(rng));
+        break;
+      case ir::DataType::kInt8:
+        t.data<int8_t>()[i] = static_cast<int8_t>(small(rng));
+        break;
+      case ir::DataType::kUint8:
+        t.data<uint8_t>()[i] = static_cast<uint8_t>(small(rng));
+        break;
+      case ir::DataType::kUint16:
+        t.data<uint16_t>()[i] = static_cast<uint16_t>(small(rng));
+        break;
+      case ir::DataType::kUint32:
+        t.data<uint32_t>()[i] = static_cast<uint32_t>(small(rng));
+        break;
+      case ir::DataType::kUint64:
+        t.data<uint64_t>()[i] = static_cast<uint64_t>(small(rng));
+        break;
+      case ir::DataType::kBool:
+        t.data<bool>()[i] = small(rng) % 2 == 0;
+        break;
+      case ir::DataType::kString:
+        t.data<std::string>()[i] = "tessera";
+        break;
       default:
         throw std::runtime_error(fmt::format("input '{}': no random values for element type {}", vi.name,
                                              ir::dtype_name(t.dtype())));
@@ -142,7 +174,8 @@ rt::Value random_input(const ir::ValueInfo& vi, const std::vector<int64_t>* shap
 
 }  // namespace
 
-std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session, const RunSettings& s) {
+std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session,
+                                                             const RunSettings& s) {
   const auto& ins = session.inputs();
   auto find = [&](const std::string& name) -> const ir::ValueInfo& {
     for (const auto& vi : ins)
@@ -210,7 +243,8 @@ class Progress {
     int fill = total_ ? done * width / total_ : width;
     double elapsed = std::chrono::duration<double>(now - start_).count();
     double eta = done ? elapsed / done * (total_ - done) : 0;
-    fmt::print(stderr, "\r[{:=<{}}{:<{}}] {}/{} runs, {:.0f} s left ", "", fill, "", width - fill, done, total_, eta);
+    fmt::print(stderr, "\r[{:=<{}}{:<{}}] {}/{} runs, {:.0f} s left ", "", fill, "", width - fill, done,
+               total_, eta);
   }
 
  private:
@@ -222,7 +256,8 @@ class Progress {
 
 }  // namespace
 
-std::vector<double> timed_runs(rt::Session& session, const std::vector<std::pair<std::string, rt::Value>>& feeds,
+std::vector<double> timed_runs(rt::Session& session,
+                               const std::vector<std::pair<std::string, rt::Value>>& feeds,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
                                const std::function<void(const rt::RunStats&)>& per_run) {
   Progress bar(s.warmup + s.iterations, !s.no_progress && !s.json);
@@ -271,10 +306,11 @@ std::string describe_value(const rt::Value& v) {
     sum += x;
   }
   std::string first;
-  for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 5); ++i) first += fmt::format(" {:.4g}", t.to_double(i));
+  for (int64_t i = 0; i < std::min<int64_t>(t.numel(), 5); ++i)
+    first += fmt::format(" {:.4g}", t.to_double(i));
   if (t.numel() > 5) first += " ...";
-  return fmt::format("{}  min {:.4g} max {:.4g} mean {:.4g} :{}", head, lo, hi, sum / static_cast<double>(t.numel()),
-                     first);
+  return fmt::format("{}  min {:.4g} max {:.4g} mean {:.4g} :{}", head, lo, hi,
+                     sum / static_cast<double>(t.numel()), first);
 }
 
 std::string human_bytes(size_t n) {

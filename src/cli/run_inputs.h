@@ -33,11 +33,13 @@ void add_run_options(CLI::App* cmd, RunSettings& s);
 rt::SessionOptions session_options(const RunSettings& s);
 
 // The feeds for the session's inputs. Throws std::runtime_error naming the input and the file.
-std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session, const RunSettings& s);
+std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session,
+                                                             const RunSettings& s);
 
 // Runs warmup + iterations, with a progress bar on stderr for runs that take long; returns the latency
 // of each timed iteration in milliseconds and leaves the last outputs in `outputs`.
-std::vector<double> timed_runs(rt::Session& session, const std::vector<std::pair<std::string, rt::Value>>& feeds,
+std::vector<double> timed_runs(rt::Session& session,
+                               const std::vector<std::pair<std::string, rt::Value>>& feeds,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
                                const std::function<void(const rt::RunStats&)>& per_run = {});
 

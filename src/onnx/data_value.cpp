@@ -105,10 +105,18 @@ void to_sequence_proto(const DataValue& v, onnx_pb::SequenceProto* p) {
   p->set_elem_type(v.elem_type);
   for (const auto& it : v.items) {
     switch (it.kind) {
-      case DataValue::Kind::kTensor: to_tensor_proto(it.tensor, p->add_tensor_values()); break;
-      case DataValue::Kind::kSequence: to_sequence_proto(it, p->add_sequence_values()); break;
-      case DataValue::Kind::kMap: to_map_proto(it, p->add_map_values()); break;
-      case DataValue::Kind::kOptional: to_optional_proto(it, p->add_optional_values()); break;
+      case DataValue::Kind::kTensor:
+        to_tensor_proto(it.tensor, p->add_tensor_values());
+        break;
+      case DataValue::Kind::kSequence:
+        to_sequence_proto(it, p->add_sequence_values());
+        break;
+      case DataValue::Kind::kMap:
+        to_map_proto(it, p->add_map_values());
+        break;
+      case DataValue::Kind::kOptional:
+        to_optional_proto(it, p->add_optional_values());
+        break;
     }
   }
 }
@@ -119,10 +127,18 @@ void to_optional_proto(const DataValue& v, onnx_pb::OptionalProto* p) {
   if (v.items.empty()) return;
   const DataValue& it = v.items[0];
   switch (it.kind) {
-    case DataValue::Kind::kTensor: to_tensor_proto(it.tensor, p->mutable_tensor_value()); break;
-    case DataValue::Kind::kSequence: to_sequence_proto(it, p->mutable_sequence_value()); break;
-    case DataValue::Kind::kMap: to_map_proto(it, p->mutable_map_value()); break;
-    case DataValue::Kind::kOptional: to_optional_proto(it, p->mutable_optional_value()); break;
+    case DataValue::Kind::kTensor:
+      to_tensor_proto(it.tensor, p->mutable_tensor_value());
+      break;
+    case DataValue::Kind::kSequence:
+      to_sequence_proto(it, p->mutable_sequence_value());
+      break;
+    case DataValue::Kind::kMap:
+      to_map_proto(it, p->mutable_map_value());
+      break;
+    case DataValue::Kind::kOptional:
+      to_optional_proto(it, p->mutable_optional_value());
+      break;
   }
 }
 

@@ -1,8 +1,8 @@
 // The CPU backend: host memory, synchronous execution, kernels from the global registry (reference
 // kernels next to the op schemas, fast ones in src/backends/cpu registered at higher priority).
 #include <algorithm>
-#include <climits>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <new>

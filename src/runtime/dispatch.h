@@ -18,9 +18,9 @@ namespace tessera::rt {
 
 template <class T>
 struct dtype_of_t;
-#define TESSERA_DTYPE_OF(T, D) \
-  template <>                  \
-  struct dtype_of_t<T> {       \
+#define TESSERA_DTYPE_OF(T, D)                     \
+  template <>                                      \
+  struct dtype_of_t<T> {                           \
     static constexpr DataType value = DataType::D; \
   }
 TESSERA_DTYPE_OF(float, kFloat);

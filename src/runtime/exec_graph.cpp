@@ -20,7 +20,8 @@ bool ExecGraph::resolves(const std::string& name) const {
 namespace {
 
 std::string node_label(const ir::Node& n) {
-  return n.name.empty() ? fmt::format("{} node", n.op_type) : fmt::format("node '{}' ({})", n.name, n.op_type);
+  return n.name.empty() ? fmt::format("{} node", n.op_type)
+                        : fmt::format("node '{}' ({})", n.name, n.op_type);
 }
 
 int opset_of(const ir::Model& m, std::string_view domain) {
@@ -72,9 +73,10 @@ std::unique_ptr<ExecGraph> ExecGraph::compile(const ir::Graph& g, const CompileO
     for (const auto& in : n.inputs) {
       int s = use(in);
       if (s >= 0 && !defined.count(s))
-        throw CompileError(fmt::format("{}: {} reads '{}' before any node produces it (graph not in "
-                                       "topological order?)",
-                                       eg->path_, node_label(n), in));
+        throw CompileError(
+            fmt::format("{}: {} reads '{}' before any node produces it (graph not in "
+                        "topological order?)",
+                        eg->path_, node_label(n), in));
       en.inputs.push_back(s);
     }
     for (const auto& out : n.outputs) {

@@ -29,9 +29,9 @@ struct ExecNode {
 
 // What compilation needs from the session.
 struct CompileOptions {
-  const ir::Model* model = nullptr;              // opset imports
-  std::vector<Backend*> backends;                // in order of preference; the CPU backend last
-  std::string graph_path;                        // for messages: "main", "main/If_0:then_branch"
+  const ir::Model* model = nullptr;  // opset imports
+  std::vector<Backend*> backends;    // in order of preference; the CPU backend last
+  std::string graph_path;            // for messages: "main", "main/If_0:then_branch"
 };
 
 class ExecGraph {

@@ -12,7 +12,8 @@ class FrameHost : public ExecutionHost {
  public:
   FrameHost(RunContext& rc, const Frame& f) : rc_(rc), frame_(f) {}
   Tensor allocate(DataType dtype, Shape shape) override {
-    return rc_.planner ? rc_.planner->allocate(dtype, std::move(shape)) : Tensor::zeros(dtype, std::move(shape));
+    return rc_.planner ? rc_.planner->allocate(dtype, std::move(shape))
+                       : Tensor::zeros(dtype, std::move(shape));
   }
   std::vector<Value> run_subgraph(const ExecGraph& g, std::span<const Value> inputs) override {
     return run_graph(g, inputs, &frame_, rc_);
@@ -43,7 +44,8 @@ std::vector<std::string> fused_from(const ir::Node& n) {
 }
 
 std::string label(const ir::Node& n) {
-  return n.name.empty() ? fmt::format("{} node", n.op_type) : fmt::format("node '{}' ({})", n.name, n.op_type);
+  return n.name.empty() ? fmt::format("{} node", n.op_type)
+                        : fmt::format("node '{}' ({})", n.name, n.op_type);
 }
 
 void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
@@ -103,8 +105,8 @@ std::vector<Value> run_graph(const ExecGraph& g, std::span<const Value> inputs, 
   for (const auto& [s, v] : g.constants()) f.slots[static_cast<size_t>(s)] = v;
   const auto& in_slots = g.input_slots();
   if (inputs.size() > in_slots.size())
-    throw RunError(fmt::format("{}: {} inputs given, the graph takes {}", g.path(), inputs.size(),
-                               in_slots.size()));
+    throw RunError(
+        fmt::format("{}: {} inputs given, the graph takes {}", g.path(), inputs.size(), in_slots.size()));
   for (size_t i = 0; i < inputs.size(); ++i) f.slots[static_cast<size_t>(in_slots[i])] = inputs[i];
   for (const auto& [s, name] : g.outer()) {
     int ps = parent ? parent->graph->find_slot(name) : -1;

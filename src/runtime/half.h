@@ -45,7 +45,9 @@ inline uint16_t float_to_bf16_bits(float f) {
   x += 0x7fffu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
 }
-inline float bf16_bits_to_float(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+inline float bf16_bits_to_float(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
 
 // Both types convert implicitly to and from float so that templated kernels written for float work on
 // them unchanged: `T y = a + b` computes in float and rounds once on the store.
@@ -55,7 +57,7 @@ struct Float16 {
   Float16(float f) : bits(float_to_half_bits(f)) {}  // NOLINT(google-explicit-constructor)
   explicit Float16(double d) : Float16(static_cast<float>(d)) {}
   template <class I>
-    requires std::is_integral_v<I>
+  requires std::is_integral_v<I>
   explicit Float16(I v) : Float16(static_cast<float>(v)) {}
   operator float() const { return half_bits_to_float(bits); }  // NOLINT(google-explicit-constructor)
   static Float16 from_bits(uint16_t b) {
@@ -71,7 +73,7 @@ struct BFloat16 {
   BFloat16(float f) : bits(float_to_bf16_bits(f)) {}  // NOLINT(google-explicit-constructor)
   explicit BFloat16(double d) : BFloat16(static_cast<float>(d)) {}
   template <class I>
-    requires std::is_integral_v<I>
+  requires std::is_integral_v<I>
   explicit BFloat16(I v) : BFloat16(static_cast<float>(v)) {}
   operator float() const { return bf16_bits_to_float(bits); }  // NOLINT(google-explicit-constructor)
   static BFloat16 from_bits(uint16_t b) {
@@ -100,7 +102,7 @@ template <class T>
 using compute_t = typename compute_type<T>::type;
 
 template <class T>
-inline constexpr bool is_float_v = std::is_floating_point_v<T> || std::is_same_v<T, Float16> ||
-                                   std::is_same_v<T, BFloat16>;
+inline constexpr bool is_float_v =
+    std::is_floating_point_v<T> || std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 
 }  // namespace tessera::rt

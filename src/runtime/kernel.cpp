@@ -149,13 +149,17 @@ const KernelRegistry& KernelRegistry::global() {
   return *reg;
 }
 
-void KernelRegistry::add(KernelDef def) { defs_.push_back(std::move(def)); }
+void KernelRegistry::add(KernelDef def) {
+  defs_.push_back(std::move(def));
+}
 
-const KernelDef* KernelRegistry::find(std::string_view backend, const KernelInfo& info, int max_priority) const {
+const KernelDef* KernelRegistry::find(std::string_view backend, const KernelInfo& info,
+                                      int max_priority) const {
   const KernelDef* best = nullptr;
   const ir::Node& n = info.node();
   for (const KernelDef& d : defs_) {
-    if (d.backend != backend || d.op_type != n.op_type || d.domain != ir::canonical_domain(n.domain)) continue;
+    if (d.backend != backend || d.op_type != n.op_type || d.domain != ir::canonical_domain(n.domain))
+      continue;
     if (info.since_version() < d.since_min || info.since_version() > d.since_max) continue;
     if (d.priority > max_priority || (best && best->priority >= d.priority)) continue;
     if (d.supports && !d.supports(info)) continue;

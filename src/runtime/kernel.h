@@ -162,8 +162,8 @@ struct KernelDef {
   int since_min = 1;  // schema since-versions covered, inclusive
   int since_max = INT_MAX;
   std::string backend = "cpu";
-  int priority = 0;  // reference 0; faster kernels higher
-  std::string name;  // "reference", "dnnl", ... shown by the profiler
+  int priority = 0;                                 // reference 0; faster kernels higher
+  std::string name;                                 // "reference", "dnnl", ... shown by the profiler
   std::function<bool(const KernelInfo&)> supports;  // empty: every node of the op
   KernelFactory create;
 

@@ -14,7 +14,9 @@ constexpr size_t kAlign = 64;
 // Beyond this many allocations in one run (long loops), the rest stay on the heap: placing them costs
 // more time than the memory is worth.
 constexpr size_t kMaxPlanned = 20000;
-size_t round_up(size_t n) { return (std::max<size_t>(n, 1) + kAlign - 1) / kAlign * kAlign; }
+size_t round_up(size_t n) {
+  return (std::max<size_t>(n, 1) + kAlign - 1) / kAlign * kAlign;
+}
 }  // namespace
 
 struct Record {
@@ -174,7 +176,8 @@ Tensor MemoryPlanner::allocate(DataType dtype, Shape shape) {
     std::free(q);
     std::lock_guard l(st->mu);
     st->heap_in_use -= round_up(bytes);
-    if (record && st->recording && st->generation == gen && k < st->records.size()) st->records[k].free_t = ++st->clock;
+    if (record && st->recording && st->generation == gen && k < st->records.size())
+      st->records[k].free_t = ++st->clock;
   });
   return Tensor(dtype, std::move(shape), std::move(data));
 }

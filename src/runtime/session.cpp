@@ -15,9 +15,12 @@ namespace tessera::rt {
 
 std::string_view opt_level_name(OptLevel l) {
   switch (l) {
-    case OptLevel::kNone: return "none";
-    case OptLevel::kBasic: return "basic";
-    case OptLevel::kExtended: return "extended";
+    case OptLevel::kNone:
+      return "none";
+    case OptLevel::kBasic:
+      return "basic";
+    case OptLevel::kExtended:
+      return "extended";
   }
   return "?";
 }
@@ -77,8 +80,12 @@ std::unique_ptr<Session> Session::load(const std::filesystem::path& file, Sessio
   return std::make_unique<Session>(onnx::load_model(file), std::move(opts));
 }
 
-const std::vector<ir::ValueInfo>& Session::inputs() const { return inputs_; }
-const std::vector<ir::ValueInfo>& Session::outputs() const { return model_.graph.outputs; }
+const std::vector<ir::ValueInfo>& Session::inputs() const {
+  return inputs_;
+}
+const std::vector<ir::ValueInfo>& Session::outputs() const {
+  return model_.graph.outputs;
+}
 
 void Session::check_feed(const ir::ValueInfo& vi, const Value& v) const {
   const ir::Type& t = vi.type;
@@ -96,8 +103,8 @@ void Session::check_feed(const ir::ValueInfo& vi, const Value& v) const {
                                ir::shape_to_string(dims), shape_str(x.shape())));
   for (size_t i = 0; i < dims.size(); ++i)
     if (dims[i].is_static() && dims[i].value != x.shape()[i])
-      throw RunError(fmt::format("input '{}' dimension {} must be {}, got shape {}", vi.name, i, dims[i].value,
-                                 shape_str(x.shape())));
+      throw RunError(fmt::format("input '{}' dimension {} must be {}, got shape {}", vi.name, i,
+                                 dims[i].value, shape_str(x.shape())));
 }
 
 std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>& feeds,

@@ -32,9 +32,9 @@ std::optional<OptLevel> opt_level_from_name(std::string_view s);
 
 struct SessionOptions {
   OptLevel optimization = OptLevel::kExtended;
-  int threads = 0;              // 0: one per hardware thread
-  std::string backend = "cpu";  // "cpu", "cuda", "auto"
-  bool profile = false;         // time every node of every run
+  int threads = 0;                 // 0: one per hardware thread
+  std::string backend = "cpu";     // "cpu", "cuda", "auto"
+  bool profile = false;            // time every node of every run
   bool reference_kernels = false;  // only the reference kernels: the oracle the fast ones are tested against
 };
 

@@ -32,7 +32,9 @@ size_t dtype_bytes(DataType dt, int64_t n) {
   return static_cast<size_t>((total + 7) / 8);
 }
 
-std::string shape_str(std::span<const int64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ",")); }
+std::string shape_str(std::span<const int64_t> shape) {
+  return fmt::format("[{}]", fmt::join(shape, ","));
+}
 
 namespace {
 
@@ -63,14 +65,16 @@ Tensor Tensor::zeros(DataType dtype, Shape shape) {
   return Tensor(dtype, std::move(shape), std::move(data));
 }
 
-size_t Tensor::nbytes() const { return dtype_bytes(dtype_, numel_); }
+size_t Tensor::nbytes() const {
+  return dtype_bytes(dtype_, numel_);
+}
 
 Tensor Tensor::from_ir(const ir::Tensor& t) {
   if (t.dtype == DataType::kString) {
     Tensor r = zeros(t.dtype, t.dims);
     if (static_cast<int64_t>(t.strings.size()) != r.numel())
-      throw KernelError(fmt::format("string tensor '{}' has {} strings for shape {}", t.name, t.strings.size(),
-                                    shape_str(t.dims)));
+      throw KernelError(fmt::format("string tensor '{}' has {} strings for shape {}", t.name,
+                                    t.strings.size(), shape_str(t.dims)));
     std::copy(t.strings.begin(), t.strings.end(), r.data<std::string>());
     return r;
   }
@@ -122,35 +126,59 @@ Tensor Tensor::clone() const {
 
 double Tensor::to_double(int64_t i) const {
   switch (dtype_) {
-    case DataType::kFloat: return data<float>()[i];
-    case DataType::kDouble: return data<double>()[i];
-    case DataType::kFloat16: return static_cast<float>(data<Float16>()[i]);
-    case DataType::kBFloat16: return static_cast<float>(data<BFloat16>()[i]);
-    case DataType::kInt8: return data<int8_t>()[i];
-    case DataType::kInt16: return data<int16_t>()[i];
-    case DataType::kInt32: return data<int32_t>()[i];
-    case DataType::kInt64: return static_cast<double>(data<int64_t>()[i]);
-    case DataType::kUint8: return data<uint8_t>()[i];
-    case DataType::kUint16: return data<uint16_t>()[i];
-    case DataType::kUint32: return data<uint32_t>()[i];
-    case DataType::kUint64: return static_cast<double>(data<uint64_t>()[i]);
-    case DataType::kBool: return data<bool>()[i] ? 1.0 : 0.0;
-    default: throw KernelError(fmt::format("a {} tensor has no numeric value", ir::dtype_name(dtype_)));
+    case DataType::kFloat:
+      return data<float>()[i];
+    case DataType::kDouble:
+      return data<double>()[i];
+    case DataType::kFloat16:
+      return static_cast<float>(data<Float16>()[i]);
+    case DataType::kBFloat16:
+      return static_cast<float>(data<BFloat16>()[i]);
+    case DataType::kInt8:
+      return data<int8_t>()[i];
+    case DataType::kInt16:
+      return data<int16_t>()[i];
+    case DataType::kInt32:
+      return data<int32_t>()[i];
+    case DataType::kInt64:
+      return static_cast<double>(data<int64_t>()[i]);
+    case DataType::kUint8:
+      return data<uint8_t>()[i];
+    case DataType::kUint16:
+      return data<uint16_t>()[i];
+    case DataType::kUint32:
+      return data<uint32_t>()[i];
+    case DataType::kUint64:
+      return static_cast<double>(data<uint64_t>()[i]);
+    case DataType::kBool:
+      return data<bool>()[i] ? 1.0 : 0.0;
+    default:
+      throw KernelError(fmt::format("a {} tensor has no numeric value", ir::dtype_name(dtype_)));
   }
 }
 
 int64_t Tensor::to_int64(int64_t i) const {
   switch (dtype_) {
-    case DataType::kInt64: return data<int64_t>()[i];
-    case DataType::kInt32: return data<int32_t>()[i];
-    case DataType::kInt16: return data<int16_t>()[i];
-    case DataType::kInt8: return data<int8_t>()[i];
-    case DataType::kUint8: return data<uint8_t>()[i];
-    case DataType::kUint16: return data<uint16_t>()[i];
-    case DataType::kUint32: return data<uint32_t>()[i];
-    case DataType::kUint64: return static_cast<int64_t>(data<uint64_t>()[i]);
-    case DataType::kBool: return data<bool>()[i] ? 1 : 0;
-    default: return static_cast<int64_t>(to_double(i));
+    case DataType::kInt64:
+      return data<int64_t>()[i];
+    case DataType::kInt32:
+      return data<int32_t>()[i];
+    case DataType::kInt16:
+      return data<int16_t>()[i];
+    case DataType::kInt8:
+      return data<int8_t>()[i];
+    case DataType::kUint8:
+      return data<uint8_t>()[i];
+    case DataType::kUint16:
+      return data<uint16_t>()[i];
+    case DataType::kUint32:
+      return data<uint32_t>()[i];
+    case DataType::kUint64:
+      return static_cast<int64_t>(data<uint64_t>()[i]);
+    case DataType::kBool:
+      return data<bool>()[i] ? 1 : 0;
+    default:
+      return static_cast<int64_t>(to_double(i));
   }
 }
 

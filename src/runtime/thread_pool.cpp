@@ -9,7 +9,9 @@
 
 namespace tessera::rt {
 
-int hardware_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+int hardware_threads() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 ThreadPool::ThreadPool(int threads) : threads_(threads <= 0 ? hardware_threads() : threads) {}
 

@@ -47,11 +47,14 @@ const Map& Value::map() const {
 
 std::string Value::describe() const {
   switch (kind_) {
-    case Kind::kNone: return "an empty optional";
+    case Kind::kNone:
+      return "an empty optional";
     case Kind::kTensor:
       return fmt::format("tensor({}){}", ir::dtype_name(tensor_.dtype()), shape_str(tensor_.shape()));
-    case Kind::kSequence: return fmt::format("a sequence of {}", seq_->items.size());
-    case Kind::kMap: return fmt::format("a map of {}", map_->keys.numel());
+    case Kind::kSequence:
+      return fmt::format("a sequence of {}", seq_->items.size());
+    case Kind::kMap:
+      return fmt::format("a map of {}", map_->keys.numel());
   }
   return "?";
 }

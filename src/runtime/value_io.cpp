@@ -10,13 +10,16 @@ namespace tessera::rt {
 
 namespace {
 
-ir::Type inner_type(const ir::Type& t) { return t.inner ? *t.inner : ir::Type{}; }
+ir::Type inner_type(const ir::Type& t) {
+  return t.inner ? *t.inner : ir::Type{};
+}
 
 }  // namespace
 
 Value value_from_data(const onnx::DataValue& d, const ir::Type& type) {
   switch (d.kind) {
-    case onnx::DataValue::Kind::kTensor: return Value(Tensor::from_ir(d.tensor).clone());
+    case onnx::DataValue::Kind::kTensor:
+      return Value(Tensor::from_ir(d.tensor).clone());
     case onnx::DataValue::Kind::kSequence: {
       Sequence s;
       s.elem_type = type.kind == ir::Type::Kind::kSequence ? inner_type(type) : ir::Type{};
@@ -28,7 +31,8 @@ Value value_from_data(const onnx::DataValue& d, const ir::Type& type) {
     case onnx::DataValue::Kind::kMap: {
       Map m;
       m.keys = Tensor::from_ir(d.keys).clone();
-      if (!d.values.empty() && !d.values[0].items.empty()) m.values = Tensor::from_ir(d.values[0].items[0].tensor);
+      if (!d.values.empty() && !d.values[0].items.empty())
+        m.values = Tensor::from_ir(d.values[0].items[0].tensor);
       return Value::map(std::move(m));
     }
     case onnx::DataValue::Kind::kOptional: {
@@ -65,7 +69,9 @@ onnx::DataValue value_to_data(const Value& v, const std::string& name) {
       d.values.push_back(std::move(vals));
       break;
     }
-    case Value::Kind::kNone: d.kind = onnx::DataValue::Kind::kOptional; break;
+    case Value::Kind::kNone:
+      d.kind = onnx::DataValue::Kind::kOptional;
+      break;
   }
   return d;
 }
@@ -74,7 +80,8 @@ namespace {
 
 std::string compare_tensors(const Tensor& e, const Tensor& a, const Tolerance& tol) {
   if (e.dtype() != a.dtype())
-    return fmt::format("element type: expected {}, got {}", ir::dtype_name(e.dtype()), ir::dtype_name(a.dtype()));
+    return fmt::format("element type: expected {}, got {}", ir::dtype_name(e.dtype()),
+                       ir::dtype_name(a.dtype()));
   if (e.shape() != a.shape())
     return fmt::format("shape: expected {}, got {}", shape_str(e.shape()), shape_str(a.shape()));
   int64_t bad = 0, first = -1;
@@ -83,8 +90,8 @@ std::string compare_tensors(const Tensor& e, const Tensor& a, const Tolerance& t
     for (int64_t i = 0; i < e.numel(); ++i)
       if (e.data<std::string>()[i] != a.data<std::string>()[i] && bad++ == 0) first = i;
     if (!bad) return {};
-    return fmt::format("element {} of {}: expected \"{}\", got \"{}\" ({} differ)", first, shape_str(e.shape()),
-                       e.data<std::string>()[first], a.data<std::string>()[first], bad);
+    return fmt::format("element {} of {}: expected \"{}\", got \"{}\" ({} differ)", first,
+                       shape_str(e.shape()), e.data<std::string>()[first], a.data<std::string>()[first], bad);
   }
   if (ir::dtype_bits(e.dtype()) < 8 || (ir::dtype_is_float(e.dtype()) && ir::dtype_bits(e.dtype()) == 8)) {
     // Packed and 8-bit float types: compare the bytes.
@@ -119,8 +126,10 @@ std::string compare_values(const Value& expected, const Value& actual, const Tol
   if (expected.kind() != actual.kind())
     return fmt::format("expected {}, got {}", expected.describe(), actual.describe());
   switch (expected.kind()) {
-    case Value::Kind::kNone: return {};
-    case Value::Kind::kTensor: return compare_tensors(expected.tensor(), actual.tensor(), tol);
+    case Value::Kind::kNone:
+      return {};
+    case Value::Kind::kTensor:
+      return compare_tensors(expected.tensor(), actual.tensor(), tol);
     case Value::Kind::kMap: {
       std::string k = compare_tensors(expected.map().keys, actual.map().keys, tol);
       if (!k.empty()) return "map keys: " + k;
@@ -130,7 +139,8 @@ std::string compare_values(const Value& expected, const Value& actual, const Tol
     case Value::Kind::kSequence: {
       const auto& e = expected.sequence().items;
       const auto& a = actual.sequence().items;
-      if (e.size() != a.size()) return fmt::format("sequence length: expected {}, got {}", e.size(), a.size());
+      if (e.size() != a.size())
+        return fmt::format("sequence length: expected {}, got {}", e.size(), a.size());
       for (size_t i = 0; i < e.size(); ++i) {
         std::string m = compare_values(e[i], a[i], tol);
         if (!m.empty()) return fmt::format("sequence item {}: {}", i, m);

@@ -46,7 +46,8 @@ class RunCli : public ::testing::Test {
     m.ir_version = 8;
     m.opset_imports = {{"", 17}};
     ir::GraphBuilder b(m.graph);
-    auto x = b.input("x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("n"), ir::Dim::of(4)}));
+    auto x =
+        b.input("x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("n"), ir::Dim::of(4)}));
     auto sq = b.node("Mul", {x, x}, {}, "square");
     auto y = b.node("Add", {sq, x}, {}, "plus_x");
     b.output(y, ir::Type::tensor(ir::DataType::kFloat));

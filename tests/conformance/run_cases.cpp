@@ -81,7 +81,8 @@ std::string run_case(const fs::path& dir, const rt::Tolerance& tol, const std::s
   const auto& g = session.model().graph;
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path());
   std::sort(sets.begin(), sets.end());
   if (sets.empty()) return "no test_data_set_* folder";
   for (const auto& set : sets) {
@@ -94,7 +95,8 @@ std::string run_case(const fs::path& dir, const rt::Tolerance& tol, const std::s
       fs::path f = set / fmt::format("input_{}.pb", k);
       if (!fs::exists(f)) break;
       if (k >= ins.size()) return fmt::format("{} has more inputs than the graph", set.filename().string());
-      feeds.emplace_back(ins[k]->name, rt::value_from_data(onnx::read_data_value(f, ins[k]->type), ins[k]->type));
+      feeds.emplace_back(ins[k]->name,
+                         rt::value_from_data(onnx::read_data_value(f, ins[k]->type), ins[k]->type));
     }
     auto outs = session.run(feeds);
     for (size_t k = 0; k < g.outputs.size(); ++k) {
@@ -130,13 +132,20 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--dir") o.dir = next();
-    else if (a == "--filter") o.filter = next();
-    else if (a == "--jobs") o.jobs = std::max(1, std::atoi(next().c_str()));
-    else if (a == "--timeout") o.timeout_s = std::atoi(next().c_str());
-    else if (a == "--verbose") o.verbose = true;
-    else if (a == "--optimization") o.optimization = next();
-    else if (a == "--list-failures") o.failures_file = next();
+    if (a == "--dir")
+      o.dir = next();
+    else if (a == "--filter")
+      o.filter = next();
+    else if (a == "--jobs")
+      o.jobs = std::max(1, std::atoi(next().c_str()));
+    else if (a == "--timeout")
+      o.timeout_s = std::atoi(next().c_str());
+    else if (a == "--verbose")
+      o.verbose = true;
+    else if (a == "--optimization")
+      o.optimization = next();
+    else if (a == "--list-failures")
+      o.failures_file = next();
     else {
       fmt::print(stderr, "unknown option {}\n", a);
       return 2;
@@ -147,7 +156,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (o.dir.empty() || !fs::is_directory(o.dir)) {
-    fmt::print(stderr, "conformance folder not found (--dir or TESSERA_CONFORMANCE_DIR): '{}'\n", o.dir.string());
+    fmt::print(stderr, "conformance folder not found (--dir or TESSERA_CONFORMANCE_DIR): '{}'\n",
+               o.dir.string());
     return 2;
   }
   auto skips = read_list(TESSERA_CONFORMANCE_RUN_SKIPS);
@@ -230,7 +240,8 @@ int main(int argc, char** argv) {
           waitpid(r.pid, &status, 0);
           done = true;
           if (WIFSIGNALED(status))
-            result = fmt::format("FAIL crashed with signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
+            result = fmt::format("FAIL crashed with signal {} ({})", WTERMSIG(status),
+                                 strsignal(WTERMSIG(status)));
           else
             result = r.out.empty() ? "FAIL no result" : r.out;
         }

@@ -12,18 +12,27 @@ dnnl::engine& dnnl_engine() {
   return e;
 }
 
-dnnl::memory::dims to_dims(const rt::Shape& s) { return dnnl::memory::dims(s.begin(), s.end()); }
+dnnl::memory::dims to_dims(const rt::Shape& s) {
+  return dnnl::memory::dims(s.begin(), s.end());
+}
 
 dnnl::memory::format_tag plain_tag(size_t rank) {
   using tag = dnnl::memory::format_tag;
   switch (rank) {
-    case 1: return tag::a;
-    case 2: return tag::ab;
-    case 3: return tag::abc;
-    case 4: return tag::abcd;
-    case 5: return tag::abcde;
-    case 6: return tag::abcdef;
-    default: return tag::undef;
+    case 1:
+      return tag::a;
+    case 2:
+      return tag::ab;
+    case 3:
+      return tag::abc;
+    case 4:
+      return tag::abcd;
+    case 5:
+      return tag::abcde;
+    case 6:
+      return tag::abcdef;
+    default:
+      return tag::undef;
   }
 }
 

@@ -6,8 +6,8 @@
 
 #include <cfloat>
 #include <map>
-#include <optional>
 #include <mutex>
+#include <optional>
 
 #include "backends/cpu/dnnl_common.h"
 #include "runtime/dispatch.h"
@@ -38,8 +38,9 @@ class DnnlConv : public rt::OpKernel {
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     const rt::Tensor& w = ctx.input(1);
-    if (x.dtype() != ir::DataType::kFloat || w.dtype() != ir::DataType::kFloat || x.rank() < 3 || x.rank() > 5 ||
-        w.rank() != x.rank() || group_ < 1 || !reference_ok(x, w) || !activation_ok_ || ctx.has_input(3)) {
+    if (x.dtype() != ir::DataType::kFloat || w.dtype() != ir::DataType::kFloat || x.rank() < 3 ||
+        x.rank() > 5 || w.rank() != x.rank() || group_ < 1 || !reference_ok(x, w) || !activation_ok_ ||
+        ctx.has_input(3)) {
       return reference(ctx);
     }
     std::lock_guard lock(mu_);
@@ -144,12 +145,13 @@ class DnnlConv : public rt::OpKernel {
     memory::desc wts_any(wd, memory::data_type::f32, memory::format_tag::any);
     memory::desc bias_md({w.dim(0)}, memory::data_type::f32, memory::format_tag::a);
     try {
-      auto desc = has_bias ? dnnl::convolution_forward::desc(
-                                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
-                                 wts_any, bias_md, dst_any, g->strides, g->dilates, g->pad_l, g->pad_r)
-                           : dnnl::convolution_forward::desc(
-                                 dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
-                                 wts_any, dst_any, g->strides, g->dilates, g->pad_l, g->pad_r);
+      auto desc = has_bias
+                      ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src_any,
+                            wts_any, bias_md, dst_any, g->strides, g->dilates, g->pad_l, g->pad_r)
+                      : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                        dnnl::algorithm::convolution_direct, src_any, wts_any,
+                                                        dst_any, g->strides, g->dilates, g->pad_l, g->pad_r);
       Entry e;
       dnnl::primitive_attr attr;
       if (post_) {
@@ -193,7 +195,8 @@ class DnnlConv : public rt::OpKernel {
       dst_buf = ctx.scratch(ir::DataType::kUint8, {static_cast<int64_t>(e.pd.dst_desc().get_size())});
       dst_m = memory(e.pd.dst_desc(), eng, dst_buf.raw());
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, dst_m}};
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, dst_m}};
     if (ctx.has_input(2)) {
       const rt::Tensor& b = ctx.input(2);
       if (b.dtype() != ir::DataType::kFloat || b.numel() != e.out_shape[1])

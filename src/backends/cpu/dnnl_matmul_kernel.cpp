@@ -19,8 +19,8 @@ class DnnlMatMul : public rt::OpKernel {
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& a = ctx.input(0);
     const rt::Tensor& b = ctx.input(1);
-    if (a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat || a.rank() < 2 || b.rank() < 2 ||
-        a.dim(-1) != b.dim(-2) || a.numel() == 0 || b.numel() == 0) {
+    if (a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat || a.rank() < 2 ||
+        b.rank() < 2 || a.dim(-1) != b.dim(-2) || a.numel() == 0 || b.numel() == 0) {
       if (!reference_) ctx.fail("no reference MatMul kernel");
       return reference_->compute(ctx);
     }
@@ -80,7 +80,8 @@ class DnnlMatMul : public rt::OpKernel {
     e.a_md = memory::desc(ad, memory::data_type::f32, plain_tag(ad.size()));
     e.b_plain = memory::desc(bd, memory::data_type::f32, plain_tag(bd.size()));
     e.c_md = memory::desc(cd, memory::data_type::f32, plain_tag(cd.size()));
-    memory::desc b_md = e.packed_weights ? memory::desc(bd, memory::data_type::f32, memory::format_tag::any) : e.b_plain;
+    memory::desc b_md =
+        e.packed_weights ? memory::desc(bd, memory::data_type::f32, memory::format_tag::any) : e.b_plain;
     try {
       e.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e.a_md, b_md, e.c_md), dnnl_engine());
       e.prim = dnnl::matmul(e.pd);

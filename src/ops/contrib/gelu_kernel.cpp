@@ -1,6 +1,6 @@
-// Reference kernels of ONNX Runtime's contrib GELUs (com.microsoft 1): Gelu, x * 0.5 * (1 + erf(x / sqrt(2)));
-// BiasGelu, the same of A + B with B along the last axis; FastGelu, the tanh approximation (optional bias);
-// QuickGelu, x * sigmoid(alpha * x).
+// Reference kernels of ONNX Runtime's contrib GELUs (com.microsoft 1): Gelu, x * 0.5 * (1 + erf(x /
+// sqrt(2))); BiasGelu, the same of A + B with B along the last axis; FastGelu, the tanh approximation
+// (optional bias); QuickGelu, x * sigmoid(alpha * x).
 #include <fmt/format.h>
 
 #include <cmath>

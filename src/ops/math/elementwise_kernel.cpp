@@ -4,7 +4,8 @@ namespace tessera::ops::kernels {
 
 Shape legacy_broadcast_shape(const KernelContext& ctx, const Shape& a, const Shape& b) {
   if (ctx.info().get_int("broadcast", 0) == 0) {
-    if (a != b) ctx.fail("shapes " + rt::shape_str(a) + " and " + rt::shape_str(b) + " differ and broadcast=0");
+    if (a != b)
+      ctx.fail("shapes " + rt::shape_str(a) + " and " + rt::shape_str(b) + " differ and broadcast=0");
     return b;
   }
   int64_t rank = static_cast<int64_t>(a.size());

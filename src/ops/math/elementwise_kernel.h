@@ -43,8 +43,9 @@ void binary_loop(KernelContext& ctx, const Tensor& a, const Shape& a_shape, cons
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   OutT* py = y.data<OutT>();
-  rt::for_each_broadcast<2>(&ctx.threads(), out_shape, {&a_shape, &b_shape},
-                            [&](int64_t i, const std::array<int64_t, 2>& o) { py[i] = f(pa[o[0]], pb[o[1]]); });
+  rt::for_each_broadcast<2>(
+      &ctx.threads(), out_shape, {&a_shape, &b_shape},
+      [&](int64_t i, const std::array<int64_t, 2>& o) { py[i] = f(pa[o[0]], pb[o[1]]); });
 }
 
 // Same element type in and out (Add, Pow's float case...). Legacy broadcast handled for opset < 7.

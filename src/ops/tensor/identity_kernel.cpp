@@ -4,8 +4,12 @@
 
 namespace {
 
-void identity(tessera::rt::KernelContext& ctx) { ctx.set_output(0, ctx.value(0)); }
+void identity(tessera::rt::KernelContext& ctx) {
+  ctx.set_output(0, ctx.value(0));
+}
 
 }  // namespace
 
-TESSERA_REGISTER_KERNELS(tensor_identity) { reg.add(tessera::rt::KernelDef::fn("Identity", identity)); }
+TESSERA_REGISTER_KERNELS(tensor_identity) {
+  reg.add(tessera::rt::KernelDef::fn("Identity", identity));
+}

@@ -77,28 +77,59 @@ void check(const Case& c) {
   }
 }
 
-ir::Attribute ints(const char* n, std::vector<int64_t> v) { return ir::Attribute::of_ints(n, std::move(v)); }
+ir::Attribute ints(const char* n, std::vector<int64_t> v) {
+  return ir::Attribute::of_ints(n, std::move(v));
+}
 
 }  // namespace
 
 TEST(FastVsReference, Conv) {
   std::vector<Case> cases = {
-      {"3x3 pad 1", "Conv", "", {{"x", {1, 8, 17, 19}}, {"w", {16, 8, 3, 3}, true}, {"b", {16}, true}},
+      {"3x3 pad 1",
+       "Conv",
+       "",
+       {{"x", {1, 8, 17, 19}}, {"w", {16, 8, 3, 3}, true}, {"b", {16}, true}},
        {ints("pads", {1, 1, 1, 1})}},
-      {"stride 2, asymmetric pads", "Conv", "", {{"x", {2, 4, 15, 16}}, {"w", {6, 4, 3, 5}, true}},
+      {"stride 2, asymmetric pads",
+       "Conv",
+       "",
+       {{"x", {2, 4, 15, 16}}, {"w", {6, 4, 3, 5}, true}},
        {ints("pads", {0, 1, 2, 2}), ints("strides", {2, 2})}},
-      {"dilation 2", "Conv", "", {{"x", {1, 3, 20, 20}}, {"w", {5, 3, 3, 3}, true}}, {ints("dilations", {2, 2})}},
-      {"groups 2", "Conv", "", {{"x", {1, 8, 9, 9}}, {"w", {12, 4, 3, 3}, true}, {"b", {12}, true}},
+      {"dilation 2",
+       "Conv",
+       "",
+       {{"x", {1, 3, 20, 20}}, {"w", {5, 3, 3, 3}, true}},
+       {ints("dilations", {2, 2})}},
+      {"groups 2",
+       "Conv",
+       "",
+       {{"x", {1, 8, 9, 9}}, {"w", {12, 4, 3, 3}, true}, {"b", {12}, true}},
        {ir::Attribute::of_int("group", 2), ints("pads", {1, 1, 1, 1})}},
-      {"depthwise", "Conv", "", {{"x", {1, 32, 14, 14}}, {"w", {32, 1, 3, 3}, true}},
+      {"depthwise",
+       "Conv",
+       "",
+       {{"x", {1, 32, 14, 14}}, {"w", {32, 1, 3, 3}, true}},
        {ir::Attribute::of_int("group", 32), ints("pads", {1, 1, 1, 1})}},
       {"1x1", "Conv", "", {{"x", {1, 64, 7, 7}}, {"w", {128, 64, 1, 1}, true}, {"b", {128}, true}}, {}},
-      {"SAME_UPPER", "Conv", "", {{"x", {1, 3, 10, 11}}, {"w", {4, 3, 4, 4}, true}},
+      {"SAME_UPPER",
+       "Conv",
+       "",
+       {{"x", {1, 3, 10, 11}}, {"w", {4, 3, 4, 4}, true}},
        {ir::Attribute::of_string("auto_pad", "SAME_UPPER"), ints("strides", {2, 2})}},
-      {"SAME_LOWER", "Conv", "", {{"x", {1, 3, 10, 11}}, {"w", {4, 3, 4, 4}, true}},
+      {"SAME_LOWER",
+       "Conv",
+       "",
+       {{"x", {1, 3, 10, 11}}, {"w", {4, 3, 4, 4}, true}},
        {ir::Attribute::of_string("auto_pad", "SAME_LOWER")}},
-      {"1-D", "Conv", "", {{"x", {2, 6, 30}}, {"w", {8, 6, 5}, true}, {"b", {8}, true}}, {ints("pads", {2, 2})}},
-      {"3-D", "Conv", "", {{"x", {1, 4, 6, 7, 8}}, {"w", {3, 4, 3, 3, 3}, true}},
+      {"1-D",
+       "Conv",
+       "",
+       {{"x", {2, 6, 30}}, {"w", {8, 6, 5}, true}, {"b", {8}, true}},
+       {ints("pads", {2, 2})}},
+      {"3-D",
+       "Conv",
+       "",
+       {{"x", {1, 4, 6, 7, 8}}, {"w", {3, 4, 3, 3, 3}, true}},
        {ints("pads", {1, 1, 1, 1, 1, 1})}},
       {"weights as an input", "Conv", "", {{"x", {1, 4, 8, 8}}, {"w", {4, 4, 3, 3}}}, {}},
   };
@@ -107,11 +138,17 @@ TEST(FastVsReference, Conv) {
 
 TEST(FastVsReference, FusedConvActivations) {
   for (const char* act : {"Relu", "LeakyRelu", "Clip", "Sigmoid", "Tanh"}) {
-    std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", act), ints("pads", {1, 1, 1, 1})};
-    if (std::string(act) == "Clip") attrs.push_back(ir::Attribute::of_floats("activation_params", {0.0f, 0.5f}));
-    if (std::string(act) == "LeakyRelu") attrs.push_back(ir::Attribute::of_floats("activation_params", {0.2f}));
-    check({std::string("FusedConv ") + act, "FusedConv", "com.microsoft",
-           {{"x", {1, 6, 12, 12}}, {"w", {10, 6, 3, 3}, true}, {"b", {10}, true}}, attrs});
+    std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", act),
+                                        ints("pads", {1, 1, 1, 1})};
+    if (std::string(act) == "Clip")
+      attrs.push_back(ir::Attribute::of_floats("activation_params", {0.0f, 0.5f}));
+    if (std::string(act) == "LeakyRelu")
+      attrs.push_back(ir::Attribute::of_floats("activation_params", {0.2f}));
+    check({std::string("FusedConv ") + act,
+           "FusedConv",
+           "com.microsoft",
+           {{"x", {1, 6, 12, 12}}, {"w", {10, 6, 3, 3}, true}, {"b", {10}, true}},
+           attrs});
   }
 }
 

@@ -10,10 +10,10 @@ namespace rt = tessera::rt;
 TEST(Half, KnownBitPatterns) {
   EXPECT_EQ(rt::float_to_half_bits(1.0f), 0x3C00);
   EXPECT_EQ(rt::float_to_half_bits(-2.0f), 0xC000);
-  EXPECT_EQ(rt::float_to_half_bits(65504.0f), 0x7BFF);                   // largest finite
-  EXPECT_EQ(rt::float_to_half_bits(65520.0f), 0x7C00);                   // rounds up to infinity
-  EXPECT_EQ(rt::float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);      // smallest subnormal
-  EXPECT_EQ(rt::float_to_half_bits(std::ldexp(1.0f, -26)), 0x0000);      // below half of it: zero
+  EXPECT_EQ(rt::float_to_half_bits(65504.0f), 0x7BFF);                      // largest finite
+  EXPECT_EQ(rt::float_to_half_bits(65520.0f), 0x7C00);                      // rounds up to infinity
+  EXPECT_EQ(rt::float_to_half_bits(std::ldexp(1.0f, -24)), 0x0001);         // smallest subnormal
+  EXPECT_EQ(rt::float_to_half_bits(std::ldexp(1.0f, -26)), 0x0000);         // below half of it: zero
   EXPECT_EQ(rt::float_to_half_bits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie: to even
   EXPECT_EQ(rt::float_to_half_bits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);
   EXPECT_EQ(rt::float_to_half_bits(std::numeric_limits<float>::infinity()), 0x7C00);
