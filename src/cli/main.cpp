@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_new_command(app, status);
   tessera::cli::add_run_command(app, status);
   tessera::cli::add_profile_command(app, status);
+  tessera::cli::add_optimize_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

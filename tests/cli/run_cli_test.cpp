@@ -135,4 +135,40 @@ TEST_F(RunCli, ProfileTableAndReport) {
   EXPECT_EQ(j["settings"]["iterations"], 4);
 }
 
+TEST_F(RunCli, OptimizeSavesAModelThatRunsTheSame) {
+  // Conv + Relu fuses at the extended level; the saved model must load, check and give the same output.
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::of(1), ir::Dim::of(2),
+                                                                         ir::Dim::of(5), ir::Dim::of(5)}));
+  auto w = b.random_normal("w", {3, 2, 3, 3}, 0.5f);
+  auto c = b.node("Conv", {x, w}, {ir::Attribute::of_ints("pads", {1, 1, 1, 1})}, "conv");
+  b.output(b.node("Relu", {c}, {}, "relu"), ir::Type::tensor(ir::DataType::kFloat));
+  std::string in = (dir_ / "convrelu.onnx").string(), out = (dir_ / "opt.onnx").string();
+  tessera::onnx::save_model(m, in);
+  Result r = tessera("optimize " + in + " -o " + out + " --verbose");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("fuse_conv_activation"), std::string::npos) << r.out;
+  ir::Model opt = tessera::onnx::load_model(out);
+  ASSERT_EQ(opt.graph.nodes.size(), 1u);
+  EXPECT_EQ(opt.graph.nodes[0].op_type, "FusedConv");
+  EXPECT_EQ(tessera("check " + out).status, 0);
+  Result a = tessera("run " + in + " -n 1 -O none -o " + (dir_ / "a").string());
+  Result o = tessera("run " + out + " -n 1 -O none -o " + (dir_ / "o").string());
+  ASSERT_EQ(a.status, 0) << a.out;
+  ASSERT_EQ(o.status, 0) << o.out;
+  ir::Tensor ya = tessera::io::read_npy(dir_ / "a" / "output_0.npy");
+  ir::Tensor yo = tessera::io::read_npy(dir_ / "o" / "output_0.npy");
+  ASSERT_EQ(ya.dims, yo.dims);
+  auto pa = ya.as<float>(), po = yo.as<float>();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_NEAR(pa[i], po[i], 1e-5f);
+
+  Result rules = tessera("optimize --list-rules");
+  EXPECT_EQ(rules.status, 0);
+  EXPECT_NE(rules.out.find("fold_conv_batchnorm"), std::string::npos) << rules.out;
+  EXPECT_EQ(tessera("optimize " + (dir_ / "missing.onnx").string() + " -o " + out).status, 2);
+}
+
 }  // namespace

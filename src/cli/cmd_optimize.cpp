@@ -1,0 +1,79 @@
+// tessera optimize MODEL -o OUT.onnx [--level basic|extended] [--verbose] | --list-rules: the graph
+// optimiser's output saved as ONNX (ONNX Runtime's "offline mode"), so the rewriting cost is paid
+// once and the result can be inspected, checked or deployed.
+#include <fmt/format.h>
+
+#include <map>
+
+#include "check/checker.h"
+#include "cli/commands.h"
+#include "onnx/onnx_io.h"
+#include "passes/inline_functions.h"
+#include "passes/pipeline.h"
+
+namespace tessera::cli {
+
+void add_optimize_command(CLI::App& app, int& status) {
+  auto* cmd = app.add_subcommand("optimize",
+                                 "Apply the graph optimisation rules and save the result as ONNX.\n"
+                                 "Fused nodes use com.microsoft contrib operators (as ONNX Runtime's do).");
+  auto model = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  auto level = std::make_shared<std::string>("extended");
+  auto verbose = std::make_shared<bool>(false);
+  auto list = std::make_shared<bool>(false);
+  cmd->add_option("MODEL", *model, "ONNX model file");
+  cmd->add_option("--output,-o", *out, "Where to save the optimised model");
+  cmd->add_option("--level,-O", *level, "Optimisation level")
+      ->check(CLI::IsMember({"none", "basic", "extended"}));
+  cmd->add_flag("--verbose,-v", *verbose, "List every rewrite");
+  cmd->add_flag("--list-rules", *list, "List the rules of each level, in the order they run");
+  cmd->callback([=, &status] {
+    if (*list) {
+      for (const auto& r : passes::list_rules())
+        fmt::print("{:<9} {:>5}  {}\n", rt::opt_level_name(r.level), r.order, r.name);
+      return;
+    }
+    if (model->empty() || out->empty()) {
+      fmt::print(stderr, "tessera optimize: give MODEL and --output (or --list-rules)\n");
+      status = kUnreadable;
+      return;
+    }
+    ir::Model m;
+    try {
+      m = onnx::load_model(*model);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tessera optimize: cannot read {}: {}\n", *model, e.what());
+      status = kUnreadable;
+      return;
+    }
+    auto checked = check::check_model(m);
+    if (checked.diagnostics.has_errors()) {
+      fmt::print(stderr, "tessera optimize: {} does not type-check ({} errors; see tessera check)\n", *model,
+                 checked.diagnostics.count(check::Severity::kError));
+      status = kFindings;
+      return;
+    }
+    size_t before = m.graph.nodes.size();
+    std::vector<passes::Rewrite> done;
+    try {
+      passes::inline_functions(m);
+      done = passes::optimize(m, *rt::opt_level_from_name(*level));
+      onnx::save_model(m, *out);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "tessera optimize: {}: {}\n", *model, e.what());
+      status = kFindings;
+      return;
+    }
+    std::map<std::string, int> by_rule;
+    for (const auto& r : done) {
+      by_rule[r.rule]++;
+      if (*verbose) fmt::print("  {:<36} {}\n", r.rule, r.node);
+    }
+    fmt::print("{}: {} nodes -> {} nodes, {} rewrites ({} level); saved {}\n", *model, before,
+               m.graph.nodes.size(), done.size(), *level, *out);
+    for (const auto& [rule, n] : by_rule) fmt::print("  {:<36} {}\n", rule, n);
+  });
+}
+
+}  // namespace tessera::cli
