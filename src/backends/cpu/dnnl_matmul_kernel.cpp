@@ -1,7 +1,8 @@
-// MatMul on oneDNN for float32. A 2-D right operand (the weights of a linear layer, nearly always an
-// initializer) is reordered once into the layout oneDNN prefers, and the left operand's leading
-// dimensions fold into its rows; batched products (attention's Q*K^T) use plain layouts with oneDNN's
-// batch broadcasting. 1-D operands and other element types go to the reference kernel.
+// MatMul (and com.microsoft FusedMatMul: alpha, transA, transB) on oneDNN for float32. A 2-D right operand
+// (the weights of a linear layer, nearly always an initializer) is reordered once into the layout oneDNN
+// prefers, and the left operand's leading dimensions fold into its rows; batched products (attention's Q*K^T)
+// use plain layouts with oneDNN's batch broadcasting. 1-D operands and other element types go to the
+// reference kernel.
 #include <map>
 #include <mutex>
 
@@ -14,13 +15,21 @@ using dnnl::memory;
 
 class DnnlMatMul : public rt::OpKernel {
  public:
-  explicit DnnlMatMul(const rt::KernelInfo& info) : reference_(make_reference_kernel(info)) {}
+  explicit DnnlMatMul(const rt::KernelInfo& info) : reference_(make_reference_kernel(info)) {
+    if (info.op_type() != "FusedMatMul") return;
+    alpha_ = info.get_float("alpha", 1.0f);
+    trans_a_ = info.get_int("transA", 0) != 0;
+    trans_b_ = info.get_int("transB", 0) != 0;
+    // Batch transposes move the batch axis into the matrix; the reference kernel handles them.
+    supported_ = info.get_int("transBatchA", 0) == 0 && info.get_int("transBatchB", 0) == 0;
+  }
 
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& a = ctx.input(0);
     const rt::Tensor& b = ctx.input(1);
-    if (a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat || a.rank() < 2 ||
-        b.rank() < 2 || a.dim(-1) != b.dim(-2) || a.numel() == 0 || b.numel() == 0) {
+    if (!supported_ || a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat ||
+        a.rank() < 2 || b.rank() < 2 || a.dim(trans_a_ ? -2 : -1) != b.dim(trans_b_ ? -1 : -2) ||
+        a.numel() == 0 || b.numel() == 0) {
       if (!reference_) ctx.fail("no reference MatMul kernel");
       return reference_->compute(ctx);
     }
@@ -42,6 +51,21 @@ class DnnlMatMul : public rt::OpKernel {
     rt::Tensor weights_src;  // held: same storage means same values (see dnnl_conv_kernel.cpp)
   };
 
+  // The logical [.., rows, cols] view of a stored row-major tensor, transposed in place by strides.
+  static memory::desc view(const rt::Shape& stored, bool transposed) {
+    memory::dims dims(stored.begin(), stored.end()), strides(stored.size());
+    int64_t st = 1;
+    for (size_t i = stored.size(); i-- > 0;) {
+      strides[i] = st;
+      st *= stored[i];
+    }
+    if (transposed) {
+      std::swap(dims[dims.size() - 1], dims[dims.size() - 2]);
+      std::swap(strides[strides.size() - 1], strides[strides.size() - 2]);
+    }
+    return memory::desc(dims, memory::data_type::f32, strides);
+  }
+
   Entry* entry(const rt::Tensor& a, const rt::Tensor& b) const {
     rt::Shape key = a.shape();
     key.push_back(-1);
@@ -49,21 +73,26 @@ class DnnlMatMul : public rt::OpKernel {
     auto it = cache_.find(key);
     if (it != cache_.end()) return &it->second;
     Entry e;
-    memory::dims ad, bd, cd;
-    if (b.rank() == 2) {
+    memory::dims cd;
+    if (b.rank() == 2 && !trans_a_) {
       // [.., M, K] x [K, N]: rows of every batch in one product.
       int64_t rows = a.numel() / a.dim(-1);
-      ad = {rows, a.dim(-1)};
-      bd = {b.dim(0), b.dim(1)};
-      cd = {rows, b.dim(1)};
+      e.a_md = view({rows, a.dim(-1)}, false);
+      e.b_plain = view(b.shape(), trans_b_);
+      int64_t n = trans_b_ ? b.dim(0) : b.dim(1);
+      cd = {rows, n};
       e.out_shape = a.shape();
-      e.out_shape.back() = b.dim(1);
+      e.out_shape.back() = n;
       e.packed_weights = true;
     } else {
       size_t rank = std::max(a.shape().size(), b.shape().size());
       rt::Shape as(rank - a.shape().size(), 1), bs(rank - b.shape().size(), 1);
       as.insert(as.end(), a.shape().begin(), a.shape().end());
       bs.insert(bs.end(), b.shape().begin(), b.shape().end());
+      e.a_md = view(as, trans_a_);
+      e.b_plain = view(bs, trans_b_);
+      if (trans_a_) std::swap(as[rank - 1], as[rank - 2]);
+      if (trans_b_) std::swap(bs[rank - 1], bs[rank - 2]);
       rt::Shape cs(rank);
       for (size_t i = 0; i + 2 < rank; ++i) {
         if (as[i] != bs[i] && as[i] != 1 && bs[i] != 1) return nullptr;  // the reference reports it
@@ -72,18 +101,17 @@ class DnnlMatMul : public rt::OpKernel {
       cs[rank - 2] = as[rank - 2];
       cs[rank - 1] = bs[rank - 1];
       if (rank > 6) return nullptr;
-      ad = to_dims(as);
-      bd = to_dims(bs);
       cd = to_dims(cs);
       e.out_shape = cs;
     }
-    e.a_md = memory::desc(ad, memory::data_type::f32, plain_tag(ad.size()));
-    e.b_plain = memory::desc(bd, memory::data_type::f32, plain_tag(bd.size()));
     e.c_md = memory::desc(cd, memory::data_type::f32, plain_tag(cd.size()));
-    memory::desc b_md =
-        e.packed_weights ? memory::desc(bd, memory::data_type::f32, memory::format_tag::any) : e.b_plain;
+    memory::desc b_md = e.packed_weights
+                            ? memory::desc(e.b_plain.dims(), memory::data_type::f32, memory::format_tag::any)
+                            : e.b_plain;
     try {
-      e.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e.a_md, b_md, e.c_md), dnnl_engine());
+      dnnl::primitive_attr attr;
+      if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
+      e.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e.a_md, b_md, e.c_md), attr, dnnl_engine());
       e.prim = dnnl::matmul(e.pd);
     } catch (const dnnl::error&) {
       return nullptr;
@@ -111,6 +139,8 @@ class DnnlMatMul : public rt::OpKernel {
   }
 
   rt::KernelPtr reference_;
+  float alpha_ = 1.0f;
+  bool trans_a_ = false, trans_b_ = false, supported_ = true;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;
 };
@@ -123,4 +153,8 @@ TESSERA_REGISTER_KERNELS(cpu_dnnl_matmul) {
   d.priority = 10;
   d.name = "dnnl";
   reg.add(std::move(d));
+  auto f = tessera::rt::KernelDef::of<tessera::cpu::DnnlMatMul>("FusedMatMul").in_domain("com.microsoft");
+  f.priority = 10;
+  f.name = "dnnl";
+  reg.add(std::move(f));
 }

@@ -163,3 +163,27 @@ TEST(FastVsReference, MatMul) {
   };
   for (const auto& c : cases) check(c);
 }
+
+TEST(FastVsReference, FusedMatMul) {
+  auto alpha = [](float a) { return ir::Attribute::of_float("alpha", a); };
+  auto flag = [](const char* n) { return ir::Attribute::of_int(n, 1); };
+  std::vector<Case> cases = {
+      {"attention scores: transB, alpha",
+       "FusedMatMul",
+       "com.microsoft",
+       {{"q", {1, 4, 16, 8}}, {"k", {1, 4, 16, 8}}},
+       {alpha(0.125f), flag("transB")}},
+      {"transA", "FusedMatMul", "com.microsoft", {{"a", {2, 9, 5}}, {"b", {2, 9, 7}}}, {flag("transA")}},
+      {"both, broadcast",
+       "FusedMatMul",
+       "com.microsoft",
+       {{"a", {3, 1, 6, 4}}, {"b", {1, 2, 5, 6}}},
+       {flag("transA"), flag("transB"), alpha(2.0f)}},
+      {"2-D weights transposed",
+       "FusedMatMul",
+       "com.microsoft",
+       {{"a", {2, 10, 12}}, {"b", {20, 12}, true}},
+       {flag("transB")}},
+  };
+  for (const auto& c : cases) check(c);
+}
