@@ -29,6 +29,7 @@ struct Case {
   std::vector<Input> inputs;
   std::vector<ir::Attribute> attrs;
   std::string fast_kernel = "dnnl";
+  int64_t opset = 17;
 };
 
 rt::Tensor random_tensor(const rt::Shape& shape, std::mt19937& rng) {
@@ -43,7 +44,7 @@ void check(const Case& c) {
   std::mt19937 rng(20261121);
   ir::Model m;
   m.ir_version = 8;
-  m.opset_imports = {{"", 17}, {"com.microsoft", 1}};
+  m.opset_imports = {{"", c.opset}, {"com.microsoft", 1}};
   ir::GraphBuilder b(m.graph);
   std::vector<std::string> names;
   std::vector<std::pair<std::string, rt::Value>> feeds;
@@ -162,6 +163,32 @@ TEST(FastVsReference, MatMul) {
       {"2-D input weights", "MatMul", "", {{"a", {16, 16}}, {"b", {16, 16}}}, {}},
   };
   for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, SoftmaxAndLogSoftmax) {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    std::vector<Case> cases = {
+        {std::string(op) + " last axis", op, "", {{"x", {2, 3, 17}}}, {}},
+        {std::string(op) + " attention rows",
+         op,
+         "",
+         {{"x", {1, 4, 16, 16}}},
+         {ir::Attribute::of_int("axis", -1)}},
+        {std::string(op) + " middle axis", op, "", {{"x", {3, 5, 7}}}, {ir::Attribute::of_int("axis", 1)}},
+        {std::string(op) + " first axis", op, "", {{"x", {6, 4}}}, {ir::Attribute::of_int("axis", 0)}},
+    };
+    // Before opset 13 the input is flattened to 2-D at `axis` and each row normalised.
+    cases.push_back({std::string(op) + " opset 11, 2-D coercion",
+                     op,
+                     "",
+                     {{"x", {2, 3, 4, 5}}},
+                     {ir::Attribute::of_int("axis", 2)},
+                     "dnnl",
+                     11});
+    cases.push_back(
+        {std::string(op) + " opset 11, default axis", op, "", {{"x", {3, 4, 5}}}, {}, "dnnl", 11});
+    for (const auto& c : cases) check(c);
+  }
 }
 
 TEST(FastVsReference, FusedMatMul) {
