@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds with clang, AddressSanitizer and UBSan into build-asan/, runs the tests that feed Tessera
-# malformed input, then runs the load+check fuzzer (FUZZ_RUNS inputs, or FUZZ_SECONDS) seeded with the
+# malformed input (and the whole conformance suite through every reference and oneDNN kernel), then
+# runs the load+check fuzzer (FUZZ_RUNS inputs, or FUZZ_SECONDS) seeded with the
 # conformance models. Any sanitizer report or fuzzer crash fails the script.
 # In CI the fuzz step is deterministic (fixed seed, fixed number of inputs, fresh corpus) so that a
 # green run stays green; FUZZ_SECONDS switches to a timed run for longer explorations.
@@ -12,7 +13,8 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=true
 runs=${FUZZ_RUNS:-20000}
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON \
   -DTESSERA_BUILD_BENCH=OFF >/dev/null
-cmake --build build-asan -j "$jobs" --target tessera_malformed_tests tessera_conformance_tests fuzz_load_check
+cmake --build build-asan -j "$jobs" --target tessera_malformed_tests tessera_conformance_tests \
+  tessera_conformance_run fuzz_load_check
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 (cd build-asan && ctest --output-on-failure -L malformed)
 
