@@ -191,6 +191,23 @@ TEST(FastVsReference, SoftmaxAndLogSoftmax) {
   }
 }
 
+TEST(FastVsReference, ElementwiseBinary) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    std::vector<Case> cases = {
+        {std::string(op) + " same shape", op, "", {{"a", {2, 3, 17}}, {"b", {2, 3, 17}}}, {}},
+        {std::string(op) + " bias", op, "", {{"a", {1, 8, 24}}, {"b", {24}, true}}, {}},
+        {std::string(op) + " per channel", op, "", {{"a", {2, 5, 4, 4}}, {"b", {5, 1, 1}}}, {}},
+        {std::string(op) + " scalar", op, "", {{"a", {3, 7}}, {"b", {}}}, {}},
+        {std::string(op) + " two scalars", op, "", {{"a", {}}, {"b", {}}}, {}},
+    };
+    for (const auto& c : cases) check(c);
+  }
+  // The first operand broadcast: Add and Mul swap operands, and still run on oneDNN.
+  check({"Add, first operand broadcast", "Add", "", {{"a", {6}}, {"b", {4, 6}}}, {}});
+  check({"Mul, both broadcast", "Mul", "", {{"a", {4, 1}}, {"b", {4, 6}}}, {}});
+  check({"BiasGelu", "BiasGelu", "com.microsoft", {{"a", {2, 5, 32}}, {"b", {32}, true}}, {}});
+}
+
 TEST(FastVsReference, FusedMatMul) {
   auto alpha = [](float a) { return ir::Attribute::of_float("alpha", a); };
   auto flag = [](const char* n) { return ir::Attribute::of_int(n, 1); };

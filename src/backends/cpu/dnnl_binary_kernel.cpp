@@ -1,0 +1,113 @@
+// Add, Sub, Mul, Div and com.microsoft BiasGelu on oneDNN for float32: the bias adds, residual adds
+// and scalings between a transformer's matrix products, and BiasGelu as an add with a GELU post-op.
+// oneDNN broadcasts only its second operand, so a product whose first operand would need broadcasting
+// swaps operands when the op commutes and otherwise goes to the reference kernel, as do other element
+// types and the legacy (opset < 7) broadcast attributes.
+#include <map>
+#include <mutex>
+
+#include "backends/cpu/dnnl_common.h"
+#include "runtime/broadcast.h"
+
+namespace tessera::cpu {
+namespace {
+
+using dnnl::memory;
+
+class DnnlBinary : public rt::OpKernel {
+ public:
+  explicit DnnlBinary(const rt::KernelInfo& info) : reference_(make_reference_kernel(info)) {
+    const std::string& op = info.op_type();
+    gelu_ = op == "BiasGelu";
+    commutes_ = op == "Add" || op == "Mul" || gelu_;
+    alg_ = op == "Sub"   ? dnnl::algorithm::binary_sub
+           : op == "Mul" ? dnnl::algorithm::binary_mul
+           : op == "Div" ? dnnl::algorithm::binary_div
+                         : dnnl::algorithm::binary_add;
+    supported_ = gelu_ || info.since_version() >= 7;
+  }
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& a = ctx.input(0);
+    const rt::Tensor& b = ctx.input(1);
+    if (!supported_ || a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat ||
+        a.numel() == 0 || b.numel() == 0 || std::max(a.rank(), b.rank()) > 6 ||
+        (gelu_ && (b.rank() != 1 || a.rank() < 1 || a.dim(-1) != b.dim(0))))
+      return reference(ctx);
+    rt::Shape out = rt::broadcast_shapes(a.shape(), b.shape());
+    const rt::Tensor* first = &a;
+    const rt::Tensor* second = &b;
+    if (a.shape() != out) {
+      if (!commutes_ || b.shape() != out) return reference(ctx);
+      std::swap(first, second);
+    }
+    std::lock_guard lock(mu_);
+    rt::Shape key = first->shape();
+    key.push_back(-1);
+    key.insert(key.end(), second->shape().begin(), second->shape().end());
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      rt::Shape s1(out.size() - second->shape().size(), 1);
+      s1.insert(s1.end(), second->shape().begin(), second->shape().end());
+      // oneDNN has no rank 0: a scalar result is a one-element vector to it.
+      rt::Shape s0 = out.empty() ? rt::Shape{1} : out;
+      if (s1.empty()) s1 = {1};
+      memory::desc md0(to_dims(s0), memory::data_type::f32, plain_tag(s0.size()));
+      memory::desc md1(to_dims(s1), memory::data_type::f32, plain_tag(s1.size()));
+      try {
+        dnnl::primitive_attr attr;
+        if (gelu_) {
+          dnnl::post_ops ops;
+          ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+          attr.set_post_ops(ops);
+        }
+        dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg_, md0, md1, md0), attr, dnnl_engine());
+        it = cache_.emplace(key, Entry{md0, md1, dnnl::binary(pd)}).first;
+      } catch (const dnnl::error&) {
+        return reference(ctx);
+      }
+    }
+    set_dnnl_threads(ctx);
+    rt::Tensor& y = ctx.output(0, ir::DataType::kFloat, out);
+    dnnl::engine& eng = dnnl_engine();
+    dnnl::stream strm(eng);
+    memory m0(it->second.md0, eng, const_cast<void*>(first->raw()));
+    memory m1(it->second.md1, eng, const_cast<void*>(second->raw()));
+    memory md(it->second.md0, eng, y.raw());
+    it->second.prim.execute(strm, {{DNNL_ARG_SRC_0, m0}, {DNNL_ARG_SRC_1, m1}, {DNNL_ARG_DST, md}});
+    strm.wait();
+  }
+
+ private:
+  struct Entry {
+    memory::desc md0, md1;
+    dnnl::binary prim;
+  };
+
+  void reference(rt::KernelContext& ctx) const {
+    if (!reference_) ctx.fail("no reference kernel");
+    reference_->compute(ctx);
+  }
+
+  rt::KernelPtr reference_;
+  dnnl::algorithm alg_;
+  bool gelu_ = false, commutes_ = false, supported_ = true;
+  mutable std::mutex mu_;
+  mutable std::map<rt::Shape, Entry> cache_;
+};
+
+}  // namespace
+}  // namespace tessera::cpu
+
+TESSERA_REGISTER_KERNELS(cpu_dnnl_binary) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    auto d = tessera::rt::KernelDef::of<tessera::cpu::DnnlBinary>(op);
+    d.priority = 10;
+    d.name = "dnnl";
+    reg.add(std::move(d));
+  }
+  auto g = tessera::rt::KernelDef::of<tessera::cpu::DnnlBinary>("BiasGelu").in_domain("com.microsoft");
+  g.priority = 10;
+  g.name = "dnnl";
+  reg.add(std::move(g));
+}
