@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_util.h"
 #include "ir/builder.h"
 #include "onnx/onnx_io.h"
 
@@ -16,20 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct CliRun {
-  int status;
-  std::string out;  // stdout and stderr together
-};
-
 CliRun run(const std::string& args) {
-  std::string cmd = std::string(TESSERA_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int rc = pclose(p);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+  return run_tessera(args);
 }
 
 class Cli : public ::testing::Test {

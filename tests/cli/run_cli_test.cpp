@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_util.h"
 #include "io/npy.h"
 #include "ir/builder.h"
 #include "onnx/data_value.h"
@@ -20,20 +21,9 @@ namespace ir = tessera::ir;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
-
+using Result = CliRun;
 Result tessera(const std::string& args) {
-  std::string cmd = std::string(TESSERA_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int rc = pclose(p);
-  return {WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, out};
+  return run_tessera(args);
 }
 
 class RunCli : public ::testing::Test {
@@ -128,7 +118,7 @@ TEST_F(RunCli, ProfileTableAndReport) {
   double sum = 0;
   for (const auto& l : j["layers"]) {
     EXPECT_EQ(l["calls_per_run"], 1.0);
-    EXPECT_EQ(l["kernel"], "reference");
+    EXPECT_EQ(l["kernel"], "dnnl");  // float Add and Mul run on oneDNN
     sum += l["percent"].get<double>();
   }
   EXPECT_NEAR(sum, 100.0, 1e-6);

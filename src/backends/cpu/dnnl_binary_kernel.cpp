@@ -100,14 +100,7 @@ class DnnlBinary : public rt::OpKernel {
 }  // namespace tessera::cpu
 
 TESSERA_REGISTER_KERNELS(cpu_dnnl_binary) {
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
-    auto d = tessera::rt::KernelDef::of<tessera::cpu::DnnlBinary>(op);
-    d.priority = 10;
-    d.name = "dnnl";
-    reg.add(std::move(d));
-  }
-  auto g = tessera::rt::KernelDef::of<tessera::cpu::DnnlBinary>("BiasGelu").in_domain("com.microsoft");
-  g.priority = 10;
-  g.name = "dnnl";
-  reg.add(std::move(g));
+  using tessera::cpu::DnnlBinary;
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) reg.add(tessera::cpu::dnnl_kernel<DnnlBinary>(op));
+  reg.add(tessera::cpu::dnnl_kernel<DnnlBinary>("BiasGelu", "com.microsoft"));
 }

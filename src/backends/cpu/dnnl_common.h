@@ -4,6 +4,7 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string>
 
 #include "runtime/kernel.h"
 
@@ -21,5 +22,15 @@ rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info);
 
 // Runs oneDNN primitives on as many OpenMP threads as the session's pool has.
 void set_dnnl_threads(rt::KernelContext& ctx);
+
+// The registration of a oneDNN kernel: every version of the op, above the reference kernel.
+inline constexpr int kDnnlPriority = 10;
+template <class K>
+rt::KernelDef dnnl_kernel(std::string op_type, std::string domain = {}) {
+  rt::KernelDef d = rt::KernelDef::of<K>(std::move(op_type)).in_domain(std::move(domain));
+  d.priority = kDnnlPriority;
+  d.name = "dnnl";
+  return d;
+}
 
 }  // namespace tessera::cpu

@@ -226,12 +226,6 @@ class DnnlConv : public rt::OpKernel {
 }  // namespace tessera::cpu
 
 TESSERA_REGISTER_KERNELS(cpu_dnnl_conv) {
-  auto d = tessera::rt::KernelDef::of<tessera::cpu::DnnlConv>("Conv");
-  d.priority = 10;
-  d.name = "dnnl";
-  reg.add(std::move(d));
-  auto f = tessera::rt::KernelDef::of<tessera::cpu::DnnlConv>("FusedConv").in_domain("com.microsoft");
-  f.priority = 10;
-  f.name = "dnnl";
-  reg.add(std::move(f));
+  reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlConv>("Conv"));
+  reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlConv>("FusedConv", "com.microsoft"));
 }

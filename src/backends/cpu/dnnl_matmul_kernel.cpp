@@ -149,12 +149,6 @@ class DnnlMatMul : public rt::OpKernel {
 }  // namespace tessera::cpu
 
 TESSERA_REGISTER_KERNELS(cpu_dnnl_matmul) {
-  auto d = tessera::rt::KernelDef::of<tessera::cpu::DnnlMatMul>("MatMul");
-  d.priority = 10;
-  d.name = "dnnl";
-  reg.add(std::move(d));
-  auto f = tessera::rt::KernelDef::of<tessera::cpu::DnnlMatMul>("FusedMatMul").in_domain("com.microsoft");
-  f.priority = 10;
-  f.name = "dnnl";
-  reg.add(std::move(f));
+  reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlMatMul>("MatMul"));
+  reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlMatMul>("FusedMatMul", "com.microsoft"));
 }

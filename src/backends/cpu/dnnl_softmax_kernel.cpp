@@ -84,10 +84,6 @@ class DnnlSoftmax : public rt::OpKernel {
 }  // namespace tessera::cpu
 
 TESSERA_REGISTER_KERNELS(cpu_dnnl_softmax) {
-  for (const char* op : {"Softmax", "LogSoftmax"}) {
-    auto d = tessera::rt::KernelDef::of<tessera::cpu::DnnlSoftmax>(op);
-    d.priority = 10;
-    d.name = "dnnl";
-    reg.add(std::move(d));
-  }
+  for (const char* op : {"Softmax", "LogSoftmax"})
+    reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlSoftmax>(op));
 }
