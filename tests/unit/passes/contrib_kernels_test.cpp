@@ -182,11 +182,21 @@ TEST(PassesContribKernels, FastGeluAndQuickGelu) {
   std::vector<float> want_fast(12), want_quick(12);
   for (size_t i = 0; i < 12; ++i) {
     double v = x[i] + b[i % 4];
-    want_fast[i] = static_cast<float>(0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
+    want_fast[i] =
+        static_cast<float>(0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v))));
     want_quick[i] = static_cast<float>(x[i] / (1 + std::exp(-1.5 * x[i])));
   }
   expect_close(fast[0], {3, 4}, want_fast);
   expect_close(quick[0], {3, 4}, want_quick);
+}
+
+TEST(PassesContribKernels, BiasAdd) {
+  auto x = random_floats(2 * 3 * 4, 26), b = random_floats(4, 27), skip = random_floats(2 * 3 * 4, 28);
+  auto outs = run_node(
+      "BiasAdd", {{"x", tensor({2, 3, 4}, x)}, {"b", tensor({4}, b)}, {"s", tensor({2, 3, 4}, skip)}}, {}, 1);
+  std::vector<float> want(24);
+  for (size_t i = 0; i < 24; ++i) want[i] = x[i] + b[i % 4] + skip[i];
+  expect_close(outs[0], {2, 3, 4}, want);
 }
 
 TEST(PassesContribKernels, FusedConvWithZAndClip) {
