@@ -2,7 +2,8 @@
 # Run on the GPU test machine (../shared/GPU.md), from the checkout, after scripts/bundle.sh made
 # dist/tessera here and it was carried along:
 #   1. Tessera vs ONNX Runtime 1.30 and PyTorch on the machine's CPU cores (bench/cpu_inference.py);
-#   2. the real models exported there by PyTorch 2.11, with its TorchScript and its dynamo (opset 18)
+#      then the same pinned to 2 cores (TWO_CORES=0 skips it);
+#   2. (unless SKIP_MODELS=1) the real models exported there by PyTorch 2.11, with its TorchScript and its dynamo (opset 18)
 #      exporters, run by Tessera and compared with PyTorch (tests/models/check_models.py).
 # Results go to $OUT (the device tool brings that folder back).
 set -uo pipefail
@@ -16,7 +17,16 @@ python3 bench/cpu_inference.py --tessera "$bin" --threads "$threads" --iteration
   --warmup 10 --work /tmp/tessera-bench --markdown "$out/cpu_inference.md" >"$out/cpu_inference.log" 2>&1
 echo "cpu_inference: exit $?"
 cat "$out/cpu_inference.md"
-for exporter in torchscript dynamo; do
+# The same on two cores (every engine pinned to CPUs 0-1, two threads): the build machine's size, where
+# ONNX Runtime cannot be installed.
+if [ "${TWO_CORES:-1}" = 1 ]; then
+  taskset -c 0,1 python3 bench/cpu_inference.py --tessera "$bin" --threads 2 --iterations "${ITERATIONS:-50}" \
+    --warmup 10 --work /tmp/tessera-bench --markdown "$out/cpu_inference_2cores.md" >"$out/cpu_inference_2cores.log" 2>&1
+  echo "cpu_inference on 2 cores: exit $?"
+  cat "$out/cpu_inference_2cores.md"
+fi
+[ "${SKIP_MODELS:-0}" = 1 ] && exporters="" || exporters="torchscript dynamo"
+for exporter in $exporters; do
   python3 tests/models/check_models.py --tessera "$bin" --work "/tmp/tessera-models-$exporter" \
     --exporter "$exporter" >"$out/models_$exporter.log" 2>&1
   echo "models ($exporter exporter): exit $?"

@@ -1,4 +1,4 @@
-// tessera optimize MODEL -o OUT.onnx [--level basic|extended] [--verbose] | --list-rules: the graph
+// tessera optimize MODEL -o OUT.onnx [--level basic|extended|layout] [--verbose] | --list-rules: the graph
 // optimiser's output saved as ONNX (ONNX Runtime's "offline mode"), so the rewriting cost is paid
 // once and the result can be inspected, checked or deployed.
 #include <fmt/format.h>
@@ -25,7 +25,7 @@ void add_optimize_command(CLI::App& app, int& status) {
   cmd->add_option("MODEL", *model, "ONNX model file");
   cmd->add_option("--output,-o", *out, "Where to save the optimised model");
   cmd->add_option("--level,-O", *level, "Optimisation level")
-      ->check(CLI::IsMember({"none", "basic", "extended"}));
+      ->check(CLI::IsMember({"none", "basic", "extended", "layout"}));
   cmd->add_flag("--verbose,-v", *verbose, "List every rewrite");
   cmd->add_flag("--list-rules", *list, "List the rules of each level, in the order they run");
   cmd->callback([=, &status] {

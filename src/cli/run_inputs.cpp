@@ -39,7 +39,7 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
       ->check(CLI::Range(0, 1000000));
   cmd->add_option("--threads", s.threads, "Intra-op threads (0: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--optimization,-O", s.optimization, "Graph optimisation level")
-      ->check(CLI::IsMember({"none", "basic", "extended"}));
+      ->check(CLI::IsMember({"none", "basic", "extended", "layout"}));
   cmd->add_option("--backend", s.backend, "Where to run")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_flag("--json", s.json, "Print JSON instead of text");
   cmd->add_flag("--no-progress", s.no_progress, "No progress bar");

@@ -23,7 +23,7 @@ struct RunSettings {
   int iterations = 10;
   int warmup = 1;
   int threads = 0;
-  std::string optimization = "extended";
+  std::string optimization = "layout";
   std::string backend = "cpu";
   bool json = false;
   bool no_progress = false;

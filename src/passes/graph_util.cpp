@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <unordered_set>
 
@@ -476,6 +478,32 @@ bool is_op(const ir::Node& n, std::string_view op) {
 
 int64_t onnx_opset(const ir::Model& m) {
   return m.opset_version("").value_or(0);
+}
+
+// Clip's bounds: attributes before opset 11, optional constant inputs from 11 on.
+static std::optional<std::vector<float>> clip_params(const RuleContext& ctx, const ir::Node& n) {
+  float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+  if (onnx_opset(ctx.model) < 11)
+    return std::vector<float>{attr_float(n, "min", lo), attr_float(n, "max", hi)};
+  std::array<float*, 2> bounds = {&lo, &hi};
+  for (size_t k = 1; k < 3; ++k) {
+    if (k >= n.inputs.size() || n.inputs[k].empty()) continue;
+    auto v = constant_scalar(ctx.graph, n.inputs[k]);
+    if (!v) return std::nullopt;
+    *bounds[k - 1] = static_cast<float>(*v);
+  }
+  return std::vector<float>{lo, hi};
+}
+
+std::optional<std::vector<float>> fusable_activation(const RuleContext& ctx, const ir::Node& n) {
+  if (!ir::canonical_domain(n.domain).empty()) return std::nullopt;
+  const std::string& op = n.op_type;
+  if (op == "Relu" || op == "Sigmoid" || op == "Tanh") return std::vector<float>{};
+  if (op == "LeakyRelu") return std::vector<float>{attr_float(n, "alpha", 0.01f)};
+  if (op == "HardSigmoid")
+    return std::vector<float>{attr_float(n, "alpha", 0.2f), attr_float(n, "beta", 0.5f)};
+  if (op == "Clip") return clip_params(ctx, n);
+  return std::nullopt;
 }
 
 }  // namespace tessera::passes

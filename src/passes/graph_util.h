@@ -123,6 +123,11 @@ bool is_constant_near(const ir::Graph& g, std::string_view value, double want);
 // float, double, float16 or bfloat16: the types the fused kernels compute in.
 bool is_compute_float(ir::DataType t);
 
+// The parameters of an activation that FusedConv / BlockedConv can apply (Relu, Sigmoid, Tanh,
+// LeakyRelu [alpha], HardSigmoid [alpha, beta], Clip [min, max] with constant bounds), in ONNX Runtime's
+// activation_params order; nullopt when `n` is not one.
+std::optional<std::vector<float>> fusable_activation(const RuleContext& ctx, const ir::Node& n);
+
 // Whether the node has a graph attribute (If, Loop, Scan...).
 bool has_subgraph(const ir::Node& n);
 // Whether `n` is of ai.onnx op `op` (domain "" or "ai.onnx").

@@ -40,6 +40,11 @@
 //   60 fuse_bias_gelu          bias Add + Gelu -> BiasGelu.
 //   70 fuse_conv_activation    Conv + activation -> FusedConv; last, after the basic level folded BN,
 //                              Add and Mul into the Conv so that the activation directly follows it.
+//
+// Layout: to_blocked_layout (layout_blocked.cpp), one pass over the whole graph rather than a rule,
+// since where to convert between layouts depends on the chains of convolutions, not on one node. Last,
+// on the fused graph: it takes FusedConv's activations along and fuses residual Adds into BlockedConv.
+//
 // Every fusion first checks that a CPU kernel exists for the node it would create: a model must never
 // become unrunnable by optimising it.
 
@@ -49,7 +54,8 @@ std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level) {
   std::vector<Rewrite> done;
   if (level == rt::OptLevel::kNone) return done;
   run_rules(model, rules_for(rt::OptLevel::kBasic), done);
-  if (level == rt::OptLevel::kExtended) run_rules(model, rules_for(rt::OptLevel::kExtended), done);
+  if (level >= rt::OptLevel::kExtended) run_rules(model, rules_for(rt::OptLevel::kExtended), done);
+  if (level >= rt::OptLevel::kLayout) to_blocked_layout(model, done);
   return done;
 }
 
@@ -57,6 +63,7 @@ std::vector<RuleInfo> list_rules() {
   std::vector<RuleInfo> out;
   for (rt::OptLevel level : {rt::OptLevel::kBasic, rt::OptLevel::kExtended})
     for (const Rule* r : rules_for(level)) out.push_back({r->name, r->level, r->order});
+  out.push_back({"to_blocked_layout", rt::OptLevel::kLayout, 0});
   return out;
 }
 

@@ -2,7 +2,8 @@
 //   none      the model as written;
 //   basic     rewrites that keep to standard ONNX ops (folding constants, removing dead and identity
 //             nodes, folding BatchNormalization into Conv, merging common subexpressions);
-//   extended  fusions into Tessera's own kernels (Conv+activation, MatMul+Add, attention...).
+//   extended  fusions into Tessera's own kernels (Conv+activation, MatMul+Add, attention...);
+//   layout    the CPU's blocked activation layout for convolution chains (ONNX Runtime's NCHWc).
 // Each level includes the ones before it. Rules are one file each in this folder (fold_*, eliminate_*,
 // fuse_*; the framework in rule.h); why they run in the order they do is written in pipeline.cpp.
 #pragma once
@@ -20,6 +21,12 @@ struct Rewrite {
   std::string rule;
   std::string node;  // the node the rule matched (its name, or op type)
 };
+
+// The layout level: chains of 2-D convolutions and pooling move to the blocked layout of
+// ops/layout/blocked.h (com.tessera BlockedConv...), with reorders where plain NCHW values are read.
+void to_blocked_layout(ir::Model& model, std::vector<Rewrite>& log);
+// The channel block the CPU's convolution kernels use: 16 with AVX-512, else 8.
+int64_t cpu_channel_block();
 
 // Rewrites `model` in place up to `level`; returns what was rewritten, in order.
 std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level);

@@ -15,6 +15,10 @@ class FrameHost : public ExecutionHost {
     return rc_.planner ? rc_.planner->allocate(dtype, std::move(shape))
                        : Tensor::zeros(dtype, std::move(shape));
   }
+  Tensor allocate_uninitialized(DataType dtype, Shape shape) override {
+    return rc_.planner ? rc_.planner->allocate(dtype, std::move(shape), false)
+                       : Tensor::zeros(dtype, std::move(shape));
+  }
   std::vector<Value> run_subgraph(const ExecGraph& g, std::span<const Value> inputs) override {
     return run_graph(g, inputs, &frame_, rc_);
   }

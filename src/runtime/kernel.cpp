@@ -124,6 +124,13 @@ Tensor& KernelContext::output(size_t i, DataType dtype, Shape shape) {
   return outputs_[i].tensor();
 }
 
+Tensor& KernelContext::output_uninitialized(size_t i, DataType dtype, Shape shape) {
+  if (i >= outputs_.size())
+    throw KernelError(fmt::format("{} has no output {} in this node", info_.op_type(), i));
+  outputs_[i] = Value(host_.allocate_uninitialized(dtype, std::move(shape)));
+  return outputs_[i].tensor();
+}
+
 void KernelContext::set_output(size_t i, Value v) {
   if (i >= outputs_.size())
     throw KernelError(fmt::format("{} has no output {} in this node", info_.op_type(), i));

@@ -84,7 +84,12 @@ class KernelInfo {
 class ExecutionHost {
  public:
   virtual ~ExecutionHost() = default;
-  virtual Tensor allocate(DataType dtype, Shape shape) = 0;
+  virtual Tensor allocate(DataType dtype, Shape shape) = 0;  // zero-filled (strings empty)
+  // Without the zero fill, for kernels that write every element: clearing a large activation costs
+  // about as much as a memory-bound kernel's whole run.
+  virtual Tensor allocate_uninitialized(DataType dtype, Shape shape) {
+    return allocate(dtype, std::move(shape));
+  }
   virtual std::vector<Value> run_subgraph(const ExecGraph& g, std::span<const Value> inputs) = 0;
   virtual ThreadPool& threads() = 0;
   virtual bool cancelled() const = 0;
@@ -114,12 +119,17 @@ class KernelContext {
   // Whether the node's output i has a consumer-visible name (optional outputs may be left out).
   bool wants_output(size_t i) const { return info_.has_output(i); }
   // Allocates output i (through the session's memory plan) and returns it for the kernel to fill.
-  // Contents are unspecified, except strings, which start empty.
+  // Contents are zero (strings empty).
   Tensor& output(size_t i, DataType dtype, Shape shape);
+  // The same without the zero fill (contents unspecified): for kernels that write every element.
+  Tensor& output_uninitialized(size_t i, DataType dtype, Shape shape);
   // Sets output i to a value the kernel built itself: a sequence, an input passed through, a view.
   void set_output(size_t i, Value v);
   // A scratch tensor from the same allocator (freed when the kernel drops it).
   Tensor scratch(DataType dtype, Shape shape) { return host_.allocate(dtype, std::move(shape)); }
+  Tensor scratch_uninitialized(DataType dtype, Shape shape) {
+    return host_.allocate_uninitialized(dtype, std::move(shape));
+  }
 
   std::vector<Value> run_subgraph(std::string_view attr_name, std::span<const Value> inputs) {
     return host_.run_subgraph(info_.subgraph(attr_name), inputs);

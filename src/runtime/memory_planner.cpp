@@ -138,7 +138,7 @@ void MemoryPlanner::end_run() {
   st_->planned_once = true;
 }
 
-Tensor MemoryPlanner::allocate(DataType dtype, Shape shape) {
+Tensor MemoryPlanner::allocate(DataType dtype, Shape shape, bool zero) {
   int64_t n = shape_numel(shape);
   if (dtype == DataType::kString) return Tensor::zeros(dtype, std::move(shape));
   size_t bytes = dtype_bytes(dtype, n);
@@ -152,12 +152,13 @@ Tensor MemoryPlanner::allocate(DataType dtype, Shape shape) {
       st->alive[k] = 1;
       st->planned_allocs++;
       std::byte* p = st->arena.get() + s.offset;
-      std::memset(p, 0, bytes);
       auto arena = st->arena;
       std::shared_ptr<void> data(p, [st, arena, k](void*) {
         std::lock_guard l(st->mu);
         if (st->arena == arena && k < st->alive.size()) st->alive[k] = 0;
       });
+      lock.unlock();  // the slot is ours: clear it outside the lock
+      if (zero) std::memset(p, 0, bytes);
       return Tensor(dtype, std::move(shape), std::move(data));
     }
   }
@@ -171,7 +172,7 @@ Tensor MemoryPlanner::allocate(DataType dtype, Shape shape) {
   lock.unlock();
   void* p = std::aligned_alloc(kAlign, round_up(bytes));
   if (!p) throw std::bad_alloc();
-  std::memset(p, 0, bytes);
+  if (zero) std::memset(p, 0, bytes);
   std::shared_ptr<void> data(p, [st, k, record, gen, bytes](void* q) {
     std::free(q);
     std::lock_guard l(st->mu);

@@ -38,7 +38,8 @@ class MemoryPlanner {
   void begin_run(bool replan);
   // Completes the run; after a recording run this computes the plan.
   void end_run();
-  Tensor allocate(DataType dtype, Shape shape);
+  // Zero-filled unless `zero` is false (strings always start empty).
+  Tensor allocate(DataType dtype, Shape shape, bool zero = true);
   MemoryStats stats() const;
   bool has_plan() const;
 

@@ -21,6 +21,8 @@ std::string_view opt_level_name(OptLevel l) {
       return "basic";
     case OptLevel::kExtended:
       return "extended";
+    case OptLevel::kLayout:
+      return "layout";
   }
   return "?";
 }
@@ -29,6 +31,7 @@ std::optional<OptLevel> opt_level_from_name(std::string_view s) {
   if (s == "none") return OptLevel::kNone;
   if (s == "basic") return OptLevel::kBasic;
   if (s == "extended") return OptLevel::kExtended;
+  if (s == "layout") return OptLevel::kLayout;
   return std::nullopt;
 }
 
@@ -55,7 +58,11 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   if (checked.diagnostics.has_errors())
     throw RunError("the model does not type-check:" + first_errors(checked.diagnostics));
   passes::inline_functions(model_);
-  passes::optimize(model_, opts_.optimization);
+  // The blocked layout is the CPU kernels' layout: other backends get the graph before it.
+  OptLevel level = opts_.optimization;
+  if (level == OptLevel::kLayout && opts_.backend != "cpu" && opts_.backend != "auto")
+    level = OptLevel::kExtended;
+  passes::optimize(model_, level);
 
   if (opts_.backend != "cpu" && opts_.backend != "auto")
     throw RunError(fmt::format("backend '{}' is not available in this build (have: cpu)", opts_.backend));

@@ -26,12 +26,15 @@ class ExecGraph;
 class Backend;
 class ThreadPool;
 
-enum class OptLevel { kNone, kBasic, kExtended };
+// The graph optimisation levels (src/passes/pipeline.h); each includes the ones before it. `layout`
+// (ONNX Runtime's "all") adds the CPU's blocked activation layout, which ties the model to this kind
+// of CPU: the default for running, not for saving.
+enum class OptLevel { kNone, kBasic, kExtended, kLayout };
 std::string_view opt_level_name(OptLevel l);
 std::optional<OptLevel> opt_level_from_name(std::string_view s);
 
 struct SessionOptions {
-  OptLevel optimization = OptLevel::kExtended;
+  OptLevel optimization = OptLevel::kLayout;
   int threads = 0;                 // 0: one per hardware thread
   std::string backend = "cpu";     // "cpu", "cuda", "auto"
   bool profile = false;            // time every node of every run

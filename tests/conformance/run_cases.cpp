@@ -7,7 +7,7 @@
 // when fewer than 97% of the ai.onnx cases pass.
 //
 //   tessera_conformance_run [--dir DIR] [--filter REGEX] [--jobs N] [--timeout S] [--verbose]
-//                           [--optimization none|basic|extended] [--list-failures FILE]
+//                           [--optimization none|basic|extended|layout] [--list-failures FILE]
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -40,7 +40,7 @@ struct Options {
   int jobs = 2;
   int timeout_s = 120;
   bool verbose = false;
-  std::string optimization = "extended";
+  std::string optimization = "layout";
   std::string failures_file;
 };
 

@@ -68,7 +68,7 @@ class DnnlBinary : public rt::OpKernel {
       }
     }
     set_dnnl_threads(ctx);
-    rt::Tensor& y = ctx.output(0, ir::DataType::kFloat, out);
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, out);
     dnnl::engine& eng = dnnl_engine();
     dnnl::stream strm(eng);
     memory m0(it->second.md0, eng, const_cast<void*>(first->raw()));

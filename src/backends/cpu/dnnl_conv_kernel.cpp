@@ -4,12 +4,12 @@
 // oneDNN refuses go to the reference kernel.
 #include <fmt/format.h>
 
-#include <cfloat>
 #include <map>
 #include <mutex>
 #include <optional>
 
 #include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/dnnl_conv_util.h"
 #include "runtime/dispatch.h"
 
 namespace tessera::cpu {
@@ -18,21 +18,13 @@ namespace {
 using dnnl::memory;
 using Dims = memory::dims;
 
-struct ConvGeometry {
-  Dims strides, dilates, pad_l, pad_r;  // dilates in oneDNN's convention (0 = dense)
-  rt::Shape out;
-};
-
 class DnnlConv : public rt::OpKernel {
  public:
   explicit DnnlConv(const rt::KernelInfo& info)
       : reference_(make_reference_kernel(info)),
-        auto_pad_(info.get_string("auto_pad", "NOTSET")),
-        dilations_(info.get_ints("dilations", {})),
-        strides_(info.get_ints("strides", {})),
-        pads_(info.get_ints("pads", {})),
+        window_(WindowAttrs::read(info)),
         group_(info.get_int("group", 1)) {
-    if (info.op_type() == "FusedConv") set_activation(info);
+    if (info.op_type() == "FusedConv") activation_ok_ = append_activation(info, post_ops_);
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -62,28 +54,6 @@ class DnnlConv : public rt::OpKernel {
     rt::Shape out_shape;
   };
 
-  // FusedConv's activation as a oneDNN post-op; one oneDNN lacks leaves the node to the reference.
-  void set_activation(const rt::KernelInfo& info) {
-    std::string act = info.get_string("activation", "");
-    auto params = info.get_floats("activation_params", {});
-    auto param = [&](size_t i, float d) { return i < params.size() ? params[i] : d; };
-    using A = dnnl::algorithm;
-    if (act.empty()) return;
-    if (act == "Relu") {
-      post_ = {A::eltwise_relu, 0.f, 0.f};
-    } else if (act == "LeakyRelu") {
-      post_ = {A::eltwise_relu, param(0, 0.01f), 0.f};
-    } else if (act == "Clip") {
-      post_ = {A::eltwise_clip, param(0, -FLT_MAX), param(1, FLT_MAX)};
-    } else if (act == "Sigmoid") {
-      post_ = {A::eltwise_logistic, 0.f, 0.f};
-    } else if (act == "Tanh") {
-      post_ = {A::eltwise_tanh, 0.f, 0.f};
-    } else {
-      activation_ok_ = false;
-    }
-  }
-
   void reference(rt::KernelContext& ctx) const {
     if (!reference_) ctx.fail("no reference Conv kernel");
     reference_->compute(ctx);
@@ -94,49 +64,20 @@ class DnnlConv : public rt::OpKernel {
     return x.dim(1) == w.dim(1) * group_ && w.dim(0) % group_ == 0;
   }
 
-  std::optional<ConvGeometry> geometry(const rt::Tensor& x, const rt::Tensor& w) const {
-    size_t sp = static_cast<size_t>(x.rank() - 2);
-    ConvGeometry g;
-    g.out = {x.dim(0), w.dim(0)};
-    for (size_t i = 0; i < sp; ++i) {
-      int64_t in = x.shape()[2 + i], k = w.shape()[2 + i];
-      int64_t s = strides_.size() == sp ? strides_[i] : 1;
-      int64_t d = dilations_.size() == sp ? dilations_[i] : 1;
-      if (s < 1 || d < 1) return std::nullopt;
-      int64_t ek = d * (k - 1) + 1;
-      int64_t pb = 0, pe = 0, out;
-      if (auto_pad_ == "SAME_UPPER" || auto_pad_ == "SAME_LOWER") {
-        out = (in + s - 1) / s;
-        int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in);
-        pb = auto_pad_ == "SAME_UPPER" ? total / 2 : total - total / 2;
-        pe = total - pb;
-      } else {
-        if (auto_pad_ == "NOTSET" && pads_.size() == 2 * sp) {
-          pb = pads_[i];
-          pe = pads_[i + sp];
-        }
-        out = (in + pb + pe - ek) / s + 1;
-      }
-      if (out < 1 || pb < 0 || pe < 0) return std::nullopt;
-      g.strides.push_back(s);
-      g.dilates.push_back(d - 1);
-      g.pad_l.push_back(pb);
-      g.pad_r.push_back(pe);
-      g.out.push_back(out);
-    }
-    return g;
-  }
-
   Entry* entry(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
     auto key = x.shape();
     key.insert(key.end(), w.shape().begin(), w.shape().end());
     auto it = cache_.find(key);
     if (it != cache_.end()) return &it->second;
-    auto g = geometry(x, w);
+    std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+    std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+    auto g = window_geometry(window_, in, kernel);
     if (!g) return nullptr;
+    rt::Shape out_shape{x.dim(0), w.dim(0)};
+    out_shape.insert(out_shape.end(), g->out.begin(), g->out.end());
     bool has_bias = ctx.has_input(2);
     memory::desc src_any(to_dims(x.shape()), memory::data_type::f32, memory::format_tag::any);
-    memory::desc dst_any(to_dims(g->out), memory::data_type::f32, memory::format_tag::any);
+    memory::desc dst_any(to_dims(out_shape), memory::data_type::f32, memory::format_tag::any);
     Dims wd = to_dims(w.shape());
     if (group_ > 1) {
       wd[0] /= group_;
@@ -154,17 +95,13 @@ class DnnlConv : public rt::OpKernel {
                                                         dst_any, g->strides, g->dilates, g->pad_l, g->pad_r);
       Entry e;
       dnnl::primitive_attr attr;
-      if (post_) {
-        dnnl::post_ops ops;
-        ops.append_eltwise(1.0f, post_->alg, post_->alpha, post_->beta);
-        attr.set_post_ops(ops);
-      }
+      attr.set_post_ops(post_ops_);
       e.pd = dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
       e.prim = dnnl::convolution_forward(e.pd);
       e.src_plain = memory::desc(to_dims(x.shape()), memory::data_type::f32, plain_tag(x.shape().size()));
-      e.dst_plain = memory::desc(to_dims(g->out), memory::data_type::f32, plain_tag(g->out.size()));
+      e.dst_plain = memory::desc(to_dims(out_shape), memory::data_type::f32, plain_tag(out_shape.size()));
       e.wts_plain = memory::desc(wd, memory::data_type::f32, plain_tag(wd.size()));
-      e.out_shape = g->out;
+      e.out_shape = out_shape;
       return &cache_.emplace(key, std::move(e)).first->second;
     } catch (const dnnl::error&) {
       return nullptr;  // a configuration oneDNN does not implement: the reference kernel runs it
@@ -180,19 +117,21 @@ class DnnlConv : public rt::OpKernel {
       dnnl::reorder(plain, e.weights).execute(strm, plain, e.weights);
       e.weights_src = w;
     }
-    rt::Tensor& y = ctx.output(0, ir::DataType::kFloat, e.out_shape);
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
     memory src(e.src_plain, eng, const_cast<void*>(x.raw()));
     rt::Tensor src_buf, dst_buf;
     memory src_m = src;
     if (e.pd.src_desc() != e.src_plain) {
-      src_buf = ctx.scratch(ir::DataType::kUint8, {static_cast<int64_t>(e.pd.src_desc().get_size())});
+      src_buf =
+          ctx.scratch_uninitialized(ir::DataType::kUint8, {static_cast<int64_t>(e.pd.src_desc().get_size())});
       src_m = memory(e.pd.src_desc(), eng, src_buf.raw());
       dnnl::reorder(src, src_m).execute(strm, src, src_m);
     }
     memory dst(e.dst_plain, eng, y.raw());
     memory dst_m = dst;
     if (e.pd.dst_desc() != e.dst_plain) {
-      dst_buf = ctx.scratch(ir::DataType::kUint8, {static_cast<int64_t>(e.pd.dst_desc().get_size())});
+      dst_buf =
+          ctx.scratch_uninitialized(ir::DataType::kUint8, {static_cast<int64_t>(e.pd.dst_desc().get_size())});
       dst_m = memory(e.pd.dst_desc(), eng, dst_buf.raw());
     }
     std::unordered_map<int, memory> args{
@@ -208,15 +147,10 @@ class DnnlConv : public rt::OpKernel {
     strm.wait();
   }
 
-  struct PostOp {
-    dnnl::algorithm alg;
-    float alpha, beta;
-  };
-  std::optional<PostOp> post_;
+  dnnl::post_ops post_ops_;
   bool activation_ok_ = true;
   rt::KernelPtr reference_;
-  std::string auto_pad_;
-  std::vector<int64_t> dilations_, strides_, pads_;
+  WindowAttrs window_;
   int64_t group_;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;

@@ -131,7 +131,7 @@ class DnnlMatMul : public rt::OpKernel {
       }
       b_m = e.weights;
     }
-    rt::Tensor& y = ctx.output(0, ir::DataType::kFloat, e.out_shape);
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
     memory a_m(e.a_md, eng, const_cast<void*>(a.raw()));
     memory c_m(e.c_md, eng, y.raw());
     e.prim.execute(strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_m}, {DNNL_ARG_DST, c_m}});

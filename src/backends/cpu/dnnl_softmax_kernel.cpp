@@ -59,7 +59,7 @@ class DnnlSoftmax : public rt::OpKernel {
       }
     }
     set_dnnl_threads(ctx);
-    rt::Tensor& y = ctx.output(0, ir::DataType::kFloat, x.shape());
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, x.shape());
     dnnl::engine& eng = dnnl_engine();
     dnnl::stream strm(eng);
     memory src(it->second.md, eng, const_cast<void*>(x.raw()));

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <memory>
 
-#include "ops/registry.h"
 #include "runtime/dispatch.h"
+#include "runtime/inner_kernel.h"
 #include "runtime/kernel.h"
 #include "runtime/thread_pool.h"
 
@@ -19,23 +19,6 @@ using tessera::rt::Tensor;
 using tessera::rt::Value;
 namespace rt = tessera::rt;
 namespace ir = tessera::ir;
-
-// Lets the inner Conv kernel allocate from the FusedConv node's allocator and threads.
-class ForwardingHost : public rt::ExecutionHost {
- public:
-  explicit ForwardingHost(KernelContext& ctx) : ctx_(ctx) {}
-  Tensor allocate(rt::DataType dtype, rt::Shape shape) override {
-    return ctx_.scratch(dtype, std::move(shape));
-  }
-  std::vector<Value> run_subgraph(const rt::ExecGraph&, std::span<const Value>) override {
-    throw rt::KernelError("Conv has no subgraph");
-  }
-  rt::ThreadPool& threads() override { return ctx_.threads(); }
-  bool cancelled() const override { return ctx_.cancelled(); }
-
- private:
-  KernelContext& ctx_;
-};
 
 enum class Act { kNone, kRelu, kTanh, kSigmoid, kLeakyRelu, kClip, kHardSigmoid };
 
@@ -95,21 +78,13 @@ class FusedConv : public rt::OpKernel {
       return a.name == "activation" || a.name == "activation_params";
     });
     if (conv_node_.inputs.size() > 3) conv_node_.inputs.resize(3);  // Z is added here, not by Conv
-    const tessera::ops::OpSchema* schema = tessera::ops::OpRegistry::global().find("", "Conv", 22);
-    if (!schema) throw rt::KernelError("the Conv schema is missing");
-    conv_info_ = std::make_unique<rt::KernelInfo>(conv_node_, schema, schema->since_version());
-    const rt::KernelDef* def = rt::KernelRegistry::global().find("cpu", *conv_info_);
-    if (!def) throw rt::KernelError("FusedConv computes through a Conv kernel, and none is registered");
-    conv_ = def->create(*conv_info_);
+    conv_ = std::make_unique<rt::InnerKernel>(conv_node_, 22);
   }
 
   void compute(KernelContext& ctx) const override {
     std::vector<const Value*> ins;
     for (size_t i = 0; i < std::min<size_t>(3, ctx.input_count()); ++i) ins.push_back(ctx.input_slot(i));
-    std::vector<Value> outs(1);
-    ForwardingHost host(ctx);
-    KernelContext conv_ctx(*conv_info_, ins, outs, host);
-    conv_->compute(conv_ctx);
+    std::vector<Value> outs = conv_->run(ctx, ins);
     // The result is ours (allocated through the host above), so Z and the activation apply in place.
     Tensor y = outs[0].tensor();
     const Tensor* z = ctx.optional_input(3);
@@ -135,8 +110,7 @@ class FusedConv : public rt::OpKernel {
   std::vector<float> params_;
   Act act_;
   ir::Node conv_node_;
-  std::unique_ptr<rt::KernelInfo> conv_info_;
-  rt::KernelPtr conv_;
+  std::unique_ptr<rt::InnerKernel> conv_;
 };
 
 }  // namespace

@@ -1,0 +1,299 @@
+// The blocked-layout ops (ops/layout/blocked.h) on oneDNN: a blocked tensor [N, Cb, H, W, b] is exactly
+// oneDNN's nChw{b}c memory of an [N, C, H, W] tensor, so the convolutions and pools read and write it
+// directly, with no reorder around them; ReorderToBlocked / ReorderFromBlocked are oneDNN reorders.
+// Weights stay plain OIHW in the graph and are reordered once into the primitive's layout.
+#include <fmt/format.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/dnnl_conv_util.h"
+#include "ops/layout/blocked.h"
+
+namespace tessera::cpu {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+using tessera::ops::layout::channel_blocks;
+
+std::optional<memory::format_tag> blocked_tag(int64_t block) {
+  switch (block) {
+    case 4:
+      return memory::format_tag::nChw4c;
+    case 8:
+      return memory::format_tag::nChw8c;
+    case 16:
+      return memory::format_tag::nChw16c;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The [N, C, H, W] oneDNN view of a blocked tensor holding `channels` channels.
+std::optional<memory::desc> blocked_desc(const rt::Shape& s, int64_t channels) {
+  if (s.size() != 5 || channels > s[1] * s[4] || channels <= (s[1] - 1) * s[4]) return std::nullopt;
+  auto tag = blocked_tag(s[4]);
+  if (!tag) return std::nullopt;
+  return memory::desc({s[0], channels, s[2], s[3]}, memory::data_type::f32, *tag);
+}
+
+void run_reorder(memory::desc from, const void* src, memory::desc to, void* dst) {
+  dnnl::engine& eng = dnnl_engine();
+  dnnl::stream strm(eng);
+  memory a(from, eng, const_cast<void*>(src)), b(to, eng, dst);
+  dnnl::reorder(a, b).execute(strm, a, b);
+  strm.wait();
+}
+
+class DnnlToBlocked : public rt::OpKernel {
+ public:
+  explicit DnnlToBlocked(const rt::KernelInfo& info)
+      : reference_(make_reference_kernel(info)), block_(info.get_int("block")) {}
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    auto tag = blocked_tag(block_);
+    if (x.dtype() != ir::DataType::kFloat || x.rank() != 4 || !tag) return reference_->compute(ctx);
+    set_dnnl_threads(ctx);
+    rt::Tensor& y = ctx.output_uninitialized(
+        0, x.dtype(), {x.dim(0), channel_blocks(x.dim(1), block_), x.dim(2), x.dim(3), block_});
+    memory::desc plain(to_dims(x.shape()), memory::data_type::f32, memory::format_tag::nchw);
+    run_reorder(plain, x.raw(), memory::desc(to_dims(x.shape()), memory::data_type::f32, *tag), y.raw());
+  }
+
+ private:
+  rt::KernelPtr reference_;
+  int64_t block_;
+};
+
+class DnnlFromBlocked : public rt::OpKernel {
+ public:
+  explicit DnnlFromBlocked(const rt::KernelInfo& info)
+      : reference_(make_reference_kernel(info)), channels_(info.get_int("channels")) {}
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    auto from = blocked_desc(x.shape(), channels_);
+    if (x.dtype() != ir::DataType::kFloat || !from) return reference_->compute(ctx);
+    set_dnnl_threads(ctx);
+    rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), {x.dim(0), channels_, x.dim(2), x.dim(3)});
+    run_reorder(*from, x.raw(),
+                memory::desc(to_dims(y.shape()), memory::data_type::f32, memory::format_tag::nchw), y.raw());
+  }
+
+ private:
+  rt::KernelPtr reference_;
+  int64_t channels_;
+};
+
+class DnnlBlockedConv : public rt::OpKernel {
+ public:
+  explicit DnnlBlockedConv(const rt::KernelInfo& info)
+      : reference_(make_reference_kernel(info)),
+        window_(WindowAttrs::read(info)),
+        group_(info.get_int("group", 1)),
+        block_(info.get_int("block")) {
+    activation_ok_ = append_activation(info, activation_);
+  }
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    const rt::Tensor& w = ctx.input(1);
+    if (x.dtype() != ir::DataType::kFloat || w.dtype() != ir::DataType::kFloat || w.rank() != 4 ||
+        !activation_ok_ || group_ < 1 || !blocked_tag(block_))
+      return reference(ctx);
+    std::lock_guard lock(mu_);
+    Entry* e = entry(ctx, x, w);
+    if (!e) return reference(ctx);
+    set_dnnl_threads(ctx);
+    run(ctx, *e, x, w);
+  }
+
+ private:
+  struct Entry {
+    dnnl::convolution_forward prim;
+    dnnl::convolution_forward::primitive_desc pd;
+    memory::desc wts_plain;
+    memory weights;          // in the primitive's layout
+    rt::Tensor weights_src;  // held: the same storage then means the same values
+    rt::Shape out_shape;     // blocked
+  };
+
+  void reference(rt::KernelContext& ctx) const {
+    if (!reference_) ctx.fail("no reference BlockedConv kernel");
+    reference_->compute(ctx);
+  }
+
+  // The source as oneDNN sees it: blocked, or plain NCHW for a first convolution.
+  std::optional<memory::desc> src_desc(const rt::Tensor& x, int64_t channels) const {
+    if (x.rank() == 5) return x.dim(4) == block_ ? blocked_desc(x.shape(), channels) : std::nullopt;
+    if (x.rank() != 4 || x.dim(1) != channels) return std::nullopt;
+    return memory::desc(to_dims(x.shape()), memory::data_type::f32, memory::format_tag::nchw);
+  }
+
+  Entry* entry(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
+    rt::Shape key = x.shape();
+    key.insert(key.end(), w.shape().begin(), w.shape().end());
+    key.push_back(ctx.has_input(2));
+    key.push_back(ctx.has_input(3));
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return &it->second;
+    int64_t cin = w.dim(1) * group_, cout = w.dim(0);
+    if (cout % group_ != 0) return nullptr;
+    auto src = src_desc(x, cin);
+    if (!src) return nullptr;
+    int64_t h = x.dim(2), wd = x.dim(3);
+    auto g = window_geometry(window_, {h, wd}, {w.dim(2), w.dim(3)});
+    if (!g) return nullptr;
+    memory::desc dst({x.dim(0), cout, g->out[0], g->out[1]}, memory::data_type::f32, *blocked_tag(block_));
+    Dims wdims = to_dims(w.shape());
+    if (group_ > 1) {
+      wdims[0] /= group_;
+      wdims.insert(wdims.begin(), group_);
+    }
+    memory::desc wts_any(wdims, memory::data_type::f32, memory::format_tag::any);
+    memory::desc bias_md({cout}, memory::data_type::f32, memory::format_tag::a);
+    using CF = dnnl::convolution_forward;
+    try {
+      auto desc = ctx.has_input(2)
+                      ? CF::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                 *src, wts_any, bias_md, dst, g->strides, g->dilates, g->pad_l, g->pad_r)
+                      : CF::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                 *src, wts_any, dst, g->strides, g->dilates, g->pad_l, g->pad_r);
+      // Z is copied into the output first and added by a sum post-op, before the activation.
+      dnnl::post_ops ops;
+      if (ctx.has_input(3)) ops.append_sum(1.f);
+      for (int i = 0; i < activation_.len(); ++i) {
+        float scale, alpha, beta;
+        dnnl::algorithm alg;
+        activation_.get_params_eltwise(i, scale, alg, alpha, beta);
+        ops.append_eltwise(scale, alg, alpha, beta);
+      }
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      Entry e;
+      e.pd = CF::primitive_desc(desc, attr, dnnl_engine());
+      e.prim = CF(e.pd);
+      e.wts_plain = memory::desc(wdims, memory::data_type::f32, plain_tag(wdims.size()));
+      e.out_shape = {x.dim(0), channel_blocks(cout, block_), g->out[0], g->out[1], block_};
+      return &cache_.emplace(key, std::move(e)).first->second;
+    } catch (const dnnl::error&) {
+      return nullptr;  // a configuration oneDNN does not implement: the reference kernel runs it
+    }
+  }
+
+  void run(rt::KernelContext& ctx, Entry& e, const rt::Tensor& x, const rt::Tensor& w) const {
+    dnnl::engine& eng = dnnl_engine();
+    dnnl::stream strm(eng);
+    if (e.weights_src.storage() != w.storage()) {
+      memory plain(e.wts_plain, eng, const_cast<void*>(w.raw()));
+      e.weights = memory(e.pd.weights_desc(), eng);
+      dnnl::reorder(plain, e.weights).execute(strm, plain, e.weights);
+      e.weights_src = w;
+    }
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
+    if (const rt::Tensor* z = ctx.optional_input(3)) {
+      if (z->dtype() != ir::DataType::kFloat || z->shape() != e.out_shape)
+        ctx.fail(fmt::format("Z {} must have the output's blocked shape {}", rt::Value(*z).describe(),
+                             rt::shape_str(e.out_shape)));
+      std::memcpy(y.raw(), z->raw(), y.nbytes());
+    }
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, memory(e.pd.src_desc(), eng, const_cast<void*>(x.raw()))},
+        {DNNL_ARG_WEIGHTS, e.weights},
+        {DNNL_ARG_DST, memory(e.pd.dst_desc(), eng, y.raw())}};
+    if (ctx.has_input(2)) {
+      const rt::Tensor& b = ctx.input(2);
+      if (b.dtype() != ir::DataType::kFloat || b.numel() != w.dim(0))
+        ctx.fail(fmt::format("bias must be float[{}], got {}", w.dim(0), rt::Value(b).describe()));
+      args.emplace(DNNL_ARG_BIAS, memory(e.pd.bias_desc(), eng, const_cast<void*>(b.raw())));
+    }
+    e.prim.execute(strm, args);
+    strm.wait();
+  }
+
+  rt::KernelPtr reference_;
+  WindowAttrs window_;
+  int64_t group_, block_;
+  dnnl::post_ops activation_;
+  bool activation_ok_ = true;
+  mutable std::mutex mu_;
+  mutable std::map<rt::Shape, Entry> cache_;
+};
+
+class DnnlBlockedPool : public rt::OpKernel {
+ public:
+  explicit DnnlBlockedPool(const rt::KernelInfo& info)
+      : reference_(make_reference_kernel(info)), window_(WindowAttrs::read(info)) {
+    if (info.op_type() == "BlockedMaxPool") {
+      alg_ = dnnl::algorithm::pooling_max;
+    } else {
+      bool include = info.get_int("count_include_pad", 0) != 0;
+      // ONNX counts the explicit pads but not the ceil-mode overhang in the divisor: oneDNN cannot say so.
+      if (include && window_.ceil_mode) supported_ = false;
+      alg_ = include ? dnnl::algorithm::pooling_avg_include_padding
+                     : dnnl::algorithm::pooling_avg_exclude_padding;
+    }
+  }
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    if (!supported_ || x.dtype() != ir::DataType::kFloat || x.rank() != 5) return reference_->compute(ctx);
+    auto src = blocked_desc(x.shape(), x.dim(1) * x.dim(4));
+    auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, window_.kernel);
+    if (!src || !g) return reference_->compute(ctx);
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(x.shape());
+    if (it == cache_.end()) {
+      memory::desc dst({x.dim(0), x.dim(1) * x.dim(4), g->out[0], g->out[1]}, memory::data_type::f32,
+                       *blocked_tag(x.dim(4)));
+      try {
+        dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg_, *src, dst, g->strides,
+                                         to_dims(window_.kernel), g->dilates, g->pad_l, g->pad_r);
+        dnnl::pooling_v2_forward::primitive_desc pd(d, dnnl_engine());
+        it = cache_.emplace(x.shape(), Entry{pd, dnnl::pooling_v2_forward(pd), g->out}).first;
+      } catch (const dnnl::error&) {
+        return reference_->compute(ctx);
+      }
+    }
+    set_dnnl_threads(ctx);
+    rt::Tensor& y = ctx.output_uninitialized(
+        0, x.dtype(), {x.dim(0), x.dim(1), it->second.out[0], it->second.out[1], x.dim(4)});
+    dnnl::engine& eng = dnnl_engine();
+    dnnl::stream strm(eng);
+    it->second.prim.execute(
+        strm, {{DNNL_ARG_SRC, memory(it->second.pd.src_desc(), eng, const_cast<void*>(x.raw()))},
+               {DNNL_ARG_DST, memory(it->second.pd.dst_desc(), eng, y.raw())}});
+    strm.wait();
+  }
+
+ private:
+  struct Entry {
+    dnnl::pooling_v2_forward::primitive_desc pd;
+    dnnl::pooling_v2_forward prim;
+    std::vector<int64_t> out;
+  };
+  rt::KernelPtr reference_;
+  WindowAttrs window_;
+  dnnl::algorithm alg_;
+  bool supported_ = true;
+  mutable std::mutex mu_;
+  mutable std::map<rt::Shape, Entry> cache_;
+};
+
+}  // namespace
+}  // namespace tessera::cpu
+
+TESSERA_REGISTER_KERNELS(cpu_dnnl_blocked) {
+  using namespace tessera::cpu;
+  const char* d = tessera::ops::layout::kDomain;
+  reg.add(dnnl_kernel<DnnlToBlocked>("ReorderToBlocked", d));
+  reg.add(dnnl_kernel<DnnlFromBlocked>("ReorderFromBlocked", d));
+  reg.add(dnnl_kernel<DnnlBlockedConv>("BlockedConv", d));
+  reg.add(dnnl_kernel<DnnlBlockedPool>("BlockedMaxPool", d));
+  reg.add(dnnl_kernel<DnnlBlockedPool>("BlockedAveragePool", d));
+}

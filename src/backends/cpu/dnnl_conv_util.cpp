@@ -1,0 +1,86 @@
+#include "backends/cpu/dnnl_conv_util.h"
+
+#include <cfloat>
+
+namespace tessera::cpu {
+
+WindowAttrs WindowAttrs::read(const rt::KernelInfo& info) {
+  WindowAttrs a;
+  a.auto_pad = info.get_string("auto_pad", "NOTSET");
+  a.kernel = info.get_ints("kernel_shape", {});
+  a.dilations = info.get_ints("dilations", {});
+  a.strides = info.get_ints("strides", {});
+  a.pads = info.get_ints("pads", {});
+  a.ceil_mode = info.get_int("ceil_mode", 0) != 0;
+  return a;
+}
+
+std::optional<WindowGeometry> window_geometry(const WindowAttrs& a, const std::vector<int64_t>& in,
+                                              const std::vector<int64_t>& kernel) {
+  size_t sp = in.size();
+  if (kernel.size() != sp) return std::nullopt;
+  WindowGeometry g;
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t k = kernel[i];
+    int64_t s = a.strides.size() == sp ? a.strides[i] : 1;
+    int64_t d = a.dilations.size() == sp ? a.dilations[i] : 1;
+    if (s < 1 || d < 1 || k < 1 || k > in[i] + 1024) return std::nullopt;
+    int64_t ek = d * (k - 1) + 1;
+    int64_t pb = 0, pe = 0, out;
+    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+      out = (in[i] + s - 1) / s;
+      int64_t total = std::max<int64_t>(0, (out - 1) * s + ek - in[i]);
+      pb = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe = total - pb;
+    } else {
+      if (a.auto_pad == "NOTSET" && a.pads.size() == 2 * sp) {
+        pb = a.pads[i];
+        pe = a.pads[i + sp];
+      }
+      if (pb < 0 || pe < 0 || pb > 1024 || pe > 1024) return std::nullopt;
+      int64_t span = in[i] + pb + pe - ek;
+      if (span < 0) return std::nullopt;
+      out = span / s + 1;
+      if (a.ceil_mode && span % s != 0) {
+        // ONNX drops a last window that would start in the end padding; oneDNN sees it as more padding.
+        if ((out)*s < in[i] + pb) ++out;
+        pe = (out - 1) * s + ek - in[i] - pb;
+      }
+    }
+    if (out < 1 || pb < 0 || pe < 0) return std::nullopt;
+    g.strides.push_back(s);
+    g.dilates.push_back(d - 1);
+    g.pad_l.push_back(pb);
+    g.pad_r.push_back(pe);
+    g.out.push_back(out);
+  }
+  return g;
+}
+
+bool append_activation(const rt::KernelInfo& info, dnnl::post_ops& ops) {
+  std::string act = info.get_string("activation", "");
+  auto params = info.get_floats("activation_params", {});
+  auto param = [&](size_t i, float d) { return i < params.size() ? params[i] : d; };
+  using A = dnnl::algorithm;
+  if (act.empty()) return true;
+  if (act == "Relu") {
+    ops.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+  } else if (act == "LeakyRelu") {
+    ops.append_eltwise(1.f, A::eltwise_relu, param(0, 0.01f), 0.f);
+  } else if (act == "Clip") {
+    ops.append_eltwise(1.f, A::eltwise_clip, param(0, -FLT_MAX), param(1, FLT_MAX));
+  } else if (act == "Sigmoid") {
+    ops.append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
+  } else if (act == "Tanh") {
+    ops.append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
+  } else if (act == "HardSigmoid") {
+    // max(0, min(1, alpha * x + beta)): oneDNN 2.6 has no hardsigmoid, but a linear step then a clip.
+    ops.append_eltwise(1.f, A::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
+    ops.append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace tessera::cpu

@@ -1,0 +1,37 @@
+// Pieces shared by the oneDNN convolution and pooling kernels (plain NCHW in dnnl_conv_kernel.cpp,
+// blocked in dnnl_blocked_kernel.cpp): the window geometry in oneDNN's conventions, and FusedConv's
+// activation as oneDNN post-ops.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/kernel.h"
+
+namespace tessera::cpu {
+
+// The window attributes of a Conv / pooling node, read once.
+struct WindowAttrs {
+  std::string auto_pad;
+  std::vector<int64_t> kernel, dilations, strides, pads;
+  bool ceil_mode = false;
+  static WindowAttrs read(const rt::KernelInfo& info);
+};
+
+// Strides, dilations (oneDNN's convention: 0 = dense), pads and output sizes for the spatial sizes
+// `in` and kernel sizes `kernel`; nullopt for what oneDNN is not asked to do (the reference kernel then
+// runs the node and gives the message).
+struct WindowGeometry {
+  dnnl::memory::dims strides, dilates, pad_l, pad_r;
+  std::vector<int64_t> out;  // spatial output sizes
+};
+std::optional<WindowGeometry> window_geometry(const WindowAttrs& a, const std::vector<int64_t>& in,
+                                              const std::vector<int64_t>& kernel);
+
+// FusedConv's `activation` / `activation_params` as eltwise post-ops, appended to `ops`; false when
+// oneDNN has no form of the activation.
+bool append_activation(const rt::KernelInfo& info, dnnl::post_ops& ops);
+
+}  // namespace tessera::cpu
