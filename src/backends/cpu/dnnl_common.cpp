@@ -2,6 +2,8 @@
 
 #include <omp.h>
 
+#include <atomic>
+
 #include "ir/model.h"
 #include "runtime/thread_pool.h"
 
@@ -36,14 +38,39 @@ dnnl::memory::format_tag plain_tag(size_t rank) {
   }
 }
 
+namespace {
+
+std::atomic<int64_t> g_fallbacks{0};
+
+// The reference kernel, counting its runs.
+class CountedReference : public rt::OpKernel {
+ public:
+  explicit CountedReference(rt::KernelPtr k) : k_(std::move(k)) {}
+  void compute(rt::KernelContext& ctx) const override {
+    g_fallbacks.fetch_add(1, std::memory_order_relaxed);
+    k_->compute(ctx);
+  }
+
+ private:
+  rt::KernelPtr k_;
+};
+
+}  // namespace
+
 rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info) {
   for (const rt::KernelDef* d : rt::KernelRegistry::global().all()) {
     if (d->backend != "cpu" || d->priority != 0 || d->op_type != info.op_type()) continue;
     if (d->domain != ir::canonical_domain(info.node().domain)) continue;
     if (info.since_version() < d->since_min || info.since_version() > d->since_max) continue;
-    return d->create(info);
+    rt::KernelPtr k = d->create(info);
+    if (!k) return nullptr;
+    return std::make_unique<CountedReference>(std::move(k));
   }
   return nullptr;
+}
+
+int64_t reference_fallbacks() {
+  return g_fallbacks.load(std::memory_order_relaxed);
 }
 
 void set_dnnl_threads(rt::KernelContext& ctx) {

@@ -17,8 +17,13 @@ dnnl::memory::dims to_dims(const rt::Shape& s);
 // The plain row-major format tag for a rank (a, ab, abc, abcd, abcde).
 dnnl::memory::format_tag plain_tag(size_t rank);
 
-// The reference kernel of the same node, for inputs the fast kernel does not take.
+// The reference kernel of the same node, for inputs the fast kernel does not take. Each compute() of the
+// returned kernel counts in reference_fallbacks().
 rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info);
+
+// How many times, in this process, a fast kernel handed a node to its reference kernel: tests check that
+// the fast path really ran (the profiler names the registered kernel either way).
+int64_t reference_fallbacks();
 
 // Runs oneDNN primitives on as many OpenMP threads as the session's pool has.
 void set_dnnl_threads(rt::KernelContext& ctx);

@@ -1,12 +1,16 @@
 // One harness for every fast CPU kernel: the same node runs on the fast kernel and on the reference
 // kernel (SessionOptions::reference_kernels), on seeded random inputs, and the outputs must agree
 // (relative 1e-4, absolute 1e-5: float32 with different summation orders). The harness also checks
-// that the fast kernel really ran (the profiler names it), so a silent fallback cannot pass as a test.
+// that the fast kernel really ran (the profiler names it, and the count of hand-overs to the reference
+// kernel, tessera::cpu::reference_fallbacks(), stays put), so a silent fallback cannot pass as a test.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
+#include "backends/cpu/dnnl_common.h"
 #include "ir/builder.h"
+#include "runtime/dispatch.h"
 #include "runtime/session.h"
 #include "runtime/value_io.h"
 
@@ -17,9 +21,11 @@ using ir::DataType;
 namespace {
 
 struct Input {
-  std::string name;
+  std::string name;  // empty: an optional input left out
   rt::Shape shape;
   bool constant = false;  // an initializer (weights) rather than a graph input
+  DataType dtype = DataType::kFloat;
+  float lo = -1.0f, hi = 1.0f;  // the range of the random values (Log and Sqrt want positive ones)
 };
 
 struct Case {
@@ -30,12 +36,21 @@ struct Case {
   std::vector<ir::Attribute> attrs;
   std::string fast_kernel = "dnnl";
   int64_t opset = 17;
+  size_t outputs = 1;       // all of them compared (LayerNormalization's statistics, the skip sum)
+  bool falls_back = false;  // a case the fast kernel hands to the reference kernel on purpose
 };
 
-rt::Tensor random_tensor(const rt::Shape& shape, std::mt19937& rng) {
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  rt::Tensor t = rt::Tensor::zeros(DataType::kFloat, shape);
-  for (auto& v : t.span<float>()) v = d(rng);
+rt::Tensor random_tensor(const Input& in, std::mt19937& rng) {
+  std::uniform_real_distribution<float> d(in.lo, in.hi);
+  rt::Tensor t = rt::Tensor::zeros(in.dtype, in.shape);
+  rt::dispatch(rt::NumericBoolTypes{}, in.dtype, "random_tensor", [&]<class T>() {
+    for (auto& v : t.span<T>()) {
+      if constexpr (std::is_same_v<T, bool>)
+        v = d(rng) > 0;
+      else
+        v = static_cast<T>(std::is_integral_v<T> ? std::abs(d(rng)) * 100.0f : d(rng));
+    }
+  });
   return t;
 }
 
@@ -49,18 +64,22 @@ void check(const Case& c) {
   std::vector<std::string> names;
   std::vector<std::pair<std::string, rt::Value>> feeds;
   for (const auto& in : c.inputs) {
-    rt::Tensor t = random_tensor(in.shape, rng);
+    if (in.name.empty()) {
+      names.emplace_back();
+      continue;
+    }
+    rt::Tensor t = random_tensor(in, rng);
     if (in.constant) {
       names.push_back(b.initializer(t.to_ir(in.name)));
       continue;
     }
     ir::Shape dims;
     for (int64_t d : in.shape) dims.push_back(ir::Dim::of(d));
-    names.push_back(b.input(in.name, ir::Type::tensor(DataType::kFloat, dims)));
+    names.push_back(b.input(in.name, ir::Type::tensor(in.dtype, dims)));
     feeds.emplace_back(in.name, rt::Value(t));
   }
-  auto y = b.nodes(c.op, names, c.attrs, "node", 1, c.domain)[0];
-  b.output(y, ir::Type::tensor(DataType::kFloat));
+  for (const auto& y : b.nodes(c.op, names, c.attrs, "node", c.outputs, c.domain))
+    b.output(y, ir::Type::tensor(c.inputs[0].dtype));
 
   rt::SessionOptions fast_opts{.optimization = rt::OptLevel::kNone, .threads = 2, .profile = true};
   rt::SessionOptions ref_opts = fast_opts;
@@ -69,12 +88,18 @@ void check(const Case& c) {
   auto want = ref.run(feeds);
   // Twice: the second run takes the cached primitive and the planned memory.
   for (int run = 0; run < 2; ++run) {
+    const int64_t fallbacks = tessera::cpu::reference_fallbacks();
     auto got = fast.run(feeds);
+    EXPECT_EQ(tessera::cpu::reference_fallbacks() != fallbacks, c.falls_back)
+        << (c.falls_back ? "the case was meant to fall back" : "the fast kernel fell back to the reference");
     ASSERT_EQ(fast.last_stats().events.size(), 1u);
     EXPECT_EQ(fast.last_stats().events[0].kernel, c.fast_kernel) << "the fast kernel did not run";
     EXPECT_EQ(ref.last_stats().events.empty() ? "reference" : ref.last_stats().events[0].kernel, "reference");
-    std::string diff = rt::compare_values(want[0], got[0], {.rtol = 1e-4, .atol = 1e-5});
-    EXPECT_TRUE(diff.empty()) << diff;
+    ASSERT_EQ(got.size(), c.outputs);
+    for (size_t o = 0; o < c.outputs; ++o) {
+      std::string diff = rt::compare_values(want[o], got[o], {.rtol = 1e-4, .atol = 1e-5});
+      EXPECT_TRUE(diff.empty()) << "output " << o << ": " << diff;
+    }
   }
 }
 
@@ -133,6 +158,33 @@ TEST(FastVsReference, Conv) {
        {{"x", {1, 4, 6, 7, 8}}, {"w", {3, 4, 3, 3, 3}, true}},
        {ints("pads", {1, 1, 1, 1, 1, 1})}},
       {"weights as an input", "Conv", "", {{"x", {1, 4, 8, 8}}, {"w", {4, 4, 3, 3}}}, {}},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, ConvTranspose) {
+  std::vector<Case> cases = {
+      {"stride 2, pads, bias",
+       "ConvTranspose",
+       "",
+       {{"x", {1, 8, 7, 9}}, {"w", {8, 6, 3, 3}, true}, {"b", {6}, true}},
+       {ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}},
+      {"output_padding",
+       "ConvTranspose",
+       "",
+       {{"x", {2, 4, 5, 5}}, {"w", {4, 3, 3, 3}, true}},
+       {ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1}), ints("output_padding", {1, 1})}},
+      {"groups 2, dilation 2",
+       "ConvTranspose",
+       "",
+       {{"x", {1, 6, 6, 7}}, {"w", {6, 2, 3, 2}, true}},
+       {ir::Attribute::of_int("group", 2), ints("dilations", {2, 2})}},
+      {"output_shape",
+       "ConvTranspose",
+       "",
+       {{"x", {1, 3, 4, 4}}, {"w", {3, 2, 3, 3}, true}},
+       {ints("strides", {3, 2}), ints("output_shape", {12, 9})}},
+      {"1-D", "ConvTranspose", "", {{"x", {2, 5, 11}}, {"w", {5, 4, 4}, true}}, {ints("strides", {2})}},
   };
   for (const auto& c : cases) check(c);
 }
@@ -196,6 +248,7 @@ TEST(FastVsReference, ElementwiseBinary) {
     std::vector<Case> cases = {
         {std::string(op) + " same shape", op, "", {{"a", {2, 3, 17}}, {"b", {2, 3, 17}}}, {}},
         {std::string(op) + " bias", op, "", {{"a", {1, 8, 24}}, {"b", {24}, true}}, {}},
+        {std::string(op) + " bias with leading ones", op, "", {{"a", {2, 8, 24}}, {"b", {1, 1, 24}}}, {}},
         {std::string(op) + " per channel", op, "", {{"a", {2, 5, 4, 4}}, {"b", {5, 1, 1}}}, {}},
         {std::string(op) + " scalar", op, "", {{"a", {3, 7}}, {"b", {}}}, {}},
         {std::string(op) + " two scalars", op, "", {{"a", {}}, {"b", {}}}, {}},
@@ -228,6 +281,231 @@ TEST(FastVsReference, FusedMatMul) {
        "com.microsoft",
        {{"a", {2, 10, 12}}, {"b", {20, 12}, true}},
        {flag("transB")}},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, LayerNormalization) {
+  auto axis = [](int64_t a) { return ir::Attribute::of_int("axis", a); };
+  std::vector<Case> cases = {
+      {"BERT rows",
+       "LayerNormalization",
+       "",
+       {{"x", {1, 9, 768}}, {"s", {768}, true}, {"b", {768}, true}},
+       {}},
+      {"odd width, no bias", "LayerNormalization", "", {{"x", {3, 5, 37}}, {"s", {37}, true}}, {}},
+      {"two normalised axes",
+       "LayerNormalization",
+       "",
+       {{"x", {2, 3, 4, 5}}, {"s", {4, 5}, true}, {"b", {4, 5}, true}},
+       {axis(-2)}},
+      {"axis 0, scale as an input", "LayerNormalization", "", {{"x", {3, 7}}, {"s", {3, 7}}}, {axis(0)}},
+      {"with Mean and InvStdDev",
+       "LayerNormalization",
+       "",
+       {{"x", {4, 19}}, {"s", {19}, true}, {"b", {19}, true}},
+       {},
+       "dnnl",
+       17,
+       3},
+      {"contrib", "LayerNormalization", "com.microsoft", {{"x", {2, 6, 33}}, {"s", {33}}, {"b", {33}}}, {}},
+      {"contrib with statistics",
+       "LayerNormalization",
+       "com.microsoft",
+       {{"x", {2, 6, 33}}, {"s", {33}}, {"b", {33}}},
+       {axis(-1)},
+       "dnnl",
+       17,
+       3},
+      {"contrib simplified",
+       "SimplifiedLayerNormalization",
+       "com.microsoft",
+       {{"x", {5, 129}}, {"s", {129}}},
+       {ir::Attribute::of_float("epsilon", 1e-6f)},
+       "dnnl",
+       17,
+       2},
+      {"RMSNormalization", "RMSNormalization", "", {{"x", {2, 3, 40}}, {"s", {40}, true}}, {}, "dnnl", 23},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, SkipLayerNormalization) {
+  const char* ms = "com.microsoft";
+  std::vector<Case> cases = {
+      {"skip, gamma, beta, bias",
+       "SkipLayerNormalization",
+       ms,
+       {{"x", {2, 7, 64}}, {"skip", {2, 7, 64}}, {"g", {64}, true}, {"be", {64}, true}, {"bias", {64}, true}},
+       {}},
+      {"no beta, no bias, odd width",
+       "SkipLayerNormalization",
+       ms,
+       {{"x", {3, 5, 45}}, {"skip", {3, 5, 45}}, {"g", {45}, true}},
+       {}},
+      {"bias without beta",
+       "SkipLayerNormalization",
+       ms,
+       {{"x", {1, 4, 24}}, {"skip", {1, 4, 24}}, {"g", {24}}, {""}, {"bias", {24}}},
+       {}},
+      {"broadcast skip (S, H), all outputs",
+       "SkipLayerNormalization",
+       ms,
+       {{"x", {3, 4, 16}}, {"skip", {4, 16}}, {"g", {16}}, {"be", {16}}},
+       {ir::Attribute::of_float("epsilon", 1e-5f)},
+       "dnnl",
+       17,
+       4},
+      {"simplified",
+       "SkipSimplifiedLayerNormalization",
+       ms,
+       {{"x", {2, 9, 32}}, {"skip", {1, 9, 32}}, {"g", {32}}, {"bias", {32}}},
+       {},
+       "dnnl",
+       17,
+       4},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, Activations) {
+  auto f = [](const char* n, float v) { return ir::Attribute::of_float(n, v); };
+  std::vector<Case> cases = {
+      {"Relu", "Relu", "", {{"x", {2, 3, 17}}}, {}},
+      {"LeakyRelu", "LeakyRelu", "", {{"x", {5, 33}}}, {f("alpha", 0.3f)}},
+      {"Sigmoid", "Sigmoid", "", {{"x", {1, 1000}, false, DataType::kFloat, -8.f, 8.f}}, {}},
+      {"Tanh", "Tanh", "", {{"x", {3, 7, 9}, false, DataType::kFloat, -4.f, 4.f}}, {}},
+      {"Exp", "Exp", "", {{"x", {4, 31}, false, DataType::kFloat, -5.f, 5.f}}, {}},
+      {"Log", "Log", "", {{"x", {4, 31}, false, DataType::kFloat, 0.01f, 10.f}}, {}},
+      {"Sqrt", "Sqrt", "", {{"x", {129}, false, DataType::kFloat, 0.f, 10.f}}, {}},
+      {"Abs", "Abs", "", {{"x", {2, 2, 2, 3}}}, {}},
+      {"Elu", "Elu", "", {{"x", {6, 11}, false, DataType::kFloat, -3.f, 3.f}}, {f("alpha", 0.7f)}},
+      {"Softplus", "Softplus", "", {{"x", {6, 11}, false, DataType::kFloat, -5.f, 5.f}}, {}},
+      {"HardSwish", "HardSwish", "", {{"x", {6, 11}, false, DataType::kFloat, -5.f, 5.f}}, {}, "dnnl", 14},
+      {"HardSigmoid",
+       "HardSigmoid",
+       "",
+       {{"x", {6, 11}, false, DataType::kFloat, -5.f, 5.f}},
+       {f("alpha", 0.25f), f("beta", 0.4f)}},
+      {"Gelu", "Gelu", "", {{"x", {2, 9, 64}, false, DataType::kFloat, -4.f, 4.f}}, {}, "dnnl", 20},
+      {"Gelu tanh",
+       "Gelu",
+       "",
+       {{"x", {2, 9, 64}, false, DataType::kFloat, -4.f, 4.f}},
+       {ir::Attribute::of_string("approximate", "tanh")},
+       "dnnl",
+       20},
+      {"contrib Gelu", "Gelu", "com.microsoft", {{"x", {3, 5, 77}, false, DataType::kFloat, -4.f, 4.f}}, {}},
+      {"FastGelu", "FastGelu", "com.microsoft", {{"x", {3, 5, 77}, false, DataType::kFloat, -4.f, 4.f}}, {}},
+      {"FastGelu with bias",
+       "FastGelu",
+       "com.microsoft",
+       {{"x", {3, 5, 40}, false, DataType::kFloat, -4.f, 4.f}, {"b", {40}, true}},
+       {}},
+      {"QuickGelu", "QuickGelu", "com.microsoft", {{"x", {2, 45}, false, DataType::kFloat, -4.f, 4.f}}, {}},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, Transpose) {
+  auto perm = [](std::vector<int64_t> p) { return ints("perm", std::move(p)); };
+  std::vector<Case> cases = {
+      {"attention heads [B,S,H,D] -> [B,H,S,D]",
+       "Transpose",
+       "",
+       {{"x", {2, 9, 4, 16}}},
+       {perm({0, 2, 1, 3})}},
+      {"K^T [B,H,S,D] -> [B,H,D,S]", "Transpose", "", {{"x", {1, 4, 37, 16}}}, {perm({0, 1, 3, 2})}},
+      {"2-D, odd sizes", "Transpose", "", {{"x", {33, 47}}}, {}},
+      {"default perm, rank 3", "Transpose", "", {{"x", {3, 5, 7}}}, {}},
+      {"rank 5 mixed", "Transpose", "", {{"x", {2, 3, 1, 5, 4}}}, {perm({4, 1, 0, 3, 2})}},
+      {"identity after dropping ones", "Transpose", "", {{"x", {1, 6, 1, 5}}}, {perm({2, 0, 1, 3})}},
+      {"NCHW -> NHWC", "Transpose", "", {{"x", {2, 19, 5, 3}}}, {perm({0, 2, 3, 1})}},
+      {"scalar", "Transpose", "", {{"x", {}}}, {}},
+      {"float16", "Transpose", "", {{"x", {5, 18, 3}, false, DataType::kFloat16}}, {perm({1, 0, 2})}},
+      {"int64", "Transpose", "", {{"x", {17, 20}, false, DataType::kInt64}}, {}},
+      {"int8", "Transpose", "", {{"x", {4, 33, 18}, false, DataType::kInt8}}, {perm({2, 0, 1})}},
+      {"bool", "Transpose", "", {{"x", {3, 40}, false, DataType::kBool}}, {}},
+      {"double rows", "Transpose", "", {{"x", {3, 4, 5}, false, DataType::kDouble}}, {perm({1, 0, 2})}},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, Gemm) {
+  auto flag = [](const char* n) { return ir::Attribute::of_int(n, 1); };
+  auto f = [](const char* n, float v) { return ir::Attribute::of_float(n, v); };
+  std::vector<Case> cases = {
+      {"linear layer: transB, bias",
+       "Gemm",
+       "",
+       {{"a", {1, 64}}, {"b", {48, 64}, true}, {"c", {48}, true}},
+       {flag("transB")}},
+      {"plain, no C", "Gemm", "", {{"a", {7, 33}}, {"b", {33, 21}, true}}, {}},
+      {"transA, full C, alpha, beta",
+       "Gemm",
+       "",
+       {{"a", {12, 9}}, {"b", {12, 5}}, {"c", {9, 5}}},
+       {flag("transA"), f("alpha", 0.5f)}},
+      {"both transposed, C [1, N]",
+       "Gemm",
+       "",
+       {{"a", {16, 6}}, {"b", {10, 16}}, {"c", {1, 10}}},
+       {flag("transA"), flag("transB")}},
+      {"beta -0.75 (falls back)",
+       "Gemm",
+       "",
+       {{"a", {6, 7}}, {"b", {7, 10}}, {"c", {1, 10}}},
+       {f("beta", -0.75f)},
+       "dnnl",
+       17,
+       1,
+       true},
+      {"C scalar", "Gemm", "", {{"a", {5, 8}}, {"b", {8, 3}}, {"c", {}}}, {}},
+      {"C column [M, 1]", "Gemm", "", {{"a", {5, 8}}, {"b", {8, 3}}, {"c", {5, 1}}}, {}},
+      {"beta 0 ignores C", "Gemm", "", {{"a", {4, 4}}, {"b", {4, 4}}, {"c", {4, 4}}}, {f("beta", 0.f)}},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, Pooling) {
+  auto k = [](std::vector<int64_t> v) { return ints("kernel_shape", std::move(v)); };
+  auto one = [](const char* n) { return ir::Attribute::of_int(n, 1); };
+  std::vector<Case> cases = {
+      {"MaxPool 3x3 s2 p1",
+       "MaxPool",
+       "",
+       {{"x", {1, 8, 17, 15}}},
+       {k({3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}},
+      {"MaxPool ceil_mode",
+       "MaxPool",
+       "",
+       {{"x", {2, 3, 10, 11}}},
+       {k({3, 3}), ints("strides", {2, 2}), one("ceil_mode")}},
+      {"MaxPool dilated", "MaxPool", "", {{"x", {1, 4, 12, 12}}}, {k({2, 2}), ints("dilations", {2, 2})}},
+      {"MaxPool SAME_UPPER",
+       "MaxPool",
+       "",
+       {{"x", {1, 2, 9, 8}}},
+       {k({3, 2}), ints("strides", {2, 2}), ir::Attribute::of_string("auto_pad", "SAME_UPPER")}},
+      {"MaxPool 1-D", "MaxPool", "", {{"x", {2, 5, 20}}}, {k({4}), ints("strides", {3})}},
+      {"AveragePool exclude pads",
+       "AveragePool",
+       "",
+       {{"x", {1, 6, 13, 14}}},
+       {k({3, 3}), ints("pads", {1, 1, 1, 1})}},
+      {"AveragePool include pads",
+       "AveragePool",
+       "",
+       {{"x", {1, 6, 13, 14}}},
+       {k({3, 3}), ints("pads", {1, 0, 1, 2}), one("count_include_pad")}},
+      {"AveragePool ceil_mode",
+       "AveragePool",
+       "",
+       {{"x", {1, 3, 11, 11}}},
+       {k({2, 2}), ints("strides", {2, 2}), one("ceil_mode")}},
+      {"GlobalAveragePool", "GlobalAveragePool", "", {{"x", {2, 16, 7, 9}}}, {}},
+      {"GlobalMaxPool", "GlobalMaxPool", "", {{"x", {2, 16, 7, 9}}}, {}},
+      {"GlobalAveragePool 3-D", "GlobalAveragePool", "", {{"x", {1, 4, 3, 5, 6}}}, {}},
   };
   for (const auto& c : cases) check(c);
 }
