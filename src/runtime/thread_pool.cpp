@@ -27,6 +27,9 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   // first is kept and rethrown after it.
   chunks = std::min<int64_t>(n / grain, chunks * 4);
   int64_t step = (n + chunks - 1) / chunks;
+  // Rounding the step up can leave the last chunks empty (n = 13 in 12 chunks: steps of 2 cover it in
+  // 7): never hand fn a range that starts past n.
+  chunks = (n + step - 1) / step;
   std::exception_ptr error;
   std::mutex error_mu;
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)

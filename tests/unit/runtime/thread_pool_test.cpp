@@ -19,6 +19,23 @@ TEST(ThreadPool, CoversEveryIndexOnce) {
   }
 }
 
+TEST(ThreadPool, RangesAreNonEmptyAndInBounds) {
+  // Rounding the chunk size up once produced ranges starting past n (13 items on 12 chunks), and a
+  // kernel copying [b, e) bytes read a negative length: every range must satisfy 0 <= b < e <= n.
+  for (int threads : {2, 3, 5, 12, 16}) {
+    rt::ThreadPool pool(threads);
+    for (int64_t n = 1; n <= 200; ++n) {
+      std::atomic<int64_t> covered{0}, bad{0};
+      pool.parallel_for(n, 1, [&](int64_t b, int64_t e) {
+        if (b < 0 || b >= e || e > n) bad++;
+        covered += e - b;
+      });
+      ASSERT_EQ(bad.load(), 0) << threads << " threads, n " << n;
+      ASSERT_EQ(covered.load(), n) << threads << " threads, n " << n;
+    }
+  }
+}
+
 TEST(ThreadPool, RethrowsTheFirstError) {
   rt::ThreadPool pool(3);
   EXPECT_THROW(pool.parallel_for(100, 1,
