@@ -59,17 +59,20 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
   for (size_t i = 0; i < own; ++i)
     if (en.inputs[i] >= 0) ins[i] = &f.slots[static_cast<size_t>(en.inputs[i])];
   std::vector<Value> outs(en.outputs.size());
-  KernelContext ctx(*en.info, ins, outs, host);
+  KernelContext ctx(*en.info, ins, outs, host, en.last_use);
   Clock::time_point t0;
   if (rc.events) t0 = Clock::now();
   try {
     en.kernel->compute(ctx);
   } catch (const RunError&) {
     throw;
+  } catch (const KernelError& e) {
+    throw RunError(fmt::format("{}: {}: {}", f.graph->path(), label(*en.node), e.what()));
   } catch (const std::bad_alloc&) {
     throw RunError(fmt::format("{}: {}: out of memory", f.graph->path(), label(*en.node)));
   } catch (const std::exception& e) {
-    throw RunError(fmt::format("{}: {}: {}", f.graph->path(), label(*en.node), e.what()));
+    throw InternalError(
+        fmt::format("{}: {}: internal error: {}", f.graph->path(), label(*en.node), e.what()));
   }
   if (rc.events) {
     auto t1 = Clock::now();

@@ -12,8 +12,9 @@ namespace {
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 constexpr size_t kAlign = 64;
 // Beyond this many allocations in one run (long loops), the rest stay on the heap: placing them costs
-// more time than the memory is worth.
-constexpr size_t kMaxPlanned = 20000;
+// more time than the memory is worth. Placing is quadratic in the count (and n log n more per block
+// when the blocks all live at once, as a Loop's scan slices do): 20,000 took minutes.
+constexpr size_t kMaxPlanned = 4096;
 size_t round_up(size_t n) {
   return (std::max<size_t>(n, 1) + kAlign - 1) / kAlign * kAlign;
 }
@@ -138,10 +139,19 @@ void MemoryPlanner::end_run() {
   st_->planned_once = true;
 }
 
+void MemoryPlanner::abort_run() {
+  std::lock_guard lock(st_->mu);
+  if (!st_->recording) return;
+  st_->records.clear();
+  st_->recording = false;
+  st_->generation++;  // late releases of the failed run's tensors must not touch the next recording
+}
+
 Tensor MemoryPlanner::allocate(DataType dtype, Shape shape, bool zero) {
   int64_t n = shape_numel(shape);
   if (dtype == DataType::kString) return Tensor::zeros(dtype, std::move(shape));
   size_t bytes = dtype_bytes(dtype, n);
+  check_tensor_bytes(dtype, shape, bytes);
   auto st = st_;
   std::unique_lock lock(st->mu);
   size_t k = st->next++;

@@ -38,6 +38,9 @@ class MemoryPlanner {
   void begin_run(bool replan);
   // Completes the run; after a recording run this computes the plan.
   void end_run();
+  // Ends a run that failed: a recording is dropped, not planned (a run cancelled after thousands of
+  // loop iterations would otherwise pay for planning them), and the next run records again.
+  void abort_run();
   // Zero-filled unless `zero` is false (strings always start empty).
   Tensor allocate(DataType dtype, Shape shape, bool zero = true);
   MemoryStats stats() const;

@@ -57,7 +57,11 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   auto checked = check::check_model(model_);
   if (checked.diagnostics.has_errors())
     throw RunError("the model does not type-check:" + first_errors(checked.diagnostics));
-  passes::inline_functions(model_);
+  try {
+    passes::inline_functions(model_);
+  } catch (const std::runtime_error& e) {  // functions calling each other recursively
+    throw RunError(fmt::format("cannot inline the model's functions: {}", e.what()));
+  }
   // The blocked layout is the CPU kernels' layout: other backends get the graph before it.
   OptLevel level = opts_.optimization;
   if (level == OptLevel::kLayout && opts_.backend != "cpu" && opts_.backend != "auto")
@@ -151,7 +155,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   try {
     outs = run_graph(*graph_, ins, nullptr, rc);
   } catch (...) {
-    planner_.end_run();
+    planner_.abort_run();
     plan_shapes_.clear();  // a failed recording is no plan to keep
     throw;
   }

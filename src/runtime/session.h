@@ -67,6 +67,14 @@ class RunError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A RunError for a kernel that failed with something other than a KernelError (std::out_of_range,
+// std::length_error, std::logic_error...): kernels report bad input as KernelError, so this is a
+// Tessera bug. Callers can treat it as any RunError; the fuzzers count it as a finding.
+class InternalError : public RunError {
+ public:
+  using RunError::RunError;
+};
+
 class Session {
  public:
   explicit Session(ir::Model model, SessionOptions opts = {});

@@ -1,8 +1,10 @@
 #include "runtime/tensor.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -38,6 +40,38 @@ std::string shape_str(std::span<const int64_t> shape) {
 
 namespace {
 
+size_t physical_memory() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) return size_t{1} << 40;  // unknown: 1 TiB still refuses the absurd
+  return static_cast<size_t>(pages) * static_cast<size_t>(page);
+}
+
+std::atomic<size_t> g_max_tensor_bytes{0};  // 0: physical memory
+
+}  // namespace
+
+size_t max_tensor_bytes() {
+  size_t v = g_max_tensor_bytes.load(std::memory_order_relaxed);
+  if (v) return v;
+  static const size_t phys = physical_memory();
+  return phys;
+}
+
+void set_max_tensor_bytes(size_t bytes) {
+  g_max_tensor_bytes.store(bytes, std::memory_order_relaxed);
+}
+
+void check_tensor_bytes(DataType dtype, std::span<const int64_t> shape, size_t bytes) {
+  size_t limit = max_tensor_bytes();
+  if (bytes > limit)
+    throw KernelError(
+        fmt::format("a {} tensor of shape {} needs {} bytes, more than the limit of {} bytes "
+                    "for one tensor",
+                    ir::dtype_name(dtype), shape_str(shape), bytes, limit));
+}
+
+namespace {
+
 // 64-byte aligned host memory: what vector instructions and oneDNN want.
 std::shared_ptr<void> host_alloc(size_t bytes) {
   size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
@@ -61,6 +95,7 @@ Tensor::Tensor(DataType dtype, Shape shape, std::shared_ptr<void> data, Device d
 
 Tensor Tensor::zeros(DataType dtype, Shape shape) {
   int64_t n = shape_numel(shape);
+  check_tensor_bytes(dtype, shape, dtype_bytes(dtype, n));
   auto data = dtype == DataType::kString ? string_alloc(n) : host_alloc(dtype_bytes(dtype, n));
   return Tensor(dtype, std::move(shape), std::move(data));
 }

@@ -27,11 +27,20 @@ struct Device {
   bool operator==(const Device&) const = default;
 };
 
-// Element count of a shape; throws ShapeError on a negative dimension or int64 overflow.
+// Element count of a shape; throws KernelError on a negative dimension or int64 overflow.
 int64_t shape_numel(std::span<const int64_t> shape);
-// Bytes that `n` elements of `dt` take (sub-byte types rounded up); throws ShapeError on overflow.
+// Bytes that `n` elements of `dt` take (sub-byte types rounded up); throws KernelError on overflow.
 size_t dtype_bytes(DataType dt, int64_t n);
 std::string shape_str(std::span<const int64_t> shape);  // "[1,3,224,224]"
+
+// The most bytes one run-time tensor may take. Shapes come from the model and its inputs (Expand,
+// ConstantOfShape, Tile, Range...), so an absurd one must be refused with an error naming the shape
+// before anything is allocated, not end in an out-of-memory kill. Default: the machine's physical
+// memory; `set_max_tensor_bytes(0)` restores it (the fuzzers set a small limit).
+size_t max_tensor_bytes();
+void set_max_tensor_bytes(size_t bytes);
+// Throws KernelError when a tensor of `dtype` and `shape` taking `bytes` would exceed max_tensor_bytes().
+void check_tensor_bytes(DataType dtype, std::span<const int64_t> shape, size_t bytes);
 
 class Tensor {
  public:

@@ -3,6 +3,8 @@
 // output along a new first axis.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ops/control/tensor_slices.h"
 #include "runtime/exec_graph.h"
 #include "runtime/kernel.h"
@@ -68,6 +70,9 @@ void loop_kernel(KernelContext& ctx) {
     if (slot) state[i] = *slot;
   }
   std::vector<std::vector<Tensor>> scan_slices(scans);
+  // Memory the kept slices hold: a slice costs at least its Tensor object, so that a data-driven trip
+  // count stacking even empty slices ends in an error naming the scan output, not in exhausted memory.
+  std::vector<size_t> scan_bytes(scans, 0);
 
   for (int64_t iter = 0; (!has_max || iter < max_trips) && cond; ++iter) {
     if (ctx.cancelled()) ctx.fail("run cancelled");
@@ -92,6 +97,13 @@ void loop_kernel(KernelContext& ctx) {
                              tessera::rt::shape_str(v.tensor().shape()), iter,
                              tessera::rt::shape_str(scan_slices[k][0].shape())));
       scan_slices[k].push_back(v.tensor());
+      scan_bytes[k] += std::max(v.tensor().nbytes(), sizeof(Tensor));
+      if (scan_bytes[k] > tessera::rt::max_tensor_bytes())
+        ctx.fail(
+            fmt::format("scan output {} holds {} bytes after {} iterations (slices of shape {}), more "
+                        "than the limit of {} bytes for one tensor",
+                        k, scan_bytes[k], iter + 1, tessera::rt::shape_str(v.tensor().shape()),
+                        tessera::rt::max_tensor_bytes()));
     }
   }
 

@@ -1,0 +1,126 @@
+// Models that make the runtime fail: each must end in a RunError that names what is wrong, never in a
+// crash, a sanitizer report or an out-of-memory kill. Regression tests for what the load+run fuzzer
+// (tests/fuzz/fuzz_load_run.cpp) found; scripts/sanitize.sh runs them under ASan and UBSan (ctest label
+// "malformed").
+#include <gtest/gtest.h>
+
+#include "ir/builder.h"
+#include "runtime/session.h"
+
+namespace rt = tessera::rt;
+namespace ir = tessera::ir;
+using ir::Attribute;
+using ir::DataType;
+using ir::Dim;
+using ir::Type;
+
+namespace {
+
+ir::Model empty_model(int opset = 17) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", opset}};
+  return m;
+}
+
+// Runs `m` (both optimisation extremes) and returns the RunError's message; "" when it ran.
+std::string run_error(const ir::Model& m, std::vector<std::pair<std::string, rt::Value>> feeds = {},
+                      rt::OptLevel level = rt::OptLevel::kNone) {
+  try {
+    rt::Session s(m, {.optimization = level, .threads = 1});
+    (void)s.run(feeds);
+  } catch (const rt::InternalError& e) {
+    ADD_FAILURE() << "internal error: " << e.what();
+    return e.what();
+  } catch (const rt::RunError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Restores the default tensor limit after a test that lowers it.
+struct TensorLimit {
+  explicit TensorLimit(size_t bytes) { rt::set_max_tensor_bytes(bytes); }
+  ~TensorLimit() { rt::set_max_tensor_bytes(0); }
+};
+
+}  // namespace
+
+TEST(MalformedRun, AbsurdShapeIsRefusedBeforeAllocating) {
+  // ConstantOfShape of [2^20, 2^20, 64]: 256 TiB of float, refused by name, not attempted.
+  ir::Model m = empty_model();
+  ir::GraphBuilder b(m.graph);
+  auto shape = b.input("shape", Type::tensor(DataType::kInt64, ir::Shape{Dim::of(3)}));
+  b.output(b.node("ConstantOfShape", {shape}));
+  int64_t big = int64_t{1} << 20;
+  auto feed = rt::Tensor::from_vector<int64_t>(DataType::kInt64, {3}, {big, big, 64});
+  std::string err = run_error(m, {{"shape", feed}});
+  EXPECT_NE(err.find("more than the limit"), std::string::npos) << err;
+  EXPECT_NE(err.find("[1048576,1048576,64]"), std::string::npos) << err;
+}
+
+TEST(MalformedRun, TensorLimitCanBeLowered) {
+  TensorLimit limit(1 << 20);
+  ir::Model m = empty_model();
+  ir::GraphBuilder b(m.graph);
+  auto shape = b.input("shape", Type::tensor(DataType::kInt64, ir::Shape{Dim::of(1)}));
+  b.output(b.node("ConstantOfShape", {shape}));
+  auto small = rt::Tensor::from_vector<int64_t>(DataType::kInt64, {1}, {1000});
+  EXPECT_EQ(run_error(m, {{"shape", small}}), "");
+  auto large = rt::Tensor::from_vector<int64_t>(DataType::kInt64, {1}, {1 << 20});
+  EXPECT_NE(run_error(m, {{"shape", large}}).find("4194304 bytes, more than the limit of 1048576"),
+            std::string::npos);
+}
+
+namespace {
+
+// Loop(M) whose body passes the condition through and emits the iteration number as a scan output.
+ir::Model counting_loop() {
+  ir::Model m = empty_model();
+  ir::Graph body;
+  {
+    ir::GraphBuilder bb(body);
+    auto iter = bb.input("iter", Type::tensor(DataType::kInt64, ir::Shape{}));
+    auto cond = bb.input("cond", Type::tensor(DataType::kBool, ir::Shape{}));
+    bb.output(bb.node("Identity", {cond}, {}, "cond_out"), Type::tensor(DataType::kBool, ir::Shape{}));
+    bb.output(bb.node("Identity", {iter}, {}, "slice"), Type::tensor(DataType::kInt64, ir::Shape{}));
+  }
+  ir::GraphBuilder b(m.graph);
+  auto trips = b.input("M", Type::tensor(DataType::kInt64, ir::Shape{}));
+  auto cond = b.input("cond", Type::tensor(DataType::kBool, ir::Shape{}));
+  b.output(b.node("Loop", {trips, cond}, {Attribute::of_graph("body", std::move(body))}, "loop"));
+  return m;
+}
+
+std::vector<std::pair<std::string, rt::Value>> loop_feeds(int64_t trips) {
+  return {{"M", rt::Tensor::scalar<int64_t>(DataType::kInt64, trips)},
+          {"cond", rt::Tensor::scalar<bool>(DataType::kBool, true)}};
+}
+
+}  // namespace
+
+TEST(MalformedRun, LoopScanOutputStopsAtTheTensorLimit) {
+  // Found by fuzzing (Range expanded into a Loop, fed limit 1e30 and delta 1e-30): the trip count comes
+  // from the data and the scan slices piled up without bound. Now the loop stops once the slices hold
+  // more than one tensor may.
+  TensorLimit limit(1 << 20);
+  std::string err = run_error(counting_loop(), loop_feeds(int64_t{1} << 40));
+  EXPECT_NE(err.find("scan output 0 holds"), std::string::npos) << err;
+  EXPECT_NE(err.find("more than the limit of 1048576 bytes"), std::string::npos) << err;
+  // Under the limit the same loop runs.
+  EXPECT_EQ(run_error(counting_loop(), loop_feeds(1000)), "");
+}
+
+TEST(MalformedRun, FailedRunIsNotPlanned) {
+  // Found by fuzzing: a run that failed (or was cancelled) after thousands of loop iterations still
+  // computed a memory plan for them, for minutes, only to discard it.
+  rt::MemoryPlanner p;
+  p.begin_run(true);
+  { auto t = p.allocate(DataType::kFloat, {16}); }
+  p.abort_run();
+  EXPECT_FALSE(p.has_plan());
+  p.begin_run(true);
+  { auto t = p.allocate(DataType::kFloat, {16}); }
+  p.end_run();
+  EXPECT_TRUE(p.has_plan());
+}
