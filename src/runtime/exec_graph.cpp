@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "ops/registry.h"
@@ -147,6 +148,15 @@ std::unique_ptr<ExecGraph> ExecGraph::compile(const ir::Graph& g, const CompileO
       continue;
     }
     eg->nodes_[static_cast<size_t>(last[s])].release.push_back(static_cast<int>(s));
+  }
+  for (size_t i = 0; i < eg->nodes_.size(); ++i) {
+    ExecNode& en = eg->nodes_[i];
+    en.last_use.assign(en.inputs.size(), 0);
+    for (size_t k = 0; k < en.inputs.size(); ++k) {
+      int s = en.inputs[k];
+      if (s < 0 || last[static_cast<size_t>(s)] != static_cast<int>(i)) continue;
+      en.last_use[k] = std::count(en.inputs.begin(), en.inputs.end(), s) == 1;
+    }
   }
   // Outputs no one reads are released right after the node that makes them.
   for (auto& en : eg->nodes_)

@@ -24,6 +24,9 @@ struct ExecNode {
   std::vector<int> inputs;   // slot per input; -1 when left out
   std::vector<int> outputs;  // slot per output; -1 when left out
   std::vector<int> release;  // slots whose last use is this node
+  // Per input: 1 when this node is the value's last reader and reads it through this input only, so
+  // that a kernel may write an output into it (KernelContext::output_reusing).
+  std::vector<uint8_t> last_use;
   std::vector<std::unique_ptr<ExecGraph>> subgraphs;
 };
 

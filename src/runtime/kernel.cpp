@@ -131,6 +131,18 @@ Tensor& KernelContext::output_uninitialized(size_t i, DataType dtype, Shape shap
   return outputs_[i].tensor();
 }
 
+Tensor* KernelContext::output_reusing(size_t out, size_t in, DataType dtype, const Shape& shape) {
+  if (out >= outputs_.size() || in >= last_use_.size() || !last_use_[in]) return nullptr;
+  const Value* v = inputs_[in];
+  if (!v || !v->is_tensor()) return nullptr;
+  const Tensor& t = v->tensor();
+  // The frame's slot is the only owner: every other holder (caller, session, enclosing frame, a view
+  // such as Reshape's output, a debugger capture) adds a reference.
+  if (t.dtype() != dtype || t.shape() != shape || t.storage().use_count() != 1) return nullptr;
+  outputs_[out] = Value(t);
+  return &outputs_[out].tensor();
+}
+
 void KernelContext::set_output(size_t i, Value v) {
   if (i >= outputs_.size())
     throw KernelError(fmt::format("{} has no output {} in this node", info_.op_type(), i));

@@ -97,9 +97,10 @@ class ExecutionHost {
 
 class KernelContext {
  public:
+  // `last_use[i]`: this node is input i's last reader (ExecNode::last_use); empty: never.
   KernelContext(const KernelInfo& info, std::span<const Value* const> inputs, std::span<Value> outputs,
-                ExecutionHost& host)
-      : info_(info), inputs_(inputs), outputs_(outputs), host_(host) {}
+                ExecutionHost& host, std::span<const uint8_t> last_use = {})
+      : info_(info), inputs_(inputs), outputs_(outputs), host_(host), last_use_(last_use) {}
 
   const KernelInfo& info() const { return info_; }
   size_t input_count() const { return inputs_.size(); }
@@ -125,6 +126,12 @@ class KernelContext {
   Tensor& output_uninitialized(size_t i, DataType dtype, Shape shape);
   // Sets output i to a value the kernel built itself: a sequence, an input passed through, a view.
   void set_output(size_t i, Value v);
+  // Makes output `out` the tensor of input `in`, to be overwritten in place, when that is safe: this
+  // node is the input's last reader, nothing else holds its memory (not a graph input, an initializer,
+  // an outer-scope value or a view of another value) and it has `dtype` and `shape`. Returns the output,
+  // or nullptr when the kernel must allocate one. Saves a copy where an output starts as an input (a
+  // residual added by a convolution's sum post-op).
+  Tensor* output_reusing(size_t out, size_t in, DataType dtype, const Shape& shape);
   // A scratch tensor from the same allocator (freed when the kernel drops it).
   Tensor scratch(DataType dtype, Shape shape) { return host_.allocate(dtype, std::move(shape)); }
   Tensor scratch_uninitialized(DataType dtype, Shape shape) {
@@ -145,6 +152,7 @@ class KernelContext {
   std::span<const Value* const> inputs_;
   std::span<Value> outputs_;
   ExecutionHost& host_;
+  std::span<const uint8_t> last_use_;
 };
 
 class OpKernel {

@@ -92,6 +92,17 @@ class DnnlFromBlocked : public rt::OpKernel {
   int64_t channels_;
 };
 
+// Copies `from` into `to` (same size) in 64 KiB chunks across the pool.
+void parallel_copy(rt::KernelContext& ctx, const rt::Tensor& from, rt::Tensor& to) {
+  const auto* src = static_cast<const std::byte*>(from.raw());
+  auto* dst = static_cast<std::byte*>(to.raw());
+  const int64_t bytes = static_cast<int64_t>(to.nbytes()), chunk = 64 * 1024;
+  ctx.threads().parallel_for((bytes + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
+    std::memcpy(dst + b * chunk, src + b * chunk,
+                static_cast<size_t>(std::min(e * chunk, bytes) - b * chunk));
+  });
+}
+
 class DnnlBlockedConv : public rt::OpKernel {
  public:
   explicit DnnlBlockedConv(const rt::KernelInfo& info)
@@ -197,21 +208,23 @@ class DnnlBlockedConv : public rt::OpKernel {
       dnnl::reorder(plain, e.weights).execute(strm, plain, e.weights);
       e.weights_src = w;
     }
-    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
+    rt::Tensor* out = nullptr;
     if (const rt::Tensor* z = ctx.optional_input(3)) {
       if (z->dtype() != ir::DataType::kFloat || z->shape() != e.out_shape)
         ctx.fail(fmt::format("Z {} must have the output's blocked shape {}", rt::Value(*z).describe(),
                              rt::shape_str(e.out_shape)));
-      // The sum post-op adds to what the output holds. A ResNet residual is megabytes: copy in parallel
-      // (one thread copying would cost as much as the convolution on 16).
-      const auto* from = static_cast<const std::byte*>(z->raw());
-      auto* to = static_cast<std::byte*>(y.raw());
-      const int64_t bytes = static_cast<int64_t>(y.nbytes()), chunk = 64 * 1024;
-      ctx.threads().parallel_for((bytes + chunk - 1) / chunk, 1, [&](int64_t b, int64_t e) {
-        std::memcpy(to + b * chunk, from + b * chunk,
-                    static_cast<size_t>(std::min(e * chunk, bytes) - b * chunk));
-      });
+      // The sum post-op adds to what the output holds. A residual usually dies here: then the output
+      // is Z itself, summed into in place; otherwise Z is copied in parallel (megabytes: one thread
+      // copying cost as much as the convolution on 16).
+      out = ctx.output_reusing(0, 3, ir::DataType::kFloat, e.out_shape);
+      if (!out) {
+        out = &ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
+        parallel_copy(ctx, *z, *out);
+      }
+    } else {
+      out = &ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
     }
+    rt::Tensor& y = *out;
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(e.pd.src_desc(), eng, const_cast<void*>(x.raw()))},
         {DNNL_ARG_WEIGHTS, e.weights},
