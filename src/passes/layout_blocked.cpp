@@ -13,7 +13,9 @@
 //    MobileNetV2; other Adds and Muls of two same-shaped blocked values stay elementwise, blocked;
 //  - an activation of a BlockedConv without one (read by nothing else) moves into it; other unary
 //    activations run elementwise on the blocked value (the padded channels stay finite);
-//  - MaxPool (no Indices) / AveragePool of a blocked value -> BlockedMaxPool / BlockedAveragePool.
+//  - MaxPool (no Indices) / AveragePool of a blocked value -> BlockedMaxPool / BlockedAveragePool, and
+//    GlobalMaxPool / GlobalAveragePool over a static H x W -> the same with an H x W window, so that a
+//    classifier head reorders C values back to NCHW, not C x H x W.
 // Afterwards every NCHW value still read (by another op, a subgraph or as a graph output) gets a
 // ReorderFromBlocked right after its blocked producer, under its own name.
 #include <algorithm>
@@ -99,6 +101,7 @@ class BlockedLayout {
     if (is_op(n, "Mul")) return same_shape_binary(n);
     if (is_unary_activation(n)) return activation(n);
     if (is_op(n, "MaxPool") || is_op(n, "AveragePool")) return pool(n);
+    if (is_op(n, "GlobalMaxPool") || is_op(n, "GlobalAveragePool")) return global_pool(n);
     return false;
   }
 
@@ -240,6 +243,23 @@ class BlockedLayout {
     p.op_type = is_op(n, "MaxPool") ? "BlockedMaxPool" : "BlockedAveragePool";
     p.domain = layout::kDomain;
     std::erase_if(p.attributes, [](const ir::Attribute& a) { return a.name == "storage_order"; });
+    p.inputs = {it->second.name};
+    p.outputs = {fresh(n.outputs[0])};
+    p.id = next_id_++;
+    int64_t channels = it->second.channels;
+    out_.push_back(std::move(p));
+    blocked_[n.outputs[0]] = {out_.back()->outputs[0], channels, std::nullopt};
+    return true;
+  }
+
+  bool global_pool(const ir::Node& n) {
+    auto it = blocked_.find(n.inputs[0]);
+    auto shape = shape4(n.inputs[0]);
+    if (it == blocked_.end() || !shape || !(*shape)[2].is_static() || !(*shape)[3].is_static()) return false;
+    ir::Node p = n;
+    p.op_type = is_op(n, "GlobalMaxPool") ? "BlockedMaxPool" : "BlockedAveragePool";
+    p.domain = layout::kDomain;
+    p.attributes = {ir::Attribute::of_ints("kernel_shape", {(*shape)[2].value, (*shape)[3].value})};
     p.inputs = {it->second.name};
     p.outputs = {fresh(n.outputs[0])};
     p.id = next_id_++;

@@ -43,13 +43,30 @@ std::optional<memory::desc> blocked_desc(const rt::Shape& s, int64_t channels) {
   return memory::desc({s[0], channels, s[2], s[3]}, memory::data_type::f32, *tag);
 }
 
-void run_reorder(memory::desc from, const void* src, memory::desc to, void* dst) {
-  dnnl::engine& eng = dnnl_engine();
-  dnnl::stream strm(eng);
-  memory a(from, eng, const_cast<void*>(src)), b(to, eng, dst);
-  dnnl::reorder(a, b).execute(strm, a, b);
-  strm.wait();
-}
+// Reorder primitives by input shape: creating one costs more than running it on a small tensor.
+class ReorderCache {
+ public:
+  void run(const rt::Shape& key, const memory::desc& from, const void* src, const memory::desc& to,
+           void* dst) const {
+    dnnl::engine& eng = dnnl_engine();
+    dnnl::reorder prim;
+    {
+      std::lock_guard lock(mu_);
+      auto it = cache_.find(key);
+      if (it == cache_.end())
+        it = cache_.emplace(key, dnnl::reorder(dnnl::reorder::primitive_desc(eng, from, eng, to))).first;
+      prim = it->second;
+    }
+    dnnl::stream strm(eng);
+    memory a(from, eng, const_cast<void*>(src)), b(to, eng, dst);
+    prim.execute(strm, a, b);
+    strm.wait();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<rt::Shape, dnnl::reorder> cache_;
+};
 
 class DnnlToBlocked : public rt::OpKernel {
  public:
@@ -64,12 +81,14 @@ class DnnlToBlocked : public rt::OpKernel {
     rt::Tensor& y = ctx.output_uninitialized(
         0, x.dtype(), {x.dim(0), channel_blocks(x.dim(1), block_), x.dim(2), x.dim(3), block_});
     memory::desc plain(to_dims(x.shape()), memory::data_type::f32, memory::format_tag::nchw);
-    run_reorder(plain, x.raw(), memory::desc(to_dims(x.shape()), memory::data_type::f32, *tag), y.raw());
+    reorders_.run(x.shape(), plain, x.raw(), memory::desc(to_dims(x.shape()), memory::data_type::f32, *tag),
+                  y.raw());
   }
 
  private:
   rt::KernelPtr reference_;
   int64_t block_;
+  ReorderCache reorders_;
 };
 
 class DnnlFromBlocked : public rt::OpKernel {
@@ -83,13 +102,24 @@ class DnnlFromBlocked : public rt::OpKernel {
     if (x.dtype() != ir::DataType::kFloat || !from) return reference_->compute(ctx);
     set_dnnl_threads(ctx);
     rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), {x.dim(0), channels_, x.dim(2), x.dim(3)});
-    run_reorder(*from, x.raw(),
-                memory::desc(to_dims(y.shape()), memory::data_type::f32, memory::format_tag::nchw), y.raw());
+    if (x.dim(2) * x.dim(3) == 1) {
+      // A pooled classifier head: each image's blocks are its channels in order, then the padding.
+      const auto* src = x.data<float>();
+      float* dst = y.data<float>();
+      const int64_t row = x.dim(1) * x.dim(4);
+      for (int64_t n = 0; n < x.dim(0); ++n)
+        std::memcpy(dst + n * channels_, src + n * row, static_cast<size_t>(channels_) * sizeof(float));
+      return;
+    }
+    reorders_.run(x.shape(), *from, x.raw(),
+                  memory::desc(to_dims(y.shape()), memory::data_type::f32, memory::format_tag::nchw),
+                  y.raw());
   }
 
  private:
   rt::KernelPtr reference_;
   int64_t channels_;
+  ReorderCache reorders_;
 };
 
 // Copies `from` into `to` (same size) in 64 KiB chunks across the pool.

@@ -107,6 +107,32 @@ TEST(BlockedLayout, RewritesTheChainAndKeepsTheOutputs) {
   }
 }
 
+// A classifier head: the global pools run blocked, so only [N, C, 1, 1] goes back to NCHW.
+TEST(BlockedLayout, GlobalPoolsRunBlocked) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", F({Dim::symbol("batch"), Dim::of(8), Dim::of(7), Dim::of(5)}));
+  auto c = b.node("Conv", {x, b.random_normal("w", {40, 8, 3, 3}, 0.3f)},
+                  {Attribute::of_ints("pads", {1, 1, 1, 1})});
+  auto r = b.node("Relu", {c});
+  b.output(b.node("GlobalAveragePool", {r}), F({Dim::symbol("batch"), Dim::of(40), Dim::of(1), Dim::of(1)}));
+  b.output(b.node("GlobalMaxPool", {c}), F({Dim::symbol("batch"), Dim::of(40), Dim::of(1), Dim::of(1)}));
+  std::vector<std::pair<std::string, rt::Value>> feed{{"x", random_tensor({2, 8, 7, 5}, 11)}};
+  rt::Session plain(m, {.optimization = OptLevel::kNone, .threads = 2});
+  auto want = plain.run(feed);
+  for (bool reference : {false, true}) {
+    rt::Session blocked(m, {.optimization = OptLevel::kLayout, .threads = 2, .reference_kernels = reference});
+    expect_same(want, blocked.run(feed));
+    const ir::Graph& g = blocked.model().graph;
+    EXPECT_EQ(count(g, "GlobalAveragePool") + count(g, "GlobalMaxPool"), 0u);
+    EXPECT_EQ(count(g, "BlockedAveragePool"), 1u);
+    EXPECT_EQ(count(g, "BlockedMaxPool"), 1u);
+    EXPECT_EQ(count(g, "ReorderFromBlocked"), 2u);  // the two pooled outputs, nothing else
+  }
+}
+
 TEST(BlockedLayout, IsIdempotentAndOnlyAtTheLayoutLevel) {
   ir::Model m = cnn();
   ir::Model ext = m;
