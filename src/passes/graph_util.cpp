@@ -419,7 +419,7 @@ ir::DataType elem_type(const RuleContext& ctx, std::string_view value) {
 
 bool kernel_available(const ir::Model& model, const ir::Node& n) {
   auto v = model.opset_version(n.domain);
-  int opset = v ? static_cast<int>(*v) : (n.domain == "com.microsoft" ? 1 : 0);
+  int opset = v ? static_cast<int>(*v) : (n.domain == "com.microsoft" || n.domain == "com.tessera" ? 1 : 0);
   const ops::OpSchema* schema = ops::OpRegistry::global().find(n.domain, n.op_type, opset);
   if (!schema) return false;
   rt::KernelInfo info(n, schema, schema->since_version());

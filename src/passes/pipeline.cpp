@@ -41,9 +41,12 @@
 //   70 fuse_conv_activation    Conv + activation -> FusedConv; last, after the basic level folded BN,
 //                              Add and Mul into the Conv so that the activation directly follows it.
 //
-// Layout: to_blocked_layout (layout_blocked.cpp), one pass over the whole graph rather than a rule,
-// since where to convert between layouts depends on the chains of convolutions, not on one node. Last,
-// on the fused graph: it takes FusedConv's activations along and fuses residual Adds into BlockedConv.
+// Layout (Tessera's own com.tessera ops, for its CPU kernels; what other engines cannot run):
+//   10 fuse_matmul_bias        MatMul over more than two axes + constant bias -> MatMulBias (the 2-D
+//                              case became Gemm at the extended level).
+// then to_blocked_layout (layout_blocked.cpp), one pass over the whole graph rather than a rule, since
+// where to convert between layouts depends on the chains of convolutions, not on one node. Last, on the
+// fused graph: it takes FusedConv's activations along and fuses residual Adds into BlockedConv.
 //
 // Every fusion first checks that a CPU kernel exists for the node it would create: a model must never
 // become unrunnable by optimising it.
@@ -55,15 +58,17 @@ std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level) {
   if (level == rt::OptLevel::kNone) return done;
   run_rules(model, rules_for(rt::OptLevel::kBasic), done);
   if (level >= rt::OptLevel::kExtended) run_rules(model, rules_for(rt::OptLevel::kExtended), done);
-  if (level >= rt::OptLevel::kLayout) to_blocked_layout(model, done);
+  if (level < rt::OptLevel::kLayout) return done;
+  run_rules(model, rules_for(rt::OptLevel::kLayout), done);
+  to_blocked_layout(model, done);
   return done;
 }
 
 std::vector<RuleInfo> list_rules() {
   std::vector<RuleInfo> out;
-  for (rt::OptLevel level : {rt::OptLevel::kBasic, rt::OptLevel::kExtended})
+  for (rt::OptLevel level : {rt::OptLevel::kBasic, rt::OptLevel::kExtended, rt::OptLevel::kLayout})
     for (const Rule* r : rules_for(level)) out.push_back({r->name, r->level, r->order});
-  out.push_back({"to_blocked_layout", rt::OptLevel::kLayout, 0});
+  out.push_back({"to_blocked_layout", rt::OptLevel::kLayout, 100});  // after the layout rules
   return out;
 }
 

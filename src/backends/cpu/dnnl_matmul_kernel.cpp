@@ -1,10 +1,12 @@
-// MatMul (and com.microsoft FusedMatMul: alpha, transA, transB) on oneDNN for float32. A 2-D right operand
+// MatMul (and com.microsoft FusedMatMul: alpha, transA, transB; com.tessera MatMulBias: a bias row added
+// in the product's epilogue) on oneDNN for float32. A 2-D right operand
 // (the weights of a linear layer, nearly always an initializer) is reordered once into the layout oneDNN
 // prefers, and the left operand's leading dimensions fold into its rows; batched products (attention's Q*K^T)
 // use plain layouts with oneDNN's batch broadcasting. 1-D operands and other element types go to the
 // reference kernel.
 #include <map>
 #include <mutex>
+#include <unordered_map>
 
 #include "backends/cpu/dnnl_common.h"
 
@@ -16,6 +18,7 @@ using dnnl::memory;
 class DnnlMatMul : public rt::OpKernel {
  public:
   explicit DnnlMatMul(const rt::KernelInfo& info) : reference_(make_reference_kernel(info)) {
+    bias_ = info.op_type() == "MatMulBias";
     if (info.op_type() != "FusedMatMul") return;
     alpha_ = info.get_float("alpha", 1.0f);
     trans_a_ = info.get_int("transA", 0) != 0;
@@ -29,7 +32,7 @@ class DnnlMatMul : public rt::OpKernel {
     const rt::Tensor& b = ctx.input(1);
     if (!supported_ || a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat ||
         a.rank() < 2 || b.rank() < 2 || a.dim(trans_a_ ? -2 : -1) != b.dim(trans_b_ ? -1 : -2) ||
-        a.numel() == 0 || b.numel() == 0) {
+        a.numel() == 0 || b.numel() == 0 || (bias_ && !bias_fits(ctx, b))) {
       if (!reference_) ctx.fail("no reference MatMul kernel");
       return reference_->compute(ctx);
     }
@@ -50,6 +53,14 @@ class DnnlMatMul : public rt::OpKernel {
     memory weights;
     rt::Tensor weights_src;  // held: same storage means same values (see dnnl_conv_kernel.cpp)
   };
+
+  // MatMulBias on oneDNN: a 2-D B and a float bias of B's column count (else the reference kernel runs,
+  // and reports what is wrong).
+  static bool bias_fits(const rt::KernelContext& ctx, const rt::Tensor& b) {
+    const rt::Tensor* bias = ctx.optional_input(2);
+    return b.rank() == 2 && bias && bias->dtype() == ir::DataType::kFloat && bias->rank() == 1 &&
+           bias->dim(0) == b.dim(1);
+  }
 
   // The logical [.., rows, cols] view of a stored row-major tensor, transposed in place by strides.
   static memory::desc view(const rt::Shape& stored, bool transposed) {
@@ -111,7 +122,12 @@ class DnnlMatMul : public rt::OpKernel {
     try {
       dnnl::primitive_attr attr;
       if (alpha_ != 1.0f) attr.set_output_scales(0, {alpha_});
-      e.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(e.a_md, b_md, e.c_md), attr, dnnl_engine());
+      auto desc =
+          bias_ ? dnnl::matmul::desc(
+                      e.a_md, b_md,
+                      memory::desc({1, cd.back()}, memory::data_type::f32, memory::format_tag::ab), e.c_md)
+                : dnnl::matmul::desc(e.a_md, b_md, e.c_md);
+      e.pd = dnnl::matmul::primitive_desc(desc, attr, dnnl_engine());
       e.prim = dnnl::matmul(e.pd);
     } catch (const dnnl::error&) {
       return nullptr;
@@ -134,13 +150,16 @@ class DnnlMatMul : public rt::OpKernel {
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
     memory a_m(e.a_md, eng, const_cast<void*>(a.raw()));
     memory c_m(e.c_md, eng, y.raw());
-    e.prim.execute(strm, {{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_m}, {DNNL_ARG_DST, c_m}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a_m}, {DNNL_ARG_WEIGHTS, b_m}, {DNNL_ARG_DST, c_m}};
+    if (bias_)
+      args.emplace(DNNL_ARG_BIAS, memory(e.pd.bias_desc(), eng, const_cast<void*>(ctx.input(2).raw())));
+    e.prim.execute(strm, args);
     strm.wait();
   }
 
   rt::KernelPtr reference_;
   float alpha_ = 1.0f;
-  bool trans_a_ = false, trans_b_ = false, supported_ = true;
+  bool trans_a_ = false, trans_b_ = false, supported_ = true, bias_ = false;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;
 };
@@ -151,4 +170,5 @@ class DnnlMatMul : public rt::OpKernel {
 TESSERA_REGISTER_KERNELS(cpu_dnnl_matmul) {
   reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlMatMul>("MatMul"));
   reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlMatMul>("FusedMatMul", "com.microsoft"));
+  reg.add(tessera::cpu::dnnl_kernel<tessera::cpu::DnnlMatMul>("MatMulBias", "com.tessera"));
 }

@@ -59,7 +59,7 @@ void check(const Case& c) {
   std::mt19937 rng(20261121);
   ir::Model m;
   m.ir_version = 8;
-  m.opset_imports = {{"", c.opset}, {"com.microsoft", 1}};
+  m.opset_imports = {{"", c.opset}, {"com.microsoft", 1}, {"com.tessera", 1}};
   ir::GraphBuilder b(m.graph);
   std::vector<std::string> names;
   std::vector<std::pair<std::string, rt::Value>> feeds;
@@ -281,6 +281,27 @@ TEST(FastVsReference, FusedMatMul) {
        "com.microsoft",
        {{"a", {2, 10, 12}}, {"b", {20, 12}, true}},
        {flag("transB")}},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, MatMulBias) {
+  std::vector<Case> cases = {
+      {"BERT projection",
+       "MatMulBias",
+       "com.tessera",
+       {{"x", {1, 16, 48}}, {"w", {48, 40}, true}, {"b", {40}, true}},
+       {}},
+      {"2-D, one row",
+       "MatMulBias",
+       "com.tessera",
+       {{"x", {1, 33}}, {"w", {33, 7}, true}, {"b", {7}, true}},
+       {}},
+      {"rank 4",
+       "MatMulBias",
+       "com.tessera",
+       {{"x", {2, 3, 5, 8}}, {"w", {8, 24}, true}, {"b", {24}, true}},
+       {}},
   };
   for (const auto& c : cases) check(c);
 }

@@ -435,6 +435,58 @@ TEST(PassesFuseMatMulAddToGemm, KeepsBatchedMatMul) {
   EXPECT_EQ(count(o.optimized.graph, "Gemm"), 0);
 }
 
+// ---- Layout level -----------------------------------------------------------------------------------
+
+TEST(PassesFuseMatMulBias, FusesBatchedLinearLayers) {
+  // [2, 3, 4] x [4, 5] + bias, with the bias on either side of the Add and as a [1, 5] row too.
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant);
+    ir::Model m = make_model(17, [&](GraphBuilder& b) {
+      auto a = b.input("a", F({2, 3, 4}));
+      auto w = b.random_normal("w", {4, 5}, 1.0f);
+      auto bias =
+          b.random_normal("bias", variant == 2 ? std::vector<int64_t>{1, 5} : std::vector<int64_t>{5}, 1.0f);
+      auto mm = b.node("MatMul", {a, w});
+      b.output(b.node("Add",
+                      variant == 1 ? std::vector<std::string>{bias, mm} : std::vector<std::string>{mm, bias}),
+               F({2, 3, 5}));
+    });
+    RUN_OR_SKIP(o, m, OptLevel::kLayout);
+    EXPECT_TRUE(fired(o, "fuse_matmul_bias"));
+    EXPECT_EQ(count(o.optimized.graph, "MatMulBias"), 1);
+    EXPECT_EQ(o.optimized.graph.nodes.size(), 1u);
+  }
+}
+
+TEST(PassesFuseMatMulBias, KeepsWhatItCannotTake) {
+  // A product read twice, a bias per row (not per column), and non-constant weights stay as they are.
+  ir::Model m = make_model(17, [](GraphBuilder& b) {
+    auto a = b.input("a", F({2, 3, 4}));
+    auto w = b.random_normal("w", {4, 5}, 1.0f);
+    auto mm = b.node("MatMul", {a, w});
+    b.output(b.node("Add", {mm, b.random_normal("bias", {5}, 1.0f)}), F({2, 3, 5}));
+    b.output(mm, F({2, 3, 5}));
+    auto mm2 = b.node("MatMul", {a, b.random_normal("w2", {4, 3}, 1.0f)});
+    b.output(b.node("Add", {mm2, b.random_normal("col", {3, 1}, 1.0f)}), F({2, 3, 3}));
+    auto wi = b.input("w_in", F({4, 5}));
+    b.output(b.node("Add", {b.node("MatMul", {a, wi}), b.random_normal("bias3", {5}, 1.0f)}), F({2, 3, 5}));
+  });
+  RUN_OR_SKIP(o, m, OptLevel::kLayout);
+  EXPECT_FALSE(fired(o, "fuse_matmul_bias"));
+  EXPECT_EQ(count(o.optimized.graph, "MatMulBias"), 0);
+}
+
+TEST(PassesFuseMatMulBias, OnlyAtTheLayoutLevel) {
+  ir::Model m = make_model(17, [](GraphBuilder& b) {
+    auto a = b.input("a", F({2, 3, 4}));
+    b.output(b.node("Add", {b.node("MatMul", {a, b.random_normal("w", {4, 5}, 1.0f)}),
+                            b.random_normal("bias", {5}, 1.0f)}),
+             F({2, 3, 5}));
+  });
+  RUN_OR_SKIP(o, m, OptLevel::kExtended);
+  EXPECT_EQ(count(o.optimized.graph, "MatMulBias"), 0);
+}
+
 // x * 0.5 * (1 + erf(x / sqrt 2)), in the three arrangements exporters use.
 ir::Model gelu_model(int64_t opset, int variant) {
   return make_model(opset, [&](GraphBuilder& b) {
@@ -613,12 +665,27 @@ TEST(PassesPipeline, ListsEveryRuleInOrder) {
   auto rules = list_rules();
   std::vector<std::string> names;
   for (const auto& r : rules) names.push_back(r.name);
-  for (const char* want :
-       {"fold_constants", "fold_shape", "eliminate_identity", "eliminate_dead_nodes", "eliminate_nop",
-        "fold_conv_batchnorm", "fold_conv_add", "fold_conv_mul", "eliminate_common_subexpressions",
-        "fuse_consecutive_transposes", "fuse_consecutive_reshapes", "fold_unsqueeze_squeeze",
-        "fuse_matmul_add_to_gemm", "fuse_gelu", "fuse_layer_norm", "fuse_conv_activation",
-        "fuse_matmul_scale_transpose", "fuse_skip_layer_norm", "fuse_bias_gelu"})
+  for (const char* want : {"fold_constants",
+                           "fold_shape",
+                           "eliminate_identity",
+                           "eliminate_dead_nodes",
+                           "eliminate_nop",
+                           "fold_conv_batchnorm",
+                           "fold_conv_add",
+                           "fold_conv_mul",
+                           "eliminate_common_subexpressions",
+                           "fuse_consecutive_transposes",
+                           "fuse_consecutive_reshapes",
+                           "fold_unsqueeze_squeeze",
+                           "fuse_matmul_add_to_gemm",
+                           "fuse_gelu",
+                           "fuse_layer_norm",
+                           "fuse_conv_activation",
+                           "fuse_matmul_scale_transpose",
+                           "fuse_skip_layer_norm",
+                           "fuse_bias_gelu",
+                           "fuse_matmul_bias",
+                           "to_blocked_layout"})
     EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
   for (size_t i = 1; i < rules.size(); ++i) {
     bool same_level = rules[i - 1].level == rules[i].level;

@@ -1,0 +1,62 @@
+// Reference kernel of com.tessera MatMulBias: the reference MatMul, then the bias added to every row.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "runtime/dispatch.h"
+#include "runtime/inner_kernel.h"
+#include "runtime/thread_pool.h"
+
+namespace {
+
+namespace rt = tessera::rt;
+namespace ir = tessera::ir;
+
+ir::Node matmul_node(const ir::Node& n) {
+  ir::Node m = n;
+  m.op_type = "MatMul";
+  m.domain.clear();
+  m.inputs.resize(2);
+  return m;
+}
+
+class MatMulBias : public rt::OpKernel {
+ public:
+  explicit MatMulBias(const rt::KernelInfo& info) : matmul_(matmul_node(info.node()), 13, 0) {}
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& a = ctx.input(0);
+    const rt::Tensor& b = ctx.input(1);
+    const rt::Tensor& bias = ctx.input(2);
+    if (a.rank() < 2 || b.rank() != 2)
+      ctx.fail(fmt::format("A {} must have rank 2 or more and B {} rank 2", rt::shape_str(a.shape()),
+                           rt::shape_str(b.shape())));
+    if (bias.dtype() != a.dtype() || bias.rank() != 1 || bias.dim(0) != b.dim(1))
+      ctx.fail(fmt::format("bias must be {}[{}], got {}", ir::dtype_name(a.dtype()), b.dim(1),
+                           rt::Value(bias).describe()));
+    const rt::Value* ins[] = {ctx.input_slot(0), ctx.input_slot(1)};
+    rt::Tensor y = matmul_.run(ctx, ins)[0].tensor();  // ours: the bias goes in place
+    const int64_t n = bias.dim(0), rows = n ? y.numel() / n : 0;
+    rt::dispatch(rt::TypeList<float, double, rt::Float16>{}, y.dtype(), "MatMulBias", [&]<class T>() {
+      using C = rt::compute_t<T>;
+      T* py = y.data<T>();
+      const T* pb = bias.data<T>();
+      ctx.threads().parallel_for(
+          rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+            for (int64_t r = r0; r < r1; ++r)
+              for (int64_t j = 0; j < n; ++j)
+                py[r * n + j] = static_cast<T>(static_cast<C>(py[r * n + j]) + static_cast<C>(pb[j]));
+          });
+    });
+    ctx.set_output(0, rt::Value(y));
+  }
+
+ private:
+  rt::InnerKernel matmul_;
+};
+
+}  // namespace
+
+TESSERA_REGISTER_KERNELS(fused_matmul_bias) {
+  reg.add(tessera::rt::KernelDef::of<MatMulBias>("MatMulBias").in_domain("com.tessera"));
+}
