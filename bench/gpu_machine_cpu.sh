@@ -13,14 +13,14 @@ out=${OUT:-/tmp/tessera-out}
 threads=${THREADS:-$(nproc)}
 mkdir -p "$out"
 "$bin" --version
-python3 bench/cpu_inference.py --tessera "$bin" --threads "$threads" --iterations "${ITERATIONS:-50}" \
+python3 bench/cpu_inference.py --tessera "$bin" --threads "$threads" --iterations "${ITERATIONS:-50}" --rounds "${ROUNDS:-3}" \
   --warmup 10 --work /tmp/tessera-bench --markdown "$out/cpu_inference.md" >"$out/cpu_inference.log" 2>&1
 echo "cpu_inference: exit $?"
 cat "$out/cpu_inference.md"
 # The same on two cores (every engine pinned to CPUs 0-1, two threads): the build machine's size, where
 # ONNX Runtime cannot be installed.
 if [ "${TWO_CORES:-1}" = 1 ]; then
-  taskset -c 0,1 python3 bench/cpu_inference.py --tessera "$bin" --threads 2 --iterations "${ITERATIONS:-50}" \
+  taskset -c 0,1 python3 bench/cpu_inference.py --tessera "$bin" --threads 2 --iterations "${ITERATIONS:-50}" --rounds "${ROUNDS:-3}" \
     --warmup 10 --work /tmp/tessera-bench --markdown "$out/cpu_inference_2cores.md" >"$out/cpu_inference_2cores.log" 2>&1
   echo "cpu_inference on 2 cores: exit $?"
   cat "$out/cpu_inference_2cores.md"
