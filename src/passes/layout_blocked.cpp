@@ -13,6 +13,8 @@
 //    MobileNetV2; other Adds and Muls of two same-shaped blocked values stay elementwise, blocked;
 //  - an activation of a BlockedConv without one (read by nothing else) moves into it; other unary
 //    activations run elementwise on the blocked value (the padded channels stay finite);
+//    A strided 1x1 convolution without padding reads a BlockedMaxPool with a 1x1 window (a subsampling)
+//    and runs with stride 1;
 //  - MaxPool (no Indices) / AveragePool of a blocked value -> BlockedMaxPool / BlockedAveragePool, and
 //    GlobalMaxPool / GlobalAveragePool over a static H x W -> the same with an H x W window, so that a
 //    classifier head reorders C values back to NCHW, not C x H x W.
@@ -142,11 +144,45 @@ class BlockedLayout {
     b.attributes.push_back(ir::Attribute::of_int("block", block_));
     if (b.inputs.size() > 3) b.inputs.resize(3);
     b.inputs[0] = blocked_input(n.inputs[0], cin, group == 1 && cin < block_);
+    if (auto strides = pointwise_strides(n, *w); strides && b.inputs[0] != n.inputs[0]) {
+      b.inputs[0] = subsample(b.inputs[0], *strides);
+      std::erase_if(b.attributes, [](const ir::Attribute& a) { return a.name == "strides"; });
+    }
     b.outputs = {fresh(n.outputs[0])};
     b.id = next_id_++;
     out_.push_back(std::move(b));
     blocked_[n.outputs[0]] = {out_.back()->outputs[0], cout, out_.size() - 1};
     return true;
+  }
+
+  // The strides of a 1x1 convolution that skips pixels (a ResNet downsample), without padding: such a
+  // convolution is a subsampling and then a 1x1 convolution with stride 1, which oneDNN runs faster
+  // than the strided one (ResNet-50's three at 16 threads: 0.36-0.39 ms strided, 0.25-0.28 ms plus a
+  // copy of the pixels kept). nullopt otherwise.
+  static std::optional<std::vector<int64_t>> pointwise_strides(const ir::Node& n, const ir::Tensor& w) {
+    if (w.dims[2] != 1 || w.dims[3] != 1 || attr_int(n, "group", 1) != 1) return std::nullopt;
+    auto strides = attr_ints(n, "strides");
+    if (!strides || strides->size() != 2 || (*strides)[0] * (*strides)[1] == 1) return std::nullopt;
+    std::string pad = attr_string(n, "auto_pad");
+    if (!pad.empty() && pad != "NOTSET" && pad != "VALID") return std::nullopt;
+    if (auto pads = attr_ints(n, "pads"))
+      if (std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p != 0; })) return std::nullopt;
+    return strides;
+  }
+
+  // A 1x1 max pool with `strides` of the blocked value `x`: every strides-th pixel.
+  std::string subsample(const std::string& x, const std::vector<int64_t>& strides) {
+    ir::Node p;
+    p.op_type = "BlockedMaxPool";
+    p.domain = layout::kDomain;
+    p.name = x + "_subsampled";
+    p.inputs = {x};
+    p.outputs = {fresh(x + "_subsampled")};
+    p.attributes = {ir::Attribute::of_ints("kernel_shape", {1, 1}),
+                    ir::Attribute::of_ints("strides", strides)};
+    p.id = next_id_++;
+    out_.push_back(std::move(p));
+    return out_.back()->outputs[0];
   }
 
   // The blocked twin of `x`, a ReorderToBlocked of it (made once), or `x` itself when `plain_ok`.

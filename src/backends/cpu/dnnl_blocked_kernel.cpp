@@ -299,6 +299,7 @@ class DnnlBlockedPool : public rt::OpKernel {
     auto src = blocked_desc(x.shape(), x.dim(1) * x.dim(4));
     auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, window_.kernel);
     if (!src || !g) return reference_->compute(ctx);
+    if (is_subsampling(*g)) return subsample(ctx, x, *g);
     std::lock_guard lock(mu_);
     auto it = cache_.find(x.shape());
     if (it == cache_.end()) {
@@ -325,6 +326,37 @@ class DnnlBlockedPool : public rt::OpKernel {
   }
 
  private:
+  // A 1x1 window without padding picks every strides-th pixel (what the layout pass puts before a
+  // strided 1x1 convolution): a copy of one block of channels per pixel, which oneDNN's pooling does
+  // several times slower.
+  bool is_subsampling(const WindowGeometry& g) const {
+    auto zero = [](const memory::dims& d) {
+      return std::all_of(d.begin(), d.end(), [](auto v) { return v == 0; });
+    };
+    return window_.kernel == std::vector<int64_t>{1, 1} && !window_.ceil_mode && zero(g.pad_l) &&
+           zero(g.pad_r);
+  }
+
+  static void subsample(rt::KernelContext& ctx, const rt::Tensor& x, const WindowGeometry& g) {
+    const int64_t h = x.dim(2), w = x.dim(3), b = x.dim(4), oh = g.out[0], ow = g.out[1];
+    const int64_t sh = g.strides[0], sw = g.strides[1];
+    rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), {x.dim(0), x.dim(1), oh, ow, b});
+    const float* src = x.data<float>();
+    float* dst = y.data<float>();
+    const size_t pixel = static_cast<size_t>(b) * sizeof(float);
+    // One output row per item: n * blocks * oh of them.
+    ctx.threads().parallel_for(x.dim(0) * x.dim(1) * oh, std::max<int64_t>(1, 1024 / (ow * b)),
+                               [&](int64_t r0, int64_t r1) {
+                                 for (int64_t r = r0; r < r1; ++r) {
+                                   const int64_t plane = r / oh, i = r % oh;
+                                   const float* in = src + ((plane * h + i * sh) * w) * b;
+                                   float* out = dst + r * ow * b;
+                                   for (int64_t j = 0; j < ow; ++j)
+                                     std::memcpy(out + j * b, in + j * sw * b, pixel);
+                                 }
+                               });
+  }
+
   struct Entry {
     dnnl::pooling_v2_forward::primitive_desc pd;
     dnnl::pooling_v2_forward prim;
