@@ -107,7 +107,8 @@ class DnnlBinary : public rt::OpKernel {
     const float* pb = b.data<float>();
     float* py = y.data<float>();
     dnnl::algorithm alg = alg_;
-    ctx.threads().parallel_for(n, std::max<int64_t>(1, 16384 / inner), [&](int64_t begin, int64_t end) {
+    // About 4K elements a chunk (see dnnl_layer_norm_kernel.cpp).
+    ctx.threads().parallel_for(n, std::max<int64_t>(1, 4096 / inner), [&](int64_t begin, int64_t end) {
       for (int64_t r = begin; r < end; ++r) {
         const float* x = pa + r * inner;
         float* o = py + r * inner;

@@ -149,7 +149,7 @@ void transpose_tiled(rt::ThreadPool& pool, const W* src, W* dst, const Plan& p) 
   constexpr int64_t kTile = 16;
   const int64_t tiles1 = (l1 + kTile - 1) / kTile;
   const int64_t items = outer * tiles1;
-  const int64_t grain = std::max<int64_t>(1, 32768 / (kTile * l2));
+  const int64_t grain = std::max<int64_t>(1, 4096 / (kTile * l2));  // about 4K words a chunk
   pool.parallel_for(items, grain, [&](int64_t b, int64_t e) {
     for (int64_t it = b; it < e; ++it) {
       const int64_t o = it / tiles1, j1_0 = (it % tiles1) * kTile;
@@ -185,7 +185,9 @@ void transpose_rows(rt::ThreadPool& pool, const char* src, char* dst, const Plan
   const int64_t inner = p.in[k - 1];
   const int64_t rows = st / inner;
   const size_t bytes = static_cast<size_t>(inner) * word;
-  const int64_t grain = std::max<int64_t>(1, 65536 / static_cast<int64_t>(bytes));
+  // About 16 KiB a chunk: BERT's 384 KiB head split then spreads over 16 threads (every thread of the
+  // pool joins the region anyway).
+  const int64_t grain = std::max<int64_t>(1, 16384 / static_cast<int64_t>(bytes));
   pool.parallel_for(rows, grain, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
       const int64_t off = offset_of(r, out_dims, out_in_stride, k - 1);
@@ -195,7 +197,7 @@ void transpose_rows(rt::ThreadPool& pool, const char* src, char* dst, const Plan
 }
 
 void copy_all(rt::ThreadPool& pool, const char* src, char* dst, size_t bytes) {
-  constexpr int64_t kChunk = 1 << 18;
+  constexpr int64_t kChunk = 1 << 15;
   const int64_t chunks = static_cast<int64_t>((bytes + kChunk - 1) / kChunk);
   pool.parallel_for(chunks, 1, [&](int64_t b, int64_t e) {
     size_t from = static_cast<size_t>(b * kChunk), to = std::min(bytes, static_cast<size_t>(e * kChunk));
