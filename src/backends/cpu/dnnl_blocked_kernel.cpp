@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cfloat>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -12,6 +14,7 @@
 
 #include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/dnnl_conv_util.h"
+#include "backends/cpu/pointwise_conv.h"
 #include "ops/layout/blocked.h"
 #include "runtime/thread_pool.h"
 
@@ -141,6 +144,7 @@ class DnnlBlockedConv : public rt::OpKernel {
         group_(info.get_int("group", 1)),
         block_(info.get_int("block")) {
     activation_ok_ = append_activation(info, activation_);
+    pointwise_epilogue_ = pointwise_activation(info);
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -150,6 +154,7 @@ class DnnlBlockedConv : public rt::OpKernel {
         !activation_ok_ || group_ < 1 || !blocked_tag(block_))
       return reference(ctx);
     std::lock_guard lock(mu_);
+    if (pointwise_fits(ctx, x, w)) return run_pointwise(ctx, x, w);
     Entry* e = entry(ctx, x, w);
     if (!e) return reference(ctx);
     set_dnnl_threads(ctx);
@@ -165,6 +170,72 @@ class DnnlBlockedConv : public rt::OpKernel {
     rt::Tensor weights_src;  // held: the same storage then means the same values
     rt::Shape out_shape;     // blocked
   };
+
+  // The activation as pointwise_conv's clip (Relu, Clip, or none); nullopt for the others, which oneDNN
+  // applies.
+  static std::optional<PointwiseEpilogue> pointwise_activation(const rt::KernelInfo& info) {
+    std::string act = info.get_string("activation", "");
+    auto params = info.get_floats("activation_params", {});
+    PointwiseEpilogue ep;
+    if (act.empty()) return ep;
+    if (act != "Relu" && act != "Clip") return std::nullopt;
+    ep.clip = true;
+    ep.lo = act == "Relu" ? 0.f : (params.size() > 0 ? params[0] : -FLT_MAX);
+    ep.hi = act == "Clip" && params.size() > 1 ? params[1] : FLT_MAX;
+    return ep;
+  }
+
+  // A 1x1 convolution with stride 1, no padding and one group over a 16-blocked X runs on Tessera's own
+  // kernel (pointwise_conv.h) with 8 threads or more. Measured on the GPU test machine's Xeon
+  // (2026-11-21, bench in docs/benchmarks-cpu.md): at 16 threads it saved 0.9 ms of ResNet-50's 9.2
+  // (its dynamic split beats oneDNN's static one), at 2 threads oneDNN's was as fast on ResNet-50 and
+  // 15% faster on MobileNetV2. TESSERA_CONV_1X1=own or =dnnl forces one of them (to compare).
+  bool pointwise_fits(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
+    static const std::string choice = [] {
+      const char* v = std::getenv("TESSERA_CONV_1X1");
+      return std::string(v ? v : "");
+    }();
+    bool wanted = choice == "own" || (choice != "dnnl" && ctx.threads().size() >= 8);
+    if (!wanted || !pointwise_epilogue_ || !pointwise_supported() || block_ != 16 || group_ != 1)
+      return false;
+    if (x.rank() != 5 || x.dim(4) != 16 || w.dim(2) != 1 || w.dim(3) != 1) return false;
+    if (x.dim(1) != channel_blocks(w.dim(1), 16)) return false;
+    auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, {1, 1});
+    if (!g || g->out[0] != x.dim(2) || g->out[1] != x.dim(3)) return false;
+    auto zero = [](const memory::dims& d) {
+      return std::all_of(d.begin(), d.end(), [](auto v) { return v == 0; });
+    };
+    auto one = [](const memory::dims& d) {
+      return std::all_of(d.begin(), d.end(), [](auto v) { return v == 1; });
+    };
+    return zero(g->pad_l) && zero(g->pad_r) && one(g->strides);
+  }
+
+  void run_pointwise(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
+    const rt::Tensor* bias = ctx.optional_input(2);
+    if (bias && (bias->dtype() != ir::DataType::kFloat || bias->numel() != w.dim(0)))
+      ctx.fail(fmt::format("bias must be float[{}], got {}", w.dim(0), rt::Value(*bias).describe()));
+    if (packed_src_.storage() != w.storage() || (bias && packed_bias_src_.storage() != bias->storage())) {
+      packed_ = pack_pointwise(w.data<float>(), bias ? bias->data<float>() : nullptr, w.dim(0), w.dim(1));
+      packed_src_ = w;
+      packed_bias_src_ = bias ? *bias : rt::Tensor();
+    }
+    rt::Shape out_shape = x.shape();
+    out_shape[1] = packed_.out_blocks;
+    PointwiseEpilogue ep = *pointwise_epilogue_;
+    rt::Tensor* y = nullptr;
+    if (const rt::Tensor* z = ctx.optional_input(3)) {
+      if (z->dtype() != ir::DataType::kFloat || z->shape() != out_shape)
+        ctx.fail(fmt::format("Z {} must have the output's blocked shape {}", rt::Value(*z).describe(),
+                             rt::shape_str(out_shape)));
+      // Z is read where the output is written, pixel by pixel: a dying Z is overwritten in place.
+      y = ctx.output_reusing(0, 3, ir::DataType::kFloat, out_shape);
+      ep.z = z->data<float>();
+    }
+    if (!y) y = &ctx.output_uninitialized(0, ir::DataType::kFloat, out_shape);
+    pointwise_conv(ctx.threads(), x.data<float>(), x.dim(0), x.dim(2) * x.dim(3), packed_, ep,
+                   y->data<float>());
+  }
 
   void reference(rt::KernelContext& ctx) const {
     if (!reference_) ctx.fail("no reference BlockedConv kernel");
@@ -274,8 +345,11 @@ class DnnlBlockedConv : public rt::OpKernel {
   int64_t group_, block_;
   dnnl::post_ops activation_;
   bool activation_ok_ = true;
+  std::optional<PointwiseEpilogue> pointwise_epilogue_;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;
+  mutable PointwiseWeights packed_;                  // for pointwise_conv
+  mutable rt::Tensor packed_src_, packed_bias_src_;  // held: the same storage means the same values
 };
 
 class DnnlBlockedPool : public rt::OpKernel {

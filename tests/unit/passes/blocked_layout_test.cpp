@@ -221,9 +221,10 @@ ir::Model blocked_conv_model(const ConvCase& c, int64_t h) {
 
 std::vector<rt::Value> run(const ir::Model& m, bool reference,
                            const std::vector<std::pair<std::string, rt::Value>>& f,
-                           std::string* kernel_used = nullptr) {
+                           std::string* kernel_used = nullptr, int threads = 2) {
   rt::Session s(
-      m, {.optimization = OptLevel::kNone, .threads = 2, .profile = true, .reference_kernels = reference});
+      m,
+      {.optimization = OptLevel::kNone, .threads = threads, .profile = true, .reference_kernels = reference});
   auto out = s.run(f);
   if (kernel_used)
     for (const auto& e : s.last_stats().events)
@@ -240,6 +241,10 @@ TEST(BlockedKernels, ConvMatchesReference) {
       {40, 40, 1, 3, 1, 2, 2, 8, true, true, ""},               // dilation, Z, block 8
       {32, 32, 2, 3, 1, 1, 1, 16, true, false, "HardSigmoid"},  // grouped, whole blocks per group
       {16, 8, 1, 5, 2, 1, 2, 8, false, false, "Sigmoid"},
+      // 1x1, stride 1, blocks of 16: Tessera's own kernel (pointwise_conv.h) with AVX-512
+      {20, 33, 1, 1, 1, 1, 0, 16, true, true, "Clip"},   // padded in and out, bias, Z, Clip
+      {48, 64, 1, 1, 1, 1, 0, 16, true, false, ""},      // even output blocks, no activation
+      {32, 32, 1, 1, 1, 1, 0, 16, true, false, "Tanh"},  // an activation it leaves to oneDNN
   };
   for (const ConvCase& c : cases) {
     SCOPED_TRACE(::testing::Message() << "cin " << c.cin << " cout " << c.cout << " group " << c.group
@@ -252,6 +257,8 @@ TEST(BlockedKernels, ConvMatchesReference) {
     auto got = run(m, false, f, &fast_kernel);
     expect_same(run(m, true, f), got);
     EXPECT_EQ(fast_kernel, "dnnl");
+    // With 8 threads, 1x1 convolutions take Tessera's own kernel (pointwise_conv.h) where AVX-512 is.
+    expect_same(run(m, true, f), run(m, false, f, nullptr, 8));
   }
 }
 

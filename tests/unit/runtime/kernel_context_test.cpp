@@ -3,6 +3,8 @@
 // whether a kernel summed in place or into a copy.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "ir/builder.h"
 #include "runtime/kernel.h"
 #include "runtime/session.h"
@@ -79,10 +81,10 @@ TEST(KernelContext, DoesNotReuseWhenUnsafe) {
 
 namespace {
 
-// x -> Conv(3->16) -> Relu -> r; y = Relu(Conv(r, 16->16, pad 1) + r): at the layout level the Add
+// x -> Conv(3->16) -> Relu -> r; y = Relu(Conv(r, 16->16, k x k) + r): at the layout level the Add
 // becomes the second convolution's Z. With `r_is_output`, r is also a graph output, so the convolution
-// must not sum into it.
-ir::Model residual_block(bool r_is_output) {
+// must not sum into it. k = 1 takes Tessera's own 1x1 kernel with 8 threads or more.
+ir::Model residual_block(bool r_is_output, int64_t k) {
   ir::Model m;
   m.ir_version = 9;
   m.opset_imports = {{"", 17}};
@@ -91,8 +93,9 @@ ir::Model residual_block(bool r_is_output) {
                                                                      ir::Dim::of(10), ir::Dim::of(10)}));
   auto c1 = b.node("Conv", {x, b.random_normal("w1", {16, 3, 1, 1}, 0.5f)});
   auto r = b.node("Relu", {c1}, {}, "r");
-  auto c2 = b.node("Conv", {r, b.random_normal("w2", {16, 16, 3, 3}, 0.2f)},
-                   {ir::Attribute::of_ints("pads", {1, 1, 1, 1})});
+  const int64_t p = k / 2;
+  auto c2 = b.node("Conv", {r, b.random_normal("w2", {16, 16, k, k}, 0.2f)},
+                   {ir::Attribute::of_ints("pads", {p, p, p, p})});
   auto sum = b.node("Add", {c2, r});
   b.output(b.node("Relu", {sum}, {}, "y"), ir::Type::tensor(DataType::kFloat));
   if (r_is_output) b.output(r, ir::Type::tensor(DataType::kFloat));
@@ -105,10 +108,11 @@ TEST(KernelContext, InPlaceResidualMatchesTheUnfusedGraph) {
   std::vector<float> xs(300);
   for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 17) * 0.25f - 2.f;
   auto x = rt::Tensor::from_vector<float>(DataType::kFloat, {1, 3, 10, 10}, xs);
-  for (bool r_out : {false, true}) {
+  for (auto [r_out, k, threads] : {std::tuple{false, 3, 2}, {true, 3, 2}, {false, 1, 8}, {true, 1, 8}}) {
+    SCOPED_TRACE(::testing::Message() << "r is output " << r_out << ", k " << k << ", threads " << threads);
     std::vector<std::vector<rt::Value>> got;
     for (rt::OptLevel level : {rt::OptLevel::kNone, rt::OptLevel::kLayout}) {
-      rt::Session s(residual_block(r_out), {.optimization = level, .threads = 2});
+      rt::Session s(residual_block(r_out, k), {.optimization = level, .threads = threads});
       got.push_back(s.run({{"x", x}}));
       got.back() = s.run({{"x", x}});  // the planned run too
     }
