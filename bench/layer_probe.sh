@@ -18,14 +18,14 @@ python3 tests/models/export_models.py "$work" --models "$(echo "$models" | tr ' 
 for m in $models; do
   dir=$work/$m
   args=("$dir/model.onnx" --input-dir "$dir/test_data_set_0" --threads "$threads" -n 30 --warmup 10
-    --no-progress --top 25)
+    --no-progress --top "${TOP:-25}")
   {
     echo "== tessera profile, $threads threads"
     "$bin" profile "${args[@]}"
     echo "== tessera profile, OMP_PROC_BIND=close OMP_PLACES=cores"
     OMP_PROC_BIND=close OMP_PLACES=cores "$bin" profile "${args[@]}" | tail -n 4
     echo "== onnxruntime"
-    python3 bench/peers/ort_layers.py --model-dir "$dir" --threads "$threads" --iterations 30 --warmup 10
+    python3 bench/peers/ort_layers.py --model-dir "$dir" --threads "$threads" --iterations 30 --warmup 10 --top "${TOP:-25}"
   } >"$out/layers_$m.txt" 2>&1
   # oneDNN's log: the last run's lines only (creation lines and warm-up runs dropped).
   ONEDNN_VERBOSE=1 "$bin" run "$dir/model.onnx" --input-dir "$dir/test_data_set_0" --threads "$threads" \
