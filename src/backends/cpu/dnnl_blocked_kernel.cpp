@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 
+#include "backends/cpu/depthwise_conv.h"
 #include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/dnnl_conv_util.h"
 #include "backends/cpu/pointwise_conv.h"
@@ -144,7 +145,7 @@ class DnnlBlockedConv : public rt::OpKernel {
         group_(info.get_int("group", 1)),
         block_(info.get_int("block")) {
     activation_ok_ = append_activation(info, activation_);
-    pointwise_epilogue_ = pointwise_activation(info);
+    own_epilogue_ = own_activation(info);
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -155,6 +156,7 @@ class DnnlBlockedConv : public rt::OpKernel {
       return reference(ctx);
     std::lock_guard lock(mu_);
     if (pointwise_fits(ctx, x, w)) return run_pointwise(ctx, x, w);
+    if (auto g = depthwise_fits(ctx, x, w)) return run_depthwise(ctx, x, w, *g);
     Entry* e = entry(ctx, x, w);
     if (!e) return reference(ctx);
     set_dnnl_threads(ctx);
@@ -171,9 +173,9 @@ class DnnlBlockedConv : public rt::OpKernel {
     rt::Shape out_shape;     // blocked
   };
 
-  // The activation as pointwise_conv's clip (Relu, Clip, or none); nullopt for the others, which oneDNN
+  // The activation as the own kernels' clip (Relu, Clip, or none); nullopt for the others, which oneDNN
   // applies.
-  static std::optional<PointwiseEpilogue> pointwise_activation(const rt::KernelInfo& info) {
+  static std::optional<PointwiseEpilogue> own_activation(const rt::KernelInfo& info) {
     std::string act = info.get_string("activation", "");
     auto params = info.get_floats("activation_params", {});
     PointwiseEpilogue ep;
@@ -185,56 +187,100 @@ class DnnlBlockedConv : public rt::OpKernel {
     return ep;
   }
 
-  // A 1x1 convolution with stride 1, no padding and one group over a 16-blocked X runs on Tessera's own
-  // kernel (pointwise_conv.h) with 8 threads or more. Measured on the GPU test machine's Xeon
-  // (2026-11-21, bench in docs/benchmarks-cpu.md): at 16 threads it saved 0.9 ms of ResNet-50's 9.2
-  // (its dynamic split beats oneDNN's static one), at 2 threads oneDNN's was as fast on ResNet-50 and
-  // 15% faster on MobileNetV2. TESSERA_CONV_1X1=own or =dnnl forces one of them (to compare).
-  bool pointwise_fits(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
+  // Tessera's own kernels (pointwise_conv.h, depthwise_conv.h) take 1x1 convolutions with stride 1 and
+  // depthwise ones over a 16-blocked X with 8 threads or more. Measured on the GPU test machine's Xeon
+  // (2026-11-21, docs/benchmarks-cpu.md): at 16 threads the 1x1 kernel saved 0.9 ms of ResNet-50's 9.2
+  // (its dynamic split beats oneDNN's static one); at 2 threads oneDNN's was as fast on ResNet-50 and
+  // 15% faster on MobileNetV2. TESSERA_OWN_CONV=on or =off forces the choice (to compare the two).
+  bool own_kernel_wanted(rt::KernelContext& ctx, const rt::Tensor& x) const {
     static const std::string choice = [] {
-      const char* v = std::getenv("TESSERA_CONV_1X1");
+      const char* v = std::getenv("TESSERA_OWN_CONV");
       return std::string(v ? v : "");
     }();
-    bool wanted = choice == "own" || (choice != "dnnl" && ctx.threads().size() >= 8);
-    if (!wanted || !pointwise_epilogue_ || !pointwise_supported() || block_ != 16 || group_ != 1)
-      return false;
-    if (x.rank() != 5 || x.dim(4) != 16 || w.dim(2) != 1 || w.dim(3) != 1) return false;
-    if (x.dim(1) != channel_blocks(w.dim(1), 16)) return false;
-    auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, {1, 1});
-    if (!g || g->out[0] != x.dim(2) || g->out[1] != x.dim(3)) return false;
-    auto zero = [](const memory::dims& d) {
-      return std::all_of(d.begin(), d.end(), [](auto v) { return v == 0; });
-    };
-    auto one = [](const memory::dims& d) {
-      return std::all_of(d.begin(), d.end(), [](auto v) { return v == 1; });
-    };
-    return zero(g->pad_l) && zero(g->pad_r) && one(g->strides);
+    bool wanted = choice == "on" || (choice != "off" && ctx.threads().size() >= 8);
+    return wanted && own_epilogue_ && pointwise_supported() && block_ == 16 && x.rank() == 5 &&
+           x.dim(4) == 16;
   }
 
-  void run_pointwise(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
-    const rt::Tensor* bias = ctx.optional_input(2);
-    if (bias && (bias->dtype() != ir::DataType::kFloat || bias->numel() != w.dim(0)))
-      ctx.fail(fmt::format("bias must be float[{}], got {}", w.dim(0), rt::Value(*bias).describe()));
-    if (packed_src_.storage() != w.storage() || (bias && packed_bias_src_.storage() != bias->storage())) {
-      packed_ = pack_pointwise(w.data<float>(), bias ? bias->data<float>() : nullptr, w.dim(0), w.dim(1));
-      packed_src_ = w;
-      packed_bias_src_ = bias ? *bias : rt::Tensor();
-    }
-    rt::Shape out_shape = x.shape();
-    out_shape[1] = packed_.out_blocks;
-    PointwiseEpilogue ep = *pointwise_epilogue_;
-    rt::Tensor* y = nullptr;
+  static bool all_equal(const memory::dims& d, int64_t v) {
+    return std::all_of(d.begin(), d.end(), [v](auto e) { return e == v; });
+  }
+
+  bool pointwise_fits(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
+    if (!own_kernel_wanted(ctx, x) || group_ != 1 || w.dim(2) != 1 || w.dim(3) != 1) return false;
+    if (x.dim(1) != channel_blocks(w.dim(1), 16)) return false;
+    auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, {1, 1});
+    return g && g->out[0] == x.dim(2) && g->out[1] == x.dim(3) && all_equal(g->pad_l, 0) &&
+           all_equal(g->pad_r, 0) && all_equal(g->strides, 1);
+  }
+
+  // One group per channel, weights [C, 1, KH, KW], no dilation.
+  std::optional<WindowGeometry> depthwise_fits(rt::KernelContext& ctx, const rt::Tensor& x,
+                                               const rt::Tensor& w) const {
+    if (!own_kernel_wanted(ctx, x) || group_ < 2 || w.dim(0) != group_ || w.dim(1) != 1) return std::nullopt;
+    if (x.dim(1) != channel_blocks(group_, 16)) return std::nullopt;
+    auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, {w.dim(2), w.dim(3)});
+    if (!g || !all_equal(g->dilates, 0) || g->out[0] < 1 || g->out[1] < 1) return std::nullopt;
+    return g;
+  }
+
+  // The output of an own kernel, `ep.z` set from Z: a dying Z is the output itself, overwritten in place
+  // (each pixel's Z is read where its output is written).
+  rt::Tensor& own_output(rt::KernelContext& ctx, const rt::Shape& out_shape, PointwiseEpilogue& ep) const {
     if (const rt::Tensor* z = ctx.optional_input(3)) {
       if (z->dtype() != ir::DataType::kFloat || z->shape() != out_shape)
         ctx.fail(fmt::format("Z {} must have the output's blocked shape {}", rt::Value(*z).describe(),
                              rt::shape_str(out_shape)));
-      // Z is read where the output is written, pixel by pixel: a dying Z is overwritten in place.
-      y = ctx.output_reusing(0, 3, ir::DataType::kFloat, out_shape);
       ep.z = z->data<float>();
+      if (rt::Tensor* y = ctx.output_reusing(0, 3, ir::DataType::kFloat, out_shape)) return *y;
     }
-    if (!y) y = &ctx.output_uninitialized(0, ir::DataType::kFloat, out_shape);
-    pointwise_conv(ctx.threads(), x.data<float>(), x.dim(0), x.dim(2) * x.dim(3), packed_, ep,
-                   y->data<float>());
+    return ctx.output_uninitialized(0, ir::DataType::kFloat, out_shape);
+  }
+
+  const rt::Tensor* checked_bias(rt::KernelContext& ctx, const rt::Tensor& w) const {
+    const rt::Tensor* bias = ctx.optional_input(2);
+    if (bias && (bias->dtype() != ir::DataType::kFloat || bias->numel() != w.dim(0)))
+      ctx.fail(fmt::format("bias must be float[{}], got {}", w.dim(0), rt::Value(*bias).describe()));
+    return bias;
+  }
+
+  // Whether the packed weights were made from `w` and `bias` (held tensors: same storage, same values).
+  bool packed_from(const rt::Tensor& w, const rt::Tensor* bias) const {
+    return packed_src_.storage() == w.storage() && (!bias || packed_bias_src_.storage() == bias->storage());
+  }
+  void remember_packed(const rt::Tensor& w, const rt::Tensor* bias) const {
+    packed_src_ = w;
+    packed_bias_src_ = bias ? *bias : rt::Tensor();
+  }
+
+  void run_pointwise(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
+    const rt::Tensor* bias = checked_bias(ctx, w);
+    if (!packed_from(w, bias)) {
+      pointwise_ = pack_pointwise(w.data<float>(), bias ? bias->data<float>() : nullptr, w.dim(0), w.dim(1));
+      remember_packed(w, bias);
+    }
+    rt::Shape out_shape = x.shape();
+    out_shape[1] = pointwise_.out_blocks;
+    PointwiseEpilogue ep = *own_epilogue_;
+    rt::Tensor& y = own_output(ctx, out_shape, ep);
+    pointwise_conv(ctx.threads(), x.data<float>(), x.dim(0), x.dim(2) * x.dim(3), pointwise_, ep,
+                   y.data<float>());
+  }
+
+  void run_depthwise(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w,
+                     const WindowGeometry& g) const {
+    const rt::Tensor* bias = checked_bias(ctx, w);
+    if (!packed_from(w, bias)) {
+      depthwise_ =
+          pack_depthwise(w.data<float>(), bias ? bias->data<float>() : nullptr, w.dim(0), w.dim(2), w.dim(3));
+      remember_packed(w, bias);
+    }
+    DepthwiseGeometry dg{x.dim(2),     x.dim(3),     g.out[0],   g.out[1],
+                         g.strides[0], g.strides[1], g.pad_l[0], g.pad_l[1]};
+    rt::Shape out_shape = {x.dim(0), x.dim(1), dg.oh, dg.ow, 16};
+    PointwiseEpilogue ep = *own_epilogue_;
+    rt::Tensor& y = own_output(ctx, out_shape, ep);
+    depthwise_conv(ctx.threads(), x.data<float>(), x.dim(0), dg, depthwise_, ep, y.data<float>());
   }
 
   void reference(rt::KernelContext& ctx) const {
@@ -345,10 +391,11 @@ class DnnlBlockedConv : public rt::OpKernel {
   int64_t group_, block_;
   dnnl::post_ops activation_;
   bool activation_ok_ = true;
-  std::optional<PointwiseEpilogue> pointwise_epilogue_;
+  std::optional<PointwiseEpilogue> own_epilogue_;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;
-  mutable PointwiseWeights packed_;                  // for pointwise_conv
+  mutable PointwiseWeights pointwise_;  // the own kernels' packed weights (one of the two is used)
+  mutable DepthwiseWeights depthwise_;
   mutable rt::Tensor packed_src_, packed_bias_src_;  // held: the same storage means the same values
 };
 

@@ -245,6 +245,10 @@ TEST(BlockedKernels, ConvMatchesReference) {
       {20, 33, 1, 1, 1, 1, 0, 16, true, true, "Clip"},   // padded in and out, bias, Z, Clip
       {48, 64, 1, 1, 1, 1, 0, 16, true, false, ""},      // even output blocks, no activation
       {32, 32, 1, 1, 1, 1, 0, 16, true, false, "Tanh"},  // an activation it leaves to oneDNN
+      // depthwise, blocks of 16: Tessera's own kernel (depthwise_conv.h) with 8 threads and AVX-512
+      {32, 32, 32, 3, 1, 1, 1, 16, true, true, "Relu"},   // stride 1, Z
+      {20, 20, 20, 5, 1, 1, 2, 16, false, false, ""},     // 5x5, padded channels
+      {16, 16, 16, 3, 1, 2, 2, 16, true, false, "Clip"},  // dilated: left to oneDNN
   };
   for (const ConvCase& c : cases) {
     SCOPED_TRACE(::testing::Message() << "cin " << c.cin << " cout " << c.cout << " group " << c.group
@@ -257,7 +261,7 @@ TEST(BlockedKernels, ConvMatchesReference) {
     auto got = run(m, false, f, &fast_kernel);
     expect_same(run(m, true, f), got);
     EXPECT_EQ(fast_kernel, "dnnl");
-    // With 8 threads, 1x1 convolutions take Tessera's own kernel (pointwise_conv.h) where AVX-512 is.
+    // With 8 threads, 1x1 and depthwise convolutions take Tessera's own kernels where AVX-512 is.
     expect_same(run(m, true, f), run(m, false, f, nullptr, 8));
   }
 }
