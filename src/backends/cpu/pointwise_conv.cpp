@@ -102,7 +102,8 @@ void pointwise_conv(rt::ThreadPool& pool, const float* x, int64_t batch, int64_t
   pool.parallel_for(batch * pairs * tiles, 1, [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t n = t / (pairs * tiles), r = t % (pairs * tiles);
-      const int64_t pair = blocks_inner ? r % pairs : r / tiles, tile_i = blocks_inner ? r / pairs : r % tiles;
+      const int64_t pair = blocks_inner ? r % pairs : r / tiles,
+                    tile_i = blocks_inner ? r / pairs : r % tiles;
       const int64_t ob = pair * 2, p0 = tile_i * kTilePixels;
       const int pix = static_cast<int>(std::min<int64_t>(kTilePixels, pixels - p0));
       const bool two = ob + 1 < w.out_blocks;
