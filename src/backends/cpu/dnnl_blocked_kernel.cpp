@@ -168,9 +168,8 @@ class DnnlBlockedConv : public rt::OpKernel {
     dnnl::convolution_forward prim;
     dnnl::convolution_forward::primitive_desc pd;
     memory::desc wts_plain;
-    memory weights;          // in the primitive's layout
-    rt::Tensor weights_src;  // held: the same storage then means the same values
-    rt::Shape out_shape;     // blocked
+    ReorderedWeights weights;
+    rt::Shape out_shape;  // blocked
   };
 
   // The activation as the own kernels' clip (Relu, Clip, or none); nullopt for the others, which oneDNN
@@ -349,12 +348,7 @@ class DnnlBlockedConv : public rt::OpKernel {
   void run(rt::KernelContext& ctx, Entry& e, const rt::Tensor& x, const rt::Tensor& w) const {
     dnnl::engine& eng = dnnl_engine();
     dnnl::stream strm(eng);
-    if (e.weights_src.storage() != w.storage()) {
-      memory plain(e.wts_plain, eng, const_cast<void*>(w.raw()));
-      e.weights = memory(e.pd.weights_desc(), eng);
-      dnnl::reorder(plain, e.weights).execute(strm, plain, e.weights);
-      e.weights_src = w;
-    }
+    const memory& weights = e.weights.get(w, e.wts_plain, e.pd.weights_desc(), strm);
     rt::Tensor* out = nullptr;
     if (const rt::Tensor* z = ctx.optional_input(3)) {
       if (z->dtype() != ir::DataType::kFloat || z->shape() != e.out_shape)
@@ -374,7 +368,7 @@ class DnnlBlockedConv : public rt::OpKernel {
     rt::Tensor& y = *out;
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(e.pd.src_desc(), eng, const_cast<void*>(x.raw()))},
-        {DNNL_ARG_WEIGHTS, e.weights},
+        {DNNL_ARG_WEIGHTS, weights},
         {DNNL_ARG_DST, memory(e.pd.dst_desc(), eng, y.raw())}};
     if (ctx.has_input(2)) {
       const rt::Tensor& b = ctx.input(2);

@@ -73,6 +73,16 @@ int64_t reference_fallbacks() {
   return g_fallbacks.load(std::memory_order_relaxed);
 }
 
+const dnnl::memory& ReorderedWeights::get(const rt::Tensor& w, const dnnl::memory::desc& plain,
+                                          const dnnl::memory::desc& want, dnnl::stream& strm) {
+  if (memory_ && source_.storage() == w.storage()) return memory_;
+  dnnl::memory from(plain, dnnl_engine(), const_cast<void*>(w.raw()));
+  memory_ = dnnl::memory(want, dnnl_engine());
+  dnnl::reorder(from, memory_).execute(strm, from, memory_);
+  source_ = w;
+  return memory_;
+}
+
 void set_dnnl_threads(rt::KernelContext& ctx) {
   int n = ctx.threads().size();
   if (omp_get_max_threads() != n) omp_set_num_threads(n);

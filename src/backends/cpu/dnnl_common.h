@@ -25,6 +25,19 @@ rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info);
 // the fast path really ran (the profiler names the registered kernel either way).
 int64_t reference_fallbacks();
 
+// A primitive's weights in the layout it chose, reordered from the plain tensor once, and again only when
+// the tensor's storage changes (the tensor is held, so the same storage means the same values).
+class ReorderedWeights {
+ public:
+  // The weights of `w` (laid out as `plain`) in layout `want`.
+  const dnnl::memory& get(const rt::Tensor& w, const dnnl::memory::desc& plain,
+                          const dnnl::memory::desc& want, dnnl::stream& strm);
+
+ private:
+  dnnl::memory memory_;
+  rt::Tensor source_;
+};
+
 // Runs oneDNN primitives on as many OpenMP threads as the session's pool has.
 void set_dnnl_threads(rt::KernelContext& ctx);
 

@@ -47,10 +47,7 @@ class DnnlConv : public rt::OpKernel {
     dnnl::convolution_forward prim;
     dnnl::convolution_forward::primitive_desc pd;
     memory::desc src_plain, dst_plain, wts_plain;
-    memory weights;  // in the primitive's layout
-    // The tensor they were reordered from, held so that its storage cannot be freed and reused: the
-    // same storage then means the same values (values never change once produced).
-    rt::Tensor weights_src;
+    ReorderedWeights weights;  // in the primitive's layout
     rt::Shape out_shape;
   };
 
@@ -111,12 +108,7 @@ class DnnlConv : public rt::OpKernel {
   void run(rt::KernelContext& ctx, Entry& e, const rt::Tensor& x, const rt::Tensor& w) const {
     dnnl::engine& eng = dnnl_engine();
     dnnl::stream strm(eng);
-    if (e.weights_src.storage() != w.storage()) {
-      memory plain(e.wts_plain, eng, const_cast<void*>(w.raw()));
-      e.weights = memory(e.pd.weights_desc(), eng);
-      dnnl::reorder(plain, e.weights).execute(strm, plain, e.weights);
-      e.weights_src = w;
-    }
+    const memory& weights = e.weights.get(w, e.wts_plain, e.pd.weights_desc(), strm);
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
     memory src(e.src_plain, eng, const_cast<void*>(x.raw()));
     rt::Tensor src_buf, dst_buf;
@@ -135,7 +127,7 @@ class DnnlConv : public rt::OpKernel {
       dst_m = memory(e.pd.dst_desc(), eng, dst_buf.raw());
     }
     std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, e.weights}, {DNNL_ARG_DST, dst_m}};
+        {DNNL_ARG_SRC, src_m}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst_m}};
     if (ctx.has_input(2)) {
       const rt::Tensor& b = ctx.input(2);
       if (b.dtype() != ir::DataType::kFloat || b.numel() != e.out_shape[1])

@@ -43,16 +43,11 @@ class DnnlConvTranspose : public rt::OpKernel {
     set_dnnl_threads(ctx);
     dnnl::engine& eng = dnnl_engine();
     dnnl::stream strm(eng);
-    if (e->weights_src.storage() != w.storage()) {
-      memory plain(e->wts_user, eng, const_cast<void*>(w.raw()));
-      e->weights = memory(e->pd.weights_desc(), eng);
-      dnnl::reorder(plain, e->weights).execute(strm, plain, e->weights);
-      e->weights_src = w;
-    }
+    const memory& weights = e->weights.get(w, e->wts_user, e->pd.weights_desc(), strm);
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e->out_shape);
     std::unordered_map<int, memory> args{
         {DNNL_ARG_SRC, memory(e->pd.src_desc(), eng, const_cast<void*>(x.raw()))},
-        {DNNL_ARG_WEIGHTS, e->weights},
+        {DNNL_ARG_WEIGHTS, weights},
         {DNNL_ARG_DST, memory(e->pd.dst_desc(), eng, y.raw())}};
     if (ctx.has_input(2))
       args.emplace(DNNL_ARG_BIAS, memory(e->pd.bias_desc(), eng, const_cast<void*>(ctx.input(2).raw())));
@@ -65,8 +60,7 @@ class DnnlConvTranspose : public rt::OpKernel {
     dnnl::deconvolution_forward::primitive_desc pd;
     dnnl::deconvolution_forward prim;
     memory::desc wts_user;
-    memory weights;
-    rt::Tensor weights_src;  // held: the same storage then means the same values
+    ReorderedWeights weights;
     rt::Shape out_shape;
   };
 
@@ -140,7 +134,7 @@ class DnnlConvTranspose : public rt::OpKernel {
                       : DF::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                  src, wts_any, dst, strides, dilates, pad_l, pad_r);
       DF::primitive_desc pd(desc, dnnl_engine());
-      Entry e{pd, DF(pd), wts_user, {}, {}, out};
+      Entry e{pd, DF(pd), wts_user, {}, out};
       return &cache_.emplace(key, std::move(e)).first->second;
     } catch (const dnnl::error&) {
       return nullptr;

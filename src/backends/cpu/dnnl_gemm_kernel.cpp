@@ -63,13 +63,7 @@ class DnnlGemm : public rt::OpKernel {
     dnnl::stream strm(eng);
     memory b_m(e.b_plain, eng, const_cast<void*>(b.raw()));
     if (e.pd.weights_desc() != e.b_plain) {
-      // Reordered once per weights buffer (held, so the same storage means the same values).
-      if (e.weights_src.storage() != b.storage()) {
-        e.weights = memory(e.pd.weights_desc(), eng);
-        dnnl::reorder(b_m, e.weights).execute(strm, b_m, e.weights);
-        e.weights_src = b;
-      }
-      b_m = e.weights;
+      b_m = e.weights.get(b, e.b_plain, e.pd.weights_desc(), strm);
     }
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, {m, n});
     memory a_m(e.a_md, eng, const_cast<void*>(a.raw()));
@@ -89,8 +83,7 @@ class DnnlGemm : public rt::OpKernel {
     dnnl::matmul::primitive_desc pd;
     memory::desc a_md, b_plain, c_md, bias_md;
     int c_post_index = 0;
-    memory weights;
-    rt::Tensor weights_src;
+    ReorderedWeights weights;
   };
 
   // The logical [rows, cols] view of a stored row-major 2-D tensor, transposed by strides.

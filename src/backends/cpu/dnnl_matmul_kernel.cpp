@@ -50,8 +50,7 @@ class DnnlMatMul : public rt::OpKernel {
     memory::desc a_md, b_plain, c_md;
     rt::Shape out_shape;
     bool packed_weights = false;
-    memory weights;
-    rt::Tensor weights_src;  // held: same storage means same values (see dnnl_conv_kernel.cpp)
+    ReorderedWeights weights;
   };
 
   // MatMulBias on oneDNN: a 2-D B and a float bias of B's column count (else the reference kernel runs,
@@ -140,12 +139,7 @@ class DnnlMatMul : public rt::OpKernel {
     dnnl::stream strm(eng);
     memory b_m(e.b_plain, eng, const_cast<void*>(b.raw()));
     if (e.packed_weights && e.pd.weights_desc() != e.b_plain) {
-      if (e.weights_src.storage() != b.storage()) {
-        e.weights = memory(e.pd.weights_desc(), eng);
-        dnnl::reorder(b_m, e.weights).execute(strm, b_m, e.weights);
-        e.weights_src = b;
-      }
-      b_m = e.weights;
+      b_m = e.weights.get(b, e.b_plain, e.pd.weights_desc(), strm);
     }
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
     memory a_m(e.a_md, eng, const_cast<void*>(a.raw()));
