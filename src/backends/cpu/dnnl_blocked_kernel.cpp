@@ -192,13 +192,9 @@ class DnnlBlockedConv : public rt::OpKernel {
   // (its dynamic split beats oneDNN's static one); at 2 threads oneDNN's was as fast on ResNet-50 and
   // 15% faster on MobileNetV2. TESSERA_OWN_CONV=on or =off forces the choice (to compare the two).
   bool own_kernel_wanted(rt::KernelContext& ctx, const rt::Tensor& x) const {
-    static const std::string choice = [] {
-      const char* v = std::getenv("TESSERA_OWN_CONV");
-      return std::string(v ? v : "");
-    }();
-    bool wanted = choice == "on" || (choice != "off" && ctx.threads().size() >= 8);
-    return wanted && own_epilogue_ && pointwise_supported() && block_ == 16 && x.rank() == 5 &&
-           x.dim(4) == 16;
+    static const std::optional<bool> choice = env_switch("TESSERA_OWN_CONV");
+    return choice.value_or(ctx.threads().size() >= 8) && own_epilogue_ && pointwise_supported() &&
+           block_ == 16 && x.rank() == 5 && x.dim(4) == 16;
   }
 
   static bool all_equal(const memory::dims& d, int64_t v) {
@@ -294,6 +290,18 @@ class DnnlBlockedConv : public rt::OpKernel {
     return memory::desc(to_dims(x.shape()), memory::data_type::f32, memory::format_tag::nchw);
   }
 
+  // Winograd's F(2x2 | 4x4, 3x3) for 3x3 stride-1 convolutions over 16-channel multiples with outputs of
+  // 14x14 or more: on two of the GPU test machine's Xeon cores it ran ResNet-50's stages 1-3 in 0.50-0.59
+  // ms per convolution against 0.85-0.92 direct (2026-11-21, bench/ab_switch.sh); the 7x7 ones of stage 4
+  // gained nothing. Its rounding differs from a direct sum's by ~1e-5 relative (ResNet-50 still matches
+  // PyTorch to 2.5e-5). oneDNN falls back to the direct algorithm where it has no Winograd kernel.
+  // TESSERA_WINOGRAD=off turns it off.
+  bool winograd_wanted(const rt::Tensor& w, const WindowGeometry& g, int64_t cin, int64_t cout) const {
+    static const bool on = env_switch("TESSERA_WINOGRAD").value_or(true);
+    return on && group_ == 1 && w.dim(2) == 3 && w.dim(3) == 3 && all_equal(g.strides, 1) &&
+           all_equal(g.dilates, 0) && cin % 16 == 0 && cout % 16 == 0 && g.out[0] >= 14 && g.out[1] >= 14;
+  }
+
   Entry* entry(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
     rt::Shape key = x.shape();
     key.insert(key.end(), w.shape().begin(), w.shape().end());
@@ -316,33 +324,38 @@ class DnnlBlockedConv : public rt::OpKernel {
     }
     memory::desc wts_any(wdims, memory::data_type::f32, memory::format_tag::any);
     memory::desc bias_md({cout}, memory::data_type::f32, memory::format_tag::a);
-    using CF = dnnl::convolution_forward;
-    try {
-      auto desc = ctx.has_input(2)
-                      ? CF::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                 *src, wts_any, bias_md, dst, g->strides, g->dilates, g->pad_l, g->pad_r)
-                      : CF::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                 *src, wts_any, dst, g->strides, g->dilates, g->pad_l, g->pad_r);
-      // Z is copied into the output first and added by a sum post-op, before the activation.
-      dnnl::post_ops ops;
-      if (ctx.has_input(3)) ops.append_sum(1.f);
-      for (int i = 0; i < activation_.len(); ++i) {
-        float scale, alpha, beta;
-        dnnl::algorithm alg;
-        activation_.get_params_eltwise(i, scale, alg, alpha, beta);
-        ops.append_eltwise(scale, alg, alpha, beta);
-      }
-      dnnl::primitive_attr attr;
-      attr.set_post_ops(ops);
-      Entry e;
-      e.pd = CF::primitive_desc(desc, attr, dnnl_engine());
-      e.prim = CF(e.pd);
-      e.wts_plain = memory::desc(wdims, memory::data_type::f32, plain_tag(wdims.size()));
-      e.out_shape = {x.dim(0), channel_blocks(cout, block_), g->out[0], g->out[1], block_};
-      return &cache_.emplace(key, std::move(e)).first->second;
-    } catch (const dnnl::error&) {
-      return nullptr;  // a configuration oneDNN does not implement: the reference kernel runs it
+    // Z is copied into the output first and added by a sum post-op, before the activation.
+    dnnl::post_ops ops;
+    if (ctx.has_input(3)) ops.append_sum(1.f);
+    for (int i = 0; i < activation_.len(); ++i) {
+      float scale, alpha, beta;
+      dnnl::algorithm alg;
+      activation_.get_params_eltwise(i, scale, alg, alpha, beta);
+      ops.append_eltwise(scale, alg, alpha, beta);
     }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    using CF = dnnl::convolution_forward;
+    std::vector<dnnl::algorithm> algorithms = {dnnl::algorithm::convolution_direct};
+    if (winograd_wanted(w, *g, cin, cout))
+      algorithms.insert(algorithms.begin(), dnnl::algorithm::convolution_winograd);
+    for (dnnl::algorithm alg : algorithms) {
+      try {
+        auto desc = ctx.has_input(2) ? CF::desc(dnnl::prop_kind::forward_inference, alg, *src, wts_any,
+                                                bias_md, dst, g->strides, g->dilates, g->pad_l, g->pad_r)
+                                     : CF::desc(dnnl::prop_kind::forward_inference, alg, *src, wts_any, dst,
+                                                g->strides, g->dilates, g->pad_l, g->pad_r);
+        Entry e;
+        e.pd = CF::primitive_desc(desc, attr, dnnl_engine());
+        e.prim = CF(e.pd);
+        e.wts_plain = memory::desc(wdims, memory::data_type::f32, plain_tag(wdims.size()));
+        e.out_shape = {x.dim(0), channel_blocks(cout, block_), g->out[0], g->out[1], block_};
+        return &cache_.emplace(key, std::move(e)).first->second;
+      } catch (const dnnl::error&) {
+        // No kernel for this configuration and algorithm: try the next, else the reference kernel.
+      }
+    }
+    return nullptr;
   }
 
   void run(rt::KernelContext& ctx, Entry& e, const rt::Tensor& x, const rt::Tensor& w) const {

@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <atomic>
+#include <cstdlib>
 
 #include "ir/model.h"
 #include "runtime/thread_pool.h"
@@ -81,6 +82,15 @@ const dnnl::memory& ReorderedWeights::get(const rt::Tensor& w, const dnnl::memor
   dnnl::reorder(from, memory_).execute(strm, from, memory_);
   source_ = w;
   return memory_;
+}
+
+std::optional<bool> env_switch(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) return std::nullopt;
+  const std::string s = v;
+  if (s == "on") return true;
+  if (s == "off") return false;
+  return std::nullopt;
 }
 
 void set_dnnl_threads(rt::KernelContext& ctx) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <string>
 
 #include "runtime/kernel.h"
@@ -37,6 +38,11 @@ class ReorderedWeights {
   dnnl::memory memory_;
   rt::Tensor source_;
 };
+
+// A switch between one of Tessera's own kernels and oneDNN's, from the environment (TESSERA_OWN_CONV,
+// TESSERA_OWN_GEMM, TESSERA_OWN_GEMV, TESSERA_WINOGRAD): true for "on", false for "off", nullopt when unset
+// or anything else (the kernel's own default). bench/ab_switch.sh compares the two settings.
+std::optional<bool> env_switch(const char* name);
 
 // Runs oneDNN primitives on as many OpenMP threads as the session's pool has.
 void set_dnnl_threads(rt::KernelContext& ctx);

@@ -6,10 +6,14 @@
 // write beta = 1). A constant B (the weights) is reordered once into the layout oneDNN
 // prefers, as in dnnl_matmul_kernel.cpp. Other element types, C of rank > 2 or not broadcastable, and
 // shapes oneDNN refuses go to the reference kernel, which reports the invalid ones.
+//
+// One row in A (a classifier head at batch 1) runs on Tessera's own matrix-vector product (gemv.h) on
+// AVX-512 CPUs, reading B where it is; TESSERA_OWN_GEMV=off keeps it on oneDNN (to compare the two).
 #include <map>
 #include <mutex>
 
 #include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/gemv.h"
 
 namespace tessera::cpu {
 namespace {
@@ -46,6 +50,7 @@ class DnnlGemm : public rt::OpKernel {
       }
     }
     if (!ok) return reference(ctx);
+    if (m == 1 && gemv_wanted()) return run_gemv(ctx, a, b, c_shape.empty() ? nullptr : c, n);
     std::lock_guard lock(mu_);
     rt::Shape key = {a.dim(0), a.dim(1), b.dim(0), b.dim(1)};
     key.insert(key.end(), c_shape.begin(), c_shape.end());
@@ -85,6 +90,29 @@ class DnnlGemm : public rt::OpKernel {
     int c_post_index = 0;
     ReorderedWeights weights;
   };
+
+  static bool gemv_wanted() {
+    static const bool on = env_switch("TESSERA_OWN_GEMV").value_or(true);
+    return on && gemv_supported();
+  }
+
+  // A is one row ([1, K], or [K, 1] with transA: contiguous either way); C, when given, is [1|n] wide.
+  void run_gemv(rt::KernelContext& ctx, const rt::Tensor& a, const rt::Tensor& b, const rt::Tensor* c,
+                int64_t n) const {
+    GemvArgs g;
+    g.x = a.data<float>();
+    g.w = b.data<float>();
+    g.k = a.numel();
+    g.n = n;
+    g.rows_are_outputs = trans_b_;
+    g.alpha = alpha_;
+    if (c) {
+      g.c = c->data<float>();
+      g.c_count = c->numel() == 1 ? 1 : n;
+    }
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, {1, n});
+    gemv(ctx.threads(), g, y.data<float>());
+  }
 
   // The logical [rows, cols] view of a stored row-major 2-D tensor, transposed by strides.
   static memory::desc view(const rt::Shape& s, bool transposed) {

@@ -4,11 +4,16 @@
 // prefers, and the left operand's leading dimensions fold into its rows; batched products (attention's Q*K^T)
 // use plain layouts with oneDNN's batch broadcasting. 1-D operands and other element types go to the
 // reference kernel.
+//
+// Products with 2-D weights (no transposes, alpha 1) run on Tessera's own GEMM (gemm_f32.h) on AVX-512
+// CPUs instead, with the weights packed once per tensor; TESSERA_OWN_GEMM=off keeps them on oneDNN (to
+// compare the two).
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
 #include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/gemm_f32.h"
 
 namespace tessera::cpu {
 namespace {
@@ -37,6 +42,7 @@ class DnnlMatMul : public rt::OpKernel {
       return reference_->compute(ctx);
     }
     std::lock_guard lock(mu_);
+    if (own_gemm_fits(b)) return run_own(ctx, a, b);
     Entry* e = entry(a, b);
     if (!e) return reference_->compute(ctx);
     set_dnnl_threads(ctx);
@@ -52,6 +58,30 @@ class DnnlMatMul : public rt::OpKernel {
     bool packed_weights = false;
     ReorderedWeights weights;
   };
+
+  // Whether the own GEMM takes the product: [.., M, K] x [K, N] with A's leading dimensions folded into
+  // M, as the packed-weights path of oneDNN below. TESSERA_OWN_GEMM=off leaves it to oneDNN (read once).
+  bool own_gemm_fits(const rt::Tensor& b) const {
+    static const bool on = env_switch("TESSERA_OWN_GEMM").value_or(true);
+    return on && b.rank() == 2 && !trans_a_ && !trans_b_ && alpha_ == 1.0f && gemm_supported();
+  }
+
+  // The own GEMM; B is packed once and again only when its storage changes (as ReorderedWeights does:
+  // the tensor is held, so the same storage means the same values). Called with mu_ held.
+  void run_own(rt::KernelContext& ctx, const rt::Tensor& a, const rt::Tensor& b) const {
+    const int64_t k = b.dim(0), n = b.dim(1), m = a.numel() / k;
+    if (!packed_source_.storage() || packed_source_.storage() != b.storage() || packed_.k != k ||
+        packed_.n != n) {
+      packed_ = pack_b(static_cast<const float*>(b.raw()), k, n);
+      packed_source_ = b;
+    }
+    rt::Shape out_shape = a.shape();
+    out_shape.back() = n;
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, out_shape);
+    const float* bias = bias_ ? static_cast<const float*>(ctx.input(2).raw()) : nullptr;
+    gemm_f32(ctx.threads(), static_cast<const float*>(a.raw()), m, k, packed_, bias,
+             static_cast<float*>(y.raw()), n);
+  }
 
   // MatMulBias on oneDNN: a 2-D B and a float bias of B's column count (else the reference kernel runs,
   // and reports what is wrong).
@@ -156,6 +186,8 @@ class DnnlMatMul : public rt::OpKernel {
   bool trans_a_ = false, trans_b_ = false, supported_ = true, bias_ = false;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;
+  mutable PackedB packed_;            // the own GEMM's weights ...
+  mutable rt::Tensor packed_source_;  // ... packed from this tensor
 };
 
 }  // namespace

@@ -78,7 +78,9 @@ class FusedConv : public rt::OpKernel {
       return a.name == "activation" || a.name == "activation_params";
     });
     if (conv_node_.inputs.size() > 3) conv_node_.inputs.resize(3);  // Z is added here, not by Conv
-    conv_ = std::make_unique<rt::InnerKernel>(conv_node_, 22);
+    // Conv's reference kernel (priority 0), not its fastest: this kernel is the oracle that the fast
+    // FusedConv and BlockedConv kernels are checked against.
+    conv_ = std::make_unique<rt::InnerKernel>(conv_node_, 22, 0);
   }
 
   void compute(KernelContext& ctx) const override {

@@ -281,6 +281,11 @@ TEST(FastVsReference, FusedMatMul) {
        "com.microsoft",
        {{"a", {2, 10, 12}}, {"b", {20, 12}, true}},
        {flag("transB")}},
+      {"2-D weights, alpha 1",
+       "FusedMatMul",
+       "com.microsoft",
+       {{"a", {2, 10, 12}}, {"b", {12, 20}, true}},
+       {}},
   };
   for (const auto& c : cases) check(c);
 }
@@ -484,6 +489,23 @@ TEST(FastVsReference, Gemm) {
       {"C scalar", "Gemm", "", {{"a", {5, 8}}, {"b", {8, 3}}, {"c", {}}}, {}},
       {"C column [M, 1]", "Gemm", "", {{"a", {5, 8}}, {"b", {8, 3}}, {"c", {5, 1}}}, {}},
       {"beta 0 ignores C", "Gemm", "", {{"a", {4, 4}}, {"b", {4, 4}}, {"c", {4, 4}}}, {f("beta", 0.f)}},
+      // One row in A: the own matrix-vector product (gemv.h) where AVX-512 is; K and N off the 16 lanes.
+      {"one row, transB, bias [N], alpha",
+       "Gemm",
+       "",
+       {{"a", {1, 1283}}, {"b", {1003, 1283}, true}, {"c", {1003}, true}},
+       {flag("transB"), f("alpha", 0.5f)}},
+      {"one row, B [K, N], C [1, N]",
+       "Gemm",
+       "",
+       {{"a", {1, 77}}, {"b", {77, 150}, true}, {"c", {1, 150}}},
+       {}},
+      {"one column with transA, C scalar, 3 outputs",
+       "Gemm",
+       "",
+       {{"a", {40, 1}}, {"b", {3, 40}}, {"c", {}}},
+       {flag("transA"), flag("transB")}},
+      {"one row, beta 0", "Gemm", "", {{"a", {1, 5}}, {"b", {5, 70}}, {"c", {1, 70}}}, {f("beta", 0.f)}},
   };
   for (const auto& c : cases) check(c);
 }

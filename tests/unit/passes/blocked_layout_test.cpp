@@ -266,6 +266,29 @@ TEST(BlockedKernels, ConvMatchesReference) {
   }
 }
 
+// 3x3 stride-1 convolutions over 16-channel multiples with outputs of 14x14 or more run Winograd's
+// algorithm on oneDNN (winograd_wanted in dnnl_blocked_kernel.cpp): its rounding stays within the
+// suite's tolerance (relative 1e-4, absolute 1e-5) of the reference's direct sums, with bias, Z and
+// activations, and at sizes that leave partial Winograd tiles (15, 17).
+TEST(BlockedKernels, WinogradConvMatchesReference) {
+  const ConvCase cases[] = {
+      {32, 48, 1, 3, 1, 1, 1, 16, true, false, "Relu"},
+      {64, 64, 1, 3, 1, 1, 1, 16, true, true, "Relu"},
+      {16, 32, 1, 3, 1, 1, 1, 16, false, false, ""},
+  };
+  for (const ConvCase& c : cases)
+    for (int64_t h : {14, 15, 17}) {
+      SCOPED_TRACE(::testing::Message() << "cin " << c.cin << " cout " << c.cout << " size " << h);
+      ir::Model m = blocked_conv_model(c, h);
+      std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({2, c.cin, h, h}, 21)}};
+      if (c.z) f.emplace_back("z", random_tensor({2, c.cout, h, h}, 22));
+      std::string fast_kernel;
+      auto got = run(m, false, f, &fast_kernel);
+      expect_same(run(m, true, f), got);
+      EXPECT_EQ(fast_kernel, "dnnl");
+    }
+}
+
 TEST(BlockedKernels, PoolsMatchReference) {
   for (int64_t block : {8, 16}) {
     for (const char* op : {"BlockedMaxPool", "BlockedAveragePool"}) {
