@@ -190,11 +190,14 @@ class DnnlBlockedConv : public rt::OpKernel {
   // depthwise ones over a 16-blocked X with 8 threads or more. Measured on the GPU test machine's Xeon
   // (2026-11-21, docs/benchmarks-cpu.md): at 16 threads the 1x1 kernel saved 0.9 ms of ResNet-50's 9.2
   // (its dynamic split beats oneDNN's static one); at 2 threads oneDNN's was as fast on ResNet-50 and
-  // 15% faster on MobileNetV2. TESSERA_OWN_CONV=on or =off forces the choice (to compare the two).
-  bool own_kernel_wanted(rt::KernelContext& ctx, const rt::Tensor& x) const {
-    static const std::optional<bool> choice = env_switch("TESSERA_OWN_CONV");
-    return choice.value_or(ctx.threads().size() >= 8) && own_epilogue_ && pointwise_supported() &&
-           block_ == 16 && x.rank() == 5 && x.dim(4) == 16;
+  // 15% faster on MobileNetV2. TESSERA_OWN_CONV=on or =off forces the choice for both kernels (to
+  // compare), TESSERA_OWN_DEPTHWISE for the depthwise one alone.
+  bool own_kernel_wanted(rt::KernelContext& ctx, const rt::Tensor& x, bool depthwise = false) const {
+    static const std::optional<bool> all = env_switch("TESSERA_OWN_CONV");
+    static const std::optional<bool> dw = env_switch("TESSERA_OWN_DEPTHWISE");
+    const bool wanted = (depthwise && dw ? *dw : all.value_or(ctx.threads().size() >= 8));
+    return wanted && own_epilogue_ && pointwise_supported() && block_ == 16 && x.rank() == 5 &&
+           x.dim(4) == 16;
   }
 
   static bool all_equal(const memory::dims& d, int64_t v) {
@@ -212,7 +215,8 @@ class DnnlBlockedConv : public rt::OpKernel {
   // One group per channel, weights [C, 1, KH, KW], no dilation.
   std::optional<WindowGeometry> depthwise_fits(rt::KernelContext& ctx, const rt::Tensor& x,
                                                const rt::Tensor& w) const {
-    if (!own_kernel_wanted(ctx, x) || group_ < 2 || w.dim(0) != group_ || w.dim(1) != 1) return std::nullopt;
+    if (!own_kernel_wanted(ctx, x, true) || group_ < 2 || w.dim(0) != group_ || w.dim(1) != 1)
+      return std::nullopt;
     if (x.dim(1) != channel_blocks(group_, 16)) return std::nullopt;
     auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, {w.dim(2), w.dim(3)});
     if (!g || !all_equal(g->dilates, 0) || g->out[0] < 1 || g->out[1] < 1) return std::nullopt;
