@@ -8,8 +8,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <vector>
+
+#include "random_vector.h"
 
 namespace cpu = tessera::cpu;
 
@@ -17,13 +18,7 @@ namespace {
 
 constexpr int64_t kB = 16;
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
+using tessera::test::random_vector;
 
 struct Case {
   int64_t channels, h, w, kh, kw, stride, pad_top, pad_left, pad_bottom, pad_right;

@@ -6,20 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
+
+#include "random_vector.h"
 
 namespace cpu = tessera::cpu;
 
 namespace {
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
+using tessera::test::random_vector;
 
 // Runs one product with leading dimensions lda = k + pad_a, ldc = n + pad_c and checks every element
 // of C against the double-precision sum, and that C's padding columns were left alone.

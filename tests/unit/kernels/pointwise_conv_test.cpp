@@ -6,9 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <tuple>
 #include <vector>
+
+#include "random_vector.h"
 
 namespace cpu = tessera::cpu;
 
@@ -16,13 +17,7 @@ namespace {
 
 constexpr int64_t kB = 16;
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1.f, 1.f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
+using tessera::test::random_vector;
 
 }  // namespace
 
