@@ -22,7 +22,7 @@ namespace {
 constexpr int kReportVersion = 1;
 
 struct Layer {
-  std::string graph, name, op_type, kernel;
+  std::string graph, name, op_type, kernel, path;
   uint64_t node_id = 0;
   int64_t calls = 0;
   double total_us = 0;
@@ -50,7 +50,10 @@ std::string now_iso() {
 
 std::string shapes_str(const std::vector<rt::Shape>& shapes) {
   std::string s;
-  for (const auto& sh : shapes) s += (s.empty() ? "" : " ") + rt::shape_str(sh);
+  for (const auto& sh : shapes) {
+    if (!s.empty()) s += ' ';
+    s += rt::shape_str(sh);
+  }
   return s;
 }
 
@@ -96,6 +99,7 @@ nlohmann::json report_json(const RunSettings& s, const rt::Session& session, con
                            {"name", l.name},
                            {"op_type", l.op_type},
                            {"kernel", l.kernel},
+                           {"path", l.path},
                            {"calls_per_run", static_cast<double>(l.calls) / runs},
                            {"time_ms", mean_ms},
                            {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
@@ -106,8 +110,16 @@ nlohmann::json report_json(const RunSettings& s, const rt::Session& session, con
 }
 
 void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs, size_t limit) {
-  fmt::print("{:>4}  {:<36} {:<22} {:<10} {:>6} {:>10} {:>6}  {}\n", "#", "node", "op", "kernel", "calls",
-             "time ms", "%", "output shape");
+  // The kernel and the path it took: "dnnl (jit_1x1:avx512_core)", "dnnl (own gemm)". The column is as
+  // wide as its longest entry among the rows shown.
+  auto kernel_of = [](const Layer& l) {
+    return l.path.empty() ? l.kernel : fmt::format("{} ({})", l.kernel, l.path);
+  };
+  size_t kernel_width = 10;
+  for (size_t i = 0; i < layers.size() && i < limit; ++i)
+    kernel_width = std::max(kernel_width, kernel_of(layers[i]).size());
+  fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6} {:>10} {:>6}  {}\n", "#", "node", "op", "kernel",
+             kernel_width, "calls", "time ms", "%", "output shape");
   size_t shown = 0;
   for (const auto& l : layers) {
     if (shown++ == limit) {
@@ -119,8 +131,9 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
     if (name.size() > 36) name = "..." + name.substr(name.size() - 33);
     double ms = l.total_us / 1000.0 / runs;
     double pct = layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0;
-    fmt::print("{:>4}  {:<36} {:<22} {:<10} {:>6.0f} {:>10.4f} {:>6.2f}  {}\n", shown, name, l.op_type,
-               l.kernel, static_cast<double>(l.calls) / runs, ms, pct, shapes_str(l.output_shapes));
+    fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6.0f} {:>10.4f} {:>6.2f}  {}\n", shown, name, l.op_type,
+               kernel_of(l), kernel_width, static_cast<double>(l.calls) / runs, ms, pct,
+               shapes_str(l.output_shapes));
     if (!l.fused_from.empty()) {
       std::string from;
       for (const auto& f : l.fused_from) from += (from.empty() ? "" : ", ") + f;
@@ -163,6 +176,7 @@ void add_profile_command(CLI::App& app, int& status) {
         l.name = ev.node_name;
         l.op_type = ev.op_type;
         l.kernel = ev.kernel;
+        l.path = ev.path;
         l.calls++;
         l.total_us += ev.duration_us;
         l.output_shapes = ev.output_shapes;

@@ -82,6 +82,7 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
     ev.node_name = en.node->name;
     ev.op_type = en.node->op_type;
     ev.kernel = en.kernel_name;
+    ev.path = ctx.path();
     ev.start_us = std::chrono::duration<double, std::micro>(t0 - rc.start).count();
     ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
     for (const auto& o : outs) ev.output_shapes.push_back(o.is_tensor() ? o.tensor().shape() : Shape{});

@@ -147,12 +147,19 @@ class KernelContext {
   // Throws KernelError with the message; for `fail(fmt::format(...))` one-liners in kernels.
   [[noreturn]] void fail(const std::string& message) const { throw KernelError(message); }
 
+  // Which of its paths the kernel took, when it has several ("winograd", "own gemm", "reference
+  // fallback", oneDNN's implementation name): the profiler shows it beside the kernel's name. The text
+  // must outlive compute() (a literal, or a string the kernel keeps).
+  void set_path(std::string_view path) { path_ = path; }
+  std::string_view path() const { return path_; }
+
  private:
   const KernelInfo& info_;
   std::span<const Value* const> inputs_;
   std::span<Value> outputs_;
   ExecutionHost& host_;
   std::span<const uint8_t> last_use_;
+  std::string_view path_;
 };
 
 class OpKernel {

@@ -72,6 +72,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
     throw RunError(fmt::format("backend '{}' is not available in this build (have: cpu)", opts_.backend));
   backends_.push_back(make_cpu_backend(opts_.reference_kernels));
   pool_ = std::make_unique<ThreadPool>(opts_.threads);
+  pool_->set_cancel_flag(&cancel_);
   CompileOptions co;
   co.model = &model_;
   for (auto& b : backends_) co.backends.push_back(b.get());

@@ -50,6 +50,7 @@ struct NodeEvent {
   std::string graph_path;  // "main", or the subgraph's path
   uint64_t node_id = 0;
   std::string node_name, op_type, kernel;
+  std::string path;  // which of its paths the kernel took ("own gemm", "reference fallback"), or empty
   double start_us = 0, duration_us = 0;  // from the start of the run
   std::vector<Shape> output_shapes;
   std::vector<std::string> fused_from;  // names of the ONNX nodes a fused node replaced

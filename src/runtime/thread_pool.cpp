@@ -7,7 +7,15 @@
 #include <mutex>
 #include <thread>
 
+#include "runtime/kernel.h"
+
 namespace tessera::rt {
+
+namespace {
+
+constexpr int64_t kSerialChunks = 8;
+
+}  // namespace
 
 int hardware_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
@@ -19,8 +27,21 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   int64_t chunks = std::min<int64_t>(threads_, (n + grain - 1) / grain);
-  if (chunks <= 1 || omp_in_parallel()) {
+  if (omp_in_parallel()) {  // nested: the outer loop checks the flag
     fn(0, n);
+    return;
+  }
+  if (chunks <= 1) {
+    if (!cancel_) {
+      fn(0, n);
+      return;
+    }
+    // One thread: a few chunks in turn, so that a cancel lands within an eighth of the loop.
+    const int64_t step = std::max(grain, (n + kSerialChunks - 1) / kSerialChunks);
+    for (int64_t b = 0; b < n; b += step) {
+      if (cancelled()) throw KernelError("run cancelled");
+      fn(b, std::min(n, b + step));
+    }
     return;
   }
   // A few chunks per thread evens out uneven work; exceptions must not leave an OpenMP region, so the
@@ -35,6 +56,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
 #pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
   for (int64_t c = 0; c < chunks; ++c) {
     try {
+      if (cancelled()) throw KernelError("run cancelled");
       fn(c * step, std::min(n, (c + 1) * step));
     } catch (...) {
       std::lock_guard lock(error_mu);

@@ -119,6 +119,7 @@ TEST_F(RunCli, ProfileTableAndReport) {
   for (const auto& l : j["layers"]) {
     EXPECT_EQ(l["calls_per_run"], 1.0);
     EXPECT_EQ(l["kernel"], "dnnl");  // float Add and Mul run on oneDNN
+    EXPECT_EQ(l["path"], "");        // ... on its one path
     sum += l["percent"].get<double>();
   }
   EXPECT_NEAR(sum, 100.0, 1e-6);

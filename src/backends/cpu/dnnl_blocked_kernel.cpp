@@ -159,6 +159,7 @@ class DnnlBlockedConv : public rt::OpKernel {
     if (auto g = depthwise_fits(ctx, x, w)) return run_depthwise(ctx, x, w, *g);
     Entry* e = entry(ctx, x, w);
     if (!e) return reference(ctx);
+    ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     run(ctx, *e, x, w);
   }
@@ -253,6 +254,7 @@ class DnnlBlockedConv : public rt::OpKernel {
   }
 
   void run_pointwise(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w) const {
+    ctx.set_path("own pointwise");
     const rt::Tensor* bias = checked_bias(ctx, w);
     if (!packed_from(w, bias)) {
       pointwise_ = pack_pointwise(w.data<float>(), bias ? bias->data<float>() : nullptr, w.dim(0), w.dim(1));
@@ -268,6 +270,7 @@ class DnnlBlockedConv : public rt::OpKernel {
 
   void run_depthwise(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w,
                      const WindowGeometry& g) const {
+    ctx.set_path("own depthwise");
     const rt::Tensor* bias = checked_bias(ctx, w);
     if (!packed_from(w, bias)) {
       depthwise_ =

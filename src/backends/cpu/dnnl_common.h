@@ -19,11 +19,12 @@ dnnl::memory::dims to_dims(const rt::Shape& s);
 dnnl::memory::format_tag plain_tag(size_t rank);
 
 // The reference kernel of the same node, for inputs the fast kernel does not take. Each compute() of the
-// returned kernel counts in reference_fallbacks().
+// returned kernel counts in reference_fallbacks() and sets the path "reference fallback"
+// (KernelContext::set_path).
 rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info);
 
 // How many times, in this process, a fast kernel handed a node to its reference kernel: tests check that
-// the fast path really ran (the profiler names the registered kernel either way).
+// the fast path really ran.
 int64_t reference_fallbacks();
 
 // A primitive's weights in the layout it chose, reordered from the plain tensor once, and again only when

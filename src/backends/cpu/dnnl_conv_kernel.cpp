@@ -38,6 +38,7 @@ class DnnlConv : public rt::OpKernel {
     std::lock_guard lock(mu_);
     Entry* e = entry(ctx, x, w);
     if (!e) return reference(ctx);
+    ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     run(ctx, *e, x, w);
   }

@@ -63,6 +63,7 @@ class DnnlGemm : public rt::OpKernel {
       }
     }
     Entry& e = it->second;
+    ctx.set_path(e.pd.impl_info_str());
     set_dnnl_threads(ctx);
     dnnl::engine& eng = dnnl_engine();
     dnnl::stream strm(eng);
@@ -99,6 +100,7 @@ class DnnlGemm : public rt::OpKernel {
   // A is one row ([1, K], or [K, 1] with transA: contiguous either way); C, when given, is [1|n] wide.
   void run_gemv(rt::KernelContext& ctx, const rt::Tensor& a, const rt::Tensor& b, const rt::Tensor* c,
                 int64_t n) const {
+    ctx.set_path("own gemv");
     GemvArgs g;
     g.x = a.data<float>();
     g.w = b.data<float>();

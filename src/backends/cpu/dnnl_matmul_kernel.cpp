@@ -45,6 +45,7 @@ class DnnlMatMul : public rt::OpKernel {
     if (own_gemm_fits(b)) return run_own(ctx, a, b);
     Entry* e = entry(a, b);
     if (!e) return reference_->compute(ctx);
+    ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     run(ctx, *e, a, b);
   }
@@ -69,6 +70,7 @@ class DnnlMatMul : public rt::OpKernel {
   // The own GEMM; B is packed once and again only when its storage changes (as ReorderedWeights does:
   // the tensor is held, so the same storage means the same values). Called with mu_ held.
   void run_own(rt::KernelContext& ctx, const rt::Tensor& a, const rt::Tensor& b) const {
+    ctx.set_path("own gemm");
     const int64_t k = b.dim(0), n = b.dim(1), m = a.numel() / k;
     if (!packed_source_.storage() || packed_source_.storage() != b.storage() || packed_.k != k ||
         packed_.n != n) {

@@ -232,22 +232,27 @@ inline void resize(rt::KernelContext& ctx, const rt::Tensor& x, const std::vecto
   for (const Axis& a : axes) taps.push_back(make_taps(o, a));
   std::vector<int64_t> in_stride(static_cast<size_t>(rank), 1);
   for (int d = rank - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * x.dim(d + 1);
+  // Over the output in blocks of kBlock elements, not rows (one row can hold most of a large output),
+  // each block walking its positions odometer style: the threads stay evenly loaded, and a cancelled
+  // run stops between blocks. `taps` is the per-block scratch of the interpolating combine.
   auto run = [&]<class T>(auto&& combine) {
+    constexpr int64_t kBlock = 4096;
     const T* px = x.data<T>();
     T* py = y.data<T>();
-    const int64_t inner = y.dim(rank - 1);
-    const int64_t rows = y.numel() / inner;
-    ctx.threads().parallel_for(rows, 8, [&](int64_t begin, int64_t end) {
-      std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
-      for (int64_t r = begin; r < end; ++r) {
-        int64_t rem = r;
-        for (int d = rank - 2; d >= 0; --d) {
+    const int64_t total = y.numel(), blocks = (total + kBlock - 1) / kBlock;
+    ctx.threads().parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<int64_t> pos(static_cast<size_t>(rank), 0), taps_at(static_cast<size_t>(rank), 0);
+      for (int64_t b = b0; b < b1; ++b) {
+        if (ctx.cancelled()) throw rt::KernelError("run cancelled");
+        const int64_t begin = b * kBlock, end = std::min(total, begin + kBlock);
+        int64_t rem = begin;
+        for (int d = rank - 1; d >= 0; --d) {
           pos[d] = rem % y.dim(d);
           rem /= y.dim(d);
         }
-        for (int64_t j = 0; j < inner; ++j) {
-          pos[rank - 1] = j;
-          py[r * inner + j] = combine(px, pos);
+        for (int64_t i = begin; i < end; ++i) {
+          py[i] = combine(px, pos, taps_at);
+          for (int d = rank - 1; d >= 0 && ++pos[d] == y.dim(d); --d) pos[d] = 0;
         }
       }
     });
@@ -279,39 +284,40 @@ inline void resize(rt::KernelContext& ctx, const rt::Tensor& x, const std::vecto
           return from_double<T>(o.extrapolation);
         }
       }();
-      run.template operator()<T>([&](const T* px, const std::vector<int64_t>& pos) -> T {
-        if (outside(pos)) return extrap;
-        int64_t off = 0;
-        for (int d = 0; d < rank; ++d) off += taps[d].index[taps[d].begin[pos[d]]] * in_stride[d];
-        return px[off];
-      });
+      run.template operator()<T>(
+          [&](const T* px, const std::vector<int64_t>& pos, std::vector<int64_t>&) -> T {
+            if (outside(pos)) return extrap;
+            int64_t off = 0;
+            for (int d = 0; d < rank; ++d) off += taps[d].index[taps[d].begin[pos[d]]] * in_stride[d];
+            return px[off];
+          });
     });
     return;
   }
   rt::dispatch(rt::NumericTypes{}, x.dtype(), "Resize", [&]<class T>() {
-    run.template operator()<T>([&](const T* px, const std::vector<int64_t>& pos) -> T {
-      if (outside(pos)) return from_double<T>(o.extrapolation);
-      // Sum over the cartesian product of the axes' taps, odometer style.
-      std::vector<int64_t> k(static_cast<size_t>(rank));
-      for (int d = 0; d < rank; ++d) k[d] = taps[d].begin[pos[d]];
-      double acc = 0;
-      while (true) {
-        double w = 1;
-        int64_t off = 0;
-        for (int d = 0; d < rank; ++d) {
-          w *= taps[d].weight[k[d]];
-          off += taps[d].index[k[d]] * in_stride[d];
-        }
-        acc += w * static_cast<double>(static_cast<rt::compute_t<T>>(px[off]));
-        int d = rank - 1;
-        for (; d >= 0; --d) {
-          if (++k[d] < taps[d].begin[pos[d] + 1]) break;
-          k[d] = taps[d].begin[pos[d]];
-        }
-        if (d < 0) break;
-      }
-      return from_double<T>(acc);
-    });
+    run.template operator()<T>(
+        [&](const T* px, const std::vector<int64_t>& pos, std::vector<int64_t>& k) -> T {
+          if (outside(pos)) return from_double<T>(o.extrapolation);
+          // Sum over the cartesian product of the axes' taps, odometer style (k: the tap per axis).
+          for (int d = 0; d < rank; ++d) k[d] = taps[d].begin[pos[d]];
+          double acc = 0;
+          while (true) {
+            double w = 1;
+            int64_t off = 0;
+            for (int d = 0; d < rank; ++d) {
+              w *= taps[d].weight[k[d]];
+              off += taps[d].index[k[d]] * in_stride[d];
+            }
+            acc += w * static_cast<double>(static_cast<rt::compute_t<T>>(px[off]));
+            int d = rank - 1;
+            for (; d >= 0; --d) {
+              if (++k[d] < taps[d].begin[pos[d] + 1]) break;
+              k[d] = taps[d].begin[pos[d]];
+            }
+            if (d < 0) break;
+          }
+          return from_double<T>(acc);
+        });
   });
 }
 

@@ -21,25 +21,21 @@ void center_crop_pad(KernelContext& ctx) {
   }
   if (sizes.size() != axes.size())
     ctx.fail(fmt::format("input 'shape' has {} entries for {} axes", sizes.size(), axes.size()));
-  std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
-  for (int64_t d = 0; d < rank; ++d) {
-    maps[d].resize(static_cast<size_t>(x.shape()[d]));
-    for (int64_t o = 0; o < x.shape()[d]; ++o) maps[d][o] = o;
-  }
+  Shape out = x.shape();
+  std::vector<int64_t> shift(static_cast<size_t>(rank), 0);
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t d = axes[k], dim = x.shape()[d], size = sizes[k];
     if (size < 0) ctx.fail(fmt::format("input 'shape' has a negative size {} for axis {}", size, d));
-    maps[d].resize(static_cast<size_t>(size));
+    out[d] = size;
     // Crop: skip (dim - size) / 2 in front. Pad: (size - dim) / 2 fill in front.
-    const int64_t shift = size <= dim ? (dim - size) / 2 : -((size - dim) / 2);
-    for (int64_t o = 0; o < size; ++o) {
-      int64_t i = o + shift;
-      maps[d][o] = i >= 0 && i < dim ? i : -1;
-    }
+    shift[d] = size <= dim ? (dim - size) / 2 : -((size - dim) / 2);
   }
-  Shape out;
-  for (const auto& m : maps) out.push_back(static_cast<int64_t>(m.size()));
   Tensor& y = ctx.output(0, x.dtype(), out);
+  if (y.numel() == 0) return;
+  auto maps = axis_maps(out, [&](size_t d, int64_t o) {
+    int64_t i = o + shift[d];
+    return i >= 0 && i < x.shape()[d] ? i : int64_t{-1};
+  });
   dispatch_storage(x.dtype(), "CenterCropPad", [&]<class S>() {
     ElemSrc<S> src(x);
     ElemDst<S> dst(y);

@@ -70,21 +70,22 @@ class Pad : public rt::OpKernel {
       begin[axes[k]] = pads[k];
       end[axes[k]] = pads[n + k];
     }
-    std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
+    Shape out;
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t dim = x.shape()[d];
-      const int64_t size = dim + begin[d] + end[d];
+      int64_t size = 0;
+      if (__builtin_add_overflow(dim, begin[d], &size) || __builtin_add_overflow(size, end[d], &size))
+        ctx.fail(fmt::format("pads {} and {} of axis {} overflow its size", begin[d], end[d], d));
       if (size < 0)
         ctx.fail(
             fmt::format("pads {} and {} of axis {} crop more than its size {}", begin[d], end[d], d, dim));
       if (dim == 0 && size > 0 && mode_ != Mode::kConstant)
         ctx.fail(fmt::format("cannot pad the empty axis {} in a mode other than constant", d));
-      maps[d].resize(static_cast<size_t>(size));
-      for (int64_t o = 0; o < size; ++o) maps[d][o] = source(mode_, o, begin[d], dim);
+      out.push_back(size);
     }
-    Shape out;
-    for (const auto& m : maps) out.push_back(static_cast<int64_t>(m.size()));
     Tensor& y = ctx.output(0, x.dtype(), out);
+    if (y.numel() == 0) return;
+    auto maps = axis_maps(out, [&](size_t d, int64_t o) { return source(mode_, o, begin[d], x.shape()[d]); });
     const Tensor* cv = v >= 11 ? ctx.optional_input(2) : nullptr;
     if (cv && cv->dtype() != x.dtype()) ctx.fail("input 'constant_value' must have the type of 'data'");
     if (cv && cv->numel() == 0) cv = nullptr;  // an empty constant means 0, as in ONNX Runtime

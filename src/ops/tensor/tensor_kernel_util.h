@@ -233,6 +233,19 @@ inline void strided_output(KernelContext& ctx, size_t out, const Tensor& x, int6
   });
 }
 
+// The index maps copy_axis_maps reads: maps[d][o] = source(d, o) for each output axis d. Build them
+// only once the output exists: its allocation checks the size, and an axis length taken from an
+// input's values (Tile's repeats, Pad's pads) must not allocate a map before that check.
+template <class Source>
+std::vector<std::vector<int64_t>> axis_maps(const Shape& out, Source source) {
+  std::vector<std::vector<int64_t>> maps(out.size());
+  for (size_t d = 0; d < out.size(); ++d) {
+    maps[d].resize(static_cast<size_t>(out[d]));
+    for (int64_t o = 0; o < out[d]; ++o) maps[d][o] = source(d, o);
+  }
+  return maps;
+}
+
 // dst[o] = src[sum_d maps[d][o_d] * in_strides[d]] over the output shape given by the maps' lengths, or
 // `fill` where an entry of some map is -1: the loop under Pad, Tile, CenterCropPad. Runs over rows of
 // the last axis, in parallel.

@@ -30,17 +30,18 @@ void tile(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t rank = x.rank();
   std::vector<int64_t> reps = repeats_of(ctx, rank);
-  std::vector<std::vector<int64_t>> maps(static_cast<size_t>(rank));
+  Shape out;
   for (int64_t d = 0; d < rank; ++d) {
     if (reps[d] < 0) ctx.fail(fmt::format("input 'repeats' has a negative entry {} for axis {}", reps[d], d));
     int64_t n = 0;
-    if (__builtin_mul_overflow(x.shape()[d], reps[d], &n)) ctx.fail("Tile: output too large");
-    maps[d].resize(static_cast<size_t>(n));
-    for (int64_t o = 0; o < n; ++o) maps[d][o] = o % x.shape()[d];
+    if (__builtin_mul_overflow(x.shape()[d], reps[d], &n))
+      ctx.fail(
+          fmt::format("output too large: axis {} of size {} repeated {} times", d, x.shape()[d], reps[d]));
+    out.push_back(n);
   }
-  Shape out;
-  for (const auto& m : maps) out.push_back(static_cast<int64_t>(m.size()));
   Tensor& y = ctx.output(0, x.dtype(), out);
+  if (y.numel() == 0) return;
+  auto maps = axis_maps(out, [&](size_t d, int64_t o) { return o % x.shape()[d]; });
   dispatch_storage(x.dtype(), "Tile", [&]<class S>() {
     ElemSrc<S> src(x);
     ElemDst<S> dst(y);

@@ -50,7 +50,7 @@ struct ModelSpec {
   std::vector<ir::Node> nodes;
   std::vector<std::string> outputs;
   int opset = 17;
-  std::vector<ir::Tensor> initializers;
+  std::vector<ir::Tensor> initializers = {};
 };
 
 std::vector<Value> run_model(ModelSpec spec, const std::vector<std::pair<std::string, Value>>& feeds) {

@@ -9,6 +9,8 @@
 #include <random>
 
 #include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/gemm_f32.h"
+#include "backends/cpu/gemv.h"
 #include "ir/builder.h"
 #include "runtime/dispatch.h"
 #include "runtime/session.h"
@@ -54,7 +56,8 @@ rt::Tensor random_tensor(const Input& in, std::mt19937& rng) {
   return t;
 }
 
-void check(const Case& c) {
+// Returns the path the fast kernel took in its last run (NodeEvent::path), for the tests of that name.
+std::string check(const Case& c) {
   SCOPED_TRACE(c.label);
   std::mt19937 rng(20261121);
   ir::Model m;
@@ -86,21 +89,32 @@ void check(const Case& c) {
   ref_opts.reference_kernels = true;
   rt::Session fast(m, fast_opts), ref(m, ref_opts);
   auto want = ref.run(feeds);
+  std::string path;
   // Twice: the second run takes the cached primitive and the planned memory.
   for (int run = 0; run < 2; ++run) {
     const int64_t fallbacks = tessera::cpu::reference_fallbacks();
     auto got = fast.run(feeds);
     EXPECT_EQ(tessera::cpu::reference_fallbacks() != fallbacks, c.falls_back)
         << (c.falls_back ? "the case was meant to fall back" : "the fast kernel fell back to the reference");
-    ASSERT_EQ(fast.last_stats().events.size(), 1u);
+    if (fast.last_stats().events.size() != 1u) {
+      ADD_FAILURE() << "expected one profiled node, got " << fast.last_stats().events.size();
+      return "";
+    }
+    path = fast.last_stats().events[0].path;
     EXPECT_EQ(fast.last_stats().events[0].kernel, c.fast_kernel) << "the fast kernel did not run";
+    // The profiler tells a fallback from the fast path.
+    EXPECT_EQ(path == "reference fallback", c.falls_back) << path;
     EXPECT_EQ(ref.last_stats().events.empty() ? "reference" : ref.last_stats().events[0].kernel, "reference");
-    ASSERT_EQ(got.size(), c.outputs);
+    if (got.size() != c.outputs) {
+      ADD_FAILURE() << "expected " << c.outputs << " outputs, got " << got.size();
+      return "";
+    }
     for (size_t o = 0; o < c.outputs; ++o) {
       std::string diff = rt::compare_values(want[o], got[o], {.rtol = 1e-4, .atol = 1e-5});
       EXPECT_TRUE(diff.empty()) << "output " << o << ": " << diff;
     }
   }
+  return path;
 }
 
 ir::Attribute ints(const char* n, std::vector<int64_t> v) {
@@ -372,7 +386,7 @@ TEST(FastVsReference, SkipLayerNormalization) {
       {"bias without beta",
        "SkipLayerNormalization",
        ms,
-       {{"x", {1, 4, 24}}, {"skip", {1, 4, 24}}, {"g", {24}}, {""}, {"bias", {24}}},
+       {{"x", {1, 4, 24}}, {"skip", {1, 4, 24}}, {"g", {24}}, {"", {}}, {"bias", {24}}},
        {}},
       {"broadcast skip (S, H), all outputs",
        "SkipLayerNormalization",
@@ -551,4 +565,28 @@ TEST(FastVsReference, Pooling) {
       {"GlobalAveragePool 3-D", "GlobalAveragePool", "", {{"x", {1, 4, 3, 5, 6}}}, {}},
   };
   for (const auto& c : cases) check(c);
+}
+
+TEST(FastVsReference, ProfilerNamesThePathTaken) {
+  // The profiler's kernel column names the path inside the fast kernel: Tessera's own GEMM and GEMV
+  // where AVX-512 is, else oneDNN's implementation (its name, such as "brg:avx512_core").
+  std::string path =
+      check({"BERT-like product", "MatMul", "", {{"x", {2, 16, 48}}, {"w", {48, 40}, true}}, {}});
+  if (tessera::cpu::gemm_supported()) {
+    EXPECT_EQ(path, "own gemm");
+  } else {
+    EXPECT_FALSE(path.empty());
+  }
+  path = check({"head", "Gemm", "", {{"a", {1, 64}}, {"b", {64, 10}, true}, {"c", {10}, true}}, {}});
+  if (tessera::cpu::gemv_supported()) {
+    EXPECT_EQ(path, "own gemv");
+  } else {
+    EXPECT_FALSE(path.empty());
+  }
+  // A transposed A is oneDNN's; its implementation name is shown.
+  path = check({"transA", "Gemm", "", {{"a", {8, 5}}, {"b", {8, 6}}}, {ir::Attribute::of_int("transA", 1)}});
+  EXPECT_FALSE(path.empty());
+  EXPECT_NE(path.find(':'), std::string::npos) << path;  // "<kind>:<isa>"
+  path = check({"3x3", "Conv", "", {{"x", {1, 8, 9, 9}}, {"w", {8, 8, 3, 3}, true}}, {}});
+  EXPECT_NE(path.find(':'), std::string::npos) << path;
 }

@@ -4,6 +4,8 @@
 // "malformed").
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "ir/builder.h"
 #include "runtime/session.h"
 
@@ -123,4 +125,47 @@ TEST(MalformedRun, FailedRunIsNotPlanned) {
   { auto t = p.allocate(DataType::kFloat, {16}); }
   p.end_run();
   EXPECT_TRUE(p.has_plan());
+}
+
+namespace {
+
+// One node `op` over a float input `x` of `x_shape` and an int64 vector input `v` with `values`.
+std::string run_with_int_input(const std::string& op, const std::vector<int64_t>& x_shape,
+                               const std::vector<int64_t>& values, int opset = 18) {
+  ir::Model m = empty_model(opset);
+  ir::GraphBuilder b(m.graph);
+  ir::Shape xs;
+  for (int64_t d : x_shape) xs.push_back(Dim::of(d));
+  auto x = b.input("x", Type::tensor(DataType::kFloat, xs));
+  auto v =
+      b.input("v", Type::tensor(DataType::kInt64, ir::Shape{Dim::of(static_cast<int64_t>(values.size()))}));
+  b.output(b.node(op, {x, v}));
+  auto n = static_cast<int64_t>(values.size());
+  return run_error(m, {{"x", rt::Tensor::zeros(DataType::kFloat, rt::Shape(x_shape))},
+                       {"v", rt::Tensor::from_vector<int64_t>(DataType::kInt64, {n}, values)}});
+}
+
+}  // namespace
+
+TEST(MalformedRun, ValueDrivenAxisLengthsAreCheckedBeforeTheIndexMaps) {
+  // Found by fuzzing: Tile built its per-axis index maps (8 bytes per output position of each axis)
+  // before allocating, and so before checking, the output; repeats of 2^31 asked for 32 GiB there.
+  // Pad and CenterCropPad had the same order. Now the output's size is checked first, by name.
+  TensorLimit limit(1 << 20);
+  const int64_t big = int64_t{1} << 31;
+  std::string err = run_with_int_input("Tile", {2, 3}, {1, big});
+  EXPECT_NE(err.find("more than the limit"), std::string::npos) << err;
+  err = run_with_int_input("Pad", {2, 3}, {0, 0, 0, big});
+  EXPECT_NE(err.find("more than the limit"), std::string::npos) << err;
+  err = run_with_int_input("CenterCropPad", {2, 3}, {2, big});
+  EXPECT_NE(err.find("more than the limit"), std::string::npos) << err;
+  // A huge axis next to an empty one makes an empty output, not a huge map.
+  EXPECT_EQ(run_with_int_input("Tile", {0, 3}, {1, big}), "");
+  // Pads whose sum overflows int64 are refused by name (it was signed overflow).
+  err = run_with_int_input("Pad", {2, 3}, {0, 1, 0, std::numeric_limits<int64_t>::max()});
+  EXPECT_NE(err.find("overflow"), std::string::npos) << err;
+  // Under the limit the same kernels run.
+  EXPECT_EQ(run_with_int_input("Tile", {2, 3}, {2, 2}), "");
+  EXPECT_EQ(run_with_int_input("Pad", {2, 3}, {1, 1, 1, 1}), "");
+  EXPECT_EQ(run_with_int_input("CenterCropPad", {2, 3}, {4, 1}), "");
 }

@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "ir/builder.h"
 
 namespace rt = tessera::rt;
@@ -143,4 +147,50 @@ TEST(Session, InlinesModelLocalFunctions) {
   auto outs = s.run({{"x", rt::Value(in)}});
   EXPECT_EQ(outs[0].tensor().data<float>()[2], 81.0f);
   for (const auto& n : s.model().graph.nodes) EXPECT_EQ(n.op_type, "Mul");
+}
+
+TEST(Session, CancelStopsInsideALongKernel) {
+  // One large matrix product on the reference kernel, on one thread. cancel() from another thread must
+  // stop it inside the kernel (the thread pool checks between chunks), not only between nodes: the
+  // cancelled run takes well under half of a whole one.
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  const int64_t n = 1024;
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(n), Dim::of(n)}));
+  auto w = b.initializer(rt::Tensor::zeros(DataType::kFloat, {n, n}).to_ir("w"));
+  b.output(b.node("MatMul", {x, w}, {}, "product"));
+  rt::Session s(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
+  std::vector<std::pair<std::string, rt::Value>> feeds = {
+      {"x", rt::Value(rt::Tensor::zeros(DataType::kFloat, {n, n}))}};
+  using Clock = std::chrono::steady_clock;
+  s.run(feeds);  // warm
+  auto t0 = Clock::now();
+  s.run(feeds);
+  const double whole = std::chrono::duration<double>(Clock::now() - t0).count();
+
+  std::atomic<bool> stop{false};
+  std::thread canceller([&] {
+    while (!stop) {
+      s.cancel();
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  });
+  std::string err;
+  t0 = Clock::now();
+  try {
+    s.run(feeds);
+  } catch (const rt::RunError& e) {
+    err = e.what();
+  }
+  const double cancelled = std::chrono::duration<double>(Clock::now() - t0).count();
+  stop = true;
+  canceller.join();
+  EXPECT_NE(err.find("run cancelled"), std::string::npos) << err;
+  RecordProperty("whole_s", std::to_string(whole));
+  RecordProperty("cancelled_s", std::to_string(cancelled));
+  EXPECT_LT(cancelled, whole / 2) << "whole run " << whole << " s, cancelled run " << cancelled << " s";
+  // The session runs again afterwards.
+  EXPECT_EQ(s.run(feeds).size(), 1u);
 }

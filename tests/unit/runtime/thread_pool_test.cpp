@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "runtime/kernel.h"
+
 namespace rt = tessera::rt;
 
 TEST(ThreadPool, CoversEveryIndexOnce) {
@@ -68,4 +70,31 @@ TEST(ThreadPool, OneThreadIsAPlainLoop) {
     EXPECT_EQ(e, 1000);
   });
   EXPECT_EQ(calls, 1);
+}
+
+TEST(ThreadPool, CancelSkipsTheChunksNotStarted) {
+  // The first chunk to run sets the flag: the chunks still waiting are skipped, and "run cancelled"
+  // is thrown, on several threads and on one (where the loop is then run in a few chunks in turn).
+  for (int threads : {1, 3}) {
+    rt::ThreadPool pool(threads);
+    std::atomic<bool> cancel{false};
+    pool.set_cancel_flag(&cancel);
+    std::atomic<int64_t> done{0};
+    try {
+      pool.parallel_for(1000, 1, [&](int64_t b, int64_t e) {
+        cancel = true;
+        done += e - b;
+      });
+      ADD_FAILURE() << threads << " threads: not cancelled";
+    } catch (const tessera::rt::KernelError& e) {
+      EXPECT_STREQ(e.what(), "run cancelled");
+    }
+    EXPECT_GT(done.load(), 0);
+    EXPECT_LT(done.load(), 1000) << threads << " threads: every chunk ran";
+    // Without the flag set the same pool covers everything.
+    cancel = false;
+    done = 0;
+    pool.parallel_for(1000, 1, [&](int64_t b, int64_t e) { done += e - b; });
+    EXPECT_EQ(done.load(), 1000);
+  }
 }
