@@ -70,6 +70,10 @@ void check_tensor_bytes(DataType dtype, std::span<const int64_t> shape, size_t b
                     ir::dtype_name(dtype), shape_str(shape), bytes, limit));
 }
 
+void check_scratch(DataType dtype, std::span<const int64_t> shape) {
+  check_tensor_bytes(dtype, shape, dtype_bytes(dtype, shape_numel(shape)));
+}
+
 namespace {
 
 // 64-byte aligned host memory: what vector instructions and oneDNN want.

@@ -41,6 +41,9 @@ size_t max_tensor_bytes();
 void set_max_tensor_bytes(size_t bytes);
 // Throws KernelError when a tensor of `dtype` and `shape` taking `bytes` would exceed max_tensor_bytes().
 void check_tensor_bytes(DataType dtype, std::span<const int64_t> shape, size_t bytes);
+// The same check for a kernel's scratch of `shape` in `dtype` (a double copy of the signal, say), made
+// before allocating it: the limit applies to what a kernel holds, not only to its outputs.
+void check_scratch(DataType dtype, std::span<const int64_t> shape);
 
 class Tensor {
  public:

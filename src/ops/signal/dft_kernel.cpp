@@ -58,7 +58,9 @@ class DFT : public rt::OpKernel {
     rt::Shape out_shape = x.shape();
     out_shape[axis] = out_len;
     out_shape.back() = irfft ? 1 : 2;
-    rt::shape_numel(out_shape);
+    // The doubles computed into, and one line of complex samples per thread.
+    rt::check_scratch(rt::DataType::kDouble, out_shape);
+    rt::check_scratch(rt::DataType::kComplex128, rt::Shape{n});
 
     int64_t outer = 1, inner = 1;
     for (int d = 0; d < axis; ++d) outer *= x.dim(d);

@@ -38,7 +38,7 @@ class MelWeightMatrix : public rt::OpKernel {
     if (!(lower >= 0) || !(upper >= lower))
       ctx.fail(fmt::format("edge frequencies must satisfy 0 <= lower ({}) <= upper ({})", lower, upper));
     const int64_t rows = dft_length / 2 + 1;
-    rt::shape_numel(rt::Shape{rows, mel_bins});
+    rt::check_scratch(rt::DataType::kDouble, rt::Shape{rows, mel_bins});
     auto to_mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
     const double low_mel = to_mel(lower), high_mel = to_mel(upper);
     // The spec's reference spaces num_mel_bins + 2 points by (high - low) / (num_mel_bins + 2), so the last

@@ -51,6 +51,7 @@ class STFT : public rt::OpKernel {
     const int64_t bins = onesided_ ? frame / 2 + 1 : frame;
     const std::vector<double> in = refk::to_doubles(sig, "STFT signal");
     const std::vector<double> w = window ? refk::to_doubles(*window, "STFT window") : std::vector<double>{};
+    rt::check_scratch(rt::DataType::kDouble, rt::Shape{batch, frames, bins, 2});
     std::vector<double> out(static_cast<size_t>(rt::shape_numel(rt::Shape{batch, frames, bins, 2})));
     ctx.threads().parallel_for(batch * frames, 1, [&](int64_t begin, int64_t end) {
       std::vector<Complex> a;

@@ -32,7 +32,7 @@ class Window : public rt::OpKernel {
       ctx.fail(fmt::format("size must be a scalar, got shape {}", rt::shape_str(size_input.shape())));
     const int64_t size = size_input.to_int64(0);
     if (size < 0) ctx.fail(fmt::format("size must not be negative, got {}", size));
-    rt::shape_numel(rt::Shape{size});
+    rt::check_scratch(rt::DataType::kDouble, rt::Shape{size});
     const double n_denominator = static_cast<double>(periodic_ ? size : size - 1);
     std::vector<double> w(static_cast<size_t>(size));
     for (int64_t n = 0; n < size; ++n) {

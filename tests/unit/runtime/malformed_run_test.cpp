@@ -169,3 +169,22 @@ TEST(MalformedRun, ValueDrivenAxisLengthsAreCheckedBeforeTheIndexMaps) {
   EXPECT_EQ(run_with_int_input("Pad", {2, 3}, {1, 1, 1, 1}), "");
   EXPECT_EQ(run_with_int_input("CenterCropPad", {2, 3}, {4, 1}), "");
 }
+
+TEST(MalformedRun, SignalScratchIsCheckedBeforeAllocating) {
+  // The signal kernels compute in double: DFT held a double copy of its output and a complex line of
+  // dft_length samples per thread, allocated before any size check. A huge dft_length (or window size)
+  // is now refused by name instead of failing an allocation.
+  TensorLimit limit(1 << 20);
+  const int64_t big = int64_t{1} << 40;
+  std::string err = run_with_int_input("DFT", {1, 8, 1}, {big}, 20);
+  EXPECT_NE(err.find("more than the limit"), std::string::npos) << err;
+  ir::Model m = empty_model(17);
+  ir::GraphBuilder b(m.graph);
+  auto size = b.input("size", Type::tensor(DataType::kInt64, ir::Shape{}));
+  b.output(b.node("HannWindow", {size}));
+  err = run_error(m, {{"size", rt::Tensor::scalar<int64_t>(DataType::kInt64, big)}});
+  EXPECT_NE(err.find("more than the limit"), std::string::npos) << err;
+  // Reasonable sizes run.
+  EXPECT_EQ(run_with_int_input("DFT", {1, 8, 1}, {16}, 20), "");
+  EXPECT_EQ(run_error(m, {{"size", rt::Tensor::scalar<int64_t>(DataType::kInt64, 64)}}), "");
+}
