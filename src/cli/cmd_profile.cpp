@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/json_types.h"
 #include "cli/run_inputs.h"
 #include "util/atomic_file.h"
 
@@ -87,10 +88,7 @@ nlohmann::json report_json(const RunSettings& s, const rt::Session& session, con
   j["latency_ms"] = {
       {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
   j["layer_sum_ms"] = layer_sum_us / 1000.0;
-  j["memory"] = {{"peak_bytes", st.memory.peak_bytes},
-                 {"planner_lower_bound_bytes", st.memory.lower_bound_bytes},
-                 {"arena_bytes", st.memory.arena_bytes},
-                 {"weight_bytes", st.weight_bytes}};
+  j["memory"] = memory_json(st);
   j["layers"] = nlohmann::json::array();
   for (const auto& l : layers) {
     double mean_ms = l.total_us / 1000.0 / runs;
@@ -226,8 +224,7 @@ void add_profile_command(CLI::App& app, int& status) {
                lat.min_ms);
     fmt::print("sum of layer times {:.3f} ms ({:.1f}% of the mean end-to-end time)\n", layer_sum_us / 1000.0,
                lat.mean_ms > 0 ? layer_sum_us / 10.0 / lat.mean_ms : 0.0);
-    fmt::print("memory  peak {} (planner lower bound {}; weights {})\n", human_bytes(st.memory.peak_bytes),
-               human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes));
+    fmt::print("memory  {}\n", memory_line(st));
     if (!report->empty()) fmt::print("report written to {}\n", *report);
   });
 }

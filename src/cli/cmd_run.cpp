@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/json_types.h"
 #include "cli/run_inputs.h"
 #include "io/npy.h"
 #include "onnx/data_value.h"
@@ -81,10 +82,7 @@ void add_run_command(CLI::App& app, int& status) {
       j["optimization"] = s->optimization;
       j["latency_ms"] = {
           {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
-      j["memory"] = {{"peak_bytes", st.memory.peak_bytes},
-                     {"planner_lower_bound_bytes", st.memory.lower_bound_bytes},
-                     {"arena_bytes", st.memory.arena_bytes},
-                     {"weight_bytes", st.weight_bytes}};
+      j["memory"] = memory_json(st);
       j["outputs"] = nlohmann::json::array();
       for (size_t k = 0; k < outs.size(); ++k)
         j["outputs"].push_back({{"name", session->outputs()[k].name}, {"summary", describe_value(outs[k])}});
@@ -95,8 +93,7 @@ void add_run_command(CLI::App& app, int& status) {
                s->optimization);
     fmt::print("latency  mean {:.3f} ms  median {:.3f} ms  min {:.3f} ms\n", lat.mean_ms, lat.median_ms,
                lat.min_ms);
-    fmt::print("memory   peak {} (planner lower bound {}; weights {})\n", human_bytes(st.memory.peak_bytes),
-               human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes));
+    fmt::print("memory   {}\n", memory_line(st));
     for (size_t k = 0; k < outs.size(); ++k)
       fmt::print("output {} '{}': {}\n", k, session->outputs()[k].name, describe_value(outs[k]));
     if (!out_dir->empty()) fmt::print("outputs written to {}\n", *out_dir);

@@ -324,4 +324,12 @@ std::string human_bytes(size_t n) {
   return u == 0 ? fmt::format("{} B", n) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
+std::string memory_line(const rt::RunStats& st) {
+  std::string prepared = st.prepared_weight_bytes ? fmt::format(", kernels' prepared copies {}",
+                                                                human_bytes(st.prepared_weight_bytes))
+                                                  : "";
+  return fmt::format("peak {} (planner lower bound {}; weights {}{})", human_bytes(st.memory.peak_bytes),
+                     human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes), prepared);
+}
+
 }  // namespace tessera::cli

@@ -51,5 +51,7 @@ LatencySummary summarize(std::vector<double> ms);
 // "float32[1,1000] min -3.2 max 4.1 mean 0.01: 0.12 -0.5 ..." for the output table.
 std::string describe_value(const rt::Value& v);
 std::string human_bytes(size_t n);
+// "peak 12.0 MiB (planner lower bound 11.5 MiB; weights 97.5 MiB, kernels' prepared copies 98.0 MiB)"
+std::string memory_line(const rt::RunStats& st);
 
 }  // namespace tessera::cli

@@ -166,6 +166,9 @@ class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual void compute(KernelContext& ctx) const = 0;
+  // Bytes the kernel holds beyond the model's own tensors: weights reordered or packed into its layout
+  // (oneDNN's blocked filters, the own GEMM's panels). Counted in RunStats::prepared_weight_bytes.
+  virtual size_t prepared_bytes() const { return 0; }
 };
 using KernelPtr = std::unique_ptr<OpKernel>;
 using KernelFn = void (*)(KernelContext&);

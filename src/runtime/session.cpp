@@ -119,6 +119,20 @@ void Session::check_feed(const ir::ValueInfo& vi, const Value& v) const {
                                  dims[i].value, shape_str(x.shape())));
 }
 
+namespace {
+
+// What the kernels of `g` and of its subgraphs hold as prepared weights.
+size_t prepared_bytes(const ExecGraph& g) {
+  size_t n = 0;
+  for (const auto& en : g.nodes()) {
+    n += en.kernel->prepared_bytes();
+    for (const auto& sub : en.subgraphs) n += prepared_bytes(*sub);
+  }
+  return n;
+}
+
+}  // namespace
+
 std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>& feeds,
                                 const std::vector<std::string>& fetch) {
   std::lock_guard lock(run_mu_);
@@ -164,6 +178,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rc.start).count();
   planner_.end_run();
   stats_.memory = planner_.stats();
+  stats_.prepared_weight_bytes = prepared_bytes(*graph_);
   plan_shapes_ = std::move(shapes);
   if (fetch.empty()) return outs;
   std::vector<Value> picked;

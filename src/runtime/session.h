@@ -61,6 +61,9 @@ struct RunStats {
   std::vector<NodeEvent> events;  // when profiling
   MemoryStats memory;
   size_t weight_bytes = 0;
+  // The kernels' own copies of weights, reordered or packed into their layouts (OpKernel::
+  // prepared_bytes), after the last run: memory the process holds on top of weight_bytes.
+  size_t prepared_weight_bytes = 0;
 };
 
 class RunError : public std::runtime_error {

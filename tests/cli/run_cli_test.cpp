@@ -88,6 +88,7 @@ TEST_F(RunCli, ConformanceLayoutFolder) {
   EXPECT_EQ(j["outputs"][0]["name"], "plus_x");
   EXPECT_NE(j["outputs"][0]["summary"].get<std::string>().find("float[2,4]"), std::string::npos);
   EXPECT_GT(j["memory"]["planner_lower_bound_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(j["memory"]["prepared_weight_bytes"], 0);  // Add and Mul keep no weights
 }
 
 TEST_F(RunCli, BadInputsAreNamed) {

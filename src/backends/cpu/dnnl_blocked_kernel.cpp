@@ -164,6 +164,13 @@ class DnnlBlockedConv : public rt::OpKernel {
     run(ctx, *e, x, w);
   }
 
+  size_t prepared_bytes() const override {
+    std::lock_guard lock(mu_);
+    const size_t own =
+        pointwise_.packed.size() + pointwise_.bias.size() + depthwise_.packed.size() + depthwise_.bias.size();
+    return reordered_bytes(cache_) + own * sizeof(float);
+  }
+
  private:
   struct Entry {
     dnnl::convolution_forward prim;

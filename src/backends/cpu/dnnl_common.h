@@ -34,11 +34,22 @@ class ReorderedWeights {
   // The weights of `w` (laid out as `plain`) in layout `want`.
   const dnnl::memory& get(const rt::Tensor& w, const dnnl::memory::desc& plain,
                           const dnnl::memory::desc& want, dnnl::stream& strm);
+  // The reordered copy's size (0 before the first get).
+  size_t bytes() const { return memory_ ? memory_.get_desc().get_size() : 0; }
 
  private:
   dnnl::memory memory_;
   rt::Tensor source_;
 };
+
+// The reordered weights held in a kernel's primitive cache (a map of entries with a `weights` member),
+// for OpKernel::prepared_bytes. The caller holds the kernel's mutex.
+template <class Cache>
+size_t reordered_bytes(const Cache& cache) {
+  size_t n = 0;
+  for (const auto& [key, e] : cache) n += e.weights.bytes();
+  return n;
+}
 
 // A switch between one of Tessera's own kernels and oneDNN's, from the environment (TESSERA_OWN_CONV,
 // TESSERA_OWN_GEMM, TESSERA_OWN_GEMV, TESSERA_WINOGRAD): true for "on", false for "off", nullopt when unset

@@ -43,6 +43,11 @@ class DnnlConv : public rt::OpKernel {
     run(ctx, *e, x, w);
   }
 
+  size_t prepared_bytes() const override {
+    std::lock_guard lock(mu_);
+    return reordered_bytes(cache_);
+  }
+
  private:
   struct Entry {
     dnnl::convolution_forward prim;

@@ -55,6 +55,11 @@ class DnnlConvTranspose : public rt::OpKernel {
     strm.wait();
   }
 
+  size_t prepared_bytes() const override {
+    std::lock_guard lock(mu_);
+    return reordered_bytes(cache_);
+  }
+
  private:
   struct Entry {
     dnnl::deconvolution_forward::primitive_desc pd;

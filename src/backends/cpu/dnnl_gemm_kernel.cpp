@@ -83,6 +83,11 @@ class DnnlGemm : public rt::OpKernel {
     strm.wait();
   }
 
+  size_t prepared_bytes() const override {
+    std::lock_guard lock(mu_);
+    return reordered_bytes(cache_);
+  }
+
  private:
   struct Entry {
     dnnl::matmul prim;

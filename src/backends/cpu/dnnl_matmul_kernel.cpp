@@ -50,6 +50,11 @@ class DnnlMatMul : public rt::OpKernel {
     run(ctx, *e, a, b);
   }
 
+  size_t prepared_bytes() const override {
+    std::lock_guard lock(mu_);
+    return reordered_bytes(cache_) + packed_.data.size() * sizeof(float);
+  }
+
  private:
   struct Entry {
     dnnl::matmul prim;

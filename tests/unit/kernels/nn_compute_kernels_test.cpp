@@ -4,7 +4,6 @@
 // and the error paths.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -426,23 +425,6 @@ TEST(NnComputeKernelsTest, BFloat16PoolingAndEinsum) {
   for (auto v : values<rt::BFloat16>(run_op("Einsum", 28, {x}, {Attribute::of_string("equation", "bij->")})))
     got.push_back(v);
   EXPECT_EQ(got, (std::vector<float>{-2}));
-}
-
-// Not a check: how long a ResNet-50 3x3 convolution takes (run with --gtest_also_run_disabled_tests).
-TEST(NnComputeKernelsTest, DISABLED_ConvResNetTiming) {
-  const int64_t c = 128, hw = 28;
-  Tensor x =
-      make<float>(DataType::kFloat, {1, c, hw, hw}, random_floats(static_cast<size_t>(c * hw * hw), 9));
-  Tensor w = make<float>(DataType::kFloat, {c, c, 3, 3}, random_floats(static_cast<size_t>(c * c * 9), 10));
-  std::vector<Attribute> attrs{Attribute::of_ints("pads", {1, 1, 1, 1})};
-  for (int threads : {1, 2}) {
-    auto t0 = std::chrono::steady_clock::now();
-    run_op("Conv", 11, {x, w}, attrs, threads);
-    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double gflop = 2.0 * c * c * 9 * hw * hw / 1e9;
-    std::printf("Conv %lldx%lldx3x3 on %lldx%lld, %d threads: %.1f ms, %.2f GFLOP/s\n", (long long)c,
-                (long long)c, (long long)hw, (long long)hw, threads, s * 1e3, gflop / s);
-  }
 }
 
 }  // namespace

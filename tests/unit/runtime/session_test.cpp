@@ -194,3 +194,29 @@ TEST(Session, CancelStopsInsideALongKernel) {
   // The session runs again afterwards.
   EXPECT_EQ(s.run(feeds).size(), 1u);
 }
+
+TEST(Session, CountsTheWeightsKernelsPrepared) {
+  // oneDNN's convolution keeps its filters reordered into a blocked layout: a second copy of the
+  // weights, reported apart from the model's own (RunStats::prepared_weight_bytes). The reference
+  // kernels hold none.
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input(
+      "x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(1), Dim::of(16), Dim::of(8), Dim::of(8)}));
+  auto w = b.initializer(rt::Tensor::zeros(DataType::kFloat, {32, 16, 3, 3}).to_ir("w"));
+  b.output(b.node("Conv", {x, w}, {ir::Attribute::of_ints("pads", {1, 1, 1, 1})}, "conv"));
+  std::vector<std::pair<std::string, rt::Value>> feeds = {
+      {"x", rt::Value(rt::Tensor::zeros(DataType::kFloat, {1, 16, 8, 8}))}};
+  const size_t weights = 32 * 16 * 9 * sizeof(float);
+  rt::Session fast(m, {.optimization = rt::OptLevel::kNone, .threads = 1});
+  EXPECT_EQ(fast.last_stats().prepared_weight_bytes, 0u);  // nothing prepared before the first run
+  fast.run(feeds);
+  EXPECT_EQ(fast.last_stats().weight_bytes, weights);
+  EXPECT_GE(fast.last_stats().prepared_weight_bytes, weights);
+  EXPECT_LT(fast.last_stats().prepared_weight_bytes, 2 * weights);  // one copy, padded at most
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
+  ref.run(feeds);
+  EXPECT_EQ(ref.last_stats().prepared_weight_bytes, 0u);
+}
