@@ -216,8 +216,15 @@ int64_t Tensor::to_int64(int64_t i) const {
       return static_cast<int64_t>(data<uint64_t>()[i]);
     case DataType::kBool:
       return data<bool>()[i] ? 1 : 0;
-    default:
-      return static_cast<int64_t>(to_double(i));
+    default: {
+      // A float where an integer is wanted (axes, sizes): NaN, infinities and values past int64 have
+      // no integer to truncate to (the conversion would be undefined).
+      const double d = to_double(i);
+      if (!(d > -9.2e18 && d < 9.2e18))
+        throw KernelError(fmt::format("element {} of a {} tensor is {}, which is not an integer in range", i,
+                                      ir::dtype_name(dtype_), d));
+      return static_cast<int64_t>(d);
+    }
   }
 }
 

@@ -4,9 +4,11 @@
 // "malformed").
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 
 #include "ir/builder.h"
+#include "runtime/kernel.h"
 #include "runtime/session.h"
 
 namespace rt = tessera::rt;
@@ -187,4 +189,21 @@ TEST(MalformedRun, SignalScratchIsCheckedBeforeAllocating) {
   // Reasonable sizes run.
   EXPECT_EQ(run_with_int_input("DFT", {1, 8, 1}, {16}, 20), "");
   EXPECT_EQ(run_error(m, {{"size", rt::Tensor::scalar<int64_t>(DataType::kInt64, 64)}}), "");
+}
+
+TEST(MalformedRun, FloatsReadAsIntegersMustBeInRange) {
+  // Found by fuzzing: ReduceMax read its axes through Tensor::to_int64 from a float tensor holding
+  // -inf, and the float-to-int64 conversion was undefined. Now it fails naming the element.
+  auto t = rt::Tensor::from_vector<float>(DataType::kFloat, {3}, {1.0f, -INFINITY, NAN});
+  EXPECT_EQ(t.to_int64(0), 1);
+  try {
+    (void)t.to_int64(1);
+    ADD_FAILURE() << "-inf became an integer";
+  } catch (const rt::KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("element 1 of a float tensor is -inf"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW((void)t.to_int64(2), rt::KernelError);
+  auto big = rt::Tensor::from_vector<double>(DataType::kDouble, {1}, {1e300});
+  EXPECT_THROW((void)big.to_int64(0), rt::KernelError);
 }
