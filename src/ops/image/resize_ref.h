@@ -234,7 +234,7 @@ inline void resize(rt::KernelContext& ctx, const rt::Tensor& x, const std::vecto
   for (int d = rank - 2; d >= 0; --d) in_stride[d] = in_stride[d + 1] * x.dim(d + 1);
   // Over the output in blocks of kBlock elements, not rows (one row can hold most of a large output),
   // each block walking its positions odometer style: the threads stay evenly loaded, and a cancelled
-  // run stops between blocks. `taps` is the per-block scratch of the interpolating combine.
+  // run stops between blocks. `taps_at` is the per-block scratch of the interpolating combine.
   auto run = [&]<class T>(auto&& combine) {
     constexpr int64_t kBlock = 4096;
     const T* px = x.data<T>();

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <vector>
 
+#include "epilogue_variant.h"
 #include "random_vector.h"
 
 namespace cpu = tessera::cpu;
@@ -18,6 +19,7 @@ namespace {
 
 constexpr int64_t kB = 16;
 
+using tessera::test::epilogue_variant;
 using tessera::test::random_vector;
 
 struct Case {
@@ -45,13 +47,7 @@ void check(const Case& c, int variant) {
   auto z = random_vector(static_cast<size_t>(y_size), 4);
   cpu::DepthwiseWeights dw =
       cpu::pack_depthwise(w.data(), variant == 0 ? nullptr : bias.data(), c.channels, c.kh, c.kw);
-  cpu::PointwiseEpilogue ep;
-  if (variant >= 1) ep.z = z.data();
-  if (variant == 2) {
-    ep.clip = true;
-    ep.lo = 0.f;
-    ep.hi = 0.5f;
-  }
+  cpu::PointwiseEpilogue ep = epilogue_variant(variant, z.data());
   std::vector<float> y(static_cast<size_t>(y_size), NAN);
   tessera::rt::ThreadPool pool(variant == 1 ? 3 : 2);
   cpu::depthwise_conv(pool, x.data(), batch, g, dw, ep, y.data());

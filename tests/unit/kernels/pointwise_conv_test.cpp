@@ -9,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "epilogue_variant.h"
 #include "random_vector.h"
 
 namespace cpu = tessera::cpu;
@@ -17,6 +18,7 @@ namespace {
 
 constexpr int64_t kB = 16;
 
+using tessera::test::epilogue_variant;
 using tessera::test::random_vector;
 
 }  // namespace
@@ -41,13 +43,7 @@ TEST(PointwiseConv, MatchesPlainLoop) {
       auto z = random_vector(static_cast<size_t>(batch * ocb * pixels * kB), 4);
       cpu::PointwiseWeights pw =
           cpu::pack_pointwise(w.data(), variant == 0 ? nullptr : bias.data(), cout, cin);
-      cpu::PointwiseEpilogue ep;
-      if (variant >= 1) ep.z = z.data();
-      if (variant == 2) {
-        ep.clip = true;
-        ep.lo = 0.f;
-        ep.hi = 0.5f;
-      }
+      cpu::PointwiseEpilogue ep = epilogue_variant(variant, z.data());
       std::vector<float> y(static_cast<size_t>(batch * ocb * pixels * kB), NAN);
       tessera::rt::ThreadPool pool(2);
       cpu::pointwise_conv(pool, x.data(), batch, pixels, pw, ep, y.data());
