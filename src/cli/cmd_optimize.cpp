@@ -9,7 +9,9 @@
 #include "cli/commands.h"
 #include "onnx/onnx_io.h"
 #include "passes/inline_functions.h"
+#include "cli/run_inputs.h"
 #include "passes/pipeline.h"
+#include "runtime/pass_target.h"
 
 namespace tessera::cli {
 
@@ -22,16 +24,23 @@ void add_optimize_command(CLI::App& app, int& status) {
   auto level = std::make_shared<std::string>("extended");
   auto verbose = std::make_shared<bool>(false);
   auto list = std::make_shared<bool>(false);
+  auto disabled = std::make_shared<std::vector<std::string>>();
   cmd->add_option("MODEL", *model, "ONNX model file");
   cmd->add_option("--output,-o", *out, "Where to save the optimised model");
   cmd->add_option("--level,-O", *level, "Optimisation level")
       ->check(CLI::IsMember({"none", "basic", "extended", "layout"}));
   cmd->add_flag("--verbose,-v", *verbose, "List every rewrite");
   cmd->add_flag("--list-rules", *list, "List the rules of each level, in the order they run");
+  cmd->add_option("--disable-rule", *disabled, "Switch a rule off (repeatable)")->check(known_rule());
   cmd->callback([=, &status] {
     if (*list) {
-      for (const auto& r : passes::list_rules())
-        fmt::print("{:<9} {:>5}  {}\n", rt::opt_level_name(r.level), r.order, r.name);
+      fmt::print("{:<9} {:>5}  {:<36} {}\n", "level", "order", "rule", "backends");
+      for (const auto& r : passes::list_rules()) {
+        std::string backends;
+        for (const auto& b : r.backends) backends += (backends.empty() ? "" : ",") + b;
+        fmt::print("{:<9} {:>5}  {:<36} {}\n", rt::opt_level_name(r.level), r.order, r.name,
+                   backends.empty() ? "all" : backends);
+      }
       return;
     }
     if (model->empty() || out->empty()) {
@@ -58,7 +67,9 @@ void add_optimize_command(CLI::App& app, int& status) {
     std::vector<passes::Rewrite> done;
     try {
       passes::inline_functions(m);
-      done = passes::optimize(m, *rt::opt_level_from_name(*level));
+      passes::Target target = rt::cpu_target(*rt::opt_level_from_name(*level));
+      target.disabled_rules = *disabled;
+      done = passes::optimize(m, target);
       onnx::save_model(m, *out);
     } catch (const std::exception& e) {
       fmt::print(stderr, "tessera optimize: {}: {}\n", *model, e.what());

@@ -15,39 +15,13 @@
 #include "cli/commands.h"
 #include "cli/json_types.h"
 #include "cli/run_inputs.h"
+#include "profiler/report.h"
 #include "util/atomic_file.h"
 
 namespace tessera::cli {
 namespace {
 
-constexpr int kReportVersion = 1;
-
-struct Layer {
-  std::string graph, name, op_type, kernel, path;
-  uint64_t node_id = 0;
-  int64_t calls = 0;
-  double total_us = 0;
-  std::vector<rt::Shape> output_shapes;
-  std::vector<std::string> fused_from;
-};
-
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto c = line.find(':');
-      if (c != std::string::npos) return line.substr(line.find_first_not_of(' ', c + 1));
-    }
-  return "unknown CPU";
-}
-
-std::string now_iso() {
-  std::time_t t = std::time(nullptr);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
+using profiler::Layer;
 
 std::string shapes_str(const std::vector<rt::Shape>& shapes) {
   std::string s;
@@ -56,55 +30,6 @@ std::string shapes_str(const std::vector<rt::Shape>& shapes) {
     s += rt::shape_str(sh);
   }
   return s;
-}
-
-nlohmann::json report_json(const RunSettings& s, const rt::Session& session, const LatencySummary& lat,
-                           const std::vector<Layer>& layers, double layer_sum_us, int runs,
-                           const std::vector<std::pair<std::string, rt::Value>>& feeds) {
-  const auto& st = session.last_stats();
-  nlohmann::json j;
-  j["schema"] = "tessera.profile";
-  j["version"] = kReportVersion;
-  j["created"] = now_iso();
-  j["tool"] = {{"name", "tessera"}, {"version", "0.1.0"}};
-  const auto& m = session.model();
-  j["model"] = {{"path", s.model},
-                {"producer", m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version)},
-                {"opset", m.opset_version("").value_or(0)},
-                {"nodes_after_optimization", m.graph.nodes.size()}};
-  nlohmann::json inputs = nlohmann::json::array();
-  for (const auto& [name, v] : feeds) {
-    nlohmann::json in{{"name", name}};
-    if (v.is_tensor()) {
-      in["dtype"] = ir::dtype_name(v.tensor().dtype());
-      in["shape"] = v.tensor().shape();
-    }
-    inputs.push_back(std::move(in));
-  }
-  j["settings"] = {{"backend", s.backend},       {"threads", s.threads}, {"optimization", s.optimization},
-                   {"iterations", s.iterations}, {"warmup", s.warmup},   {"inputs", inputs}};
-  j["device"] = {
-      {"kind", "cpu"}, {"name", cpu_name()}, {"hardware_threads", std::thread::hardware_concurrency()}};
-  j["latency_ms"] = {
-      {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
-  j["layer_sum_ms"] = layer_sum_us / 1000.0;
-  j["memory"] = memory_json(st);
-  j["layers"] = nlohmann::json::array();
-  for (const auto& l : layers) {
-    double mean_ms = l.total_us / 1000.0 / runs;
-    j["layers"].push_back({{"graph", l.graph},
-                           {"node_id", l.node_id},
-                           {"name", l.name},
-                           {"op_type", l.op_type},
-                           {"kernel", l.kernel},
-                           {"path", l.path},
-                           {"calls_per_run", static_cast<double>(l.calls) / runs},
-                           {"time_ms", mean_ms},
-                           {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
-                           {"output_shapes", l.output_shapes},
-                           {"fused_from", l.fused_from}});
-  }
-  return j;
 }
 
 void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs, size_t limit) {
@@ -165,22 +90,8 @@ void add_profile_command(CLI::App& app, int& status) {
       status = kUnreadable;
       return;
     }
-    std::map<std::pair<std::string, uint64_t>, Layer> by_node;
-    auto collect = [&](const rt::RunStats& st) {
-      for (const auto& ev : st.events) {
-        Layer& l = by_node[{ev.graph_path, ev.node_id}];
-        l.graph = ev.graph_path;
-        l.node_id = ev.node_id;
-        l.name = ev.node_name;
-        l.op_type = ev.op_type;
-        l.kernel = ev.kernel;
-        l.path = ev.path;
-        l.calls++;
-        l.total_us += ev.duration_us;
-        l.output_shapes = ev.output_shapes;
-        l.fused_from = ev.fused_from;
-      }
-    };
+    profiler::LayerTable table;
+    auto collect = [&](const rt::RunStats& st) { table.add(st); };
     std::vector<rt::Value> outs;
     std::vector<double> ms;
     try {
@@ -190,18 +101,12 @@ void add_profile_command(CLI::App& app, int& status) {
       status = kFindings;
       return;
     }
-    std::vector<Layer> layers;
-    double sum_us = 0;
-    for (auto& [k, l] : by_node) {
-      sum_us += l.total_us;
-      layers.push_back(std::move(l));
-    }
-    std::sort(layers.begin(), layers.end(),
-              [](const Layer& a, const Layer& b) { return a.total_us > b.total_us; });
+    std::vector<Layer> layers = table.layers();
     int runs = s->iterations;
-    double layer_sum_us = sum_us / runs;
-    auto lat = summarize(ms);
-    auto j = report_json(*s, *session, lat, layers, layer_sum_us, runs, feeds);
+    double layer_sum_us = table.total_us() / runs;
+    auto lat = profiler::summarize(ms);
+    profiler::ReportInfo info{s->model, s->backend, s->threads, s->optimization, s->iterations, s->warmup, feeds};
+    auto j = profiler::report_json(info, *session, lat, layers, layer_sum_us, runs);
     if (!report->empty()) {
       std::string text = j.dump(2) + "\n";
       try {
@@ -217,8 +122,11 @@ void add_profile_command(CLI::App& app, int& status) {
       return;
     }
     const auto& st = session->last_stats();
-    fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers\n", s->model, runs, s->warmup,
-               s->optimization, layers.size());
+    std::string where;
+    for (const auto& b : session->backends())
+      if (b.nodes) where += fmt::format("{}{} ({}, {} nodes)", where.empty() ? "" : ", ", b.device, b.device_name, b.nodes);
+    fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers on {}\n", s->model, runs, s->warmup,
+               s->optimization, layers.size(), where);
     print_table(layers, layer_sum_us, runs, *top == 0 ? layers.size() : *top);
     fmt::print("end-to-end  median {:.3f} ms  mean {:.3f} ms  min {:.3f} ms\n", lat.median_ms, lat.mean_ms,
                lat.min_ms);

@@ -82,7 +82,7 @@ void add_run_command(CLI::App& app, int& status) {
       j["optimization"] = s->optimization;
       j["latency_ms"] = {
           {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
-      j["memory"] = memory_json(st);
+      j["memory"] = profiler::memory_json(st);
       j["outputs"] = nlohmann::json::array();
       for (size_t k = 0; k < outs.size(); ++k)
         j["outputs"].push_back({{"name", session->outputs()[k].name}, {"summary", describe_value(outs[k])}});

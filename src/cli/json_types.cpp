@@ -22,12 +22,4 @@ nlohmann::json value_json(const ir::ValueInfo& v) {
   return j;
 }
 
-nlohmann::json memory_json(const rt::RunStats& st) {
-  return {{"peak_bytes", st.memory.peak_bytes},
-          {"planner_lower_bound_bytes", st.memory.lower_bound_bytes},
-          {"arena_bytes", st.memory.arena_bytes},
-          {"weight_bytes", st.weight_bytes},
-          {"prepared_weight_bytes", st.prepared_weight_bytes}};
-}
-
 }  // namespace tessera::cli

@@ -10,8 +10,5 @@ namespace tessera::cli {
 
 nlohmann::json dims_json(const ir::Shape& s);       // [1, "batch", null]
 nlohmann::json value_json(const ir::ValueInfo& v);  // {name, type, shape}
-// The "memory" object of the run and profile reports: peak, planner bound, arena, weights, and the
-// weights the kernels prepared (reordered or packed copies).
-nlohmann::json memory_json(const rt::RunStats& st);
 
 }  // namespace tessera::cli

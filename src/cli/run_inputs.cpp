@@ -14,6 +14,7 @@
 #include "io/image.h"
 #include "io/npy.h"
 #include "onnx/data_value.h"
+#include "passes/pipeline.h"
 #include "runtime/half.h"
 #include "runtime/value_io.h"
 
@@ -40,7 +41,12 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
   cmd->add_option("--threads", s.threads, "Intra-op threads (0: one per core)")->check(CLI::Range(0, 1024));
   cmd->add_option("--optimization,-O", s.optimization, "Graph optimisation level")
       ->check(CLI::IsMember({"none", "basic", "extended", "layout"}));
-  cmd->add_option("--backend", s.backend, "Where to run")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--backend", s.backend, "Where to run (auto: a GPU where there is one, else the CPU)")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--device", s.device, "Which GPU (with --backend cuda|auto)")->check(CLI::Range(0, 1023));
+  cmd->add_option("--disable-rule", s.disabled_rules,
+                  "Switch a rewrite rule off (repeatable; `tessera optimize --list-rules` lists them)")
+      ->check(known_rule());
   cmd->add_flag("--json", s.json, "Print JSON instead of text");
   cmd->add_flag("--no-progress", s.no_progress, "No progress bar");
 }
@@ -50,7 +56,18 @@ rt::SessionOptions session_options(const RunSettings& s) {
   o.optimization = *rt::opt_level_from_name(s.optimization);
   o.threads = s.threads;
   o.backend = s.backend;
+  o.device = s.device;
+  o.disabled_rules = s.disabled_rules;
   return o;
+}
+
+CLI::Validator known_rule() {
+  return CLI::Validator(
+      [](std::string& name) -> std::string {
+        if (passes::rule_exists(name)) return {};
+        return fmt::format("no rewrite rule named '{}' (tessera optimize --list-rules lists them)", name);
+      },
+      "RULE");
 }
 
 namespace {
@@ -277,20 +294,6 @@ std::vector<double> timed_runs(rt::Session& session,
   return ms;
 }
 
-LatencySummary summarize(std::vector<double> ms) {
-  LatencySummary r;
-  if (ms.empty()) return r;
-  std::sort(ms.begin(), ms.end());
-  r.min_ms = ms.front();
-  r.max_ms = ms.back();
-  size_t n = ms.size();
-  r.median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
-  double sum = 0;
-  for (double x : ms) sum += x;
-  r.mean_ms = sum / static_cast<double>(n);
-  return r;
-}
-
 std::string describe_value(const rt::Value& v) {
   if (!v.is_tensor()) return v.describe();
   const rt::Tensor& t = v.tensor();
@@ -328,8 +331,19 @@ std::string memory_line(const rt::RunStats& st) {
   std::string prepared = st.prepared_weight_bytes ? fmt::format(", kernels' prepared copies {}",
                                                                 human_bytes(st.prepared_weight_bytes))
                                                   : "";
-  return fmt::format("peak {} (planner lower bound {}; weights {}{})", human_bytes(st.memory.peak_bytes),
-                     human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes), prepared);
+  std::string released = st.released_weight_bytes ? fmt::format(", originals released {}",
+                                                                human_bytes(st.released_weight_bytes))
+                                                  : "";
+  std::string line = fmt::format("peak {} (planner lower bound {}; weights {}{}{})", human_bytes(st.memory.peak_bytes),
+                                 human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes), prepared,
+                                 released);
+  // Device memory, for each device backend (the host is the line above).
+  for (size_t i = 0; i + 1 < st.devices.size(); ++i) {
+    const auto& d = st.devices[i];
+    line += fmt::format("; {} peak {} (lower bound {})", d.device, human_bytes(d.memory.peak_bytes),
+                        human_bytes(d.memory.lower_bound_bytes));
+  }
+  return line;
 }
 
 }  // namespace tessera::cli

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/report.h"
 #include "runtime/session.h"
 
 namespace tessera::cli {
@@ -25,11 +26,15 @@ struct RunSettings {
   int threads = 0;
   std::string optimization = "layout";
   std::string backend = "cpu";
+  int device = 0;
+  std::vector<std::string> disabled_rules;
   bool json = false;
   bool no_progress = false;
 };
 
 void add_run_options(CLI::App* cmd, RunSettings& s);
+// Accepts the name of a rewrite rule (for --disable-rule).
+CLI::Validator known_rule();
 rt::SessionOptions session_options(const RunSettings& s);
 
 // The feeds for the session's inputs. Throws std::runtime_error naming the input and the file.
@@ -43,10 +48,8 @@ std::vector<double> timed_runs(rt::Session& session,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
                                const std::function<void(const rt::RunStats&)>& per_run = {});
 
-struct LatencySummary {
-  double mean_ms = 0, median_ms = 0, min_ms = 0, max_ms = 0;
-};
-LatencySummary summarize(std::vector<double> ms);
+using LatencySummary = profiler::Latency;
+using profiler::summarize;
 
 // "float32[1,1000] min -3.2 max 4.1 mean 0.01: 0.12 -0.5 ..." for the output table.
 std::string describe_value(const rt::Value& v);

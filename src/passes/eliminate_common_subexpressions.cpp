@@ -52,6 +52,6 @@ bool eliminate_common_subexpressions(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(eliminate_common_subexpressions) {
-  reg.add({"eliminate_common_subexpressions", tessera::rt::OptLevel::kBasic, 110,
+  reg.add({"eliminate_common_subexpressions", tessera::passes::OptLevel::kBasic, 110,
            tessera::passes::eliminate_common_subexpressions});
 }

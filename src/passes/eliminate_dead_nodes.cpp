@@ -65,5 +65,5 @@ bool eliminate_dead_nodes(RuleContext& ctx, size_t i) {
 
 TESSERA_REGISTER_RULES(eliminate_dead_nodes) {
   reg.add(
-      {"eliminate_dead_nodes", tessera::rt::OptLevel::kBasic, 1000, tessera::passes::eliminate_dead_nodes});
+      {"eliminate_dead_nodes", tessera::passes::OptLevel::kBasic, 1000, tessera::passes::eliminate_dead_nodes});
 }

@@ -34,5 +34,5 @@ bool eliminate_identity(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(eliminate_identity) {
-  reg.add({"eliminate_identity", tessera::rt::OptLevel::kBasic, 30, tessera::passes::eliminate_identity});
+  reg.add({"eliminate_identity", tessera::passes::OptLevel::kBasic, 30, tessera::passes::eliminate_identity});
 }

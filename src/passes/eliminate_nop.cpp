@@ -101,5 +101,5 @@ bool eliminate_nop(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(eliminate_nop) {
-  reg.add({"eliminate_nop", tessera::rt::OptLevel::kBasic, 40, tessera::passes::eliminate_nop});
+  reg.add({"eliminate_nop", tessera::passes::OptLevel::kBasic, 40, tessera::passes::eliminate_nop});
 }

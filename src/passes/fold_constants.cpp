@@ -1,5 +1,6 @@
-// fold_constants (basic): a node whose inputs are all constants is computed once, here, by the same CPU
-// kernels the session would run, and replaced by initializers holding its outputs. Constant nodes become
+// fold_constants (basic): a node whose inputs are all constants is computed once, here, by the target's
+// evaluator (the runtime runs the node's CPU kernel directly, without a session), and replaced by
+// initializers holding its outputs. Constant nodes become
 // initializers outright, which is what lets every other rule treat "constant" as "initializer".
 #include <algorithm>
 #include <array>
@@ -8,7 +9,6 @@
 #include "check/check_util.h"
 #include "check/checker.h"
 #include "passes/graph_util.h"
-#include "runtime/session.h"
 
 namespace tessera::passes {
 namespace {
@@ -68,19 +68,13 @@ bool outputs_small(const ir::Model& m) {
   return true;
 }
 
-// Runs the node; nullopt when it cannot be run here (no kernel, a kernel error, a non-tensor output).
-std::optional<std::vector<rt::Tensor>> evaluate(ir::Model m) {
-  try {
-    rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone, .threads = 1});
-    std::vector<rt::Tensor> out;
-    for (auto& v : s.run({})) {
-      if (!v.is_tensor()) return std::nullopt;
-      out.push_back(v.tensor());
-    }
-    return out;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+// Runs the node; nullopt when it cannot be run here (no evaluator, no kernel, a kernel error).
+std::optional<std::vector<ir::Tensor>> evaluate(const RuleContext& ctx, const ir::Model& m) {
+  if (!ctx.target.evaluator) return std::nullopt;
+  const ir::Node& n = m.graph.nodes[0];
+  std::vector<const ir::Tensor*> inputs;
+  for (const auto& in : n.inputs) inputs.push_back(in.empty() ? nullptr : m.graph.find_initializer(in));
+  return ctx.target.evaluator->evaluate(m, n, inputs);
 }
 
 bool all_inputs_constant(const ir::Graph& g, const ir::Node& n) {
@@ -99,14 +93,16 @@ bool fold_constants(RuleContext& ctx, size_t i) {
     if (is_graph_output(ctx.graph, out)) return false;
   ir::Model m = single_node_model(ctx, n);
   if (!outputs_small(m)) return false;
-  auto values = evaluate(std::move(m));
+  auto values = evaluate(ctx, m);
   if (!values) return false;
 
   std::vector<std::string> inputs = n.inputs;
   size_t k = 0;
   for (const auto& out : n.outputs) {
     if (out.empty()) continue;
-    ctx.graph.initializers.push_back((*values)[k++].to_ir(out));
+    ir::Tensor t = std::move((*values)[k++]);
+    t.name = out;
+    ctx.graph.initializers.push_back(std::move(t));
   }
   ctx.graph.nodes.erase(ctx.graph.nodes.begin() + static_cast<ptrdiff_t>(i));
   drop_unused_initializers(ctx.graph, inputs);
@@ -118,5 +114,5 @@ bool fold_constants(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fold_constants) {
-  reg.add({"fold_constants", tessera::rt::OptLevel::kBasic, 10, tessera::passes::fold_constants});
+  reg.add({"fold_constants", tessera::passes::OptLevel::kBasic, 10, tessera::passes::fold_constants});
 }

@@ -24,5 +24,5 @@ bool fold_conv_add(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fold_conv_add) {
-  reg.add({"fold_conv_add", tessera::rt::OptLevel::kBasic, 90, tessera::passes::fold_conv_add});
+  reg.add({"fold_conv_add", tessera::passes::OptLevel::kBasic, 90, tessera::passes::fold_conv_add});
 }

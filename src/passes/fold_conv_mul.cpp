@@ -28,5 +28,5 @@ bool fold_conv_mul(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fold_conv_mul) {
-  reg.add({"fold_conv_mul", tessera::rt::OptLevel::kBasic, 100, tessera::passes::fold_conv_mul});
+  reg.add({"fold_conv_mul", tessera::passes::OptLevel::kBasic, 100, tessera::passes::fold_conv_mul});
 }

@@ -47,5 +47,5 @@ bool fold_shape(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fold_shape) {
-  reg.add({"fold_shape", tessera::rt::OptLevel::kBasic, 20, tessera::passes::fold_shape});
+  reg.add({"fold_shape", tessera::passes::OptLevel::kBasic, 20, tessera::passes::fold_shape});
 }

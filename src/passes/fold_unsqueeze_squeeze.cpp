@@ -59,5 +59,5 @@ bool fold_unsqueeze_squeeze(RuleContext& ctx, size_t i) {
 
 TESSERA_REGISTER_RULES(fold_unsqueeze_squeeze) {
   reg.add(
-      {"fold_unsqueeze_squeeze", tessera::rt::OptLevel::kBasic, 50, tessera::passes::fold_unsqueeze_squeeze});
+      {"fold_unsqueeze_squeeze", tessera::passes::OptLevel::kBasic, 50, tessera::passes::fold_unsqueeze_squeeze});
 }

@@ -40,7 +40,7 @@ bool fuse_bias_gelu(RuleContext& ctx, size_t i) {
   fused.name = gelu.name;
   fused.inputs = {add.inputs[1 - *side], add.inputs[*side]};
   fused.outputs = gelu.outputs;
-  if (!kernel_available(ctx.model, fused)) return false;
+  if (!kernel_available(ctx, fused)) return false;
   ensure_opset_import(ctx.model, "com.microsoft", 1);
   replace_with(ctx.graph, i, std::move(fused), {add.id, gelu.id});
   return true;
@@ -50,5 +50,5 @@ bool fuse_bias_gelu(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_bias_gelu) {
-  reg.add({"fuse_bias_gelu", tessera::rt::OptLevel::kExtended, 60, tessera::passes::fuse_bias_gelu});
+  reg.add({"fuse_bias_gelu", tessera::passes::OptLevel::kExtended, 60, tessera::passes::fuse_bias_gelu});
 }

@@ -29,6 +29,6 @@ bool fuse_consecutive_reshapes(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_consecutive_reshapes) {
-  reg.add({"fuse_consecutive_reshapes", tessera::rt::OptLevel::kBasic, 70,
+  reg.add({"fuse_consecutive_reshapes", tessera::passes::OptLevel::kBasic, 70,
            tessera::passes::fuse_consecutive_reshapes});
 }

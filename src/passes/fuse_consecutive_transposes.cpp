@@ -36,6 +36,6 @@ bool fuse_consecutive_transposes(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_consecutive_transposes) {
-  reg.add({"fuse_consecutive_transposes", tessera::rt::OptLevel::kBasic, 60,
+  reg.add({"fuse_consecutive_transposes", tessera::passes::OptLevel::kBasic, 60,
            tessera::passes::fuse_consecutive_transposes});
 }

@@ -24,7 +24,7 @@ bool fuse_conv_activation(RuleContext& ctx, size_t i) {
   fused.outputs = act.outputs;
   fused.attributes.push_back(ir::Attribute::of_string("activation", act.op_type));
   if (!params->empty()) fused.attributes.push_back(ir::Attribute::of_floats("activation_params", *params));
-  if (!kernel_available(ctx.model, fused)) return false;
+  if (!kernel_available(ctx, fused)) return false;
   ensure_opset_import(ctx.model, "com.microsoft", 1);
   replace_with(ctx.graph, i, std::move(fused), {conv.id, act.id});
   return true;
@@ -35,5 +35,5 @@ bool fuse_conv_activation(RuleContext& ctx, size_t i) {
 
 TESSERA_REGISTER_RULES(fuse_conv_activation) {
   reg.add(
-      {"fuse_conv_activation", tessera::rt::OptLevel::kExtended, 70, tessera::passes::fuse_conv_activation});
+      {"fuse_conv_activation", tessera::passes::OptLevel::kExtended, 70, tessera::passes::fuse_conv_activation});
 }

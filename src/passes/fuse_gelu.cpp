@@ -89,10 +89,10 @@ bool fuse_gelu(RuleContext& ctx, size_t i) {
   gelu.name = ctx.graph.nodes[m->last].name;
   gelu.inputs = {m->x};
   gelu.outputs = ctx.graph.nodes[m->last].outputs;
-  bool standard = onnx_opset(ctx.model) >= 20 && kernel_available(ctx.model, gelu);
+  bool standard = onnx_opset(ctx.model) >= 20 && kernel_available(ctx, gelu);
   if (!standard) {
     gelu.domain = "com.microsoft";
-    if (!kernel_available(ctx.model, gelu)) return false;
+    if (!kernel_available(ctx, gelu)) return false;
     ensure_opset_import(ctx.model, "com.microsoft", 1);
   }
   replace_with(ctx.graph, m->last, std::move(gelu), m->nodes);
@@ -103,5 +103,5 @@ bool fuse_gelu(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_gelu) {
-  reg.add({"fuse_gelu", tessera::rt::OptLevel::kExtended, 10, tessera::passes::fuse_gelu});
+  reg.add({"fuse_gelu", tessera::passes::OptLevel::kExtended, 10, tessera::passes::fuse_gelu});
 }

@@ -118,10 +118,10 @@ bool fuse_layer_norm(RuleContext& ctx, size_t i) {
   if (!m->beta.empty()) ln.inputs.push_back(m->beta);
   ln.outputs = ctx.graph.nodes[m->last].outputs;
   ln.attributes = {ir::Attribute::of_int("axis", -1), ir::Attribute::of_float("epsilon", m->epsilon)};
-  bool standard = onnx_opset(ctx.model) >= 17 && kernel_available(ctx.model, ln);
+  bool standard = onnx_opset(ctx.model) >= 17 && kernel_available(ctx, ln);
   if (!standard) {
     ln.domain = "com.microsoft";
-    if (!kernel_available(ctx.model, ln)) return false;
+    if (!kernel_available(ctx, ln)) return false;
     ensure_opset_import(ctx.model, "com.microsoft", 1);
   }
   replace_with(ctx.graph, m->last, std::move(ln), m->nodes);
@@ -132,5 +132,5 @@ bool fuse_layer_norm(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_layer_norm) {
-  reg.add({"fuse_layer_norm", tessera::rt::OptLevel::kExtended, 20, tessera::passes::fuse_layer_norm});
+  reg.add({"fuse_layer_norm", tessera::passes::OptLevel::kExtended, 20, tessera::passes::fuse_layer_norm});
 }

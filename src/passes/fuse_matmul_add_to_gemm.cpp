@@ -47,7 +47,7 @@ bool fuse_matmul_add_to_gemm(RuleContext& ctx, size_t i) {
     gemm.name = mm.name.empty() ? add.name : mm.name;
     gemm.inputs = {mm.inputs[0], mm.inputs[1], c};
     gemm.outputs = add.outputs;
-    if (!kernel_available(ctx.model, gemm)) return false;
+    if (!kernel_available(ctx, gemm)) return false;
     replace_with(ctx.graph, i, std::move(gemm), {mm.id, add.id});
     return true;
   }
@@ -58,6 +58,6 @@ bool fuse_matmul_add_to_gemm(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_matmul_add_to_gemm) {
-  reg.add({"fuse_matmul_add_to_gemm", tessera::rt::OptLevel::kExtended, 30,
+  reg.add({"fuse_matmul_add_to_gemm", tessera::passes::OptLevel::kExtended, 30,
            tessera::passes::fuse_matmul_add_to_gemm});
 }

@@ -42,7 +42,7 @@ bool fuse_matmul_bias(RuleContext& ctx, size_t i) {
     fused.name = mm.name.empty() ? add.name : mm.name;
     fused.inputs = {mm.inputs[0], mm.inputs[1], c};
     fused.outputs = add.outputs;
-    if (!kernel_available(ctx.model, fused)) return false;
+    if (!kernel_available(ctx, fused)) return false;
     // MatMulBias takes a 1-D bias: a [1, N] constant is reshaped by a new initializer.
     if (static_shape(ctx, c)->size() != 1) {
       ir::Tensor row = *constant_value(ctx.graph, c);
@@ -62,5 +62,5 @@ bool fuse_matmul_bias(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_matmul_bias) {
-  reg.add({"fuse_matmul_bias", tessera::rt::OptLevel::kLayout, 10, tessera::passes::fuse_matmul_bias});
+  reg.add({"fuse_matmul_bias", tessera::passes::OptLevel::kLayout, 10, tessera::passes::fuse_matmul_bias, {"cpu"}});
 }

@@ -107,7 +107,7 @@ bool fuse_matmul_scale_transpose(RuleContext& ctx, size_t i) {
   fused.outputs = s->outputs;
   fused.attributes = {ir::Attribute::of_float("alpha", s->alpha), ir::Attribute::of_int("transA", s->trans_a),
                       ir::Attribute::of_int("transB", s->trans_b)};
-  if (!kernel_available(ctx.model, fused)) return false;
+  if (!kernel_available(ctx, fused)) return false;
   ensure_opset_import(ctx.model, "com.microsoft", 1);
   replace_with(ctx.graph, s->at, std::move(fused), s->gone);
   return true;
@@ -117,6 +117,6 @@ bool fuse_matmul_scale_transpose(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_matmul_scale_transpose) {
-  reg.add({"fuse_matmul_scale_transpose", tessera::rt::OptLevel::kExtended, 40,
+  reg.add({"fuse_matmul_scale_transpose", tessera::passes::OptLevel::kExtended, 40,
            tessera::passes::fuse_matmul_scale_transpose});
 }

@@ -66,7 +66,7 @@ bool fuse_skip_layer_norm(RuleContext& ctx, size_t i) {
   const std::string& sum = add.outputs[0];
   if (sole_consumer(ctx.graph, sum) != i) sln.outputs = {ln.outputs[0], "", "", sum};
   sln.attributes = {ir::Attribute::of_float("epsilon", attr_float(ln, "epsilon", 1e-5f))};
-  if (!kernel_available(ctx.model, sln)) return false;
+  if (!kernel_available(ctx, sln)) return false;
   ensure_opset_import(ctx.model, "com.microsoft", 1);
   replace_with(ctx.graph, *p, std::move(sln), {add.id, ln.id});
   return true;
@@ -77,5 +77,5 @@ bool fuse_skip_layer_norm(RuleContext& ctx, size_t i) {
 
 TESSERA_REGISTER_RULES(fuse_skip_layer_norm) {
   reg.add(
-      {"fuse_skip_layer_norm", tessera::rt::OptLevel::kExtended, 50, tessera::passes::fuse_skip_layer_norm});
+      {"fuse_skip_layer_norm", tessera::passes::OptLevel::kExtended, 50, tessera::passes::fuse_skip_layer_norm});
 }

@@ -14,7 +14,6 @@
 #include "check/checker.h"
 #include "ops/registry.h"
 #include "runtime/half.h"
-#include "runtime/kernel.h"
 
 namespace tessera::passes {
 
@@ -280,12 +279,12 @@ void replace_with(ir::Graph& g, size_t index, ir::Node n, const std::vector<ir::
     if (!old) continue;
     std::string names = old->name.empty() ? old->op_type : old->name;
     for (const auto& [k, v] : old->metadata_props)
-      if (k == rt::kFusedFromKey) names = v;
+      if (k == kFusedFromKey) names = v;
     from += (from.empty() ? "" : ",") + names;
   }
   if (!from.empty()) {
-    std::erase_if(n.metadata_props, [](const ir::StringPair& p) { return p.first == rt::kFusedFromKey; });
-    n.metadata_props.emplace_back(rt::kFusedFromKey, from);
+    std::erase_if(n.metadata_props, [](const ir::StringPair& p) { return p.first == kFusedFromKey; });
+    n.metadata_props.emplace_back(kFusedFromKey, from);
   }
   g.add_node(std::move(n), index);
   remove_nodes(g, gone);
@@ -417,13 +416,8 @@ ir::DataType elem_type(const RuleContext& ctx, std::string_view value) {
 
 // ---- Kernels and opsets ---------------------------------------------------------------------------
 
-bool kernel_available(const ir::Model& model, const ir::Node& n) {
-  auto v = model.opset_version(n.domain);
-  int opset = v ? static_cast<int>(*v) : (n.domain == "com.microsoft" || n.domain == "com.tessera" ? 1 : 0);
-  const ops::OpSchema* schema = ops::OpRegistry::global().find(n.domain, n.op_type, opset);
-  if (!schema) return false;
-  rt::KernelInfo info(n, schema, schema->since_version());
-  return rt::KernelRegistry::global().find("cpu", info) != nullptr;
+bool kernel_available(const RuleContext& ctx, const ir::Node& n) {
+  return ctx.target.kernels && ctx.target.kernels->has_kernel(ctx.model, n);
 }
 
 void ensure_opset_import(ir::Model& model, const std::string& domain, int64_t version) {

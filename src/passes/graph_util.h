@@ -102,10 +102,9 @@ ir::DataType elem_type(const RuleContext& ctx, std::string_view value);
 // a node replaced by an initializer of the same name), so the next query need not re-run the checker.
 void keep_type_cache(const RuleContext& ctx);
 
-// Whether the CPU backend has a kernel for `n` under the model's opset imports (a rule must not fuse
-// into an op the session cannot run). A com.microsoft node the model does not import yet is looked up
-// at version 1, the version ensure_opset_import adds (so is a com.tessera one).
-bool kernel_available(const ir::Model& model, const ir::Node& n);
+// Whether the target's engine has a kernel for `n` under the model's opset imports (a rule must not
+// fuse into an op the session cannot run); false when the target names no engine.
+bool kernel_available(const RuleContext& ctx, const ir::Node& n);
 // Imports `domain` at `version` when the model does not import it (for com.microsoft fusions).
 void ensure_opset_import(ir::Model& model, const std::string& domain, int64_t version);
 

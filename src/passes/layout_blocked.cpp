@@ -60,14 +60,14 @@ std::string attr_string(const ir::Node& n, std::string_view name) {
 // The ONNX nodes a node stands for, as replace_with records them.
 std::string fused_names(const ir::Node& n) {
   for (const auto& [k, v] : n.metadata_props)
-    if (k == rt::kFusedFromKey) return v;
+    if (k == kFusedFromKey) return v;
   return n.name.empty() ? n.op_type : n.name;
 }
 
 void absorb(ir::Node& into, const ir::Node& gone) {
   std::string from = fused_names(into) + "," + fused_names(gone);
-  std::erase_if(into.metadata_props, [](const ir::StringPair& p) { return p.first == rt::kFusedFromKey; });
-  into.metadata_props.emplace_back(rt::kFusedFromKey, from);
+  std::erase_if(into.metadata_props, [](const ir::StringPair& p) { return p.first == kFusedFromKey; });
+  into.metadata_props.emplace_back(kFusedFromKey, from);
 }
 
 class BlockedLayout {
@@ -362,8 +362,8 @@ int64_t cpu_channel_block() {
   return block;
 }
 
-void to_blocked_layout(ir::Model& model, std::vector<Rewrite>& log) {
-  RuleContext ctx{model, model.graph, true};
+void to_blocked_layout(ir::Model& model, const Target& target, std::vector<Rewrite>& log) {
+  RuleContext ctx{model, model.graph, true, target};
   if (!BlockedLayout(ctx, cpu_channel_block()).run(log)) return;
   ensure_opset_import(model, layout::kDomain, 1);
 }

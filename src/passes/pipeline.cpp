@@ -53,23 +53,35 @@
 
 namespace tessera::passes {
 
-std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level) {
+namespace {
+constexpr const char* kBlockedLayoutPass = "to_blocked_layout";
+}  // namespace
+
+std::vector<Rewrite> optimize(ir::Model& model, const Target& target) {
   std::vector<Rewrite> done;
-  if (level == rt::OptLevel::kNone) return done;
-  run_rules(model, rules_for(rt::OptLevel::kBasic), done);
-  if (level >= rt::OptLevel::kExtended) run_rules(model, rules_for(rt::OptLevel::kExtended), done);
-  if (level < rt::OptLevel::kLayout) return done;
-  run_rules(model, rules_for(rt::OptLevel::kLayout), done);
-  to_blocked_layout(model, done);
+  OptLevel level = target.level;
+  if (level == OptLevel::kNone) return done;
+  run_rules(model, rules_for(OptLevel::kBasic, target), target, done);
+  if (level >= OptLevel::kExtended) run_rules(model, rules_for(OptLevel::kExtended, target), target, done);
+  if (level < OptLevel::kLayout) return done;
+  run_rules(model, rules_for(OptLevel::kLayout, target), target, done);
+  if (target.layout == Layout::kBlocked && target.rule_enabled(kBlockedLayoutPass))
+    to_blocked_layout(model, target, done);
   return done;
 }
 
 std::vector<RuleInfo> list_rules() {
   std::vector<RuleInfo> out;
-  for (rt::OptLevel level : {rt::OptLevel::kBasic, rt::OptLevel::kExtended, rt::OptLevel::kLayout})
-    for (const Rule* r : rules_for(level)) out.push_back({r->name, r->level, r->order});
-  out.push_back({"to_blocked_layout", rt::OptLevel::kLayout, 100});  // after the layout rules
+  for (OptLevel level : {OptLevel::kBasic, OptLevel::kExtended, OptLevel::kLayout})
+    for (const Rule* r : rules_for(level)) out.push_back({r->name, r->level, r->order, r->backends});
+  out.push_back({kBlockedLayoutPass, OptLevel::kLayout, 100, {"cpu"}});  // after the layout rules
   return out;
+}
+
+bool rule_exists(std::string_view name) {
+  for (const auto& r : list_rules())
+    if (r.name == name) return true;
+  return false;
 }
 
 }  // namespace tessera::passes

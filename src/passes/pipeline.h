@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ir/model.h"
-#include "runtime/session.h"
+#include "passes/target.h"
 
 namespace tessera::passes {
 
@@ -24,20 +24,23 @@ struct Rewrite {
 
 // The layout level: chains of 2-D convolutions and pooling move to the blocked layout of
 // ops/layout/blocked.h (com.tessera BlockedConv...), with reorders where plain NCHW values are read.
-void to_blocked_layout(ir::Model& model, std::vector<Rewrite>& log);
+void to_blocked_layout(ir::Model& model, const Target& target, std::vector<Rewrite>& log);
 // The channel block the CPU's convolution kernels use: 16 with AVX-512, else 8.
 int64_t cpu_channel_block();
 
-// Rewrites `model` in place up to `level`; returns what was rewritten, in order.
-std::vector<Rewrite> optimize(ir::Model& model, rt::OptLevel level);
+// Rewrites `model` in place up to `target.level` for `target`; returns what was rewritten, in order.
+std::vector<Rewrite> optimize(ir::Model& model, const Target& target);
 
 // A registered rule as `tessera optimize --list-rules` shows it.
 struct RuleInfo {
   std::string name;
-  rt::OptLevel level = rt::OptLevel::kBasic;
-  int order = 0;  // position within the level
+  OptLevel level = OptLevel::kBasic;
+  int order = 0;                      // position within the level
+  std::vector<std::string> backends;  // empty: every backend
 };
 // Every rule, in the order optimize() tries them: the basic level first, each level by order.
 std::vector<RuleInfo> list_rules();
+// Whether a rule of that name exists (for --disable-rule).
+bool rule_exists(std::string_view name);
 
 }  // namespace tessera::passes

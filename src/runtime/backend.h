@@ -1,37 +1,31 @@
-// The backend interface: what a device offers the session. The CPU backend is built in; the CUDA
-// backend (next) is a shared library loaded at run time that returns a Backend from
-// `tessera_backend_create(int interface_version)`, so `tessera` runs where no GPU is.
+// The backend interface: what a device offers the session.
 //
-// The interface is versioned: a backend built against another kBackendInterfaceVersion is refused at
-// load with a message saying both versions, instead of crashing on a changed vtable.
+// A backend owns its device's memory (the session plans one arena per backend through allocate()), its
+// stream and events, and its own kernel registry. When the session is built, each backend in order of
+// preference claims the nodes it can run (ONNX Runtime's GetCapability), the CPU backend takes the
+// rest, and the compiler inserts one copy per value and device where placement changes
+// (src/runtime/placement.h).
+//
+// The CPU backend is built in. Other backends (CUDA) are shared libraries loaded at run time
+// (backend_loader.h) that export `tessera_backend_create`, so `tessera` runs where no GPU is. The
+// interface is versioned: a library built against another kBackendInterfaceVersion is refused at load
+// with a message giving both versions, instead of crashing on a changed vtable.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "runtime/kernel.h"
+#include "runtime/stream.h"
 
 namespace tessera::rt {
 
-inline constexpr int kBackendInterfaceVersion = 1;
-
-// A queue of work on a device, and a marker in it. The CPU backend runs synchronously, so its stream
-// is the calling thread and its events complete at once.
-class Stream {
- public:
-  virtual ~Stream() = default;
-  virtual void synchronize() = 0;
-};
-class Event {
- public:
-  virtual ~Event() = default;
-  virtual void record(Stream& s) = 0;
-  virtual void synchronize() = 0;
-  // Milliseconds between two recorded events (device time where the device can measure it).
-  virtual double elapsed_ms(const Event& since) const = 0;
-};
+inline constexpr int kBackendInterfaceVersion = 2;
 
 // Told about every kernel launch when profiling is on; the GPU backend adds counters (CUPTI) here.
 class ProfilerHook {
@@ -41,27 +35,59 @@ class ProfilerHook {
   virtual void kernel_end(const KernelInfo& node, std::string_view kernel_name) = 0;
 };
 
+// What a device ran out of, for a clear message: which allocation of how many bytes, on which device.
+class OutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual int interface_version() const { return kBackendInterfaceVersion; }
   virtual std::string_view name() const = 0;  // "cpu", "cuda"
   virtual Device device() const = 0;
-  // Whether this backend has a kernel for the node; the session partitions by asking each backend in
-  // order and falls back to the CPU for the rest.
-  virtual bool supports_op(const KernelInfo& info) const = 0;
+  virtual std::string device_name() const = 0;  // "Intel Xeon ...", "NVIDIA H100 80GB HBM3"
+  bool is_host() const { return device().kind == DeviceKind::kCpu; }
+
+  // The backend's own kernels.
+  virtual const KernelRegistry& kernels() const = 0;
+  // The highest kernel priority this backend uses (the CPU backend's reference-only mode uses 0).
+  virtual int max_priority() const { return INT_MAX; }
+  // Whether this backend has a kernel for the node.
+  virtual bool supports_op(const KernelInfo& info) const {
+    return kernels().find(info, max_priority()) != nullptr;
+  }
+  // Which of a graph's nodes (in graph order, with inferred types) this backend takes: by default each
+  // node it supports. A device backend may decline nodes whose copies would cost more than they save.
+  virtual std::vector<bool> claim(std::span<const KernelInfo* const> nodes) const;
   // The kernel and the name the profiler shows for it ("reference", "dnnl", ...).
-  virtual std::pair<KernelPtr, std::string> create_kernel(const KernelInfo& info) const = 0;
-  // Device memory: `bytes` bytes, freed when the last reference goes.
+  virtual std::pair<KernelPtr, std::string> create_kernel(const KernelInfo& info) const;
+
+  // Device memory: `bytes` bytes, freed when the last reference goes. Throws OutOfMemory.
   virtual std::shared_ptr<void> allocate(size_t bytes) = 0;
-  virtual void copy_to_host(const Tensor& src, void* dst) = 0;
-  virtual Tensor copy_from_host(const Tensor& src) = 0;
+  virtual void fill_zero(void* p, size_t bytes, Stream& s) = 0;
+  // Copies between this device and the host, queued on `s`. copy_to_host returns when `dst` holds the
+  // data (the host is about to read it); copy_from_host may return before the copy is done (the
+  // source stays alive until the stream has passed it: it is a value of the running graph).
+  virtual void copy_to_host(const Tensor& src, void* dst, Stream& s) = 0;
+  virtual void copy_from_host(const void* src, Tensor& dst, Stream& s) = 0;
+
+  // The stream kernels of this backend run on.
+  virtual Stream& stream() = 0;
   virtual std::unique_ptr<Stream> create_stream() = 0;
   virtual std::unique_ptr<Event> create_event() = 0;
   virtual void set_profiler(ProfilerHook* hook) { (void)hook; }
 };
 
-// The built-in CPU backend: kernels of KernelRegistry::global() registered for "cpu".
+// A tensor of `dtype` and `shape` in `b`'s memory (uninitialised).
+Tensor allocate_on(Backend& b, DataType dtype, Shape shape);
+// A copy of a host tensor on backend `b` (the tensor itself when `b` is the host), synchronised.
+Tensor to_device(Backend& b, const Tensor& host);
+// A host copy of a tensor held by `b` (the tensor itself when `b` is the host), synchronised.
+Tensor to_host(Backend& b, const Tensor& t);
+
+// The built-in CPU backend: the kernels of KernelRegistry::cpu().
 // `reference_only`: only the reference kernels (for checking the fast ones against them).
 std::unique_ptr<Backend> make_cpu_backend(bool reference_only = false);
 

@@ -3,15 +3,26 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ops/registry.h"
+#include "runtime/backend.h"
 
 namespace tessera::rt {
 
 int ExecGraph::find_slot(const std::string& name) const {
   auto it = slots_.find(name);
   return it == slots_.end() ? -1 : it->second;
+}
+
+void ExecGraph::drop_constant(int slot) {
+  std::erase_if(constants_, [slot](const auto& c) { return c.first == slot; });
+}
+
+int ExecGraph::outer_slot(const std::string& name) const {
+  auto it = host_copies_.find(name);
+  return it == host_copies_.end() ? find_slot(name) : it->second;
 }
 
 bool ExecGraph::resolves(const std::string& name) const {
@@ -28,6 +39,55 @@ std::string node_label(const ir::Node& n) {
 int opset_of(const ir::Model& m, std::string_view domain) {
   auto v = m.opset_version(domain);
   return v ? static_cast<int>(*v) : 0;
+}
+
+NodeTypes node_types(const ir::Node& n, const std::unordered_map<std::string, ir::Type>* types) {
+  NodeTypes t;
+  auto lookup = [&](const std::string& name) {
+    if (!types || name.empty()) return ir::Type{};
+    auto it = types->find(name);
+    return it == types->end() ? ir::Type{} : it->second;
+  };
+  for (const auto& in : n.inputs) t.inputs.push_back(lookup(in));
+  for (const auto& out : n.outputs) t.outputs.push_back(lookup(out));
+  return t;
+}
+
+std::unique_ptr<KernelInfo> make_info(const ir::Node& n, const ir::Model& model,
+                                      const std::unordered_map<std::string, ir::Type>* types,
+                                      std::vector<std::pair<std::string, const ExecGraph*>> subs) {
+  int opset = opset_of(model, n.domain);
+  const ops::OpSchema* schema = ops::OpRegistry::global().find(n.domain, n.op_type, opset);
+  int since = schema ? schema->since_version() : opset;
+  return std::make_unique<KernelInfo>(n, schema, since, std::move(subs), node_types(n, types));
+}
+
+// Copies a value between two backends' memories; placed on the destination's backend, so that its
+// output is allocated there.
+class CopyKernel : public OpKernel {
+ public:
+  CopyKernel(Backend* from, Backend* to) : from_(from), to_(to) {}
+  void compute(KernelContext& ctx) const override {
+    const Value& v = ctx.value(0);
+    if (v.is_none()) return ctx.set_output(0, v);
+    if (!v.is_tensor()) ctx.fail(fmt::format("only tensors move between devices, got {}", v.describe()));
+    const Tensor& src = v.tensor();
+    Tensor& dst = ctx.output_uninitialized(0, src.dtype(), src.shape());
+    if (src.nbytes() == 0) return;
+    if (to_->is_host()) return from_->copy_to_host(src, dst.raw(), from_->stream());
+    if (from_->is_host()) return to_->copy_from_host(src.raw(), dst, to_->stream());
+    Tensor staged = to_host(*from_, src);  // between two devices: through the host
+    to_->copy_from_host(staged.raw(), dst, to_->stream());
+    to_->stream().synchronize();
+  }
+
+ private:
+  Backend* from_;
+  Backend* to_;
+};
+
+std::string device_label(const Backend& b) {
+  return fmt::format("{}:{}", b.name(), b.device().index);
 }
 
 }  // namespace
@@ -93,13 +153,10 @@ std::unique_ptr<ExecGraph> ExecGraph::compile(const ir::Graph& g, const CompileO
   }
   for (const auto& out : g.outputs) eg->outputs_.push_back(use(out.name));
 
-  // Kernels and subgraphs. Subgraphs compile with this graph as their enclosing scope; the names they
-  // take from it count as inputs of the node that owns them, for liveness.
-  const auto& registry = ops::OpRegistry::global();
+  // Subgraphs compile with this graph as their enclosing scope; the names they take from it count as
+  // inputs of the node that owns them, for liveness (and they are read on the host).
   for (auto& en : eg->nodes_) {
     const ir::Node& n = *en.node;
-    int opset = opset_of(*opts.model, n.domain);
-    const ops::OpSchema* schema = registry.find(n.domain, n.op_type, opset);
     std::vector<std::pair<std::string, const ExecGraph*>> subs;
     for (const auto& a : n.attributes) {
       if (a.type != ir::AttrType::kGraph || a.graphs.empty()) continue;
@@ -110,27 +167,115 @@ std::unique_ptr<ExecGraph> ExecGraph::compile(const ir::Graph& g, const CompileO
       subs.emplace_back(a.name, sub.get());
       en.subgraphs.push_back(std::move(sub));
     }
-    int since = schema ? schema->since_version() : opset;
-    en.info = std::make_unique<KernelInfo>(n, schema, since, std::move(subs));
-    for (Backend* b : opts.backends) {
-      if (!b->supports_op(*en.info)) continue;
-      try {
-        auto [k, name] = b->create_kernel(*en.info);
-        en.kernel = std::move(k);
-        en.kernel_name = std::move(name);
-      } catch (const KernelError& e) {
-        throw CompileError(fmt::format("{}: {}: {}", eg->path_, node_label(n), e.what()));
-      }
-      en.backend = b;
-      break;
-    }
-    if (!en.kernel) {
-      std::string domain = n.domain.empty() ? "ai.onnx" : n.domain;
-      throw CompileError(fmt::format("{}: {}: no kernel for {} version {} of domain {}", eg->path_,
-                                     node_label(n), n.op_type, since, domain));
-    }
+    en.info = make_info(n, *opts.model, opts.types, std::move(subs));
   }
+  eg->place_and_create_kernels(opts);
+  eg->insert_copies(opts.backends.back());
+  eg->compute_liveness();
+  return eg;
+}
 
+}  // namespace tessera::rt
+
+namespace tessera::rt {
+
+void ExecGraph::place_and_create_kernels(const CompileOptions& opts) {
+  std::vector<Backend*> placed(nodes_.size(), nullptr);
+  // Devices first, in order of preference; the host backend (last) takes every node left.
+  for (size_t b = 0; b + 1 < opts.backends.size(); ++b) {
+    std::vector<size_t> open;
+    std::vector<const KernelInfo*> infos;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (placed[i] || !nodes_[i].subgraphs.empty()) continue;  // control flow runs on the host
+      open.push_back(i);
+      infos.push_back(nodes_[i].info.get());
+    }
+    std::vector<bool> taken = opts.backends[b]->claim(infos);
+    for (size_t k = 0; k < open.size() && k < taken.size(); ++k)
+      if (taken[k]) placed[open[k]] = opts.backends[b];
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    ExecNode& en = nodes_[i];
+    const ir::Node& n = *en.node;
+    Backend* b = placed[i] ? placed[i] : opts.backends.back();
+    try {
+      auto [k, name] = b->create_kernel(*en.info);
+      en.kernel = std::move(k);
+      en.kernel_name = std::move(name);
+    } catch (const KernelError& e) {
+      throw CompileError(fmt::format("{}: {}: {}", path_, node_label(n), e.what()));
+    }
+    en.backend = b;
+    if (en.kernel) continue;
+    std::string domain = n.domain.empty() ? "ai.onnx" : n.domain;
+    throw CompileError(fmt::format("{}: {}: no kernel for {} version {} of domain {}", path_, node_label(n),
+                                   n.op_type, en.info->since_version(), domain));
+  }
+}
+
+// A copy of `slot` from backend `from` to backend `to`: a weight is copied now, once; any other value
+// gets a copy node appended to `out`, which runs before the node that needs it.
+int ExecGraph::copy_slot(int slot, Backend* from, Backend* to, std::vector<ExecNode>& out) {
+  std::string name = names_[static_cast<size_t>(slot)];
+  int copy = static_cast<int>(names_.size());
+  names_.push_back(fmt::format("{}@{}", name, device_label(*to)));
+  for (size_t c = 0; c < constants_.size(); ++c) {
+    const auto& [s, v] = constants_[c];
+    if (s != slot || !v.is_tensor() || !from->is_host()) continue;
+    Value moved(to_device(*to, v.tensor()));
+    constants_.emplace_back(copy, std::move(moved));
+    return copy;
+  }
+  ExecNode en;
+  en.own_node = std::make_unique<ir::Node>();
+  ir::Node& n = *en.own_node;
+  n.op_type = to->is_host() ? "MemcpyToHost" : "MemcpyToDevice";
+  n.domain = "com.tessera";
+  n.name = fmt::format("{}({})", n.op_type, name);
+  n.inputs = {name};
+  n.outputs = {names_.back()};
+  en.node = &n;
+  en.info = std::make_unique<KernelInfo>(n, nullptr, 1);
+  en.kernel = std::make_unique<CopyKernel>(from, to);
+  en.kernel_name = fmt::format("copy {} -> {}", device_label(*from), device_label(*to));
+  en.backend = to;
+  en.inputs = {slot};
+  en.outputs = {copy};
+  out.push_back(std::move(en));
+  copies_++;
+  if (to->is_host()) host_copies_[name] = copy;
+  return copy;
+}
+
+void ExecGraph::insert_copies(Backend* host) {
+  std::vector<Backend*> home(names_.size(), host);  // where each slot's value lives
+  for (const auto& en : nodes_)
+    for (int s : en.outputs)
+      if (s >= 0) home[static_cast<size_t>(s)] = en.backend;
+  std::map<std::pair<int, Backend*>, int> copies;
+  std::vector<ExecNode> placed;
+  placed.reserve(nodes_.size());
+  auto reach = [&](int s, Backend* want) {
+    if (s < 0 || home[static_cast<size_t>(s)] == want) return s;
+    auto [it, fresh] = copies.emplace(std::make_pair(s, want), -1);
+    if (fresh) {
+      it->second = copy_slot(s, home[static_cast<size_t>(s)], want, placed);
+      home.push_back(want);
+    }
+    return it->second;
+  };
+  for (auto& en : nodes_) {
+    size_t own = en.node->inputs.size();
+    for (size_t k = 0; k < en.inputs.size(); ++k)  // subgraphs read outer values on the host
+      en.inputs[k] = reach(en.inputs[k], k < own ? en.backend : host);
+    placed.push_back(std::move(en));
+  }
+  for (int& s : outputs_) s = reach(s, host);
+  nodes_ = std::move(placed);
+}
+
+void ExecGraph::compute_liveness() {
+  auto* eg = this;
   // Liveness: each slot is released right after its last reader; graph outputs never are.
   std::set<int> produced;
   for (const auto& en : eg->nodes_)
@@ -162,7 +307,6 @@ std::unique_ptr<ExecGraph> ExecGraph::compile(const ir::Graph& g, const CompileO
   for (auto& en : eg->nodes_)
     for (int s : en.outputs)
       if (s >= 0 && last[static_cast<size_t>(s)] < 0) en.release.push_back(s);
-  return eg;
 }
 
 }  // namespace tessera::rt

@@ -1,7 +1,15 @@
-// A graph compiled for execution: values numbered into slots, a kernel per node, the slots each node
-// releases (the last use of a value frees it, so memory follows liveness), and the compiled bodies of
-// control-flow attributes. Subgraphs see the values of enclosing graphs by name (ONNX outer scope);
-// compilation resolves those names once and the enclosing node keeps them alive until it has run.
+// A graph compiled for execution: values numbered into slots, a kernel per node placed on a backend,
+// the copies between devices where placement changes, the slots each node releases (the last use of a
+// value frees it, so memory follows liveness), and the compiled bodies of control-flow attributes.
+// Subgraphs see the values of enclosing graphs by name (ONNX outer scope); compilation resolves those
+// names once and the enclosing node keeps them alive until it has run.
+//
+// Placement: each backend, in order of preference, claims the nodes it can run (Backend::claim, from
+// the nodes' inferred types); the host backend, last, takes the rest. A value read on another device
+// than the one that made it is copied once per device, before its first reader there (a node inserted
+// by the compiler, MemcpyToDevice / MemcpyToHost), and every later reader on that device reads the
+// copy: no value goes back and forth per node. Weights read on a device are copied there when the
+// graph is compiled. Graph inputs, outputs and outer-scope values live on the host.
 #pragma once
 
 #include <memory>
@@ -17,6 +25,7 @@ namespace tessera::rt {
 
 struct ExecNode {
   const ir::Node* node = nullptr;
+  std::unique_ptr<ir::Node> own_node;  // the node of a copy the compiler inserted (node points to it)
   std::unique_ptr<KernelInfo> info;
   KernelPtr kernel;
   std::string kernel_name;  // "reference", "dnnl"...
@@ -33,8 +42,10 @@ struct ExecNode {
 // What compilation needs from the session.
 struct CompileOptions {
   const ir::Model* model = nullptr;  // opset imports
-  std::vector<Backend*> backends;    // in order of preference; the CPU backend last
-  std::string graph_path;            // for messages: "main", "main/If_0:then_branch"
+  std::vector<Backend*> backends;    // in order of preference; the host (CPU) backend last
+  // Inferred value types (check::CheckResult::value_types), handed to the kernels; may be null.
+  const std::unordered_map<std::string, ir::Type>* types = nullptr;
+  std::string graph_path;  // for messages: "main", "main/If_0:then_branch"
 };
 
 class ExecGraph {
@@ -48,6 +59,9 @@ class ExecGraph {
   int slot_count() const { return static_cast<int>(names_.size()); }
   const std::string& slot_name(int s) const { return names_[static_cast<size_t>(s)]; }
   int find_slot(const std::string& name) const;  // -1 when the graph does not know the name
+  // The slot a subgraph reads for outer-scope value `name`: its host copy when the value lives on a
+  // device, else find_slot(name).
+  int outer_slot(const std::string& name) const;
   // Whether the name is a slot here or in an enclosing graph.
   bool resolves(const std::string& name) const;
   const std::vector<int>& input_slots() const { return inputs_; }
@@ -56,10 +70,20 @@ class ExecGraph {
   // Names taken from enclosing graphs: (local slot, name).
   const std::vector<std::pair<int, std::string>>& outer() const { return outer_; }
   const std::vector<ExecNode>& nodes() const { return nodes_; }
+  std::vector<ExecNode>& mutable_nodes() { return nodes_; }  // for preparing the kernels
+  // Forgets a constant every reader has taken its own copy of (Session::prepare_kernels).
+  void drop_constant(int slot);
   // Slots of inputs and constants released before any node runs (never used).
   const std::vector<int>& unused() const { return unused_; }
+  // Copies inserted between devices (this graph only).
+  size_t copy_count() const { return copies_; }
 
  private:
+  void place_and_create_kernels(const CompileOptions& opts);
+  void insert_copies(Backend* host);
+  int copy_slot(int slot, Backend* from, Backend* to, std::vector<ExecNode>& out);
+  void compute_liveness();
+
   const ir::Graph* graph_ = nullptr;
   const ExecGraph* enclosing_ = nullptr;
   std::string path_;
@@ -69,6 +93,8 @@ class ExecGraph {
   std::vector<std::pair<int, Value>> constants_;
   std::vector<std::pair<int, std::string>> outer_;
   std::vector<ExecNode> nodes_;
+  std::unordered_map<std::string, int> host_copies_;  // value name -> slot of its host copy
+  size_t copies_ = 0;
 };
 
 class CompileError : public std::runtime_error {

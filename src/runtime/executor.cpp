@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "runtime/backend.h"
+
 namespace tessera::rt {
 
 namespace {
@@ -11,14 +13,20 @@ using Clock = std::chrono::steady_clock;
 class FrameHost : public ExecutionHost {
  public:
   FrameHost(RunContext& rc, const Frame& f) : rc_(rc), frame_(f) {}
+  // The node about to run: its allocations come from its backend's planner, on its stream.
+  void set_node(const ExecNode& en) {
+    backend_ = en.backend;
+    planner_ = rc_.planner;
+    for (const auto& [b, p] : rc_.device_planners)
+      if (b == en.backend) planner_ = p;
+  }
   Tensor allocate(DataType dtype, Shape shape) override {
-    return rc_.planner ? rc_.planner->allocate(dtype, std::move(shape))
-                       : Tensor::zeros(dtype, std::move(shape));
+    return planner_ ? planner_->allocate(dtype, std::move(shape)) : Tensor::zeros(dtype, std::move(shape));
   }
   Tensor allocate_uninitialized(DataType dtype, Shape shape) override {
-    return rc_.planner ? rc_.planner->allocate(dtype, std::move(shape), false)
-                       : Tensor::zeros(dtype, std::move(shape));
+    return planner_ ? planner_->allocate(dtype, std::move(shape), false) : Tensor::zeros(dtype, std::move(shape));
   }
+  Stream& stream() override { return backend_ ? backend_->stream() : host_stream(); }
   std::vector<Value> run_subgraph(const ExecGraph& g, std::span<const Value> inputs) override {
     return run_graph(g, inputs, &frame_, rc_);
   }
@@ -28,6 +36,8 @@ class FrameHost : public ExecutionHost {
  private:
   RunContext& rc_;
   const Frame& frame_;
+  Backend* backend_ = nullptr;
+  MemoryPlanner* planner_ = nullptr;
 };
 
 // Fusion rules record the ONNX nodes they replaced in the new node's metadata, so the profiler can tie
@@ -59,14 +69,23 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
   for (size_t i = 0; i < own; ++i)
     if (en.inputs[i] >= 0) ins[i] = &f.slots[static_cast<size_t>(en.inputs[i])];
   std::vector<Value> outs(en.outputs.size());
+  host.set_node(en);
   KernelContext ctx(*en.info, ins, outs, host, en.last_use);
   Clock::time_point t0;
-  if (rc.events) t0 = Clock::now();
+  std::unique_ptr<Event> e0, e1;
+  if (rc.events) {
+    t0 = Clock::now();
+    e0 = en.backend->create_event();
+    e1 = en.backend->create_event();
+    e0->record(en.backend->stream());
+  }
   try {
     en.kernel->compute(ctx);
   } catch (const RunError&) {
     throw;
   } catch (const KernelError& e) {
+    throw RunError(fmt::format("{}: {}: {}", f.graph->path(), label(*en.node), e.what()));
+  } catch (const OutOfMemory& e) {
     throw RunError(fmt::format("{}: {}: {}", f.graph->path(), label(*en.node), e.what()));
   } catch (const std::bad_alloc&) {
     throw RunError(fmt::format("{}: {}: out of memory", f.graph->path(), label(*en.node)));
@@ -75,19 +94,22 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
         fmt::format("{}: {}: internal error: {}", f.graph->path(), label(*en.node), e.what()));
   }
   if (rc.events) {
-    auto t1 = Clock::now();
+    e1->record(en.backend->stream());
     NodeEvent ev;
     ev.graph_path = f.graph->path();
     ev.node_id = en.node->id;
     ev.node_name = en.node->name;
     ev.op_type = en.node->op_type;
     ev.kernel = en.kernel_name;
+    ev.backend = std::string(en.backend->name());
+    ev.device = fmt::format("{}:{}", en.backend->name(), en.backend->device().index);
     ev.path = ctx.path();
     ev.start_us = std::chrono::duration<double, std::micro>(t0 - rc.start).count();
-    ev.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
     for (const auto& o : outs) ev.output_shapes.push_back(o.is_tensor() ? o.tensor().shape() : Shape{});
     ev.fused_from = fused_from(*en.node);
     rc.events->push_back(std::move(ev));
+    // Device time: the events are read once the run has finished (Session::run).
+    rc.timings.push_back({std::move(e0), std::move(e1)});
   }
   for (size_t i = 0; i < outs.size(); ++i) {
     int s = en.outputs[i];
@@ -117,7 +139,7 @@ std::vector<Value> run_graph(const ExecGraph& g, std::span<const Value> inputs, 
         fmt::format("{}: {} inputs given, the graph takes {}", g.path(), inputs.size(), in_slots.size()));
   for (size_t i = 0; i < inputs.size(); ++i) f.slots[static_cast<size_t>(in_slots[i])] = inputs[i];
   for (const auto& [s, name] : g.outer()) {
-    int ps = parent ? parent->graph->find_slot(name) : -1;
+    int ps = parent ? parent->graph->outer_slot(name) : -1;
     if (ps < 0) throw RunError(fmt::format("{}: outer-scope value '{}' not found", g.path(), name));
     f.slots[static_cast<size_t>(s)] = parent->slots[static_cast<size_t>(ps)];
   }

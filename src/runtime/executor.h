@@ -15,10 +15,14 @@
 namespace tessera::rt {
 
 struct RunContext {
-  MemoryPlanner* planner = nullptr;
+  MemoryPlanner* planner = nullptr;  // the host's
+  // Each device backend's planner (the host's is `planner`); a node allocates from its backend's.
+  std::vector<std::pair<const Backend*, MemoryPlanner*>> device_planners;
   ThreadPool* pool = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   std::vector<NodeEvent>* events = nullptr;  // non-null when profiling
+  // Per profiled event, the backend events recorded around its kernel, in the same order.
+  std::vector<std::pair<std::unique_ptr<Event>, std::unique_ptr<Event>>> timings;
   std::chrono::steady_clock::time_point start;
 };
 

@@ -18,6 +18,7 @@ class ForwardingHost : public ExecutionHost {
   std::vector<Value> run_subgraph(const ExecGraph&, std::span<const Value>) override {
     throw KernelError("an inner kernel has no subgraph");
   }
+  Stream& stream() override { return ctx_.stream(); }
   ThreadPool& threads() override { return ctx_.threads(); }
   bool cancelled() const override { return ctx_.cancelled(); }
 
@@ -32,7 +33,7 @@ InnerKernel::InnerKernel(ir::Node node, int opset, int max_priority)
   const ops::OpSchema* schema = ops::OpRegistry::global().find(node_->domain, node_->op_type, opset);
   if (!schema) throw KernelError(fmt::format("the {} schema is missing", node_->op_type));
   info_ = std::make_unique<KernelInfo>(*node_, schema, schema->since_version());
-  const KernelDef* def = KernelRegistry::global().find("cpu", *info_, max_priority);
+  const KernelDef* def = KernelRegistry::cpu().find(*info_, max_priority);
   if (!def) throw KernelError(fmt::format("no CPU kernel for {} is registered", node_->op_type));
   kernel_ = def->create(*info_);
 }

@@ -15,8 +15,28 @@ void throw_unsupported_dtype(std::string_view what, DataType dt) {
 }
 
 KernelInfo::KernelInfo(const ir::Node& node, const ops::OpSchema* schema, int opset,
-                       std::vector<std::pair<std::string, const ExecGraph*>> subgraphs)
-    : node_(&node), schema_(schema), since_(opset), subgraphs_(std::move(subgraphs)) {}
+                       std::vector<std::pair<std::string, const ExecGraph*>> subgraphs, NodeTypes types)
+    : node_(&node), schema_(schema), since_(opset), subgraphs_(std::move(subgraphs)), types_(std::move(types)) {}
+
+namespace {
+const ir::Type& unknown_type() {
+  static const ir::Type t;
+  return t;
+}
+}  // namespace
+
+const ir::Type& KernelInfo::input_type(size_t i) const {
+  return i < types_.inputs.size() ? types_.inputs[i] : unknown_type();
+}
+
+const ir::Type& KernelInfo::output_type(size_t i) const {
+  return i < types_.outputs.size() ? types_.outputs[i] : unknown_type();
+}
+
+DataType KernelInfo::input_dtype(size_t i) const {
+  const ir::Type& t = input_type(i);
+  return t.is_tensor() ? t.elem : DataType::kUndefined;
+}
 
 const ir::Attribute* KernelInfo::attr(std::string_view name) const {
   if (const ir::Attribute* a = node_->attr(name)) return a;
@@ -159,7 +179,7 @@ KernelDef KernelDef::fn(std::string op_type, KernelFn fn, int since_min, int sin
   return d;
 }
 
-const KernelRegistry& KernelRegistry::global() {
+const KernelRegistry& KernelRegistry::cpu() {
   static const KernelRegistry* reg = [] {
     auto* r = new KernelRegistry();
     register_all_kernels(*r);
@@ -172,13 +192,11 @@ void KernelRegistry::add(KernelDef def) {
   defs_.push_back(std::move(def));
 }
 
-const KernelDef* KernelRegistry::find(std::string_view backend, const KernelInfo& info,
-                                      int max_priority) const {
+const KernelDef* KernelRegistry::find(const KernelInfo& info, int max_priority) const {
   const KernelDef* best = nullptr;
   const ir::Node& n = info.node();
   for (const KernelDef& d : defs_) {
-    if (d.backend != backend || d.op_type != n.op_type || d.domain != ir::canonical_domain(n.domain))
-      continue;
+    if (d.op_type != n.op_type || d.domain != ir::canonical_domain(n.domain)) continue;
     if (info.since_version() < d.since_min || info.since_version() > d.since_max) continue;
     if (d.priority > max_priority || (best && best->priority >= d.priority)) continue;
     if (d.supports && !d.supports(info)) continue;

@@ -20,6 +20,7 @@
 
 #include "ir/graph.h"
 #include "ops/schema.h"
+#include "runtime/stream.h"
 #include "runtime/value.h"
 
 namespace tessera::rt {
@@ -34,12 +35,18 @@ class KernelError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The node as a kernel sees it at creation: attributes (with the schema's defaults), opset version and
-// compiled subgraphs of control-flow attributes.
+// The types of a node's values as shape inference found them at session build (kind kNone where it
+// found nothing): kernels choose their path from these when the session is built, not per run.
+struct NodeTypes {
+  std::vector<ir::Type> inputs, outputs;
+};
+
+// The node as a kernel sees it at creation: attributes (with the schema's defaults), opset version,
+// compiled subgraphs of control-flow attributes and the inferred types of its inputs and outputs.
 class KernelInfo {
  public:
   KernelInfo(const ir::Node& node, const ops::OpSchema* schema, int opset,
-             std::vector<std::pair<std::string, const ExecGraph*>> subgraphs = {});
+             std::vector<std::pair<std::string, const ExecGraph*>> subgraphs = {}, NodeTypes types = {});
 
   const ir::Node& node() const { return *node_; }
   const ops::OpSchema* schema() const { return schema_; }
@@ -50,6 +57,11 @@ class KernelInfo {
   size_t output_count() const { return node_->outputs.size(); }
   bool has_input(size_t i) const { return i < node_->inputs.size() && !node_->inputs[i].empty(); }
   bool has_output(size_t i) const { return i < node_->outputs.size() && !node_->outputs[i].empty(); }
+  // The inferred type of input / output i; a type of kind kNone when unknown (or i out of range).
+  const ir::Type& input_type(size_t i) const;
+  const ir::Type& output_type(size_t i) const;
+  // The element type of input i when inference knows it, else kUndefined.
+  DataType input_dtype(size_t i) const;
 
   // The attribute as written in the node or, failing that, the schema's default; nullptr when neither.
   const ir::Attribute* attr(std::string_view name) const;
@@ -78,6 +90,7 @@ class KernelInfo {
   const ops::OpSchema* schema_;
   int since_;
   std::vector<std::pair<std::string, const ExecGraph*>> subgraphs_;
+  NodeTypes types_;
 };
 
 // The executor's side of a KernelContext: allocation and subgraph runs.
@@ -93,6 +106,8 @@ class ExecutionHost {
   virtual std::vector<Value> run_subgraph(const ExecGraph& g, std::span<const Value> inputs) = 0;
   virtual ThreadPool& threads() = 0;
   virtual bool cancelled() const = 0;
+  // The stream of the backend the node runs on.
+  virtual Stream& stream() { return host_stream(); }
 };
 
 class KernelContext {
@@ -143,6 +158,8 @@ class KernelContext {
   }
   ThreadPool& threads() { return host_.threads(); }
   bool cancelled() const { return host_.cancelled(); }
+  // Where the kernel queues its work: device kernels launch on stream().native().
+  Stream& stream() { return host_.stream(); }
 
   // Throws KernelError with the message; for `fail(fmt::format(...))` one-liners in kernels.
   [[noreturn]] void fail(const std::string& message) const { throw KernelError(message); }
@@ -162,10 +179,27 @@ class KernelContext {
   std::string_view path_;
 };
 
+// What a kernel sees when the session is built, before any run: the constant inputs (initializers),
+// so that it can lay out or pack its weights then, not on the first run, and give the original up.
+class PrepareContext {
+ public:
+  virtual ~PrepareContext() = default;
+  // The tensor that input i always has (an initializer of the graph), or nullptr.
+  virtual const Tensor* constant(size_t i) const = 0;
+  // The kernel keeps what it needs of constant input i in its own layout and will never read the input
+  // again: once every reader has released it, the session frees the original (on the device that held
+  // it, and its pages of a memory-mapped file), so that a weight is held once per device.
+  virtual void release(size_t i) = 0;
+  virtual Stream& stream() { return host_stream(); }
+};
+
 class OpKernel {
  public:
   virtual ~OpKernel() = default;
   virtual void compute(KernelContext& ctx) const = 0;
+  // Called once when the session is built, with the node's constant inputs; the default does nothing.
+  // A kernel that prepares its weights here must still run when a later run finds other shapes.
+  virtual void prepare(PrepareContext& ctx) { (void)ctx; }
   // Bytes the kernel holds beyond the model's own tensors: weights reordered or packed into its layout
   // (oneDNN's blocked filters, the own GEMM's panels). Counted in RunStats::prepared_weight_bytes.
   virtual size_t prepared_bytes() const { return 0; }
@@ -189,7 +223,6 @@ struct KernelDef {
   std::string op_type;
   int since_min = 1;  // schema since-versions covered, inclusive
   int since_max = INT_MAX;
-  std::string backend = "cpu";
   int priority = 0;                                 // reference 0; faster kernels higher
   std::string name;                                 // "reference", "dnnl", ... shown by the profiler
   std::function<bool(const KernelInfo&)> supports;  // empty: every node of the op
@@ -214,16 +247,20 @@ struct KernelDef {
   }
 };
 
+// The kernels of one backend. Each backend owns one: the CPU backend's is filled from the
+// TESSERA_REGISTER_KERNELS functions linked into Tessera, a backend library's by the library itself
+// when it is loaded.
 class KernelRegistry {
  public:
-  // Every kernel of every backend, filled on first use from the TESSERA_REGISTER_KERNELS functions.
-  static const KernelRegistry& global();
+  // The built-in CPU kernels (reference kernels next to the op schemas, fast ones of src/backends/cpu),
+  // filled on first use.
+  static const KernelRegistry& cpu();
 
   void add(KernelDef def);
-  // The best kernel definition of `backend` for the node, or nullptr.
+  // The best kernel definition for the node, or nullptr.
   // `max_priority` 0 restricts the choice to reference kernels (the oracle of the fast-kernel tests).
-  const KernelDef* find(std::string_view backend, const KernelInfo& info, int max_priority = INT_MAX) const;
-  // Every definition for an op (all backends, all versions), for support tables.
+  const KernelDef* find(const KernelInfo& info, int max_priority = INT_MAX) const;
+  // Every definition (all ops, all versions), for support tables.
   std::vector<const KernelDef*> all() const;
 
  private:

@@ -6,6 +6,8 @@
 #include <limits>
 #include <new>
 
+#include "runtime/backend.h"
+
 namespace tessera::rt {
 
 namespace {
@@ -32,6 +34,8 @@ struct Slot {
 };
 
 struct MemoryPlanner::State {
+  Backend* backend = nullptr;
+  std::unique_ptr<Backend> own_backend;  // when planning the host's memory without a session's backend
   std::mutex mu;
   bool recording = true;
   uint64_t clock = 0;
@@ -48,7 +52,13 @@ struct MemoryPlanner::State {
   uint64_t generation = 0;  // of recording runs: a late release from an older run must not count
 };
 
-MemoryPlanner::MemoryPlanner() : st_(std::make_shared<State>()) {}
+MemoryPlanner::MemoryPlanner(Backend* backend) : st_(std::make_shared<State>()) {
+  if (!backend) {
+    st_->own_backend = make_cpu_backend();
+    backend = st_->own_backend.get();
+  }
+  st_->backend = backend;
+}
 MemoryPlanner::~MemoryPlanner() = default;
 
 bool MemoryPlanner::has_plan() const {
@@ -124,9 +134,8 @@ void build_plan(MemoryPlanner::State& st) {
   st.lower_bound = static_cast<size_t>(most);
   st.arena_bytes = arena;
   st.alive.assign(n, 0);
-  void* p = arena ? std::aligned_alloc(kAlign, arena) : nullptr;
-  if (arena && !p) throw std::bad_alloc();
-  st.arena = std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+  st.arena.reset();  // the old arena first: a device may not hold two
+  if (arena) st.arena = std::static_pointer_cast<std::byte>(st.backend->allocate(arena));
 }
 
 }  // namespace
@@ -168,8 +177,8 @@ Tensor MemoryPlanner::allocate(DataType dtype, Shape shape, bool zero) {
         if (st->arena == arena && k < st->alive.size()) st->alive[k] = 0;
       });
       lock.unlock();  // the slot is ours: clear it outside the lock
-      if (zero) std::memset(p, 0, bytes);
-      return Tensor(dtype, std::move(shape), std::move(data));
+      if (zero) st->backend->fill_zero(p, bytes, st->backend->stream());
+      return Tensor(dtype, std::move(shape), std::move(data), st->backend->device());
     }
   }
   if (!st->recording) st->fallbacks++;
@@ -180,17 +189,26 @@ Tensor MemoryPlanner::allocate(DataType dtype, Shape shape, bool zero) {
   st->heap_in_use += round_up(bytes);
   st->heap_peak = std::max(st->heap_peak, st->heap_in_use);
   lock.unlock();
-  void* p = std::aligned_alloc(kAlign, round_up(bytes));
-  if (!p) throw std::bad_alloc();
-  if (zero) std::memset(p, 0, bytes);
-  std::shared_ptr<void> data(p, [st, k, record, gen, bytes](void* q) {
-    std::free(q);
+  std::shared_ptr<void> block;
+  try {
+    block = st->backend->allocate(round_up(bytes));
+  } catch (...) {
+    std::lock_guard l(st->mu);
+    st->heap_in_use -= round_up(bytes);
+    throw;
+  }
+  void* p = block.get();
+  if (zero) st->backend->fill_zero(p, bytes, st->backend->stream());
+  // The block goes back to the backend when the tensor's last reference goes; the planner's books are
+  // kept in the same deleter.
+  std::shared_ptr<void> data(p, [st, k, record, gen, bytes, block](void*) mutable {
+    block.reset();
     std::lock_guard l(st->mu);
     st->heap_in_use -= round_up(bytes);
     if (record && st->recording && st->generation == gen && k < st->records.size())
       st->records[k].free_t = ++st->clock;
   });
-  return Tensor(dtype, std::move(shape), std::move(data));
+  return Tensor(dtype, std::move(shape), std::move(data), st->backend->device());
 }
 
 MemoryStats MemoryPlanner::stats() const {

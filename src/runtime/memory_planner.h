@@ -9,6 +9,9 @@
 // shapes hand out allocation k at its planned offset; an allocation larger than planned, beyond the
 // plan, or whose bytes are still held by a live tensor (data-dependent control flow can change
 // lifetimes) falls back to the heap, so a stale plan costs memory, never correctness.
+//
+// Each backend has a planner of its own: its arena and fallbacks come from the backend's allocate()
+// (host memory for the CPU, device memory for a GPU), and its tensors are tagged with its device.
 #pragma once
 
 #include <cstddef>
@@ -30,9 +33,13 @@ struct MemoryStats {
   bool planned = false;             // whether the last run used a plan
 };
 
+class Backend;
+
 class MemoryPlanner {
  public:
-  MemoryPlanner();
+  // Plans `backend`'s memory (nullptr: the host's, through a CPU backend of its own). The backend must
+  // outlive the planner and every tensor it hands out.
+  explicit MemoryPlanner(Backend* backend = nullptr);
   ~MemoryPlanner();
   // Starts a run: `replan` records a fresh plan (new input shapes), otherwise the current plan is used.
   void begin_run(bool replan);

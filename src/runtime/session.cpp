@@ -2,38 +2,23 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <map>
+#include <set>
+
 #include "check/checker.h"
 #include "onnx/onnx_io.h"
 #include "passes/inline_functions.h"
 #include "passes/pipeline.h"
 #include "runtime/backend.h"
+#include "runtime/backend_loader.h"
 #include "runtime/exec_graph.h"
 #include "runtime/executor.h"
+#include "runtime/pass_target.h"
 #include "runtime/thread_pool.h"
+#include "util/mapped_file.h"
 
 namespace tessera::rt {
-
-std::string_view opt_level_name(OptLevel l) {
-  switch (l) {
-    case OptLevel::kNone:
-      return "none";
-    case OptLevel::kBasic:
-      return "basic";
-    case OptLevel::kExtended:
-      return "extended";
-    case OptLevel::kLayout:
-      return "layout";
-  }
-  return "?";
-}
-
-std::optional<OptLevel> opt_level_from_name(std::string_view s) {
-  if (s == "none") return OptLevel::kNone;
-  if (s == "basic") return OptLevel::kBasic;
-  if (s == "extended") return OptLevel::kExtended;
-  if (s == "layout") return OptLevel::kLayout;
-  return std::nullopt;
-}
 
 namespace {
 
@@ -51,6 +36,55 @@ std::string first_errors(const check::Diagnostics& d) {
   return msg;
 }
 
+// What the optimiser aims at: the backend the session prefers (a device where there is one), with the
+// layout and precision that backend runs best. Only the CPU's kernels read the blocked layout.
+passes::Target session_target(const SessionOptions& o, const Backend& primary, const passes::KernelOracle& kernels,
+                              const passes::NodeEvaluator& evaluator) {
+  passes::Target t;
+  t.backend = std::string(primary.name());
+  t.level = o.optimization;
+  t.layout = primary.is_host() ? passes::Layout::kBlocked : passes::Layout::kNhwc;
+  t.disabled_rules = o.disabled_rules;
+  t.kernels = &kernels;
+  t.evaluator = &evaluator;
+  return t;
+}
+
+// The constant inputs of one node, as its kernel's prepare() sees them.
+class NodePrepare : public PrepareContext {
+ public:
+  NodePrepare(const ExecGraph& g, const ExecNode& en) : g_(g), en_(en) {}
+  const Tensor* constant(size_t i) const override {
+    if (i >= en_.node->inputs.size() || en_.inputs[i] < 0) return nullptr;
+    for (const auto& [s, v] : g_.constants())
+      if (s == en_.inputs[i] && v.is_tensor()) return &v.tensor();
+    return nullptr;
+  }
+  void release(size_t i) override {
+    if (constant(i)) released.push_back(en_.inputs[i]);
+  }
+  Stream& stream() override { return en_.backend->stream(); }
+  std::vector<int> released;
+
+ private:
+  const ExecGraph& g_;
+  const ExecNode& en_;
+};
+
+// What the kernels of `g` and of its subgraphs hold as prepared weights.
+size_t prepared_bytes(const ExecGraph& g) {
+  size_t n = 0;
+  for (const auto& en : g.nodes()) {
+    n += en.kernel->prepared_bytes();
+    for (const auto& sub : en.subgraphs) n += prepared_bytes(*sub);
+  }
+  return n;
+}
+
+std::string label_of(const ir::Node& n) {
+  return n.name.empty() ? fmt::format("{} node", n.op_type) : fmt::format("node '{}' ({})", n.name, n.op_type);
+}
+
 }  // namespace
 
 Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)), opts_(std::move(opts)) {
@@ -62,28 +96,107 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   } catch (const std::runtime_error& e) {  // functions calling each other recursively
     throw RunError(fmt::format("cannot inline the model's functions: {}", e.what()));
   }
-  // The blocked layout is the CPU kernels' layout: other backends get the graph before it.
-  OptLevel level = opts_.optimization;
-  if (level == OptLevel::kLayout && opts_.backend != "cpu" && opts_.backend != "auto")
-    level = OptLevel::kExtended;
-  passes::optimize(model_, level);
+  open_backends();
+  std::vector<const Backend*> kernels_of;
+  for (auto& b : backends_) kernels_of.push_back(b.get());
+  BackendKernelOracle oracle(std::move(kernels_of));
+  CpuNodeEvaluator evaluator;
+  passes::Target target = session_target(opts_, *backends_.front(), oracle, evaluator);
+  for (auto& r : passes::optimize(model_, target)) rewrites_.emplace_back(std::move(r.rule), std::move(r.node));
 
-  if (opts_.backend != "cpu" && opts_.backend != "auto")
-    throw RunError(fmt::format("backend '{}' is not available in this build (have: cpu)", opts_.backend));
-  backends_.push_back(make_cpu_backend(opts_.reference_kernels));
   pool_ = std::make_unique<ThreadPool>(opts_.threads);
   pool_->set_cancel_flag(&cancel_);
+  // Kernels choose their paths from the types of the optimised graph.
+  auto typed = check::check_model(model_);
   CompileOptions co;
   co.model = &model_;
+  co.types = &typed.value_types;
   for (auto& b : backends_) co.backends.push_back(b.get());
   try {
     graph_ = ExecGraph::compile(model_.graph, co);
   } catch (const CompileError& e) {
     throw RunError(e.what());
+  } catch (const OutOfMemory& e) {
+    throw RunError(fmt::format("copying the weights to the device: {}", e.what()));
   }
+  prepare_kernels();
+  stats_.prepared_weight_bytes = prepared_bytes(*graph_);
   for (const auto& in : model_.graph.inputs)
     if (!model_.graph.find_initializer(in.name)) inputs_.push_back(in);
   for (const auto& t : model_.graph.initializers) stats_.weight_bytes += t.bytes().size();
+}
+
+void Session::open_backends() {
+  const std::string& name = opts_.backend;
+  BackendOptions bo{.device = opts_.device};
+  if (name != "cpu") {
+    // auto: a device where one is present, the CPU alone where none is.
+    std::string wanted = name == "auto" ? "cuda" : name;
+    try {
+      backends_.push_back(load_backend(wanted, bo));
+    } catch (const BackendUnavailable& e) {
+      if (name != "auto") throw RunError(e.what());
+    }
+  }
+  backends_.push_back(make_cpu_backend(opts_.reference_kernels));
+  for (auto& b : backends_) planners_.push_back(std::make_unique<MemoryPlanner>(b.get()));
+}
+
+// Lets every kernel prepare its weights now; a weight whose every reader keeps its own layout of it (or
+// that nothing on the host reads, having been copied to a device) is dropped: from the compiled graph,
+// and from the model, whose memory-mapped pages go back to the operating system.
+void Session::prepare_kernels() {
+  std::function<void(ExecGraph&, bool)> prepare = [&](ExecGraph& g, bool is_main) {
+    std::map<int, int> readers, releases;
+    for (auto& en : g.mutable_nodes()) {
+      for (int s : en.inputs)
+        if (s >= 0) readers[s]++;
+      NodePrepare ctx(g, en);
+      try {
+        en.kernel->prepare(ctx);
+      } catch (const KernelError& e) {
+        throw RunError(fmt::format("{}: {}: {}", g.path(), label_of(*en.node), e.what()));
+      } catch (const OutOfMemory& e) {
+        throw RunError(fmt::format("{}: {}: preparing its weights: {}", g.path(), label_of(*en.node), e.what()));
+      }
+      for (int s : ctx.released) releases[s]++;
+      for (auto& sub : en.subgraphs) prepare(*sub, false);
+    }
+    std::set<int> keep(g.output_slots().begin(), g.output_slots().end());
+    keep.insert(g.input_slots().begin(), g.input_slots().end());
+    std::vector<int> drop;
+    for (const auto& [s, v] : g.constants())
+      if (!keep.count(s) && readers[s] == releases[s] && v.is_tensor()) drop.push_back(s);
+    for (int s : drop) {
+      g.drop_constant(s);
+      if (!is_main) continue;
+      ir::Tensor* t = model_.graph.find_initializer(g.slot_name(s));
+      if (!t || !t->data) continue;
+      auto bytes = t->data->bytes();
+      stats_.released_weight_bytes += bytes.size();
+      // A weight read from a mapped file gives its pages back now (anyone else holding the tensor reads
+      // them from the file again; heap memory is left alone).
+      util::discard_mapped(bytes.data(), bytes.size());
+      t->data.reset();
+    }
+  };
+  prepare(*graph_, true);
+}
+
+std::vector<BackendInfo> Session::backends() const {
+  std::vector<BackendInfo> out;
+  std::map<const Backend*, size_t> counts;
+  std::function<void(const ExecGraph&)> count = [&](const ExecGraph& g) {
+    for (const auto& en : g.nodes()) {
+      if (!en.own_node) counts[en.backend]++;
+      for (const auto& sub : en.subgraphs) count(*sub);
+    }
+  };
+  count(*graph_);
+  for (const auto& b : backends_)
+    out.push_back({std::string(b->name()), fmt::format("{}:{}", b->name(), b->device().index), b->device_name(),
+                   counts[b.get()]});
+  return out;
 }
 
 Session::~Session() = default;
@@ -119,19 +232,6 @@ void Session::check_feed(const ir::ValueInfo& vi, const Value& v) const {
                                  dims[i].value, shape_str(x.shape())));
 }
 
-namespace {
-
-// What the kernels of `g` and of its subgraphs hold as prepared weights.
-size_t prepared_bytes(const ExecGraph& g) {
-  size_t n = 0;
-  for (const auto& en : g.nodes()) {
-    n += en.kernel->prepared_bytes();
-    for (const auto& sub : en.subgraphs) n += prepared_bytes(*sub);
-  }
-  return n;
-}
-
-}  // namespace
 
 std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>& feeds,
                                 const std::vector<std::string>& fetch) {
@@ -157,10 +257,11 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     }
     shapes.push_back(ins[i].is_tensor() ? ins[i].tensor().shape() : Shape{-1});
   }
-  bool replan = shapes != plan_shapes_ || !planner_.has_plan();
-  planner_.begin_run(replan);
+  bool replan = shapes != plan_shapes_ || !planners_.back()->has_plan();
+  for (auto& p : planners_) p->begin_run(replan);
   RunContext rc;
-  rc.planner = &planner_;
+  rc.planner = planners_.back().get();
+  for (size_t i = 0; i + 1 < backends_.size(); ++i) rc.device_planners.emplace_back(backends_[i].get(), planners_[i].get());
   rc.pool = pool_.get();
   rc.cancel = &cancel_;
   stats_.events.clear();
@@ -169,15 +270,23 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   std::vector<Value> outs;
   try {
     outs = run_graph(*graph_, ins, nullptr, rc);
+    for (auto& b : backends_) b->stream().synchronize();
   } catch (...) {
-    planner_.abort_run();
+    for (auto& p : planners_) p->abort_run();
     plan_shapes_.clear();  // a failed recording is no plan to keep
     throw;
   }
   stats_.total_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rc.start).count();
-  planner_.end_run();
-  stats_.memory = planner_.stats();
+  for (size_t i = 0; i < stats_.events.size() && i < rc.timings.size(); ++i)
+    stats_.events[i].duration_us = rc.timings[i].second->elapsed_ms(*rc.timings[i].first) * 1000.0;
+  for (auto& p : planners_) p->end_run();
+  stats_.memory = planners_.back()->stats();
+  stats_.devices.clear();
+  for (size_t i = 0; i < backends_.size(); ++i)
+    stats_.devices.push_back({std::string(backends_[i]->name()),
+                              fmt::format("{}:{}", backends_[i]->name(), backends_[i]->device().index),
+                              planners_[i]->stats(), 0});
   stats_.prepared_weight_bytes = prepared_bytes(*graph_);
   plan_shapes_ = std::move(shapes);
   if (fetch.empty()) return outs;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ir/model.h"
+#include "passes/target.h"
 #include "runtime/memory_planner.h"
 #include "runtime/value.h"
 
@@ -27,43 +28,63 @@ class Backend;
 class ThreadPool;
 
 // The graph optimisation levels (src/passes/pipeline.h); each includes the ones before it. `layout`
-// (ONNX Runtime's "all") adds the CPU's blocked activation layout, which ties the model to this kind
-// of CPU: the default for running, not for saving.
-enum class OptLevel { kNone, kBasic, kExtended, kLayout };
-std::string_view opt_level_name(OptLevel l);
-std::optional<OptLevel> opt_level_from_name(std::string_view s);
+// (ONNX Runtime's "all") adds the backend's activation layout (the CPU's blocked one), which ties the
+// model to this kind of machine: the default for running, not for saving.
+using passes::OptLevel;
+using passes::opt_level_from_name;
+using passes::opt_level_name;
 
 struct SessionOptions {
   OptLevel optimization = OptLevel::kLayout;
   int threads = 0;                 // 0: one per hardware thread
-  std::string backend = "cpu";     // "cpu", "cuda", "auto"
+  std::string backend = "cpu";     // "cpu", "cuda", "auto" (a device backend where one is present)
+  int device = 0;                  // which device of the backend's kind
   bool profile = false;            // time every node of every run
   bool reference_kernels = false;  // only the reference kernels: the oracle the fast ones are tested against
+  std::vector<std::string> disabled_rules;  // rewrite rules switched off (passes::list_rules names)
 };
 
-// Node metadata key where fusion rules list the names of the ONNX nodes a fused node replaced
-// ("conv_1,relu_1"); the profiler reports them with the fused node's time.
-inline constexpr const char* kFusedFromKey = "tessera.fused_from";
+using passes::kFusedFromKey;
 
 // One executed node of one run, tied to the ONNX node(s) it came from by node id, never by time.
+// Copies the session inserted between devices appear as nodes of op type MemcpyToDevice/MemcpyToHost.
 struct NodeEvent {
   std::string graph_path;  // "main", or the subgraph's path
   uint64_t node_id = 0;
   std::string node_name, op_type, kernel;
+  std::string backend;  // "cpu", "cuda"
+  std::string device;   // "cpu:0", "cuda:0"
   std::string path;  // which of its paths the kernel took ("own gemm", "reference fallback"), or empty
   double start_us = 0, duration_us = 0;  // from the start of the run
   std::vector<Shape> output_shapes;
   std::vector<std::string> fused_from;  // names of the ONNX nodes a fused node replaced
 };
 
+// The memory of one backend's device in the last run.
+struct DeviceMemoryStats {
+  std::string backend, device;
+  MemoryStats memory;
+  size_t weight_bytes = 0;  // weights copied to this device (0 for the host, whose weights are the model's)
+};
+
 struct RunStats {
   double total_us = 0;
   std::vector<NodeEvent> events;  // when profiling
-  MemoryStats memory;
+  MemoryStats memory;             // the host's
+  std::vector<DeviceMemoryStats> devices;  // every backend of the session, the host last
   size_t weight_bytes = 0;
   // The kernels' own copies of weights, reordered or packed into their layouts (OpKernel::
   // prepared_bytes), after the last run: memory the process holds on top of weight_bytes.
   size_t prepared_weight_bytes = 0;
+  // Weights whose original the session let go because every kernel reading it keeps its own layout
+  // (OpKernel::prepare); not counted in weight_bytes.
+  size_t released_weight_bytes = 0;
+};
+
+// Where a session runs, for reports.
+struct BackendInfo {
+  std::string name, device, device_name;
+  size_t nodes = 0;  // nodes placed on it (main graph and subgraphs, inserted copies excluded)
 };
 
 class RunError : public std::runtime_error {
@@ -97,18 +118,26 @@ class Session {
   // Asks a run in progress to stop after its current node (from another thread).
   void cancel() { cancel_ = true; }
   const RunStats& last_stats() const { return stats_; }
+  // The backends in order of preference (the CPU last) and what runs on each.
+  std::vector<BackendInfo> backends() const;
+  // The rewrites the optimiser made, in order.
+  const std::vector<std::pair<std::string, std::string>>& rewrites() const { return rewrites_; }
 
  private:
   void check_feed(const ir::ValueInfo& vi, const Value& v) const;
+  void open_backends();
+  void prepare_kernels();
 
   ir::Model model_;
   SessionOptions opts_;
   std::vector<ir::ValueInfo> inputs_;
   std::vector<std::unique_ptr<Backend>> backends_;
+  std::vector<std::unique_ptr<MemoryPlanner>> planners_;  // one per backend, same order
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ExecGraph> graph_;
-  MemoryPlanner planner_;
+  std::vector<std::pair<std::string, std::string>> rewrites_;  // (rule, node)
   std::vector<std::vector<int64_t>> plan_shapes_;  // input shapes the plan was learned with
+  bool planned_once_ = false;
   std::mutex run_mu_;
   std::atomic<bool> cancel_{false};
   RunStats stats_;

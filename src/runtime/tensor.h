@@ -20,7 +20,8 @@ namespace tessera::rt {
 using ir::DataType;
 using Shape = std::vector<int64_t>;
 
-enum class DeviceKind : int32_t { kCpu = 0, kCuda = 1 };
+// kSimulated: a device whose memory is host memory kept apart (tests of placement and copies without a GPU).
+enum class DeviceKind : int32_t { kCpu = 0, kCuda = 1, kSimulated = 2 };
 struct Device {
   DeviceKind kind = DeviceKind::kCpu;
   int index = 0;

@@ -27,4 +27,11 @@ class MappedFile {
   size_t size_;
 };
 
+// Gives back the pages of [data, data + size) when the range lies in a live mapping made by MappedFile:
+// they are read from the file again if touched later. Only whole pages inside the range go, since a
+// neighbouring tensor may share the pages at its ends. Returns false (and does nothing) for memory that
+// is not such a mapping: heap memory must never be discarded this way. A runtime that keeps its own
+// layout of a weight calls it, so that the weight is not held twice.
+bool discard_mapped(const void* data, size_t size);
+
 }  // namespace tessera::util

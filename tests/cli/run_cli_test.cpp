@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -114,17 +115,46 @@ TEST_F(RunCli, ProfileTableAndReport) {
   EXPECT_NE(r.out.find("sum of layer times"), std::string::npos) << r.out;
   auto j = nlohmann::json::parse(std::ifstream(report));
   EXPECT_EQ(j["schema"], "tessera.profile");
-  EXPECT_EQ(j["version"], 1);
+  EXPECT_EQ(j["version"], 2);
   ASSERT_EQ(j["layers"].size(), 2u);
+  ASSERT_EQ(j["backends"].size(), 1u);
+  EXPECT_EQ(j["backends"][0]["backend"], "cpu");
+  EXPECT_EQ(j["backends"][0]["nodes"], 2);
+  EXPECT_EQ(j["memory"]["devices"][0]["device"], "cpu:0");
   double sum = 0;
   for (const auto& l : j["layers"]) {
     EXPECT_EQ(l["calls_per_run"], 1.0);
+    EXPECT_EQ(l["backend"], "cpu");
+    EXPECT_EQ(l["device"], "cpu:0");
     EXPECT_EQ(l["kernel"], "dnnl");  // float Add and Mul run on oneDNN
     EXPECT_EQ(l["path"], "");        // ... on its one path
     sum += l["percent"].get<double>();
   }
   EXPECT_NEAR(sum, 100.0, 1e-6);
   EXPECT_EQ(j["settings"]["iterations"], 4);
+}
+
+// Where no GPU is (this machine, CI): --backend cuda is one clear line and a non-zero status; auto runs
+// on the CPU. On a GPU machine both run there.
+TEST_F(RunCli, CudaWithoutAGpuIsOneLineAndAutoRunsOnTheCpu) {
+  Result cuda = tessera("run " + model_ + " -n 1 --shape x=2x4 --backend cuda");
+  if (cuda.status == 0) GTEST_SKIP() << "this machine has a GPU: " << cuda.out;
+  EXPECT_NE(cuda.out.find("backend 'cuda' is not available"), std::string::npos) << cuda.out;
+  EXPECT_EQ(std::count(cuda.out.begin(), cuda.out.end(), '\n'), 1) << cuda.out;
+  Result automatic = tessera("run " + model_ + " -n 1 --shape x=2x4 --backend auto");
+  EXPECT_EQ(automatic.status, 0) << automatic.out;
+}
+
+TEST_F(RunCli, RulesCanBeListedWithTheirBackendsAndSwitchedOff) {
+  Result list = tessera("optimize --list-rules");
+  ASSERT_EQ(list.status, 0) << list.out;
+  EXPECT_NE(list.out.find("fuse_conv_activation"), std::string::npos) << list.out;
+  EXPECT_NE(list.out.find("to_blocked_layout                    cpu"), std::string::npos) << list.out;
+  Result bad = tessera("run " + model_ + " -n 1 --shape x=2x4 --disable-rule no_such_rule");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("no rewrite rule named 'no_such_rule'"), std::string::npos) << bad.out;
+  Result ok = tessera("run " + model_ + " -n 1 --shape x=2x4 --disable-rule fold_constants --disable-rule fuse_gelu");
+  EXPECT_EQ(ok.status, 0) << ok.out;
 }
 
 TEST_F(RunCli, OptimizeSavesAModelThatRunsTheSame) {

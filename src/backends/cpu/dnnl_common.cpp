@@ -60,8 +60,8 @@ class CountedReference : public rt::OpKernel {
 }  // namespace
 
 rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info) {
-  for (const rt::KernelDef* d : rt::KernelRegistry::global().all()) {
-    if (d->backend != "cpu" || d->priority != 0 || d->op_type != info.op_type()) continue;
+  for (const rt::KernelDef* d : rt::KernelRegistry::cpu().all()) {
+    if (d->priority != 0 || d->op_type != info.op_type()) continue;
     if (d->domain != ir::canonical_domain(info.node().domain)) continue;
     if (info.since_version() < d->since_min || info.since_version() > d->since_max) continue;
     rt::KernelPtr k = d->create(info);

@@ -7,7 +7,10 @@
 //
 // Products with 2-D weights (no transposes, alpha 1) run on Tessera's own GEMM (gemm_f32.h) on AVX-512
 // CPUs instead, with the weights packed once per tensor; TESSERA_OWN_GEMM=off keeps them on oneDNN (to
-// compare the two).
+// compare the two). When the weights are an initializer and inference says A is float, they are packed
+// when the session is built and the original is released (a weight held once, in the GEMM's panels).
+#include <fmt/format.h>
+
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -24,6 +27,7 @@ class DnnlMatMul : public rt::OpKernel {
  public:
   explicit DnnlMatMul(const rt::KernelInfo& info) : reference_(make_reference_kernel(info)) {
     bias_ = info.op_type() == "MatMulBias";
+    a_float_ = info.input_dtype(0) == ir::DataType::kFloat;
     if (info.op_type() != "FusedMatMul") return;
     alpha_ = info.get_float("alpha", 1.0f);
     trans_a_ = info.get_int("transA", 0) != 0;
@@ -32,7 +36,19 @@ class DnnlMatMul : public rt::OpKernel {
     supported_ = info.get_int("transBatchA", 0) == 0 && info.get_int("transBatchB", 0) == 0;
   }
 
+  // Packs constant weights now, for the own GEMM, when every run will take that path.
+  void prepare(rt::PrepareContext& ctx) override {
+    const rt::Tensor* b = ctx.constant(1);
+    if (!b || !a_float_ || !supported_ || b->dtype() != ir::DataType::kFloat || b->numel() == 0 ||
+        !own_gemm_fits(*b))
+      return;
+    packed_ = pack_b(static_cast<const float*>(b->raw()), b->dim(0), b->dim(1));
+    prepared_ = true;
+    ctx.release(1);
+  }
+
   void compute(rt::KernelContext& ctx) const override {
+    if (prepared_) return run_prepared(ctx);
     const rt::Tensor& a = ctx.input(0);
     const rt::Tensor& b = ctx.input(1);
     if (!supported_ || a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat ||
@@ -88,6 +104,25 @@ class DnnlMatMul : public rt::OpKernel {
     const float* bias = bias_ ? static_cast<const float*>(ctx.input(2).raw()) : nullptr;
     gemm_f32(ctx.threads(), static_cast<const float*>(a.raw()), m, k, packed_, bias,
              static_cast<float*>(y.raw()), n);
+  }
+
+  // The own GEMM on weights packed by prepare(): the panels are read only, so no lock is needed.
+  void run_prepared(rt::KernelContext& ctx) const {
+    const rt::Tensor& a = ctx.input(0);
+    const int64_t k = packed_.k, n = packed_.n;
+    if (a.dtype() != ir::DataType::kFloat || a.rank() < 2 || a.dim(-1) != k)
+      ctx.fail(fmt::format("input A {} does not fit the weights [{}, {}]", rt::Value(a).describe(), k, n));
+    const rt::Tensor* bias = bias_ ? &ctx.input(2) : nullptr;
+    if (bias && (bias->dtype() != ir::DataType::kFloat || bias->numel() != n))
+      ctx.fail(fmt::format("bias must be float[{}], got {}", n, rt::Value(*bias).describe()));
+    rt::Shape out_shape = a.shape();
+    out_shape.back() = n;
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, out_shape);
+    ctx.set_path("own gemm");
+    const int64_t m = a.numel() / k;
+    if (m == 0) return;
+    gemm_f32(ctx.threads(), static_cast<const float*>(a.raw()), m, k, packed_,
+             bias ? static_cast<const float*>(bias->raw()) : nullptr, static_cast<float*>(y.raw()), n);
   }
 
   // MatMulBias on oneDNN: a 2-D B and a float bias of B's column count (else the reference kernel runs,
@@ -191,6 +226,8 @@ class DnnlMatMul : public rt::OpKernel {
   rt::KernelPtr reference_;
   float alpha_ = 1.0f;
   bool trans_a_ = false, trans_b_ = false, supported_ = true, bias_ = false;
+  bool a_float_ = false;   // inference says A is float
+  bool prepared_ = false;  // packed_ holds the constant weights, packed at session build
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;
   mutable PackedB packed_;            // the own GEMM's weights ...

@@ -11,6 +11,7 @@
 #include "ir/builder.h"
 #include "ops/layout/blocked.h"
 #include "passes/pipeline.h"
+#include "runtime/pass_target.h"
 #include "runtime/session.h"
 #include "runtime/value_io.h"
 
@@ -159,12 +160,12 @@ TEST(BlockedLayout, StridedPointwiseConvolutionSubsamples) {
 TEST(BlockedLayout, IsIdempotentAndOnlyAtTheLayoutLevel) {
   ir::Model m = cnn();
   ir::Model ext = m;
-  optimize(ext, OptLevel::kExtended);
+  optimize(ext, rt::cpu_target(OptLevel::kExtended));
   EXPECT_EQ(count(ext.graph, "BlockedConv"), 0u);
   ir::Model lay = m;
-  auto log = optimize(lay, OptLevel::kLayout);
+  auto log = optimize(lay, rt::cpu_target(OptLevel::kLayout));
   EXPECT_GT(count(lay.graph, "BlockedConv"), 0u);
-  EXPECT_TRUE(optimize(lay, OptLevel::kLayout).empty());
+  EXPECT_TRUE(optimize(lay, rt::cpu_target(OptLevel::kLayout)).empty());
   EXPECT_TRUE(lay.opset_version(ops::layout::kDomain).has_value());
 }
 
@@ -178,7 +179,7 @@ TEST(BlockedLayout, LeavesNonConstantWeightsAlone) {
   auto w = b.input("w", F({Dim::of(16), Dim::of(16), Dim::of(3), Dim::of(3)}));
   b.output(b.node("Conv", {x, w}), F({Dim::of(1), Dim::of(16), Dim::of(3), Dim::of(3)}));
   ir::Model lay = m;
-  EXPECT_TRUE(optimize(lay, OptLevel::kLayout).empty() || count(lay.graph, "BlockedConv") == 0);
+  EXPECT_TRUE(optimize(lay, rt::cpu_target(OptLevel::kLayout)).empty() || count(lay.graph, "BlockedConv") == 0);
   EXPECT_EQ(count(lay.graph, "BlockedConv"), 0u);
 }
 

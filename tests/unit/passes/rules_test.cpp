@@ -18,6 +18,7 @@
 #include "onnx/onnx_io.h"
 #include "passes/inline_functions.h"
 #include "passes/pipeline.h"
+#include "runtime/pass_target.h"
 #include "runtime/session.h"
 #include "runtime/value_io.h"
 
@@ -107,7 +108,7 @@ Outcome run_both(const ir::Model& m, OptLevel level) {
     return o;
   }
   ir::Model copy = m;
-  o.log = optimize(copy, level);
+  o.log = optimize(copy, rt::cpu_target(level));
   EXPECT_EQ(want.size(), got.size());
   for (size_t i = 0; i < std::min(want.size(), got.size()); ++i)
     EXPECT_EQ(rt::compare_values(want[i], got[i], {1e-4, 1e-5}), "") << "output " << i;
@@ -117,7 +118,7 @@ Outcome run_both(const ir::Model& m, OptLevel level) {
     EXPECT_EQ(o.optimized.graph.outputs[i].name, m.graph.outputs[i].name);
   // A second run finds nothing left to do.
   ir::Model again = o.optimized;
-  EXPECT_TRUE(optimize(again, level).empty()) << "optimize is not idempotent";
+  EXPECT_TRUE(optimize(again, rt::cpu_target(level)).empty()) << "optimize is not idempotent";
   EXPECT_TRUE(again == o.optimized);
   return o;
 }
@@ -165,7 +166,7 @@ TEST(PassesFoldConstants, LeavesRandomOpsAndOverridableInitializers) {
     b.output(b.node("Mul", {x, b.node("Neg", {c})}), F({2, 3}));
   });
   ir::Model copy = m;
-  optimize(copy, OptLevel::kBasic);
+  optimize(copy, rt::cpu_target(OptLevel::kBasic));
   EXPECT_EQ(count(copy.graph, "Neg"), 1);
 }
 
@@ -392,7 +393,7 @@ TEST(PassesEliminateCommonSubexpressions, KeepsRandomDraws) {
     auto c = b.node("RandomNormalLike", {x});
     b.output(b.node("Sub", {a, c}), F({2, 3}));
   });
-  optimize(m, OptLevel::kBasic);
+  optimize(m, rt::cpu_target(OptLevel::kBasic));
   EXPECT_EQ(count(m.graph, "RandomNormalLike"), 2);
 }
 
@@ -405,7 +406,7 @@ TEST(PassesEliminateIdentity, KeepsDropoutInTrainingModeOrWithReadMask) {
     b.output(d2[0], F({2, 3}));
     b.output(d2[1], ir::Type::tensor(DataType::kBool));
   });
-  optimize(m, OptLevel::kBasic);
+  optimize(m, rt::cpu_target(OptLevel::kBasic));
   EXPECT_EQ(count(m.graph, "Dropout"), 2);
 }
 
@@ -752,7 +753,7 @@ TEST(PassesSubgraphs, PreservesIdsOfUntouchedNodes) {
   });
   ir::NodeId relu = m.graph.find_node(std::string_view("relu"))->id;
   ir::NodeId neg = m.graph.find_node(std::string_view("neg"))->id;
-  optimize(m, OptLevel::kExtended);
+  optimize(m, rt::cpu_target(OptLevel::kExtended));
   ASSERT_NE(m.graph.find_node(std::string_view("relu")), nullptr);
   EXPECT_EQ(m.graph.find_node(std::string_view("relu"))->id, relu);
   EXPECT_EQ(m.graph.find_node(std::string_view("neg"))->id, neg);
@@ -773,14 +774,14 @@ TEST(PassesRealModel, OptimizeAndReport) {
   inline_functions(m);
   size_t before = m.graph.nodes.size();
   auto start = std::chrono::steady_clock::now();
-  auto log = optimize(m, OptLevel::kExtended);
+  auto log = optimize(m, rt::cpu_target(OptLevel::kExtended));
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::map<std::string, int> per_rule;
   for (const auto& r : log) per_rule[r.rule]++;
   std::printf("%zu nodes -> %zu in %.1f ms\n", before, m.graph.nodes.size(), ms);
   for (const auto& [rule, n] : per_rule) std::printf("  %-34s %d\n", rule.c_str(), n);
   ir::Model again = m;
-  EXPECT_TRUE(optimize(again, OptLevel::kExtended).empty());
+  EXPECT_TRUE(optimize(again, rt::cpu_target(OptLevel::kExtended)).empty());
   EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
 }
 

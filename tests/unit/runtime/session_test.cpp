@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <chrono>
 #include <thread>
 
+#include "backends/cpu/gemm_f32.h"
 #include "ir/builder.h"
 
 namespace rt = tessera::rt;
@@ -219,4 +221,31 @@ TEST(Session, CountsTheWeightsKernelsPrepared) {
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
   ref.run(feeds);
   EXPECT_EQ(ref.last_stats().prepared_weight_bytes, 0u);
+}
+
+TEST(Session, WeightsPackedAtBuildAreHeldOnce) {
+  // MatMul by a constant [64, 48]: the own GEMM packs it when the session is built and the original is
+  // released, so the weight is held once (in the GEMM's panels); outputs match the reference kernels.
+  if (!tessera::cpu::gemm_supported()) GTEST_SKIP() << "the own GEMM needs AVX-512";
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("n"), Dim::of(64)}));
+  auto w = b.random_normal("w", {64, 48}, 0.5f);
+  b.output(b.node("MatMul", {x, w}, {}, "mm"));
+  rt::Session fast(m, {.optimization = rt::OptLevel::kNone, .threads = 1});
+  EXPECT_EQ(fast.last_stats().released_weight_bytes, 64u * 48 * 4);
+  EXPECT_GE(fast.last_stats().prepared_weight_bytes, 64u * 48 * 4) << "prepared when built, not on a run";
+  EXPECT_EQ(fast.model().graph.find_initializer("w")->data, nullptr);
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
+  for (int64_t n : {1, 7, 33}) {
+    rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, {n, 64});
+    for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = std::cos(0.37f * static_cast<float>(i));
+    auto got = fast.run({{"x", rt::Value(xv)}})[0].tensor();
+    auto want = ref.run({{"x", rt::Value(xv)}})[0].tensor();
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < got.numel(); ++i)
+      EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-4f) << "n=" << n << " i=" << i;
+  }
 }

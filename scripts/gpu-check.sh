@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The GPU test machine's check, in one command (../shared/GPU.md). Build the bundle here first
+# (`bash scripts/bundle.sh`: dist/tessera with libtessera_cuda.so and tessera_cuda_tests), carry dist/
+# along, then there:
+#   bash scripts/gpu-check.sh OUT_DIR [stage...]
+# Stages (all by default, in this order; each fits the device tool's 10-minute calls):
+#   unit       the CUDA backend's tests against the CPU's reference kernels (tessera_cuda_tests)
+#   memcheck   the same under compute-sanitizer memcheck (no error allowed)
+#   samples    the bundled sample models run and profiled with --backend cuda (and auto)
+#   cpu        the CPU engine against ONNX Runtime (bench/gpu_machine_cpu.sh): the CPU figures hold
+# Each stage writes OUT_DIR/<stage>.log; the script's exit status is the number of failed stages.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: gpu-check.sh OUT_DIR [stage...]}
+shift
+stages=("$@")
+[ ${#stages[@]} -eq 0 ] && stages=(unit memcheck samples cpu)
+dist=$PWD/dist/tessera
+bin=$dist/bin
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader >"$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+failed=0
+run_stage() {
+  local name=$1
+  shift
+  local t0=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "stage $name: exit $rc ($((SECONDS - t0)) s)"
+  tail -n 25 "$out/$name.log"
+  [ $rc -eq 0 ] || failed=$((failed + 1))
+}
+samples() {
+  # The samples are made by the build; the bundle carries them in share/tessera/samples.
+  for m in "$dist"/share/tessera/samples/*.onnx; do
+    for backend in cuda auto; do
+      "$bin/tessera" run "$m" --backend "$backend" -n 20 --no-progress || return 1
+    done
+    "$bin/tessera" profile "$m" --backend cuda -n 20 --no-progress --top 12 \
+      --report "$out/profile_$(basename "$m" .onnx)_cuda.json" || return 1
+  done
+}
+for stage in "${stages[@]}"; do
+  case $stage in
+    unit) run_stage unit "$bin/tessera_cuda_tests" ;;
+    memcheck) run_stage memcheck compute-sanitizer --tool memcheck --error-exitcode 9 "$bin/tessera_cuda_tests" ;;
+    samples) run_stage samples samples ;;
+    cpu) run_stage cpu env OUT="$out" SKIP_MODELS="${SKIP_MODELS:-0}" ROUNDS="${ROUNDS:-3}" ITERATIONS="${ITERATIONS:-30}" \
+      bash bench/gpu_machine_cpu.sh ;;
+    *) echo "unknown stage '$stage'"; failed=$((failed + 1)) ;;
+  esac
+done
+exit $failed

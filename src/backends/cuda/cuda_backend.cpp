@@ -1,0 +1,143 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "backends/cuda/cuda_check.h"
+#include "runtime/backend_loader.h"
+
+namespace tessera::cuda {
+
+namespace {
+
+class CudaEvent : public rt::Event {
+ public:
+  CudaEvent() { check(cudaEventCreate(&e_), "cudaEventCreate"); }
+  ~CudaEvent() override { cudaEventDestroy(e_); }
+  void record(rt::Stream& s) override { check(cudaEventRecord(e_, native(s)), "cudaEventRecord"); }
+  void synchronize() override { check(cudaEventSynchronize(e_), "cudaEventSynchronize"); }
+  double elapsed_ms(const rt::Event& since) const override {
+    const auto& s = static_cast<const CudaEvent&>(since);
+    check(cudaEventSynchronize(e_), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, s.e_, e_), "cudaEventElapsedTime");
+    return ms;
+  }
+
+ private:
+  cudaEvent_t e_ = nullptr;
+};
+
+std::string human(size_t bytes) {
+  return bytes >= (size_t{1} << 20) ? fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20))
+                                    : fmt::format("{} bytes", bytes);
+}
+
+}  // namespace
+
+CudaStream::CudaStream(int device) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  check(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+}
+
+CudaStream::~CudaStream() {
+  if (s_) cudaStreamDestroy(s_);
+}
+
+void CudaStream::synchronize() {
+  check(cudaStreamSynchronize(s_), "cudaStreamSynchronize");
+}
+
+CudaBackend::CudaBackend(int device) : device_(device) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
+  name_ = p.name;
+  stream_ = std::make_unique<CudaStream>(device);
+  register_cuda_kernels(registry_);
+}
+
+CudaBackend::~CudaBackend() {
+  if (stream_) cudaStreamSynchronize(static_cast<cudaStream_t>(stream_->native()));
+}
+
+// Stream-ordered: a block freed by one tensor is reused by the next allocation on the same stream
+// without a device-wide synchronisation. Out of memory leaves the backend usable (the error is
+// cleared), so a smaller run can follow in the same process.
+std::shared_ptr<void> CudaBackend::allocate(size_t bytes) {
+  void* p = nullptr;
+  cudaStream_t s = native(*stream_);
+  cudaError_t e = cudaMallocAsync(&p, std::max<size_t>(bytes, 1), s);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    throw rt::OutOfMemory(fmt::format("out of GPU memory on cuda:{} allocating {} ({} free of {}): {}", device_,
+                                      human(bytes), human(free_b), human(total_b), cudaGetErrorString(e)));
+  }
+  return {p, [s](void* q) { cudaFreeAsync(q, s); }};
+}
+
+void CudaBackend::fill_zero(void* p, size_t bytes, rt::Stream& s) {
+  check(cudaMemsetAsync(p, 0, bytes, native(s)), "cudaMemsetAsync");
+}
+
+void CudaBackend::copy_to_host(const rt::Tensor& src, void* dst, rt::Stream& s) {
+  check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, native(s)), "cudaMemcpyAsync (to host)");
+  check(cudaStreamSynchronize(native(s)), "cudaStreamSynchronize");
+}
+
+void CudaBackend::copy_from_host(const void* src, rt::Tensor& dst, rt::Stream& s) {
+  check(cudaMemcpyAsync(dst.raw(), src, dst.nbytes(), cudaMemcpyHostToDevice, native(s)), "cudaMemcpyAsync (to device)");
+}
+
+std::unique_ptr<rt::Stream> CudaBackend::create_stream() {
+  return std::make_unique<CudaStream>(device_);
+}
+
+std::unique_ptr<rt::Event> CudaBackend::create_event() {
+  return std::make_unique<CudaEvent>();
+}
+
+}  // namespace tessera::cuda
+
+namespace {
+
+void say(char* error, size_t size, const std::string& text) {
+  if (!error || size == 0) return;
+  std::strncpy(error, text.c_str(), size - 1);
+  error[size - 1] = '\0';
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) tessera::rt::Backend* tessera_backend_create(
+    int interface_version, const tessera::rt::BackendOptions* options, char* error, size_t error_size) {
+  using tessera::rt::kBackendInterfaceVersion;
+  if (interface_version != kBackendInterfaceVersion) {
+    say(error, error_size,
+        fmt::format("libtessera_cuda.so implements backend interface {}, tessera asks for {}", kBackendInterfaceVersion,
+                    interface_version));
+    return nullptr;
+  }
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    say(error, error_size,
+        e != cudaSuccess ? fmt::format("no usable CUDA device ({})", cudaGetErrorString(e)) : "no CUDA device");
+    cudaGetLastError();
+    return nullptr;
+  }
+  int device = options ? options->device : 0;
+  if (device < 0 || device >= count) {
+    say(error, error_size, fmt::format("there is no CUDA device {} (this machine has {})", device, count));
+    return nullptr;
+  }
+  try {
+    return new tessera::cuda::CudaBackend(device);
+  } catch (const std::exception& ex) {
+    say(error, error_size, ex.what());
+    return nullptr;
+  }
+}

@@ -1,0 +1,57 @@
+// The CUDA backend: one GPU's memory (stream-ordered allocations from the device's memory pool, planned
+// by the session into one arena per run), one non-blocking stream that every kernel of the session
+// launches on, CUDA events for device-side layer times, and the kernels of this folder.
+//
+// Built as libtessera_cuda.so and loaded at run time (runtime/backend_loader.h), so that `tessera`
+// itself needs no CUDA library and runs on machines without a GPU.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+#include "runtime/backend.h"
+
+namespace tessera::cuda {
+
+class CudaStream : public rt::Stream {
+ public:
+  explicit CudaStream(int device);
+  ~CudaStream() override;
+  void synchronize() override;
+  void* native() const override { return s_; }
+
+ private:
+  cudaStream_t s_ = nullptr;
+};
+
+class CudaBackend : public rt::Backend {
+ public:
+  explicit CudaBackend(int device);
+  ~CudaBackend() override;
+
+  std::string_view name() const override { return "cuda"; }
+  rt::Device device() const override { return {rt::DeviceKind::kCuda, device_}; }
+  std::string device_name() const override { return name_; }
+  const rt::KernelRegistry& kernels() const override { return registry_; }
+
+  std::shared_ptr<void> allocate(size_t bytes) override;
+  void fill_zero(void* p, size_t bytes, rt::Stream& s) override;
+  void copy_to_host(const rt::Tensor& src, void* dst, rt::Stream& s) override;
+  void copy_from_host(const void* src, rt::Tensor& dst, rt::Stream& s) override;
+  rt::Stream& stream() override { return *stream_; }
+  std::unique_ptr<rt::Stream> create_stream() override;
+  std::unique_ptr<rt::Event> create_event() override;
+
+ private:
+  int device_;
+  std::string name_;
+  rt::KernelRegistry registry_;
+  std::unique_ptr<CudaStream> stream_;
+};
+
+// The kernels of this backend (cuda_kernels.cpp).
+void register_cuda_kernels(rt::KernelRegistry& reg);
+
+}  // namespace tessera::cuda

@@ -1,0 +1,139 @@
+// The CUDA backend's kernels, registered into its own registry. Each declares, from the node's inferred
+// types, what it takes (float32, float16, bfloat16 tensors of one element type), so the session places
+// the node on the GPU only when every run can run there.
+#include <fmt/format.h>
+
+#include <array>
+#include <optional>
+
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/elementwise.h"
+#include "runtime/broadcast.h"
+
+namespace tessera::cuda {
+
+namespace {
+
+std::optional<ElemType> elem_type(rt::DataType t) {
+  switch (t) {
+    case rt::DataType::kFloat:
+      return ElemType::kFloat;
+    case rt::DataType::kFloat16:
+      return ElemType::kHalf;
+    case rt::DataType::kBFloat16:
+      return ElemType::kBFloat16;
+    default:
+      return std::nullopt;
+  }
+}
+
+// All inputs typed, of one element type the kernels have, and tensors.
+bool same_float_inputs(const rt::KernelInfo& info, size_t count) {
+  if (info.input_count() != count) return false;
+  rt::DataType t = info.input_dtype(0);
+  if (!elem_type(t)) return false;
+  for (size_t i = 0; i < count; ++i)
+    if (!info.has_input(i) || info.input_dtype(i) != t) return false;
+  return true;
+}
+
+void check_launch(rt::KernelContext& ctx) {
+  check(cudaGetLastError(), ctx.info().op_type().c_str());
+}
+
+class UnaryKernel : public rt::OpKernel {
+ public:
+  explicit UnaryKernel(UnaryOp op) : op_(op) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    auto t = elem_type(x.dtype());
+    if (!t) ctx.fail(fmt::format("the CUDA kernel does not take {}", ir::dtype_name(x.dtype())));
+    rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), x.shape());
+    launch_unary(op_, *t, x.raw(), y.raw(), x.numel(), native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  UnaryOp op_;
+};
+
+class BinaryKernel : public rt::OpKernel {
+ public:
+  explicit BinaryKernel(BinaryOp op) : op_(op) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& a = ctx.input(0);
+    const rt::Tensor& b = ctx.input(1);
+    auto t = elem_type(a.dtype());
+    if (!t || b.dtype() != a.dtype())
+      ctx.fail(fmt::format("the CUDA kernel takes two tensors of one float type, got {} and {}",
+                           ir::dtype_name(a.dtype()), ir::dtype_name(b.dtype())));
+    rt::Shape out = rt::broadcast_shapes(a.shape(), b.shape());
+    if (out.size() > static_cast<size_t>(kMaxRank))
+      ctx.fail(fmt::format("the CUDA kernel broadcasts up to rank {}, got {}", kMaxRank, out.size()));
+    rt::Tensor& y = ctx.output_uninitialized(0, a.dtype(), out);
+    BroadcastShape s;
+    bool same = a.shape() == out && b.shape() == out;
+    if (!same) {
+      s.rank = static_cast<int>(out.size());
+      auto sa = rt::broadcast_strides(a.shape(), out), sb = rt::broadcast_strides(b.shape(), out);
+      for (int d = 0; d < s.rank; ++d) {
+        s.out_dims[d] = out[static_cast<size_t>(d)];
+        s.a_strides[d] = sa[static_cast<size_t>(d)];
+        s.b_strides[d] = sb[static_cast<size_t>(d)];
+      }
+    }
+    launch_binary(op_, *t, a.raw(), b.raw(), y.raw(), y.numel(), same, s, native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  BinaryOp op_;
+};
+
+rt::KernelDef def(const char* op, std::function<bool(const rt::KernelInfo&)> supports, rt::KernelFactory f,
+                  int since_min = 1) {
+  rt::KernelDef d;
+  d.op_type = op;
+  d.since_min = since_min;
+  d.name = "cuda";
+  d.priority = 10;
+  d.supports = std::move(supports);
+  d.create = std::move(f);
+  return d;
+}
+
+}  // namespace
+
+void register_cuda_kernels(rt::KernelRegistry& reg) {
+  constexpr std::array<std::pair<const char*, UnaryOp>, 10> kUnary{{{"Relu", UnaryOp::kRelu},
+                                                                    {"Sigmoid", UnaryOp::kSigmoid},
+                                                                    {"Tanh", UnaryOp::kTanh},
+                                                                    {"Exp", UnaryOp::kExp},
+                                                                    {"Log", UnaryOp::kLog},
+                                                                    {"Neg", UnaryOp::kNeg},
+                                                                    {"Abs", UnaryOp::kAbs},
+                                                                    {"Sqrt", UnaryOp::kSqrt},
+                                                                    {"Erf", UnaryOp::kErf},
+                                                                    {"Reciprocal", UnaryOp::kReciprocal}}};
+  for (auto [name, op] : kUnary)
+    reg.add(def(name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 1); },
+                [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<UnaryKernel>(op); }));
+  constexpr std::array<std::pair<const char*, BinaryOp>, 5> kBinary{{{"Add", BinaryOp::kAdd},
+                                                                     {"Sub", BinaryOp::kSub},
+                                                                     {"Mul", BinaryOp::kMul},
+                                                                     {"Div", BinaryOp::kDiv},
+                                                                     {"Pow", BinaryOp::kPow}}};
+  // From version 7 on: before it, broadcasting was the `broadcast`/`axis` attributes' business.
+  for (auto [name, op] : kBinary)
+    reg.add(def(
+        name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
+        [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<BinaryKernel>(op); }, 7));
+  // Max and Min are variadic in ONNX; the two-input form is the common one.
+  for (auto [name, op] : {std::pair{"Max", BinaryOp::kMax}, std::pair{"Min", BinaryOp::kMin}})
+    reg.add(def(
+        name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
+        [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<BinaryKernel>(op); }, 8));
+}
+
+}  // namespace tessera::cuda

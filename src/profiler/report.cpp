@@ -1,0 +1,146 @@
+#include "profiler/report.h"
+
+#include <algorithm>
+#include <ctime>
+#include <thread>
+
+#include "ir/dtype.h"
+
+namespace tessera::profiler {
+
+namespace {
+
+std::string now_iso() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+nlohmann::json planner_json(const rt::MemoryStats& m) {
+  return {{"peak_bytes", m.peak_bytes},
+          {"planner_lower_bound_bytes", m.lower_bound_bytes},
+          {"arena_bytes", m.arena_bytes}};
+}
+
+nlohmann::json inputs_json(const ReportInfo& info) {
+  nlohmann::json inputs = nlohmann::json::array();
+  for (const auto& [name, v] : info.inputs) {
+    nlohmann::json in{{"name", name}};
+    if (v.is_tensor()) {
+      in["dtype"] = ir::dtype_name(v.tensor().dtype());
+      in["shape"] = v.tensor().shape();
+    }
+    inputs.push_back(std::move(in));
+  }
+  return inputs;
+}
+
+nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs) {
+  return {{"graph", l.graph},
+          {"node_id", l.node_id},
+          {"name", l.name},
+          {"op_type", l.op_type},
+          {"kernel", l.kernel},
+          {"path", l.path},
+          {"backend", l.backend},
+          {"device", l.device},
+          {"calls_per_run", static_cast<double>(l.calls) / runs},
+          {"time_ms", l.total_us / 1000.0 / runs},
+          {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
+          {"output_shapes", l.output_shapes},
+          {"fused_from", l.fused_from}};
+}
+
+}  // namespace
+
+void LayerTable::add(const rt::RunStats& run) {
+  for (const auto& ev : run.events) {
+    Layer& l = by_node_[{ev.graph_path, ev.node_id == 0 ? std::hash<std::string>{}(ev.node_name) : ev.node_id}];
+    l.graph = ev.graph_path;
+    l.node_id = ev.node_id;
+    l.name = ev.node_name;
+    l.op_type = ev.op_type;
+    l.kernel = ev.kernel;
+    l.path = ev.path;
+    l.backend = ev.backend;
+    l.device = ev.device;
+    l.calls++;
+    l.total_us += ev.duration_us;
+    l.output_shapes = ev.output_shapes;
+    l.fused_from = ev.fused_from;
+    total_us_ += ev.duration_us;
+  }
+}
+
+std::vector<Layer> LayerTable::layers() const {
+  std::vector<Layer> out;
+  for (const auto& [k, l] : by_node_) out.push_back(l);
+  std::sort(out.begin(), out.end(), [](const Layer& a, const Layer& b) { return a.total_us > b.total_us; });
+  return out;
+}
+
+Latency summarize(std::vector<double> ms) {
+  Latency s;
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  double sum = 0;
+  for (double x : ms) sum += x;
+  s.mean_ms = sum / static_cast<double>(ms.size());
+  size_t n = ms.size();
+  s.median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  s.min_ms = ms.front();
+  s.max_ms = ms.back();
+  return s;
+}
+
+nlohmann::json memory_json(const rt::RunStats& st) {
+  nlohmann::json j = planner_json(st.memory);
+  j["weight_bytes"] = st.weight_bytes;
+  j["prepared_weight_bytes"] = st.prepared_weight_bytes;
+  j["released_weight_bytes"] = st.released_weight_bytes;
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& d : st.devices) {
+    nlohmann::json dj = planner_json(d.memory);
+    dj["backend"] = d.backend;
+    dj["device"] = d.device;
+    devices.push_back(std::move(dj));
+  }
+  j["devices"] = std::move(devices);
+  return j;
+}
+
+nlohmann::json report_json(const ReportInfo& info, const rt::Session& session, const Latency& latency,
+                           const std::vector<Layer>& layers, double layer_sum_us, int runs) {
+  nlohmann::json j;
+  j["schema"] = "tessera.profile";
+  j["version"] = kReportVersion;
+  j["created"] = now_iso();
+  j["tool"] = {{"name", "tessera"}, {"version", "0.1.0"}};
+  const auto& m = session.model();
+  j["model"] = {{"path", info.model_path},
+                {"producer", m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version)},
+                {"opset", m.opset_version("").value_or(0)},
+                {"nodes_after_optimization", m.graph.nodes.size()}};
+  j["settings"] = {{"backend", info.backend},       {"threads", info.threads}, {"optimization", info.optimization},
+                   {"iterations", info.iterations}, {"warmup", info.warmup},   {"inputs", inputs_json(info)}};
+  // The backends that ran the model, in order of preference; the host (CPU) last. `device` (the first,
+  // where most layers ran) is version 1's single device, kept for readers of that version.
+  nlohmann::json backends = nlohmann::json::array();
+  for (const auto& b : session.backends())
+    backends.push_back({{"backend", b.name}, {"device", b.device}, {"name", b.device_name}, {"nodes", b.nodes}});
+  j["backends"] = backends;
+  const auto& first = session.backends().front();
+  j["device"] = {{"kind", first.name == "cpu" ? "cpu" : first.name},
+                 {"name", first.device_name},
+                 {"hardware_threads", std::thread::hardware_concurrency()}};
+  j["latency_ms"] = {
+      {"mean", latency.mean_ms}, {"median", latency.median_ms}, {"min", latency.min_ms}, {"max", latency.max_ms}};
+  j["layer_sum_ms"] = layer_sum_us / 1000.0;
+  j["memory"] = memory_json(session.last_stats());
+  j["layers"] = nlohmann::json::array();
+  for (const auto& l : layers) j["layers"].push_back(layer_json(l, layer_sum_us, runs));
+  return j;
+}
+
+}  // namespace tessera::profiler

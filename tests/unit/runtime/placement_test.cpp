@@ -1,0 +1,392 @@
+// Placement, copies between devices, per-device memory, streams, typed kernel infos, weights held once
+// per device: the backend interface exercised without a GPU, through a simulated device whose memory
+// is host memory the test keeps apart (every pointer its kernels receive must come from it).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "ir/builder.h"
+#include "runtime/backend.h"
+#include "runtime/backend_loader.h"
+#include "runtime/pass_target.h"
+#include "runtime/session.h"
+
+namespace rt = tessera::rt;
+namespace ir = tessera::ir;
+using ir::DataType;
+using ir::Dim;
+using ir::Type;
+
+namespace {
+
+struct SimCounters {
+  std::mutex mu;
+  std::set<const void*> live;  // blocks the device handed out
+  size_t to_device = 0, to_host = 0, bytes_in_use = 0, most_bytes = 0, prepared = 0;
+  bool foreign_pointer = false, wrong_stream = false;
+};
+
+class SimStream : public rt::Stream {
+ public:
+  void synchronize() override {}
+};
+
+class SimEvent : public rt::Event {
+ public:
+  void record(rt::Stream&) override {}
+  void synchronize() override {}
+  double elapsed_ms(const rt::Event&) const override { return 0.001; }
+};
+
+SimCounters* g_sim = nullptr;
+rt::Stream* g_sim_stream = nullptr;
+
+// Checks that a kernel of the simulated device reads only that device's memory, on its stream.
+void expect_on_device(rt::KernelContext& ctx, const rt::Tensor& t) {
+  std::lock_guard lock(g_sim->mu);
+  if (t.device().kind != rt::DeviceKind::kSimulated) g_sim->foreign_pointer = true;
+  if (&ctx.stream() != g_sim_stream) g_sim->wrong_stream = true;
+}
+
+// Elementwise float kernels of the device.
+template <class F>
+class SimUnary : public rt::OpKernel {
+ public:
+  explicit SimUnary(const rt::KernelInfo&) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    expect_on_device(ctx, x);
+    rt::Tensor& y = ctx.output_uninitialized(0, DataType::kFloat, x.shape());
+    for (int64_t i = 0; i < x.numel(); ++i) y.data<float>()[i] = F{}(x.data<float>()[i]);
+  }
+};
+struct ReluFn {
+  float operator()(float v) const { return v > 0 ? v : 0; }
+};
+
+// Add that prepares its second input when it is a weight: keeps its own copy and releases the original.
+class SimAdd : public rt::OpKernel {
+ public:
+  explicit SimAdd(const rt::KernelInfo&) {}
+  void prepare(rt::PrepareContext& ctx) override {
+    const rt::Tensor* w = ctx.constant(1);
+    if (!w) return;
+    own_.assign(w->data<float>(), w->data<float>() + w->numel());
+    own_shape_ = w->shape();
+    ctx.release(1);
+    std::lock_guard lock(g_sim->mu);
+    g_sim->prepared++;
+  }
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& a = ctx.input(0);
+    expect_on_device(ctx, a);
+    const float* b = own_.empty() ? nullptr : own_.data();
+    if (!b) {
+      expect_on_device(ctx, ctx.input(1));
+      b = ctx.input(1).data<float>();
+    }
+    rt::Tensor& y = ctx.output_uninitialized(0, DataType::kFloat, a.shape());
+    for (int64_t i = 0; i < a.numel(); ++i) y.data<float>()[i] = a.data<float>()[i] + b[i];
+  }
+
+ private:
+  std::vector<float> own_;
+  rt::Shape own_shape_;
+};
+
+bool all_float(const rt::KernelInfo& info) {
+  for (size_t i = 0; i < info.input_count(); ++i)
+    if (info.input_dtype(i) != DataType::kFloat) return false;
+  return true;
+}
+
+class SimDevice : public rt::Backend {
+ public:
+  SimDevice() {
+    auto add = [&](const char* op, rt::KernelFactory f) {
+      rt::KernelDef d;
+      d.op_type = op;
+      d.name = "sim";
+      d.supports = all_float;  // typed at session build: the device declines other element types
+      d.create = std::move(f);
+      registry_.add(std::move(d));
+    };
+    add("Relu", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimUnary<ReluFn>>(i); });
+    add("Add", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimAdd>(i); });
+    g_sim_stream = &stream_;
+  }
+  std::string_view name() const override { return "sim"; }
+  rt::Device device() const override { return {rt::DeviceKind::kSimulated, 0}; }
+  std::string device_name() const override { return "simulated device"; }
+  const rt::KernelRegistry& kernels() const override { return registry_; }
+  std::shared_ptr<void> allocate(size_t bytes) override {
+    void* p = std::malloc(std::max<size_t>(bytes, 1));
+    std::lock_guard lock(g_sim->mu);
+    g_sim->live.insert(p);
+    g_sim->bytes_in_use += bytes;
+    g_sim->most_bytes = std::max(g_sim->most_bytes, g_sim->bytes_in_use);
+    return {p, [bytes](void* q) {
+              std::lock_guard l(g_sim->mu);
+              g_sim->live.erase(q);
+              g_sim->bytes_in_use -= bytes;
+              std::free(q);
+            }};
+  }
+  void fill_zero(void* p, size_t bytes, rt::Stream&) override { std::memset(p, 0, bytes); }
+  void copy_to_host(const rt::Tensor& src, void* dst, rt::Stream&) override {
+    std::memcpy(dst, src.raw(), src.nbytes());
+    std::lock_guard lock(g_sim->mu);
+    g_sim->to_host++;
+  }
+  void copy_from_host(const void* src, rt::Tensor& dst, rt::Stream&) override {
+    std::memcpy(dst.raw(), src, dst.nbytes());
+    std::lock_guard lock(g_sim->mu);
+    g_sim->to_device++;
+  }
+  rt::Stream& stream() override { return stream_; }
+  std::unique_ptr<rt::Stream> create_stream() override { return std::make_unique<SimStream>(); }
+  std::unique_ptr<rt::Event> create_event() override { return std::make_unique<SimEvent>(); }
+
+ private:
+  rt::KernelRegistry registry_;
+  SimStream stream_;
+};
+
+class Placement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_sim = &counters_;
+    rt::register_backend("sim", [](const rt::BackendOptions&) { return std::make_unique<SimDevice>(); });
+  }
+  void TearDown() override {
+    rt::unregister_backend("sim");
+    g_sim = nullptr;
+  }
+  SimCounters counters_;
+};
+
+rt::Tensor ramp(int64_t n, float start) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = start + static_cast<float>(i) * 0.25f;
+  return rt::Tensor::from_vector<float>(DataType::kFloat, {n}, v);
+}
+
+// x -> Relu (device) -> Sigmoid (host) -> Add W (device) -> Relu (device) -> y, and the Relu's output is
+// also read by Neg (host) -> z.
+ir::Model mixed_model(int64_t n) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(n)}));
+  auto r = b.node("Relu", {x}, {}, "relu");
+  auto s = b.node("Sigmoid", {r}, {}, "sigmoid");
+  auto w = b.initializer(ir::make_tensor<float>("W", DataType::kFloat, {n}, std::vector<float>(n, 0.5f)));
+  auto a = b.node("Add", {s, w}, {}, "add");
+  auto r2 = b.node("Relu", {a}, {}, "relu2");
+  auto z = b.node("Neg", {r}, {}, "neg");
+  b.output(r2, Type::tensor(DataType::kFloat));
+  b.output(z, Type::tensor(DataType::kFloat));
+  return m;
+}
+
+std::vector<float> expected_y(const rt::Tensor& x) {
+  std::vector<float> y;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    float r = std::max(0.0f, x.data<float>()[i]);
+    y.push_back(1.0f / (1.0f + std::exp(-r)) + 0.5f);
+  }
+  return y;
+}
+
+}  // namespace
+
+TEST_F(Placement, DeviceNodesRunOnTheDeviceWithOneCopyPerValueAndDevice) {
+  rt::Session s(mixed_model(64), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim",
+                                  .profile = true});
+  rt::Tensor x = ramp(64, -8.0f);
+  for (int run = 0; run < 2; ++run) {
+    auto outs = s.run({{"x", rt::Value(x)}});
+    auto want = expected_y(x);
+    ASSERT_EQ(outs[0].tensor().device().kind, rt::DeviceKind::kCpu) << "graph outputs come back to the host";
+    for (int64_t i = 0; i < 64; ++i) {
+      EXPECT_NEAR(outs[0].tensor().data<float>()[i], want[static_cast<size_t>(i)], 1e-6f);
+      EXPECT_FLOAT_EQ(outs[1].tensor().data<float>()[i], -std::max(0.0f, x.data<float>()[i]));
+    }
+  }
+  EXPECT_FALSE(counters_.foreign_pointer) << "a device kernel read host memory";
+  EXPECT_FALSE(counters_.wrong_stream) << "a device kernel ran without the device's stream";
+  // Per run: x to the device; relu's output to the host once (read by Sigmoid and Neg); sigmoid's
+  // output to the device; relu2's output to the host. W went to the device once, when compiled.
+  std::map<std::string, int> ops;
+  for (const auto& ev : s.last_stats().events) ops[ev.op_type]++;
+  EXPECT_EQ(ops["MemcpyToDevice"], 2);
+  EXPECT_EQ(ops["MemcpyToHost"], 2);
+  EXPECT_EQ(counters_.to_device, 1u + 2u * 2u);
+  EXPECT_EQ(counters_.to_host, 2u * 2u);
+  for (const auto& ev : s.last_stats().events) {
+    bool device_op = ev.node_name == "relu" || ev.node_name == "add" || ev.node_name == "relu2";
+    if (ev.op_type.rfind("Memcpy", 0) == 0) continue;
+    EXPECT_EQ(ev.backend, device_op ? "sim" : "cpu") << ev.node_name;
+    EXPECT_EQ(ev.device, device_op ? "sim:0" : "cpu:0") << ev.node_name;
+  }
+  auto backends = s.backends();
+  ASSERT_EQ(backends.size(), 2u);
+  EXPECT_EQ(backends[0].name, "sim");
+  EXPECT_EQ(backends[0].nodes, 3u);
+  EXPECT_EQ(backends[1].nodes, 2u);
+}
+
+TEST_F(Placement, EachDeviceHasItsOwnPlannedMemory) {
+  rt::Session s(mixed_model(1024), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
+  rt::Tensor x = ramp(1024, -100.0f);
+  s.run({{"x", rt::Value(x)}});
+  s.run({{"x", rt::Value(x)}});
+  const auto& st = s.last_stats();
+  ASSERT_EQ(st.devices.size(), 2u);
+  EXPECT_EQ(st.devices[0].backend, "sim");
+  EXPECT_TRUE(st.devices[0].memory.planned);
+  EXPECT_GT(st.devices[0].memory.planned_allocations, 0u) << "device tensors come from the device's arena";
+  EXPECT_GE(st.devices[0].memory.lower_bound_bytes, 1024u * 4);
+  EXPECT_EQ(st.devices[1].backend, "cpu");
+  EXPECT_GT(counters_.most_bytes, 0u);
+}
+
+TEST_F(Placement, AWeightHeldByAKernelOnTheDeviceIsReleasedOnTheHost) {
+  rt::Session s(mixed_model(256), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
+  EXPECT_EQ(counters_.prepared, 1u) << "kernels prepare when the session is built, not on the first run";
+  EXPECT_EQ(s.last_stats().released_weight_bytes, 256u * 4);
+  const ir::Tensor* w = s.model().graph.find_initializer("W");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->data, nullptr) << "the original weight is let go";
+  rt::Tensor x = ramp(256, -30.0f);
+  auto outs = s.run({{"x", rt::Value(x)}});
+  auto want = expected_y(x);
+  for (int64_t i = 0; i < 256; ++i) EXPECT_NEAR(outs[0].tensor().data<float>()[i], want[static_cast<size_t>(i)], 1e-6f);
+}
+
+TEST_F(Placement, TheDeviceDeclinesTypesItHasNoKernelFor) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kInt32, ir::Shape{Dim::of(4)}));
+  auto r = b.node("Relu", {x});
+  b.output(r, Type::tensor(DataType::kInt32));
+  rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
+  EXPECT_EQ(s.backends()[0].nodes, 0u);
+  auto outs = s.run({{"x", rt::Value(rt::Tensor::from_vector<int32_t>(DataType::kInt32, {4}, {-2, 3, -1, 5}))}});
+  EXPECT_EQ(outs[0].tensor().data<int32_t>()[1], 3);
+  EXPECT_EQ(counters_.to_device + counters_.to_host, 0u) << "nothing placed on the device, nothing copied";
+}
+
+TEST_F(Placement, SubgraphsReadDeviceValuesThroughOneHostCopy) {
+  // r = Relu(x) on the device; an If whose branches read r from the outer scope, on the host.
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(8)}));
+  auto c = b.input("c", Type::tensor(DataType::kBool, ir::Shape{}));
+  auto r = b.node("Relu", {x}, {}, "relu");
+  auto branch = [&](const char* op, const char* name) {
+    ir::Graph g;
+    g.name = name;
+    ir::GraphBuilder gb(g);
+    auto o = gb.node(op, {r}, {}, std::string(name) + "_op");
+    gb.output(o, Type::tensor(DataType::kFloat));
+    return g;
+  };
+  auto out = b.node("If", {c},
+                    {ir::Attribute::of_graph("then_branch", branch("Neg", "then")),
+                     ir::Attribute::of_graph("else_branch", branch("Abs", "else"))},
+                    "if");
+  b.output(out, Type::tensor(DataType::kFloat));
+  rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
+  rt::Tensor xv = ramp(8, -1.0f);
+  auto outs = s.run({{"x", rt::Value(xv)}, {"c", rt::Value(rt::Tensor::scalar<bool>(DataType::kBool, true))}});
+  for (int64_t i = 0; i < 8; ++i)
+    EXPECT_FLOAT_EQ(outs[0].tensor().data<float>()[i], -std::max(0.0f, xv.data<float>()[i]));
+  EXPECT_EQ(counters_.to_host, 1u);
+  EXPECT_FALSE(counters_.foreign_pointer);
+}
+
+TEST(Backends, AMissingDeviceBackendIsAOneLineErrorAndAutoFallsBackToTheCpu) {
+  ir::Model m = mixed_model(4);
+  try {
+    rt::Session s(m, {.backend = "cuda"});
+    // A machine with libtessera_cuda.so and a GPU may run it: then it must have placed nodes there.
+    EXPECT_EQ(s.backends().front().name, "cuda");
+  } catch (const rt::RunError& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("backend 'cuda' is not available"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+  }
+  rt::Session a(m, {.backend = "auto"});
+  auto outs = a.run({{"x", rt::Value(ramp(4, 1.0f))}});
+  EXPECT_EQ(outs.size(), 2u);
+  EXPECT_EQ(a.backends().back().name, "cpu");
+}
+
+TEST(Backends, UnknownBackendLibraryNamesWhereItWasLookedFor) {
+  try {
+    rt::load_backend("nosuchdevice");
+    FAIL() << "loaded a backend that does not exist";
+  } catch (const rt::BackendUnavailable& e) {
+    EXPECT_NE(std::string(e.what()).find("libtessera_nosuchdevice.so"), std::string::npos) << e.what();
+  }
+  auto c = rt::backend_library_candidates("cuda");
+  ASSERT_FALSE(c.empty());
+  EXPECT_EQ(c.back(), "libtessera_cuda.so");
+}
+
+// Constant folding computes a node through the CPU's kernel directly, without a nested session.
+TEST(Backends, TheNodeEvaluatorRunsOneNode) {
+  ir::Model m = mixed_model(16);
+  rt::CpuNodeEvaluator ev;
+  ir::Node n;
+  n.op_type = "Relu";
+  n.inputs = {"a"};
+  n.outputs = {"b"};
+  auto a = ir::make_tensor<float>("a", DataType::kFloat, {3}, {-1.0f, 0.5f, 2.0f});
+  auto out = ev.evaluate(m, n, {&a});
+  ASSERT_TRUE(out.has_value());
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ((*out)[0].name, "b");
+  EXPECT_EQ((*out)[0].as<float>()[0], 0.0f);
+  EXPECT_EQ((*out)[0].as<float>()[2], 2.0f);
+}
+
+TEST(Backends, SwitchedOffRulesDoNotRewrite) {
+  // Relu(Conv(x)) fuses into FusedConv unless fuse_conv_activation is off.
+  auto model = [] {
+    ir::Model m;
+    m.ir_version = 8;
+    m.opset_imports = {{"", 17}};
+    ir::GraphBuilder b(m.graph);
+    auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(1), Dim::of(2), Dim::of(5), Dim::of(5)}));
+    auto w = b.random_normal("w", {3, 2, 3, 3}, 0.5f);
+    auto c = b.node("Conv", {x, w}, {}, "conv");
+    auto r = b.node("Relu", {c}, {}, "relu");
+    b.output(r, Type::tensor(DataType::kFloat));
+    return m;
+  };
+  auto fused = [](const rt::Session& s) {
+    for (const auto& [rule, node] : s.rewrites())
+      if (rule == "fuse_conv_activation") return true;
+    return false;
+  };
+  rt::Session on(model(), {.optimization = rt::OptLevel::kExtended, .threads = 1});
+  EXPECT_TRUE(fused(on));
+  rt::Session off(model(), {.optimization = rt::OptLevel::kExtended, .threads = 1,
+                            .disabled_rules = {"fuse_conv_activation"}});
+  EXPECT_FALSE(fused(off));
+  rt::Tensor x = rt::Tensor::zeros(DataType::kFloat, {1, 2, 5, 5});
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(static_cast<float>(i));
+  auto a = on.run({{"x", rt::Value(x)}})[0].tensor();
+  auto b = off.run({{"x", rt::Value(x)}})[0].tensor();
+  for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-5f);
+}
