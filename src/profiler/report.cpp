@@ -126,11 +126,12 @@ nlohmann::json report_json(const ReportInfo& info, const rt::Session& session, c
                    {"iterations", info.iterations}, {"warmup", info.warmup},   {"inputs", inputs_json(info)}};
   // The backends that ran the model, in order of preference; the host (CPU) last. `device` (the first,
   // where most layers ran) is version 1's single device, kept for readers of that version.
+  const std::vector<rt::BackendInfo> placed = session.backends();
   nlohmann::json backends = nlohmann::json::array();
-  for (const auto& b : session.backends())
+  for (const auto& b : placed)
     backends.push_back({{"backend", b.name}, {"device", b.device}, {"name", b.device_name}, {"nodes", b.nodes}});
   j["backends"] = backends;
-  const auto& first = session.backends().front();
+  const rt::BackendInfo& first = placed.front();
   j["device"] = {{"kind", first.name == "cpu" ? "cpu" : first.name},
                  {"name", first.device_name},
                  {"hardware_threads", std::thread::hardware_concurrency()}};
