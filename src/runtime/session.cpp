@@ -144,13 +144,33 @@ void Session::open_backends() {
 
 // Lets every kernel prepare its weights now; a weight whose every reader keeps its own layout of it (or
 // that nothing on the host reads, having been copied to a device) is dropped: from the compiled graph,
-// and from the model, whose memory-mapped pages go back to the operating system.
+// and from the model, whose memory-mapped pages go back to the operating system. A weight goes as soon
+// as its last reader has prepared, so that building the session never holds every weight twice.
 void Session::prepare_kernels() {
   std::function<void(ExecGraph&, bool)> prepare = [&](ExecGraph& g, bool is_main) {
-    std::map<int, int> readers, releases;
-    for (auto& en : g.mutable_nodes()) {
+    std::set<int> keep(g.output_slots().begin(), g.output_slots().end());
+    keep.insert(g.input_slots().begin(), g.input_slots().end());
+    std::map<int, int> unreleased;  // constant slot -> readers that still read it
+    for (const auto& [s, v] : g.constants())
+      if (!keep.count(s) && v.is_tensor()) unreleased[s] = 0;
+    for (const auto& en : g.nodes())
       for (int s : en.inputs)
-        if (s >= 0) readers[s]++;
+        if (auto it = unreleased.find(s); it != unreleased.end()) it->second++;
+    auto drop = [&](int s) {
+      g.drop_constant(s);
+      if (!is_main) return;
+      ir::Tensor* t = model_.graph.find_initializer(g.slot_name(s));
+      if (!t || !t->data) return;
+      auto bytes = t->data->bytes();
+      stats_.released_weight_bytes += bytes.size();
+      // A weight read from a mapped file gives its pages back now (anyone else holding the tensor reads
+      // them from the file again; heap memory is left alone).
+      util::discard_mapped(bytes.data(), bytes.size());
+      t->data.reset();
+    };
+    for (const auto& [s, readers] : unreleased)
+      if (readers == 0) drop(s);  // read on a device only, through its copy
+    for (auto& en : g.mutable_nodes()) {
       NodePrepare ctx(g, en);
       try {
         en.kernel->prepare(ctx);
@@ -159,25 +179,9 @@ void Session::prepare_kernels() {
       } catch (const OutOfMemory& e) {
         throw RunError(fmt::format("{}: {}: preparing its weights: {}", g.path(), label_of(*en.node), e.what()));
       }
-      for (int s : ctx.released) releases[s]++;
+      for (int s : ctx.released)
+        if (auto it = unreleased.find(s); it != unreleased.end() && --it->second == 0) drop(s);
       for (auto& sub : en.subgraphs) prepare(*sub, false);
-    }
-    std::set<int> keep(g.output_slots().begin(), g.output_slots().end());
-    keep.insert(g.input_slots().begin(), g.input_slots().end());
-    std::vector<int> drop;
-    for (const auto& [s, v] : g.constants())
-      if (!keep.count(s) && readers[s] == releases[s] && v.is_tensor()) drop.push_back(s);
-    for (int s : drop) {
-      g.drop_constant(s);
-      if (!is_main) continue;
-      ir::Tensor* t = model_.graph.find_initializer(g.slot_name(s));
-      if (!t || !t->data) continue;
-      auto bytes = t->data->bytes();
-      stats_.released_weight_bytes += bytes.size();
-      // A weight read from a mapped file gives its pages back now (anyone else holding the tensor reads
-      // them from the file again; heap memory is left alone).
-      util::discard_mapped(bytes.data(), bytes.size());
-      t->data.reset();
     }
   };
   prepare(*graph_, true);

@@ -12,6 +12,7 @@
 
 #include "runtime/half.h"
 #include "runtime/kernel.h"
+#include "util/mapped_file.h"
 
 namespace tessera::rt {
 
@@ -127,9 +128,12 @@ Tensor Tensor::from_ir(const ir::Tensor& t) {
   std::shared_ptr<void> alias(t.data, const_cast<std::byte*>(bytes.data()));
   // Misaligned bytes (a raw_data field inside a mapped protobuf) are copied: kernels may assume the
   // natural alignment of their element type.
+  // The file's pages go back once copied (read again from the file if the source is read after all),
+  // so a large model is not resident twice while the session is built.
   if (reinterpret_cast<uintptr_t>(bytes.data()) % 16 != 0) {
     Tensor r = zeros(t.dtype, t.dims);
     std::memcpy(r.raw(), bytes.data(), r.nbytes());
+    util::discard_mapped(bytes.data(), bytes.size());
     return r;
   }
   return Tensor(t.dtype, t.dims, std::move(alias));
