@@ -8,6 +8,12 @@
 // binary add with the GELU as post-op, as BiasGelu in dnnl_binary_kernel.cpp. Other element types and
 // anything oneDNN refuses go to the reference kernel. Clip is not here: oneDNN's clip turns NaN into a
 // bound, where ONNX (and the reference kernel) keep NaN.
+//
+// Exp, Log, Sigmoid, Softplus, Tanh, Elu and QuickGelu run on Tessera's own vectorised math instead
+// (own_eltwise.h, path "own avx512"/"own avx2"): oneDNN 2.6's versions miss docs/accuracy.md's bounds
+// (Log ~1e5 ulp near 1, Softplus log(1 + e^x) cancelling, Exp/Sigmoid/QuickGelu flushing subnormal
+// results, Elu's exp(x) - 1 cancelling near 0). TESSERA_OWN_ELTWISE=off keeps them on oneDNN.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -16,6 +22,8 @@
 #include <tuple>
 
 #include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/own_eltwise.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::cpu {
 namespace {
@@ -74,6 +82,7 @@ class DnnlEltwise : public rt::OpKernel {
     } else if (op == "QuickGelu") {
       main_ = {algorithm::eltwise_swish, info.get_float("alpha", 1.702f), 0.f};  // x * sigmoid(alpha x)
     }
+    if (env_switch("TESSERA_OWN_ELTWISE") != false) own_ = own_op(op, main_);
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -88,6 +97,7 @@ class DnnlEltwise : public rt::OpKernel {
       if (!reference_) ctx.fail("no reference kernel");
       return reference_->compute(ctx);
     }
+    if (own_) return run_own(ctx, x);
     const int64_t n = x.numel();
     const int64_t h = bias ? bias->numel() : 0;
     std::lock_guard lock(mu_);
@@ -153,7 +163,32 @@ class DnnlEltwise : public rt::OpKernel {
     return e;
   }
 
+  // The own accurate kernel of the op, if it has one.
+  static std::optional<EltwiseOp> own_op(const std::string& op, const Step& step) {
+    if (op == "Exp") return EltwiseOp{EltwiseKind::kExp};
+    if (op == "Log") return EltwiseOp{EltwiseKind::kLog};
+    if (op == "Sigmoid") return EltwiseOp{EltwiseKind::kSigmoid};
+    if (op == "Softplus") return EltwiseOp{EltwiseKind::kSoftplus};
+    if (op == "Tanh") return EltwiseOp{EltwiseKind::kTanh};
+    if (op == "Elu") return EltwiseOp{EltwiseKind::kElu, step.alpha};
+    if (op == "QuickGelu") return EltwiseOp{EltwiseKind::kQuickGelu, step.alpha};
+    return std::nullopt;
+  }
+
+  void run_own(rt::KernelContext& ctx, const rt::Tensor& x) const {
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, x.shape());
+    const float* in = x.data<float>();
+    float* out = y.data<float>();
+    // Chunks of a multiple of 16 elements, so that only the last one has a partial vector.
+    ctx.threads().parallel_for((x.numel() + 15) / 16, 512, [&](int64_t b, int64_t e) {
+      int64_t end = std::min(e * 16, x.numel());
+      eltwise(*own_, in + b * 16, out + b * 16, end - b * 16);
+    });
+    ctx.set_path(std::string("own ") + eltwise_isa());
+  }
+
   rt::KernelPtr reference_;
+  std::optional<EltwiseOp> own_;
   Step main_, post_;
   bool bias_input_ = false;
   mutable std::mutex mu_;

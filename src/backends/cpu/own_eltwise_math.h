@@ -1,0 +1,243 @@
+// Accurate vectorised float32 elementwise math for the own elementwise kernels (own_eltwise_kernel.cpp):
+// exp, expm1, log, log1p and the activations built on them (Sigmoid, Softplus, Tanh, Elu, QuickGelu).
+// Every function is within 2 ulp of the correctly rounded result over the whole float32 range (tested
+// by tests/accuracy): subnormal results are not flushed, the IEEE special values come out right, and
+// the forms do not cancel (Softplus is max(x, 0) + log1p(exp(-|x|)), Sigmoid of a negative x is
+// e / (1 + e) with e = exp(x), Tanh is expm1(2|x|) / (expm1(2|x|) + 2)).
+//
+// The code is written once over GCC vector types of W lanes and compiled three times, by
+// own_eltwise_avx512.cpp (W 16), own_eltwise_avx2.cpp (W 8) and own_eltwise_kernel.cpp (W 1, any
+// CPU), each after a `#pragma GCC target` and inside its own namespace OWN_ELTWISE_NS, so that the
+// ISA-specific copies never merge. Only arithmetic the compiler maps onto the ISA is used: explicit
+// fused multiply-adds (OWN_ELTWISE_FMA) and, for rounding to an integer, the 1.5 * 2^23 trick.
+//
+// Include this header only after the standard headers and the `#pragma GCC target` of the unit.
+#pragma once
+// (each including unit defines OWN_ELTWISE_NS, OWN_ELTWISE_W and OWN_ELTWISE_FMA first)
+
+#include "backends/cpu/own_eltwise.h"
+
+namespace tessera::cpu::OWN_ELTWISE_NS {
+namespace {
+
+constexpr int W = OWN_ELTWISE_W;
+typedef float F __attribute__((vector_size(4 * W)));
+typedef int32_t I __attribute__((vector_size(4 * W)));
+
+inline F splat(float v) {
+  return F{} + v;
+}
+inline F fma(F a, F b, F c) {
+  return OWN_ELTWISE_FMA(a, b, c);
+}
+inline I bits(F x) {
+  return reinterpret_cast<I&>(x);
+}
+inline F from_bits(I i) {
+  return reinterpret_cast<F&>(i);
+}
+inline F select(I mask, F a, F b) {  // mask lanes all ones: a, zero: b
+  return from_bits((bits(a) & mask) | (bits(b) & ~mask));
+}
+inline F fabs(F x) {
+  return from_bits(bits(x) & 0x7fffffff);
+}
+inline I is_nan(F x) {
+  return x != x;
+}
+inline F vmin(F a, F b) {
+  return select(a < b, a, b);
+}
+inline F vmax(F a, F b) {
+  return select(a > b, a, b);
+}
+// Round to the nearest integer (ties to even) for |x| < 2^22: adding 1.5 * 2^23 leaves no fraction bits.
+inline F round_int(F x) {
+  const F magic = splat(12582912.0f);
+  return (x + magic) - magic;
+}
+// 2^k for integer-valued k in [-126, 127], built from its exponent bits.
+inline F pow2(F k) {
+  I ki = __builtin_convertvector(k, I);
+  return from_bits((ki + 127) << 23);
+}
+
+constexpr float kLog2e = 1.44269504088896341f;
+constexpr float kLn2Hi = 0.693145751953125f;        // ln 2 with 9 trailing zero bits: n * kLn2Hi is exact
+constexpr float kLn2Lo = 1.42860676533018708e-06f;  // ln 2 - kLn2Hi
+
+// x - n ln 2 in two exact-ish steps (Cody and Waite), n = round(x / ln 2).
+inline F reduce_ln2(F x, F n) {
+  F r = fma(-n, splat(kLn2Hi), x);
+  return fma(-n, splat(kLn2Lo), r);
+}
+
+// exp(r) - 1 for |r| <= ln(2) / 2 + a little: r + r^2 (1/2 + r/6 + ... + r^6/8!), Taylor to r^8
+// (the next term is below 1e-9 relative). Written as r + r * (r * Q) so the rounding of the small
+// part costs a fraction of an ulp.
+inline F expm1_small(F r) {
+  F q = splat(1.0f / 40320);
+  q = fma(q, r, splat(1.0f / 5040));
+  q = fma(q, r, splat(1.0f / 720));
+  q = fma(q, r, splat(1.0f / 120));
+  q = fma(q, r, splat(1.0f / 24));
+  q = fma(q, r, splat(1.0f / 6));
+  q = fma(q, r, splat(0.5f));
+  return fma(r * q, r, r);
+}
+
+// exp(x) = a * s over the whole float range, with a = exp(r) 2^n1 and s = 2^(n - n1) both normal
+// (|n1|, |n - n1| <= 108): a caller can scale a first and multiply by s last, so that a result in the
+// subnormal range is rounded once instead of flushed.
+inline void exp_parts(F x, F& a, F& s) {
+  F xc = vmin(vmax(x, splat(-150.0f)), splat(89.0f));
+  F n = round_int(xc * kLog2e);
+  F r = reduce_ln2(xc, n);
+  F p = expm1_small(r) + 1.0f;
+  F n1 = round_int(n * 0.5f);
+  a = p * pow2(n1);
+  s = pow2(n - n1);
+}
+
+inline F exp(F x) {
+  F a, s;
+  exp_parts(x, a, s);
+  return select(is_nan(x), x, a * s);
+}
+
+// exp(x) - 1: the polynomial for small |x|, else 2^n expm1(r) + (2^n - 1), which does not cancel for
+// n != 0; exp(x) itself past 20 (where the - 1 no longer shows) and -1 below -25.
+inline F expm1(F x) {
+  F xc = vmin(vmax(x, splat(-25.0f)), splat(20.0f));
+  F n = round_int(xc * kLog2e);
+  F r = reduce_ln2(xc, n);
+  F e = expm1_small(r);
+  F s = pow2(n);
+  F y = fma(s, e, s - 1.0f);
+  y = select(x > 20.0f, exp(x), y);
+  return select(is_nan(x), x, y);
+}
+
+// log(x): x = 2^k m with m in [sqrt(1/2), sqrt(2)), f = m - 1 (exact), s = f / (2 + f) and
+// log(1 + f) = f - (f^2/2 - s (f^2/2 + R(s^2))) with R the atanh series; then k ln 2 in two parts.
+inline F log(F x) {
+  I sub = x < 1.17549435e-38f;  // subnormal (and zero, negative): scaled by 2^23 first
+  F xs = select(sub, x * 8388608.0f, x);
+  F kadj = select(sub, splat(-23.0f), splat(0.0f));
+  I b = bits(xs);
+  I m_bits = (b & 0x007fffff) | 0x3f800000;
+  F k = __builtin_convertvector(((b >> 23) & 0xff) - 127, F) + kadj;
+  F m = from_bits(m_bits);
+  I big = m > 1.41421356f;
+  m = select(big, m * 0.5f, m);
+  k = select(big, k + 1.0f, k);
+  F f = m - 1.0f;
+  F s = f / (f + 2.0f);
+  F z = s * s;
+  F r = splat(2.0f / 13);
+  r = fma(r, z, splat(2.0f / 11));
+  r = fma(r, z, splat(2.0f / 9));
+  r = fma(r, z, splat(2.0f / 7));
+  r = fma(r, z, splat(2.0f / 5));
+  r = fma(r, z, splat(2.0f / 3));
+  r = r * z;
+  F hfsq = 0.5f * f * f;
+  F y = k * kLn2Hi - ((hfsq - fma(s, hfsq + r, k * kLn2Lo)) - f);
+  y = select(x == 0.0f, splat(-__builtin_inff()), y);
+  y = select(x < 0.0f, splat(__builtin_nanf("")), y);
+  y = select(x == __builtin_inff(), x, y);
+  return select(is_nan(x), x, y);
+}
+
+// log(1 + u) for u >= 0 (what Softplus needs): log(w) with w = 1 + u rounded, plus the rounding error
+// u - (w - 1) (exact) over w.
+inline F log1p_pos(F u) {
+  F w = u + 1.0f;
+  F c = (u - (w - 1.0f)) / w;
+  F y = log(w) + c;
+  return select(u == __builtin_inff(), u, y);
+}
+
+inline F copy_sign(F magnitude, F sign_of) {
+  return from_bits((bits(magnitude) & 0x7fffffff) | (bits(sign_of) & int32_t(0x80000000)));
+}
+
+inline F sigmoid(F x) {
+  F e = exp(-fabs(x));
+  F d = e + 1.0f;
+  F y = select(x >= 0.0f, 1.0f / d, e / d);
+  return select(is_nan(x), x, y);
+}
+
+// x sigmoid(alpha x) with the rounding error dz of z = alpha x carried into exp(-|z|) (times
+// 1 -+ dz): rounding z alone would cost |z| ulps (60 near z = -80). For z < 0 the result is
+// x e / (1 + e), scaled into the subnormal range last (exp_parts).
+inline F quick_gelu(F x, float alpha) {
+  F al = splat(alpha);
+  F z = al * x;
+  F dz = fma(al, x, -z);
+  dz = select(fabs(dz) < 1.0f, dz, splat(0.0f));  // z infinite: no correction
+  F a, s;
+  exp_parts(-fabs(z), a, s);
+  a = fma(a, select(z >= 0.0f, -dz, dz), a);
+  F d = a * s + 1.0f;
+  F neg = ((x * a) / d) * s;
+  neg = select(z < -150.0f, x * 0.0f, neg);
+  F y = select(z >= 0.0f, x / d, neg);
+  return select(is_nan(x), x, y);
+}
+
+inline F softplus(F x) {
+  F y = vmax(x, splat(0.0f)) + log1p_pos(exp(-fabs(x)));
+  return select(is_nan(x), x, y);
+}
+
+inline F tanh(F x) {
+  F a = fabs(x);
+  F t = expm1(a + a);
+  F y = t / (t + 2.0f);
+  y = select(a > 9.1f, splat(1.0f), y);
+  return select(is_nan(x), x, copy_sign(y, x));
+}
+
+inline F apply(const EltwiseOp& op, F x) {
+  switch (op.kind) {
+    case EltwiseKind::kExp:
+      return exp(x);
+    case EltwiseKind::kLog:
+      return log(x);
+    case EltwiseKind::kSigmoid:
+      return sigmoid(x);
+    case EltwiseKind::kSoftplus:
+      return softplus(x);
+    case EltwiseKind::kTanh:
+      return tanh(x);
+    case EltwiseKind::kElu:
+      return select(x >= 0.0f, x, op.alpha * expm1(x));
+    case EltwiseKind::kQuickGelu:
+      return quick_gelu(x, op.alpha);
+  }
+  return x;
+}
+
+}  // namespace
+
+// y[i] = op(x[i] + bias[i % bias_len]) for i in [0, n) (no bias when bias_len is 0); the last partial
+// vector goes through a padded copy, so every element gets the same arithmetic wherever it sits.
+void eltwise_run(const EltwiseOp& op, const float* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    F v;
+    __builtin_memcpy(&v, x + i, sizeof v);
+    v = apply(op, v);
+    __builtin_memcpy(y + i, &v, sizeof v);
+  }
+  if (i < n) {
+    F v = splat(0.0f);
+    __builtin_memcpy(&v, x + i, sizeof(float) * static_cast<size_t>(n - i));
+    v = apply(op, v);
+    __builtin_memcpy(y + i, &v, sizeof(float) * static_cast<size_t>(n - i));
+  }
+}
+
+}  // namespace tessera::cpu::OWN_ELTWISE_NS
