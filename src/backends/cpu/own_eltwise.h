@@ -7,11 +7,11 @@
 
 namespace tessera::cpu {
 
-enum class EltwiseKind { kExp, kLog, kSigmoid, kSoftplus, kTanh, kElu, kQuickGelu };
+enum class EltwiseKind { kExp, kLog, kSigmoid, kSoftplus, kTanh, kElu, kQuickGelu, kRelu, kLeakyRelu };
 
 struct EltwiseOp {
   EltwiseKind kind = EltwiseKind::kExp;
-  float alpha = 0.f;  // Elu's alpha, QuickGelu's alpha
+  float alpha = 0.f;  // Elu's, QuickGelu's and LeakyRelu's alpha
 };
 
 // y[i] = op(x[i]) on the widest vectors this CPU has (AVX-512, AVX2, else one lane); x and y may be

@@ -31,10 +31,10 @@ inline F fma(F a, F b, F c) {
   return OWN_ELTWISE_FMA(a, b, c);
 }
 inline I bits(F x) {
-  return reinterpret_cast<I&>(x);
+  return (I)x;  // a cast between vector types of one size keeps the bits
 }
 inline F from_bits(I i) {
-  return reinterpret_cast<F&>(i);
+  return (F)i;
 }
 inline F select(I mask, F a, F b) {  // mask lanes all ones: a, zero: b
   return from_bits((bits(a) & mask) | (bits(b) & ~mask));
@@ -216,6 +216,10 @@ inline F apply(const EltwiseOp& op, F x) {
       return select(x >= 0.0f, x, op.alpha * expm1(x));
     case EltwiseKind::kQuickGelu:
       return quick_gelu(x, op.alpha);
+    case EltwiseKind::kRelu:  // NaN and -0 pass through (oneDNN's relu makes NaN 0)
+      return select(x < 0.0f, splat(0.0f), x);
+    case EltwiseKind::kLeakyRelu:
+      return select(x < 0.0f, op.alpha * x, x);
   }
   return x;
 }

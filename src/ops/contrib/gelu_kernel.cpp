@@ -25,7 +25,8 @@ C gelu(C x) {
 template <class C>
 C gelu_tanh(C x) {
   const C k = static_cast<C>(0.79788456080286535588);  // sqrt(2 / pi)
-  return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+  // x (1 + tanh z) / 2 = x sigmoid(2 z): 1 + tanh z cancels for negative x.
+  return x / (C(1) + std::exp(C(-2) * k * (x + C(0.044715) * x * x * x)));
 }
 
 // y[i] = f(a[i] + b[i % len(b)]); without b, f(a[i]).

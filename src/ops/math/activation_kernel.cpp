@@ -166,7 +166,8 @@ struct Gelu {
   C operator()(C x) const {
     if (tanh_approx) {
       const C k = static_cast<C>(std::sqrt(2.0 / std::numbers::pi));
-      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+      // x (1 + tanh z) / 2 = x sigmoid(2 z): 1 + tanh z cancels for negative x.
+      return x / (C(1) + std::exp(C(-2) * k * (x + C(0.044715) * x * x * x)));
     }
     // x Phi(x) = x erfc(-x / sqrt 2) / 2: 1 + erf(x / sqrt 2) cancels for negative x.
     return C(0.5) * x * std::erfc(-x * static_cast<C>(1.0 / std::numbers::sqrt2));

@@ -87,9 +87,10 @@ TEST(AccuracyHardRegions, T5RelativePositionBucketsMatchFloat32DoneRight) {
   const int64_t positions = 2047;
   std::vector<int64_t> ns(positions);
   for (int64_t k = 0; k < positions; ++k) ns[static_cast<size_t>(k)] = k + 1;
-  // The configurations of T5 (32 buckets over 128), its long-context variants, and LongT5's.
+  // T5 (32 buckets over 128), long-context variants, and one whose bucket edges fall on powers of two
+  // (16 buckets per factor 2^16), where a log off by one ulp flips a bucket.
   for (T5Buckets t : {T5Buckets{32, 128}, T5Buckets{64, 256}, T5Buckets{128, 2048}, T5Buckets{32, 2048},
-                      T5Buckets{256, 4096}}) {
+                      T5Buckets{256, 4096}, T5Buckets{32, 16 << 16}}) {
     for (const auto& opts : both_paths()) {
       SCOPED_TRACE(testing::Message()
                    << t.buckets << " buckets over " << t.max_distance << ", " << path_name(opts));
