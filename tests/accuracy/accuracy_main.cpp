@@ -425,6 +425,16 @@ std::vector<Path> paths_of(const OpSpec& o, DataType dt) {
 // Rows that miss their bound for a stated reason: shown, not enforced (docs/accuracy.md explains).
 std::string known_reason(const Row& r) {
   if (r.path == "oneDNN eltwise") return "not used by default (TESSERA_OWN_ELTWISE=off)";
+  // Known, not fixed yet (issue 12's note): oneDNN inside kernels of src/backends this issue does not own.
+  if (r.path == "FusedConv post-op")
+    return "oneDNN's post-op in the convolution (Sigmoid flushes subnormal results, Relu and HardSigmoid "
+           "make NaN a number)";
+  if (r.path == "BiasGelu")
+    return "oneDNN's gelu_erf post-op of the add (dnnl_binary_kernel.cpp): cancels below -3";
+  if (r.label.rfind("HardSigmoid", 0) == 0 && r.path == "default") return "oneDNN's clip makes NaN a bound";
+  if (r.kernel == "dnnl" && r.path == "default" && r.label.find("Gelu") != std::string::npos &&
+      r.max_ulps <= 16)
+    return "oneDNN's gelu_erf is up to 9 ulp in [-0.75, 0] (outside [-0.75, 3] Tessera recomputes it)";
   return {};
 }
 

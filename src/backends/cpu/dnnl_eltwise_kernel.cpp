@@ -194,10 +194,10 @@ class DnnlEltwise : public rt::OpKernel {
     ctx.set_path(std::string("own ") + eltwise_isa());
   }
 
-  // oneDNN 2.6's GELUs lose all relative accuracy where the result is small: x below about -3 (1 +
+  // oneDNN 2.6's GELUs lose relative accuracy where the result is small: x below about -1 (1 +
   // erf(x / sqrt 2) cancels; 1 + tanh cancels), tiny |x| (flushed) and huge |x| (x^3 overflows in the
   // tanh form). Those elements, rare in a transformer's activations, are recomputed here in double
-  // through forms that do not cancel (erfc; 1 + tanh(z) = 2 sigmoid(2 z)); the [-3, 3] band where
+  // through forms that do not cancel (erfc; 1 + tanh(z) = 2 sigmoid(2 z)); the [-0.75, 3] band where
   // oneDNN is within bound keeps its fast result (docs/accuracy.md).
   void fix_gelu(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* bias, rt::Tensor& y) const {
     const float* in = x.data<float>();
@@ -209,7 +209,7 @@ class DnnlEltwise : public rt::OpKernel {
       for (int64_t i = begin; i < end; ++i) {
         float v = b ? in[i] + b[i % h] : in[i];
         float a = std::fabs(v);
-        if (a >= kGeluTiny && a <= kGeluBand) continue;
+        if (a >= kGeluTiny && v >= kGeluLow && v <= kGeluHigh) continue;
         double d = v;
         double r = erf_form ? 0.5 * d * std::erfc(-d * 0.70710678118654752440)
                             : d / (1 + std::exp(-2 * 0.79788456080286535588 * (d + 0.044715 * d * d * d)));
@@ -217,7 +217,7 @@ class DnnlEltwise : public rt::OpKernel {
       }
     });
   }
-  static constexpr float kGeluTiny = 1.0f / 1024, kGeluBand = 3.0f;
+  static constexpr float kGeluTiny = 1.0f / 1024, kGeluLow = -0.75f, kGeluHigh = 3.0f;
 
   rt::KernelPtr reference_;
   std::optional<EltwiseOp> own_;
