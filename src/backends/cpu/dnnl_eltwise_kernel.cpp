@@ -9,11 +9,12 @@
 // anything oneDNN refuses go to the reference kernel. Clip is not here: oneDNN's clip turns NaN into a
 // bound, where ONNX (and the reference kernel) keep NaN.
 //
-// Exp, Log, Sigmoid, Softplus, Tanh, Elu, QuickGelu, Relu and LeakyRelu run on Tessera's own
+// Exp, Log, Sigmoid, Softplus, Tanh, Elu, QuickGelu, Relu, LeakyRelu, HardSigmoid and the GELUs run on Tessera's own
 // vectorised math instead
 // (own_eltwise.h, path "own avx512"/"own avx2"): oneDNN 2.6's versions miss docs/accuracy.md's bounds
 // (Log ~1e5 ulp near 1, Softplus log(1 + e^x) cancelling, Exp/Sigmoid/QuickGelu flushing subnormal
-// results, Elu's exp(x) - 1 cancelling near 0, Relu turning NaN into 0). TESSERA_OWN_ELTWISE=off keeps
+// results, Elu's exp(x) - 1 cancelling near 0, Relu and clip turning NaN into numbers, the GELUs' 1 +
+// erf and 1 + tanh cancelling for negative x). TESSERA_OWN_ELTWISE=off keeps
 // them on oneDNN.
 #include <algorithm>
 #include <cmath>
@@ -84,9 +85,8 @@ class DnnlEltwise : public rt::OpKernel {
     } else if (op == "QuickGelu") {
       main_ = {algorithm::eltwise_swish, info.get_float("alpha", 1.702f), 0.f};  // x * sigmoid(alpha x)
     }
-    if (env_switch("TESSERA_OWN_ELTWISE") != false) own_ = own_op(op, main_);
-    if (main_.alg == algorithm::eltwise_gelu_erf || main_.alg == algorithm::eltwise_gelu_tanh)
-      gelu_fixup_ = main_.alg == algorithm::eltwise_gelu_erf ? 1 : 2;
+    if (env_switch("TESSERA_OWN_ELTWISE") == false) return;  // oneDNN alone, for comparisons
+    own_ = own_op(op, main_);
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -101,7 +101,7 @@ class DnnlEltwise : public rt::OpKernel {
       if (!reference_) ctx.fail("no reference kernel");
       return reference_->compute(ctx);
     }
-    if (own_) return run_own(ctx, x);
+    if (own_) return run_own(ctx, x, bias);
     const int64_t n = x.numel();
     const int64_t h = bias ? bias->numel() : 0;
     std::lock_guard lock(mu_);
@@ -129,7 +129,6 @@ class DnnlEltwise : public rt::OpKernel {
       if (e.then) e.then->execute(strm, {{DNNL_ARG_SRC, dst}, {DNNL_ARG_DST, dst}});
     }
     strm.wait();
-    if (gelu_fixup_) fix_gelu(ctx, x, bias, y);
   }
 
  private:
@@ -179,49 +178,21 @@ class DnnlEltwise : public rt::OpKernel {
     if (op == "QuickGelu") return EltwiseOp{EltwiseKind::kQuickGelu, step.alpha};
     if (op == "Relu") return EltwiseOp{EltwiseKind::kRelu};
     if (op == "LeakyRelu") return EltwiseOp{EltwiseKind::kLeakyRelu, step.alpha};
+    if (op == "HardSigmoid") return EltwiseOp{EltwiseKind::kHardSigmoid, step.alpha, step.beta};
+    if (step.alg == algorithm::eltwise_gelu_erf) return EltwiseOp{EltwiseKind::kGeluErf};
+    if (step.alg == algorithm::eltwise_gelu_tanh) return EltwiseOp{EltwiseKind::kGeluTanh};
     return std::nullopt;
   }
 
-  void run_own(rt::KernelContext& ctx, const rt::Tensor& x) const {
+  void run_own(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* bias) const {
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, x.shape());
-    const float* in = x.data<float>();
-    float* out = y.data<float>();
-    // Chunks of a multiple of 16 elements, so that only the last one has a partial vector.
-    ctx.threads().parallel_for((x.numel() + 15) / 16, 512, [&](int64_t b, int64_t e) {
-      int64_t end = std::min(e * 16, x.numel());
-      eltwise(*own_, in + b * 16, out + b * 16, end - b * 16);
-    });
+    eltwise_rows(*own_, x.data<float>(), bias ? bias->data<float>() : nullptr, bias ? bias->numel() : 0,
+                 y.data<float>(), x.numel(), ctx.threads());
     ctx.set_path(std::string("own ") + eltwise_isa());
   }
 
-  // oneDNN 2.6's GELUs lose relative accuracy where the result is small: x below about -1 (1 +
-  // erf(x / sqrt 2) cancels; 1 + tanh cancels), tiny |x| (flushed) and huge |x| (x^3 overflows in the
-  // tanh form). Those elements, rare in a transformer's activations, are recomputed here in double
-  // through forms that do not cancel (erfc; 1 + tanh(z) = 2 sigmoid(2 z)); the [-0.75, 3] band where
-  // oneDNN is within bound keeps its fast result (docs/accuracy.md).
-  void fix_gelu(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* bias, rt::Tensor& y) const {
-    const float* in = x.data<float>();
-    const float* b = bias ? bias->data<float>() : nullptr;
-    const int64_t h = bias ? bias->numel() : 1;
-    float* out = y.data<float>();
-    const bool erf_form = gelu_fixup_ == 1;
-    ctx.threads().parallel_for(x.numel(), 16384, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        float v = b ? in[i] + b[i % h] : in[i];
-        float a = std::fabs(v);
-        if (a >= kGeluTiny && v >= kGeluLow && v <= kGeluHigh) continue;
-        double d = v;
-        double r = erf_form ? 0.5 * d * std::erfc(-d * 0.70710678118654752440)
-                            : d / (1 + std::exp(-2 * 0.79788456080286535588 * (d + 0.044715 * d * d * d)));
-        out[i] = std::isnan(v) ? v : static_cast<float>(r);
-      }
-    });
-  }
-  static constexpr float kGeluTiny = 1.0f / 1024, kGeluLow = -0.75f, kGeluHigh = 3.0f;
-
   rt::KernelPtr reference_;
   std::optional<EltwiseOp> own_;
-  int gelu_fixup_ = 0;  // 1: erf form, 2: tanh form
   Step main_, post_;
   bool bias_input_ = false;
   mutable std::mutex mu_;

@@ -2,8 +2,12 @@
 // the CPU has none), and the choice of the widest version the CPU runs.
 #include "backends/cpu/own_eltwise.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+
+#include "runtime/thread_pool.h"
 
 #define OWN_ELTWISE_NS scalar
 #define OWN_ELTWISE_W 1
@@ -34,6 +38,27 @@ void eltwise(const EltwiseOp& op, const float* x, float* y, int64_t n) {
     case Isa::kScalar:
       return scalar::eltwise_run(op, x, y, n);
   }
+}
+
+void eltwise_rows(const EltwiseOp& op, const float* x, const float* bias, int64_t bias_len, float* y, int64_t n,
+                  rt::ThreadPool& pool) {
+  if (!bias || bias_len <= 0) {
+    // Chunks of a multiple of 16 elements, so that only the last one has a partial vector.
+    pool.parallel_for((n + 15) / 16, 512, [&](int64_t b, int64_t e) {
+      int64_t end = std::min(e * 16, n);
+      eltwise(op, x + b * 16, y + b * 16, end - b * 16);
+    });
+    return;
+  }
+  const int64_t rows = n / bias_len;
+  pool.parallel_for(rows, std::max<int64_t>(1, 8192 / bias_len), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const float* xr = x + r * bias_len;
+      float* yr = y + r * bias_len;
+      for (int64_t j = 0; j < bias_len; ++j) yr[j] = xr[j] + bias[j];
+      eltwise(op, yr, yr, bias_len);
+    }
+  });
 }
 
 const char* eltwise_isa() {

@@ -5,13 +5,18 @@
 
 #include <cstdint>
 
+namespace tessera::rt {
+class ThreadPool;
+}
+
 namespace tessera::cpu {
 
-enum class EltwiseKind { kExp, kLog, kSigmoid, kSoftplus, kTanh, kElu, kQuickGelu, kRelu, kLeakyRelu };
+enum class EltwiseKind { kExp, kLog, kSigmoid, kSoftplus, kTanh, kElu, kQuickGelu, kRelu, kLeakyRelu, kHardSigmoid, kGeluErf, kGeluTanh };
 
 struct EltwiseOp {
   EltwiseKind kind = EltwiseKind::kExp;
-  float alpha = 0.f;  // Elu's, QuickGelu's and LeakyRelu's alpha
+  float alpha = 0.f;  // Elu's, QuickGelu's, LeakyRelu's and HardSigmoid's alpha
+  float beta = 0.f;   // HardSigmoid's beta
 };
 
 // y[i] = op(x[i]) on the widest vectors this CPU has (AVX-512, AVX2, else one lane); x and y may be
@@ -19,6 +24,11 @@ struct EltwiseOp {
 void eltwise(const EltwiseOp& op, const float* x, float* y, int64_t n);
 // The name of the path eltwise() takes on this CPU: "avx512", "avx2" or "scalar".
 const char* eltwise_isa();
+
+// y = op(x + bias[i % bias_len]) (the add rounded to float first, as the ops define it), split over the
+// pool by rows of bias_len; without bias (null) y = op(x) in chunks. For FastGelu's and BiasGelu's bias.
+void eltwise_rows(const EltwiseOp& op, const float* x, const float* bias, int64_t bias_len, float* y, int64_t n,
+                  rt::ThreadPool& pool);
 
 // The per-ISA versions (own_eltwise_avx512.cpp, own_eltwise_avx2.cpp, own_eltwise_kernel.cpp).
 namespace avx512 {

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #pragma GCC target("avx2,fma")
 #define OWN_ELTWISE_NS avx2

@@ -2,6 +2,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #pragma GCC target("avx512f,avx512dq,avx2,fma")
 #define OWN_ELTWISE_NS avx512

@@ -169,21 +169,79 @@ inline F sigmoid(F x) {
   return select(is_nan(x), x, y);
 }
 
-// x sigmoid(alpha x) with the rounding error dz of z = alpha x carried into exp(-|z|) (times
-// 1 -+ dz): rounding z alone would cost |z| ulps (60 near z = -80). For z < 0 the result is
-// x e / (1 + e), scaled into the subnormal range last (exp_parts).
+// x sigmoid(z) where z = zh + zl is known to about twice float precision (zl: the rounding errors of
+// computing z): exp(-|zh|) times (1 -+ zl), since rounding z alone would cost |z| ulps (60 near
+// z = -80). For z < 0 the result is x e / (1 + e), scaled into the subnormal range last (exp_parts).
+inline F x_sigmoid(F x, F zh, F zl) {
+  zl = select(fabs(zl) < 1.0f, zl, splat(0.0f));  // z infinite: no correction
+  F a, s;
+  exp_parts(-fabs(zh), a, s);
+  a = fma(a, select(zh >= 0.0f, -zl, zl), a);
+  F d = a * s + 1.0f;
+  F neg = ((x * a) / d) * s;
+  neg = select(zh < -150.0f, x * 0.0f, neg);
+  F y = select(zh >= 0.0f, x / d, neg);
+  return select(is_nan(x), x, y);
+}
+
+// x sigmoid(alpha x) (QuickGelu, Swish).
 inline F quick_gelu(F x, float alpha) {
   F al = splat(alpha);
   F z = al * x;
-  F dz = fma(al, x, -z);
-  dz = select(fabs(dz) < 1.0f, dz, splat(0.0f));  // z infinite: no correction
-  F a, s;
-  exp_parts(-fabs(z), a, s);
-  a = fma(a, select(z >= 0.0f, -dz, dz), a);
-  F d = a * s + 1.0f;
-  F neg = ((x * a) / d) * s;
-  neg = select(z < -150.0f, x * 0.0f, neg);
-  F y = select(z >= 0.0f, x / d, neg);
+  return x_sigmoid(x, z, fma(al, x, -z));
+}
+
+// The tanh GELU, x (1 + tanh(k (x + 0.044715 x^3))) / 2 = x sigmoid(u), u = x (c1 + c3 x^2) with c1 =
+// 2k and c3 = 2k 0.044715, k = sqrt(2 / pi); the constants and every product carried with their
+// rounding errors, so that u is known to ~1e-14 relative (its rounding alone would cost |u| ulps).
+inline F gelu_tanh(F x) {
+  const F c1h = splat(1.595769167e+00f), c1l = splat(-4.534068054e-08f);
+  const F c3h = splat(7.135481387e-02f), c3l = splat(2.398832466e-09f);
+  F x2h = x * x;
+  F x2l = fma(x, x, -x2h);
+  F m = c3h * x2h;
+  F m_err = fma(c3h, x2h, -m);
+  F sh = c1h + m;  // c1h > m's magnitude only when |x| < 4.7: the two-sum below is exact either way
+  F bb = sh - c1h;
+  F s_err = (c1h - (sh - bb)) + (m - bb);
+  F pl = s_err + m_err + c1l + fma(c3h, x2l, c3l * x2h);
+  F uh = x * sh;
+  F ul = fma(x, sh, -uh) + x * pl;
+  F y = x_sigmoid(x, uh, ul);
+  return select(fabs(x) > 1e18f, select(x > 0.0f, x, x * 0.0f), y);  // x^3 would overflow
+}
+
+// The erf GELU, x Phi(x) = x (1 + erf(x / sqrt 2)) / 2. For |x| <= 0.75: erf(x / sqrt 2) = x Q(x^2),
+// the Taylor series to x^19. Beyond, with a = |x|, x Phi(x) = x - e G(a) / 2 for x > 0 and
+// -e G(a) / 2 for x < 0, where e = exp(-x^2 / 2) (x^2 split into two floats, so that its rounding
+// does not cost x^2 / 2 ulps) and G(a) = a erfcx(a / sqrt 2), smooth, as a degree-16 polynomial in
+// 1 / a fitted on [0.75, 14.5] (Chebyshev interpolation, 0.6 ulp). Nothing cancels: 1 + erf over
+// [-0.75, 0.75] is within [0.45, 1.55]; x - e G / 2 is at least 0.85 x.
+inline F gelu_erf(F x) {
+  F x2 = x * x;
+  F q = splat(-2.260234361e-10f);
+  for (float c : {4.547059618e-09f, -8.245334726e-08f, 1.331938734e-06f, -1.888931183e-05f, 2.308693802e-04f,
+                  -2.374656498e-03f, 1.994711347e-02f, -1.329807639e-01f, 7.978845835e-01f})
+    q = fma(q, x2, splat(c));
+  F hx = 0.5f * x;
+  F small = fma(hx, x * q, hx);
+
+  F a = vmin(fabs(x), splat(14.5f));
+  F yv = fma(1.0f / vmax(a, splat(0.75f)), splat(1.5818181818181818f), splat(-1.109090909090909f));
+  F g = splat(-3.282116086e-04f);
+  for (float c : {4.981259117e-04f, 7.571434253e-04f, -1.470099553e-03f, -9.671811131e-05f, 5.408265861e-04f,
+                  9.777910309e-04f, -1.004102873e-03f, -8.411165909e-04f, 3.410373116e-03f, -7.470814046e-03f,
+                  1.317426469e-02f, -1.721194014e-02f, 8.890891448e-03f, 3.992213309e-02f, -1.959372014e-01f,
+                  6.065373421e-01f})
+    g = fma(g, yv, splat(c));
+  F x2l = select(x2 < 300.0f, fma(x, x, -x2), splat(0.0f));  // beyond, exp(-x^2 / 2) is 0 anyway
+  F ea, es;
+  exp_parts(-0.5f * x2, ea, es);  // halving is exact
+  ea = fma(ea, -0.5f * x2l, ea);  // times exp(-x2l / 2)
+  F neg = ((-0.5f * g) * ea) * es;
+  neg = select(x < -14.5f, x * 0.0f, neg);
+  F pos = x - (0.5f * g) * (ea * es);
+  F y = select(fabs(x) <= 0.75f, small, select(x < 0.0f, neg, pos));
   return select(is_nan(x), x, y);
 }
 
@@ -216,10 +274,19 @@ inline F apply(const EltwiseOp& op, F x) {
       return select(x >= 0.0f, x, op.alpha * expm1(x));
     case EltwiseKind::kQuickGelu:
       return quick_gelu(x, op.alpha);
+    case EltwiseKind::kGeluErf:
+      return gelu_erf(x);
+    case EltwiseKind::kGeluTanh:
+      return gelu_tanh(x);
     case EltwiseKind::kRelu:  // NaN and -0 pass through (oneDNN's relu makes NaN 0)
       return select(x < 0.0f, splat(0.0f), x);
     case EltwiseKind::kLeakyRelu:
       return select(x < 0.0f, op.alpha * x, x);
+    case EltwiseKind::kHardSigmoid: {  // max(0, min(1, alpha x + beta)), NaN kept (as the reference)
+      F y = fma(splat(op.alpha), x, splat(op.beta));  // rounded once
+      y = select(y > 1.0f, splat(1.0f), y);
+      return select(y < 0.0f, splat(0.0f), y);
+    }
   }
   return x;
 }

@@ -99,7 +99,8 @@ struct HardSigmoid {
       : alpha(info.get_float("alpha")), beta(info.get_float("beta")) {}
   template <class C>
   C operator()(C x) const {
-    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+    C y = C(alpha) * x + C(beta);
+    return y != y ? y : std::max(C(0), std::min(C(1), y));  // NaN stays NaN (std::min would drop it)
   }
 };
 
