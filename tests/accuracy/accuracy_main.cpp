@@ -17,12 +17,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <random>
 #include <cstdlib>
 #include <ctime>
 #include <functional>
 #include <map>
 #include <numbers>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -170,9 +170,10 @@ std::vector<OpSpec> op_specs() {
     o.conv_params = {0.2f};
   }
   {
-    auto& o = unary("HardSigmoid",
-                    [](double x) { return std::isnan(x) ? x : std::max(0.0, std::min(1.0, f32(0.25f) * x + f32(0.4f))); }, 2,
-                    {-1.6, 2.4});
+    auto& o = unary(
+        "HardSigmoid",
+        [](double x) { return std::isnan(x) ? x : std::max(0.0, std::min(1.0, f32(0.25f) * x + f32(0.4f))); },
+        2, {-1.6, 2.4});
     o.attrs = {fa("alpha", 0.25f), fa("beta", 0.4f)};
     o.label = "HardSigmoid 0.25 0.4";
     o.own_eltwise = true;
@@ -474,7 +475,8 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
       "what "
       "a session runs (oneDNN, Tessera's own vectorised math (`own avx512`/`own avx2`), or the reference "
       "kernel for what the fast kernels do not take); `oneDNN eltwise`: oneDNN 2.6's version of the ops "
-      "the default moved to the own math or corrects (`TESSERA_OWN_ELTWISE=off`, shown for comparison, not used); "
+      "the default moved to the own math or corrects (`TESSERA_OWN_ELTWISE=off`, shown for comparison, not "
+      "used); "
       "`FusedConv post-op`: the activation fused into a 1x1 convolution of weight 1 (exact, so the "
       "activation is what is measured); `BiasGelu`: the GELU as oneDNN's post-op of a zero-bias add.\n"
       "- **Columns.** max ulp over results that are finite in the oracle (normal or subnormal); p99 and "
@@ -494,7 +496,7 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
 // one [1, 32, 112, 112]: the median of 50 runs of the one-node model.
 void bench(int threads) {
   const std::vector<std::pair<std::string, rt::Shape>> shapes = {{"[1,128,3072]", {1, 128, 3072}},
-                                                                   {"[1,32,112,112]", {1, 32, 112, 112}}};
+                                                                 {"[1,32,112,112]", {1, 32, 112, 112}}};
   fmt::print("{:<26} {:<16} {:>12} {:>12} {:>8}  ({} threads, median of 50 runs)\n", "op", "shape", "own ms",
              "oneDNN ms", "ratio", threads);
   for (const OpSpec& o : op_specs()) {
@@ -519,7 +521,8 @@ void bench(int threads) {
         for (int r = 0; r < 50; ++r) {
           auto t0 = std::chrono::steady_clock::now();
           s.run(feeds);
-          t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+          t.push_back(
+              std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
         std::sort(t.begin(), t.end());
         ms[side] = t[t.size() / 2];
@@ -565,7 +568,8 @@ int main(int argc, char** argv) {
       }
     } else {
       fmt::print(stderr,
-                 "usage: tessera_accuracy [--table FILE] [--check] [--filter SUBSTRING] [--per-binade N] [--bench THREADS]\n");
+                 "usage: tessera_accuracy [--table FILE] [--check] [--filter SUBSTRING] [--per-binade N] "
+                 "[--bench THREADS]\n");
       return 2;
     }
   }

@@ -133,11 +133,12 @@ class DnnlBinary : public rt::OpKernel {
 
   // GELU(a + bias) on the own accurate math (own_eltwise.h): oneDNN's gelu_erf post-op cancels for
   // negative values (docs/accuracy.md).
-  static void own_bias_gelu(rt::KernelContext& ctx, const rt::Tensor& a, const rt::Tensor& b, const rt::Shape& out) {
+  static void own_bias_gelu(rt::KernelContext& ctx, const rt::Tensor& a, const rt::Tensor& b,
+                            const rt::Shape& out) {
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, out);
-    eltwise_rows({EltwiseKind::kGeluErf}, a.data<float>(), b.data<float>(), b.numel(), y.data<float>(), y.numel(),
-                 ctx.threads());
-    ctx.set_path(std::string("own ") + eltwise_isa());
+    eltwise_rows({EltwiseKind::kGeluErf}, a.data<float>(), b.data<float>(), b.numel(), y.data<float>(),
+                 y.numel(), ctx.threads());
+    ctx.set_path(eltwise_path());
   }
 
   void reference(rt::KernelContext& ctx) const {

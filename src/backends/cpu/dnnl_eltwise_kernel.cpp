@@ -9,12 +9,11 @@
 // anything oneDNN refuses go to the reference kernel. Clip is not here: oneDNN's clip turns NaN into a
 // bound, where ONNX (and the reference kernel) keep NaN.
 //
-// Exp, Log, Sigmoid, Softplus, Tanh, Elu, QuickGelu, Relu, LeakyRelu, HardSigmoid and the GELUs run on Tessera's own
-// vectorised math instead
-// (own_eltwise.h, path "own avx512"/"own avx2"): oneDNN 2.6's versions miss docs/accuracy.md's bounds
-// (Log ~1e5 ulp near 1, Softplus log(1 + e^x) cancelling, Exp/Sigmoid/QuickGelu flushing subnormal
-// results, Elu's exp(x) - 1 cancelling near 0, Relu and clip turning NaN into numbers, the GELUs' 1 +
-// erf and 1 + tanh cancelling for negative x). TESSERA_OWN_ELTWISE=off keeps
+// Exp, Log, Sigmoid, Softplus, Tanh, Elu, QuickGelu, Relu, LeakyRelu, HardSigmoid and the GELUs run on
+// Tessera's own vectorised math instead (own_eltwise.h, path "own avx512"/"own avx2"): oneDNN 2.6's versions
+// miss docs/accuracy.md's bounds (Log ~1e5 ulp near 1, Softplus log(1 + e^x) cancelling,
+// Exp/Sigmoid/QuickGelu flushing subnormal results, Elu's exp(x) - 1 cancelling near 0, Relu and clip turning
+// NaN into numbers, the GELUs' 1 + erf and 1 + tanh cancelling for negative x). TESSERA_OWN_ELTWISE=off keeps
 // them on oneDNN.
 #include <algorithm>
 #include <cmath>
@@ -188,7 +187,7 @@ class DnnlEltwise : public rt::OpKernel {
     rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, x.shape());
     eltwise_rows(*own_, x.data<float>(), bias ? bias->data<float>() : nullptr, bias ? bias->numel() : 0,
                  y.data<float>(), x.numel(), ctx.threads());
-    ctx.set_path(std::string("own ") + eltwise_isa());
+    ctx.set_path(eltwise_path());
   }
 
   rt::KernelPtr reference_;

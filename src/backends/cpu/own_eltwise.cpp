@@ -40,8 +40,8 @@ void eltwise(const EltwiseOp& op, const float* x, float* y, int64_t n) {
   }
 }
 
-void eltwise_rows(const EltwiseOp& op, const float* x, const float* bias, int64_t bias_len, float* y, int64_t n,
-                  rt::ThreadPool& pool) {
+void eltwise_rows(const EltwiseOp& op, const float* x, const float* bias, int64_t bias_len, float* y,
+                  int64_t n, rt::ThreadPool& pool) {
   if (!bias || bias_len <= 0) {
     // Chunks of a multiple of 16 elements, so that only the last one has a partial vector.
     pool.parallel_for((n + 15) / 16, 512, [&](int64_t b, int64_t e) {
@@ -61,16 +61,16 @@ void eltwise_rows(const EltwiseOp& op, const float* x, const float* bias, int64_
   });
 }
 
-const char* eltwise_isa() {
+const char* eltwise_path() {
   switch (best_isa()) {
     case Isa::kAvx512:
-      return "avx512";
+      return "own avx512";
     case Isa::kAvx2:
-      return "avx2";
+      return "own avx2";
     case Isa::kScalar:
       break;
   }
-  return "scalar";
+  return "own scalar";
 }
 
 }  // namespace tessera::cpu
