@@ -52,6 +52,7 @@ struct Case {
   bool falls_back = false;  // a case the fast kernel hands to the reference kernel on purpose
   int64_t max_ulps = -1;    // elementwise: compare in ulps (NaN and infinities must match exactly)
   int64_t dot = 0;          // a dot product of this length K: the K eps sum|a||b| bound
+  int64_t row = 0;          // a normalisation over rows of K: the K eps (|y| + rms y) bound
 };
 
 rt::Tensor random_tensor(const Input& in, std::mt19937& rng) {
@@ -108,6 +109,23 @@ void expect_within_dot_bound(const rt::Tensor& want, const rt::Tensor& got, cons
   for (int64_t i = 0; i < want.numel(); ++i) {
     double w = want.data<float>()[i], g = got.data<float>()[i];
     double bound = 2.0 * static_cast<double>(k) * eps * abs_sum.data<float>()[i] + 1.2e-38;
+    if (!(std::fabs(g - w) <= bound) && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": fast " << g << ", reference " << w << ", bound " << bound;
+  }
+}
+
+// A normalisation (Softmax, LogSoftmax) over rows of length K: each output within 2 K eps (|y| + rms y)
+// of the reference, the rounding of a length-K sum relative to the output's own scale.
+void expect_within_row_bound(const rt::Tensor& want, const rt::Tensor& got, int64_t k) {
+  ASSERT_EQ(want.numel(), got.numel());
+  const double eps = 1.1920928955078125e-07;
+  double ss = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) ss += std::pow(static_cast<double>(want.data<float>()[i]), 2);
+  const double rms = std::sqrt(ss / static_cast<double>(std::max<int64_t>(1, want.numel())));
+  int reported = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double w = want.data<float>()[i], g = got.data<float>()[i];
+    double bound = 2.0 * static_cast<double>(k) * eps * (std::fabs(w) + rms);
     if (!(std::fabs(g - w) <= bound) && reported++ < 5)
       ADD_FAILURE() << "element " << i << ": fast " << g << ", reference " << w << ", bound " << bound;
   }
@@ -180,6 +198,8 @@ std::string check(const Case& c) {
         expect_within_ulps(want[o].tensor(), got[o].tensor(), c.max_ulps);
       } else if (c.dot > 0) {
         expect_within_dot_bound(want[o].tensor(), got[o].tensor(), abs_ref[o].tensor(), c.dot);
+      } else if (c.row > 0) {
+        expect_within_row_bound(want[o].tensor(), got[o].tensor(), c.row);
       } else {
         std::string diff = rt::compare_values(want[o], got[o], {.rtol = 1e-4, .atol = 1e-5});
         EXPECT_TRUE(diff.empty()) << "output " << o << ": " << diff;
@@ -739,5 +759,26 @@ TEST(FastVsReference, ElementwiseInUlpsOverTheWholeLine) {
     // Everything but Abs and Sqrt (exact on oneDNN) runs on the own accurate math.
     if (cases[i].op != "Abs" && cases[i].op != "Sqrt")
       EXPECT_EQ(path.rfind("own ", 0), 0u) << cases[i].label << ": " << path;
+  }
+}
+
+// Softmax and LogSoftmax of logits in the thousands (naive exp overflows; log(softmax) loses what is
+// below eps) and of logits spread over 1e-3..1e3 of both signs, within the row bound.
+TEST(FastVsReference, SoftmaxOnHardLogitsWithinTheRowBound) {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    Input thousands{"x", {4, 1000}, false, DataType::kFloat, -3000.f, 3000.f};
+    Input wide{"x", {3, 517}};
+    wide.wide = true;
+    std::vector<Case> cases = {
+        {std::string(op) + " logits in the thousands",
+         op,
+         "",
+         {thousands},
+         {ir::Attribute::of_int("axis", -1)}},
+        {std::string(op) + " logits 1e-3..1e3", op, "", {wide}, {ir::Attribute::of_int("axis", -1)}},
+    };
+    cases[0].row = 1000;
+    cases[1].row = 517;
+    for (const auto& c : cases) check(c);
   }
 }
