@@ -450,8 +450,8 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
       "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
   for (const Row& r : rows) {
     std::string status = r.ok() ? "" : (r.enforced ? " **over**" : " (not enforced)");
-    t += fmt::format("| {} | {} | {} | {} | {} | {}{} | {:.0f} | {:.3f} | {} | {} | {} | {} | {} |\n", r.label,
-                     r.path, r.kernel, r.type, r.count, r.max_ulps, status, r.p99, r.mean, r.bound,
+    t += fmt::format("| {} | {} | {} | {} | {} | {}{} | {:.0f} | {:.3f} | {} | {} | {} | {} | {} |\n",
+                     r.label, r.path, r.kernel, r.type, r.count, r.max_ulps, status, r.p99, r.mean, r.bound,
                      r.special_wrong, r.flushed, r.zero_sign, r.note.empty() ? r.worst_input : r.note);
   }
   return fmt::format(
