@@ -27,7 +27,11 @@ std::string domain_name(const std::string& d) {
   return d.empty() ? "ai.onnx" : d;
 }
 
-void print_text(const std::string& path, const ir::ModelSummary& s) {
+// External data that `check` and `run` would refuse: the load's own messages (LoadOptions::
+// external_data_problems), one per tensor.
+using Problems = std::vector<std::string>;
+
+void print_text(const std::string& path, const ir::ModelSummary& s, const Problems& problems) {
   fmt::print("Model        {}\n", path);
   fmt::print("IR version   {}\n", s.ir_version);
   if (!s.producer.empty()) fmt::print("Producer     {}\n", s.producer);
@@ -43,9 +47,10 @@ void print_text(const std::string& path, const ir::ModelSummary& s) {
   for (const auto& [op, n] : ops) fmt::print("  {:<32} {}\n", op, n);
   fmt::print("Parameters   {} ({})\n", s.parameter_count, human_bytes(s.parameter_bytes));
   for (const auto& f : s.external_files) fmt::print("External     {}\n", f);
+  for (const auto& p : problems) fmt::print("  refused    {}\n", p);
 }
 
-nlohmann::json to_json(const std::string& path, const ir::ModelSummary& s) {
+nlohmann::json to_json(const std::string& path, const ir::ModelSummary& s, const Problems& problems) {
   nlohmann::json j;
   j["model"] = path;
   j["ir_version"] = s.ir_version;
@@ -62,6 +67,7 @@ nlohmann::json to_json(const std::string& path, const ir::ModelSummary& s) {
   j["parameter_count"] = s.parameter_count;
   j["parameter_bytes"] = s.parameter_bytes;
   j["external_data_files"] = s.external_files;
+  j["external_data_problems"] = problems;
   j["function_count"] = s.function_count;
   return j;
 }
@@ -77,9 +83,11 @@ void add_info_command(CLI::App& app, int& status) {
   cmd->add_flag("--json", *json, "Print JSON instead of text");
   cmd->callback([path, json, &status] {
     ir::Model model;
+    Problems problems;
     try {
       onnx::LoadOptions opts;
       opts.load_external_data = false;  // info needs shapes and sizes, not the bytes
+      opts.external_data_problems = &problems;
       model = onnx::load_model(*path, opts);
     } catch (const std::exception& e) {
       fmt::print(stderr, "tessera info: cannot read {}: {}\n", *path, e.what());
@@ -88,9 +96,9 @@ void add_info_command(CLI::App& app, int& status) {
     }
     ir::ModelSummary s = ir::summarize(model);
     if (*json) {
-      std::cout << to_json(*path, s).dump(2) << "\n";
+      std::cout << to_json(*path, s, problems).dump(2) << "\n";
     } else {
-      print_text(*path, s);
+      print_text(*path, s, problems);
     }
     status = kOk;
   });

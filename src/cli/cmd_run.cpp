@@ -68,7 +68,7 @@ void add_run_command(CLI::App& app, int& status) {
       ms = timed_runs(*session, feeds, *s, outs);
       if (!out_dir->empty()) write_outputs(*session, outs, *out_dir);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "tessera run: {}: {}\n", s->model, e.what());
+      fmt::print(stderr, "tessera run: {}: {}\n", s->model, run_error_message(e));
       status = kFindings;
       return;
     }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -49,9 +50,62 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
       ->check(known_rule());
   cmd->add_flag("--json", s.json, "Print JSON instead of text");
   cmd->add_flag("--no-progress", s.no_progress, "No progress bar");
+  cmd->add_option("--memory-limit", s.memory_limit,
+                  "Largest tensor a run may allocate, e.g. 8G or 512M (default: the memory available "
+                  "now; 0: all physical memory)");
+}
+
+namespace {
+
+// MemAvailable of /proc/meminfo: what can be allocated now without swapping; 0 if unknown.
+size_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  size_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return 0;
+}
+
+bool g_limit_from_free_memory = false;  // for the hint of run_error_message
+
+}  // namespace
+
+size_t parse_memory_limit(const std::string& text) {
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  double scale = unit.empty() || unit == "B"    ? 1.0
+                 : unit == "K" || unit == "KiB" ? 1024.0
+                 : unit == "M" || unit == "MiB" ? 1024.0 * 1024
+                 : unit == "G" || unit == "GiB" ? 1024.0 * 1024 * 1024
+                 : unit == "T" || unit == "TiB" ? 1024.0 * 1024 * 1024 * 1024
+                                                : -1.0;
+  if (used == 0 || scale < 0 || !(v >= 0) || v * scale > 1e18)
+    throw std::runtime_error(
+        fmt::format("--memory-limit '{}' is not a size like 8G, 512M or 4096 (bytes)", text));
+  return static_cast<size_t>(v * scale);
+}
+
+std::string run_error_message(const std::exception& e) {
+  std::string m = e.what();
+  if (m.find("for one tensor") == std::string::npos) return m;
+  return m + (g_limit_from_free_memory
+                  ? " (the memory available on this machine now; --memory-limit raises it)"
+                  : " (--memory-limit)");
 }
 
 rt::SessionOptions session_options(const RunSettings& s) {
+  size_t limit = s.memory_limit.empty() ? available_memory() : parse_memory_limit(s.memory_limit);
+  g_limit_from_free_memory = s.memory_limit.empty() && limit != 0;
+  rt::set_max_tensor_bytes(limit);  // 0: the runtime's default, physical memory
   rt::SessionOptions o;
   o.optimization = *rt::opt_level_from_name(s.optimization);
   o.threads = s.threads;
@@ -118,8 +172,11 @@ std::vector<int64_t> parse_dims(const std::string& text, const std::string& name
   return dims;
 }
 
-// Random values of the input's type: floats uniform in [-1, 1), integers in [0, 100) (small enough to be
-// valid token ids or indices for most models), bools fair coins. Free dimensions are 1 unless --shape says.
+// Random values of the input's type: floats uniform in [-1, 1), integers in [0, kIntRange) (small and
+// non-negative: valid token ids, indices, repeat counts and sizes for most models, where larger ones
+// turn a Tile's or an Expand's output into gigabytes), bools fair coins. Free dimensions are 1 unless
+// --shape says.
+constexpr int kIntRange = 10;
 rt::Value random_input(const ir::ValueInfo& vi, const std::vector<int64_t>* shape, std::mt19937_64& rng) {
   if (!vi.type.is_tensor())
     throw std::runtime_error(
@@ -136,7 +193,7 @@ rt::Value random_input(const ir::ValueInfo& vi, const std::vector<int64_t>* shap
                                          dims.size(), vi.type.shape->size()));
   rt::Tensor t = rt::Tensor::zeros(vi.type.elem, dims);
   std::uniform_real_distribution<double> real(-1.0, 1.0);
-  std::uniform_int_distribution<int> small(0, 99);
+  std::uniform_int_distribution<int> small(0, kIntRange - 1);
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (t.dtype()) {
       case ir::DataType::kFloat:
@@ -189,6 +246,15 @@ rt::Value random_input(const ir::ValueInfo& vi, const std::vector<int64_t>* shap
   return rt::Value(std::move(t));
 }
 
+// "int64[4] in [0, 10)" for the line that names a random input.
+std::string random_range(const rt::Tensor& t) {
+  std::string what = fmt::format("{}{}", ir::dtype_name(t.dtype()), rt::shape_str(t.shape()));
+  if (t.dtype() == ir::DataType::kString) return what + " all \"tessera\"";
+  if (t.dtype() == ir::DataType::kBool) return what + " true or false";
+  if (ir::dtype_is_float(t.dtype())) return what + " uniform in [-1, 1)";
+  return what + fmt::format(" uniform in [0, {})", kIntRange);
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session,
@@ -236,6 +302,8 @@ std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& 
     }
     auto sh = shapes.find(vi.name);
     feeds.emplace_back(vi.name, random_input(vi, sh == shapes.end() ? nullptr : &sh->second, rng));
+    // Said on stderr (stdout may be JSON), so that a user knows what the run was fed.
+    fmt::print(stderr, "random input '{}': {}\n", vi.name, random_range(feeds.back().second.tensor()));
   }
   return feeds;
 }

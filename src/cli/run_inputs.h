@@ -30,12 +30,19 @@ struct RunSettings {
   std::vector<std::string> disabled_rules;
   bool json = false;
   bool no_progress = false;
+  std::string memory_limit;  // --memory-limit: "8G", "512M", "0" (physical memory); empty: free memory
 };
 
 void add_run_options(CLI::App* cmd, RunSettings& s);
 // Accepts the name of a rewrite rule (for --disable-rule).
 CLI::Validator known_rule();
+// Also sets the largest tensor a run may allocate (rt::set_max_tensor_bytes): --memory-limit, else
+// the memory this machine has available now, so that a run that cannot fit stops before allocating.
 rt::SessionOptions session_options(const RunSettings& s);
+// Bytes of a --memory-limit text ("8G", "512M", "1.5G", "4096"); throws std::runtime_error naming it.
+size_t parse_memory_limit(const std::string& text);
+// The message of a failed run, with a hint at --memory-limit when the tensor limit refused it.
+std::string run_error_message(const std::exception& e);
 
 // The feeds for the session's inputs. Throws std::runtime_error naming the input and the file.
 std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session,

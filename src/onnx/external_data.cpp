@@ -89,7 +89,7 @@ ir::ExternalData parse_external_data(const onnx_pb::TensorProto& p, const std::s
   return ext;
 }
 
-const ExternalFiles::File& ExternalFiles::open(const std::string& label, const std::string& location) {
+ExternalFiles::File& ExternalFiles::open(const std::string& label, const std::string& location) {
   util::RelativePath path = util::split_relative_path(location);
   if (!path.problem.empty()) {
     throw LoadError(fmt::format("{}: external data location '{}' {}", label, location, path.problem));
@@ -111,14 +111,15 @@ const ExternalFiles::File& ExternalFiles::open(const std::string& label, const s
     if (st.st_nlink > 1) throw refuse(fmt::format("the file has {} hard links; refusing it", st.st_nlink));
     File f;
     f.size = st.st_size;
-    f.mapping = mapping_buffer(util::MappedFile::map(fd.get(), static_cast<size_t>(st.st_size)));
+    f.fd = std::move(fd);
     return files_.emplace(key, std::move(f)).first->second;
   } catch (const std::system_error& e) {
     throw refuse(e.what());
   }
 }
 
-ir::BufferPtr ExternalFiles::read(const std::string& label, const ir::ExternalData& ext, int64_t nbytes) {
+ExternalFiles::File& ExternalFiles::checked(const std::string& label, const ir::ExternalData& ext,
+                                            int64_t nbytes) {
   if (ext.length >= 0 && ext.length != nbytes) {
     throw LoadError(fmt::format("{}: external data in '{}' has length {} but the tensor needs {} bytes",
                                 label, ext.location, ext.length, nbytes));
@@ -127,13 +128,35 @@ ir::BufferPtr ExternalFiles::read(const std::string& label, const ir::ExternalDa
     throw LoadError(fmt::format("{}: external data in '{}': offset {} plus length {} overflows int64", label,
                                 ext.location, ext.offset, nbytes));
   }
-  const File& f = open(label, ext.location);
+  File& f = open(label, ext.location);
   if (ext.offset + nbytes > f.size) {
     throw LoadError(
         fmt::format("{}: external data in '{}': bytes [{}, {}) reach past the end of the file ({} bytes)",
                     label, ext.location, ext.offset, ext.offset + nbytes, f.size));
   }
+  return f;
+}
+
+ir::BufferPtr ExternalFiles::read(const std::string& label, const ir::ExternalData& ext, int64_t nbytes) {
+  File& f = checked(label, ext, nbytes);
+  if (!f.mapping) {
+    try {
+      f.mapping = mapping_buffer(util::MappedFile::map(f.fd.get(), static_cast<size_t>(f.size)));
+    } catch (const std::system_error& e) {
+      throw LoadError(fmt::format("{}: external data location '{}': {}", label, ext.location, e.what()));
+    }
+    f.fd = util::UniqueFd();  // the mapping outlives the descriptor
+  }
   return ir::make_buffer_view(f.mapping, static_cast<size_t>(ext.offset), static_cast<size_t>(nbytes));
+}
+
+std::string ExternalFiles::problem(const std::string& label, const ir::ExternalData& ext, int64_t nbytes) {
+  try {
+    checked(label, ext, nbytes);
+    return {};
+  } catch (const LoadError& e) {
+    return e.what();
+  }
 }
 
 }  // namespace tessera::onnx::detail

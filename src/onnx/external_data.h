@@ -30,13 +30,20 @@ class ExternalFiles {
   // The `nbytes` bytes `ext` points at, as a view into the file's mapping. Throws LoadError naming
   // `label`, the location and the problem.
   ir::BufferPtr read(const std::string& label, const ir::ExternalData& ext, int64_t nbytes);
+  // The same checks as read() (the file opened safely beneath the folder, a regular file with one
+  // link, the bytes inside it) without mapping it: empty when read() would succeed, else the message
+  // of the LoadError read() would throw. For `tessera info`, which lists external data unread.
+  std::string problem(const std::string& label, const ir::ExternalData& ext, int64_t nbytes);
 
  private:
   struct File {
-    ir::BufferPtr mapping;
+    util::UniqueFd fd;      // open until mapped
+    ir::BufferPtr mapping;  // null until read() needs the bytes
     int64_t size = 0;
   };
-  const File& open(const std::string& label, const std::string& location);
+  File& open(const std::string& label, const std::string& location);
+  // The file of `ext` after every check of the location and the byte range; throws LoadError.
+  File& checked(const std::string& label, const ir::ExternalData& ext, int64_t nbytes);
 
   std::filesystem::path base_dir_;
   util::UniqueFd dir_;

@@ -11,6 +11,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "ir/model.h"
 
@@ -30,6 +31,10 @@ struct LoadOptions {
   // Read external tensor data (memory-mapped) while loading; when false, tensors keep only their
   // ExternalData reference and an empty buffer.
   bool load_external_data = true;
+  // With load_external_data false: when set, every external location is still checked as a load
+  // would check it (the file opened safely, not a link, the byte range inside it) without mapping or
+  // reading it, and each refusal is appended here with the message the load would throw.
+  std::vector<std::string>* external_data_problems = nullptr;
   // Deepest nesting of subgraphs (If inside Loop inside If...) accepted before refusing the file.
   int max_subgraph_depth = 64;
 };

@@ -236,7 +236,13 @@ void load_external(onnx_pb::TensorProto& p, ir::Tensor& t, const std::string& la
                                 label, t.external->location, t.external->length, dims_string(t.dims),
                                 ir::dtype_name(t.dtype), need));
   }
-  if (!ctx.options.load_external_data) return;
+  if (!ctx.options.load_external_data) {
+    if (ctx.options.external_data_problems && ctx.external) {
+      std::string problem = ctx.external->problem(label, *t.external, need);
+      if (!problem.empty()) ctx.options.external_data_problems->push_back(std::move(problem));
+    }
+    return;
+  }
   if (!ctx.external) {
     throw LoadError(fmt::format(
         "{} is stored in external file '{}', but the model was loaded from memory without a base folder",

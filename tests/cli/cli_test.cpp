@@ -103,6 +103,65 @@ TEST_F(Cli, InfoTextAndJson) {
   EXPECT_EQ(j["node_count"], 1);
 }
 
+// `info` lists external data unread, but marks a location `check` (and `run`) would refuse with the
+// message `check` gives: a symbolic link, a file with two hard links, a byte range past the end.
+TEST_F(Cli, InfoMarksExternalDataThatCheckRefuses) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::of(256)}));
+  std::vector<float> w(256, 0.5f);
+  auto wn = b.initializer(make_tensor<float>("w", DataType::kFloat, {256}, w));
+  b.output(b.node("Add", {x, wn}, {}, "add"));
+  tessera::onnx::SaveOptions opts;
+  opts.external_data = tessera::onnx::SaveOptions::ExternalData::kExternal;
+  opts.external_file = "w.bin";
+  opts.external_threshold = 16;
+  fs::path model = dir_ / "ext.onnx";
+  tessera::onnx::save_model(m, model, opts);
+  fs::path data = dir_ / "w.bin";
+  fs::path keep = dir_ / "w.keep";
+  fs::copy_file(data, keep);
+
+  CliRun fine = run("info " + model.string());
+  EXPECT_EQ(fine.status, 0) << fine.out;
+  EXPECT_NE(fine.out.find("External     w.bin"), std::string::npos) << fine.out;
+  EXPECT_EQ(fine.out.find("refused"), std::string::npos) << fine.out;
+
+  auto expect_marked = [&](const char* what, const char* reason) {
+    SCOPED_TRACE(what);
+    CliRun check = run("check " + model.string());
+    EXPECT_EQ(check.status, 2) << check.out;
+    EXPECT_NE(check.out.find(reason), std::string::npos) << check.out;
+    // check prints "tessera check: cannot read MODEL: MESSAGE"; info the same MESSAGE.
+    std::string prefix = "cannot read " + model.string() + ": ";
+    size_t at = check.out.find(prefix);
+    ASSERT_NE(at, std::string::npos) << check.out;
+    std::string message = check.out.substr(at + prefix.size());
+    message = message.substr(0, message.find('\n'));
+    CliRun info = run("info " + model.string());
+    EXPECT_EQ(info.status, 0) << info.out;
+    EXPECT_NE(info.out.find("refused    " + message), std::string::npos) << info.out;
+    CliRun json = run("info --json " + model.string());
+    ASSERT_EQ(json.status, 0) << json.out;
+    auto j = nlohmann::json::parse(json.out);
+    ASSERT_EQ(j["external_data_problems"].size(), 1u) << json.out;
+    EXPECT_EQ(j["external_data_problems"][0], message);
+  };
+  fs::remove(data);
+  fs::create_symlink(keep, data);
+  expect_marked("symbolic link", "is a symbolic link");
+  fs::remove(data);
+  fs::create_hard_link(keep, data);
+  expect_marked("hard link", "the file has 2 hard links");
+  fs::remove(data);
+  fs::remove(keep);
+  std::ofstream(data, std::ios::binary) << std::string(100, '\0');
+  expect_marked("short file", "reach past the end of the file (100 bytes)");
+}
+
 TEST_F(Cli, NewWritesAModelThatChecks) {
   std::string out = (dir_ / "empty.onnx").string();
   CliRun r = run("new -o " + out + " --opset 21 --domain com.microsoft:1 --domain ai.onnx.ml:5");

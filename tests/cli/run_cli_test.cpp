@@ -107,6 +107,39 @@ TEST_F(RunCli, BadInputsAreNamed) {
   EXPECT_NE(wrong.out.find("dimension 1 must be 4"), std::string::npos) << wrong.out;
 }
 
+// The conformance suite's test_tile with no inputs given: the integer `repeats` gets small non-negative
+// values (it used to get [0, 100), a 15 GB output), every random input is named with its type, shape
+// and range, and a tensor past --memory-limit stops the run before it is allocated, with a hint.
+TEST_F(RunCli, RandomTileInputsAreSmallAndNamedAndTheMemoryLimitHolds) {
+  const std::string archive = TESSERA_CONFORMANCE_ARCHIVE;
+  if (!fs::exists(archive)) GTEST_SKIP() << "no conformance archive at " << archive;
+  std::string untar = "tar xzf '" + archive + "' -C '" + dir_.string() + "' node/test_tile/model.onnx";
+  ASSERT_EQ(std::system(untar.c_str()), 0) << untar;
+  std::string model = (dir_ / "node/test_tile/model.onnx").string();
+
+  Result r = tessera("run " + model + " -n 1 --json");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("random input 'x': float[2,3,4,5] uniform in [-1, 1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("random input 'y': int64[4] uniform in [0, 10)"), std::string::npos) << r.out;
+
+  ir::Tensor repeats = ir::make_tensor<int64_t>("y", ir::DataType::kInt64, {4}, {2, 2, 2, 2});
+  tessera::io::write_npy(repeats, dir_ / "repeats.npy");
+  // x is 480 bytes, the output 16 times that: the limit of 1 KiB lets the input through, not the output.
+  Result limited =
+      tessera("run " + model + " -n 1 --input y=" + (dir_ / "repeats.npy").string() + " --memory-limit 1K");
+  EXPECT_EQ(limited.status, 1) << limited.out;
+  EXPECT_NE(limited.out.find("a float tensor of shape [4,6,8,10] needs 7680 bytes, more than the limit of "
+                             "1024 bytes for one tensor (--memory-limit)"),
+            std::string::npos)
+      << limited.out;
+  Result fits =
+      tessera("run " + model + " -n 1 --input y=" + (dir_ / "repeats.npy").string() + " --memory-limit 8K");
+  EXPECT_EQ(fits.status, 0) << fits.out;
+  Result bad = tessera("run " + model + " --memory-limit lots");
+  EXPECT_EQ(bad.status, 2) << bad.out;
+  EXPECT_NE(bad.out.find("--memory-limit 'lots' is not a size"), std::string::npos) << bad.out;
+}
+
 TEST_F(RunCli, ProfileTableAndReport) {
   fs::path report = dir_ / "report.json";
   Result r = tessera("profile " + model_ + " -n 4 --optimization none --report " + report.string());

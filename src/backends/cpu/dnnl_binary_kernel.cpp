@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/own_eltwise.h"
 #include "runtime/broadcast.h"
 #include "runtime/thread_pool.h"
 
@@ -44,6 +45,7 @@ class DnnlBinary : public rt::OpKernel {
       std::swap(first, second);
     }
     if (!gelu_ && bias_like(out, second->shape())) return rows(ctx, *first, *second, out);
+    if (gelu_ && env_switch("TESSERA_OWN_ELTWISE") != false) return own_bias_gelu(ctx, *first, *second, out);
     std::lock_guard lock(mu_);
     rt::Shape key = first->shape();
     key.push_back(-1);
@@ -127,6 +129,16 @@ class DnnlBinary : public rt::OpKernel {
         }
       }
     });
+  }
+
+  // GELU(a + bias) on the own accurate math (own_eltwise.h): oneDNN's gelu_erf post-op cancels for
+  // negative values (docs/accuracy.md).
+  static void own_bias_gelu(rt::KernelContext& ctx, const rt::Tensor& a, const rt::Tensor& b,
+                            const rt::Shape& out) {
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, out);
+    eltwise_rows({EltwiseKind::kGeluErf}, a.data<float>(), b.data<float>(), b.numel(), y.data<float>(),
+                 y.numel(), ctx.threads());
+    ctx.set_path(eltwise_path());
   }
 
   void reference(rt::KernelContext& ctx) const {

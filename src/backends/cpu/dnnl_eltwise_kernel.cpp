@@ -8,6 +8,14 @@
 // binary add with the GELU as post-op, as BiasGelu in dnnl_binary_kernel.cpp. Other element types and
 // anything oneDNN refuses go to the reference kernel. Clip is not here: oneDNN's clip turns NaN into a
 // bound, where ONNX (and the reference kernel) keep NaN.
+//
+// Exp, Log, Sigmoid, Softplus, Tanh, Elu, QuickGelu, Relu, LeakyRelu, HardSigmoid and the GELUs run on
+// Tessera's own vectorised math instead (own_eltwise.h, path "own avx512"/"own avx2"): oneDNN 2.6's versions
+// miss docs/accuracy.md's bounds (Log ~1e5 ulp near 1, Softplus log(1 + e^x) cancelling,
+// Exp/Sigmoid/QuickGelu flushing subnormal results, Elu's exp(x) - 1 cancelling near 0, Relu and clip turning
+// NaN into numbers, the GELUs' 1 + erf and 1 + tanh cancelling for negative x). TESSERA_OWN_ELTWISE=off keeps
+// them on oneDNN.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -16,6 +24,8 @@
 #include <tuple>
 
 #include "backends/cpu/dnnl_common.h"
+#include "backends/cpu/own_eltwise.h"
+#include "runtime/thread_pool.h"
 
 namespace tessera::cpu {
 namespace {
@@ -74,6 +84,8 @@ class DnnlEltwise : public rt::OpKernel {
     } else if (op == "QuickGelu") {
       main_ = {algorithm::eltwise_swish, info.get_float("alpha", 1.702f), 0.f};  // x * sigmoid(alpha x)
     }
+    if (env_switch("TESSERA_OWN_ELTWISE") == false) return;  // oneDNN alone, for comparisons
+    own_ = own_op(op, main_);
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -88,6 +100,7 @@ class DnnlEltwise : public rt::OpKernel {
       if (!reference_) ctx.fail("no reference kernel");
       return reference_->compute(ctx);
     }
+    if (own_) return run_own(ctx, x, bias);
     const int64_t n = x.numel();
     const int64_t h = bias ? bias->numel() : 0;
     std::lock_guard lock(mu_);
@@ -153,7 +166,32 @@ class DnnlEltwise : public rt::OpKernel {
     return e;
   }
 
+  // The own accurate kernel of the op, if it has one.
+  static std::optional<EltwiseOp> own_op(const std::string& op, const Step& step) {
+    if (op == "Exp") return EltwiseOp{EltwiseKind::kExp};
+    if (op == "Log") return EltwiseOp{EltwiseKind::kLog};
+    if (op == "Sigmoid") return EltwiseOp{EltwiseKind::kSigmoid};
+    if (op == "Softplus") return EltwiseOp{EltwiseKind::kSoftplus};
+    if (op == "Tanh") return EltwiseOp{EltwiseKind::kTanh};
+    if (op == "Elu") return EltwiseOp{EltwiseKind::kElu, step.alpha};
+    if (op == "QuickGelu") return EltwiseOp{EltwiseKind::kQuickGelu, step.alpha};
+    if (op == "Relu") return EltwiseOp{EltwiseKind::kRelu};
+    if (op == "LeakyRelu") return EltwiseOp{EltwiseKind::kLeakyRelu, step.alpha};
+    if (op == "HardSigmoid") return EltwiseOp{EltwiseKind::kHardSigmoid, step.alpha, step.beta};
+    if (step.alg == algorithm::eltwise_gelu_erf) return EltwiseOp{EltwiseKind::kGeluErf};
+    if (step.alg == algorithm::eltwise_gelu_tanh) return EltwiseOp{EltwiseKind::kGeluTanh};
+    return std::nullopt;
+  }
+
+  void run_own(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* bias) const {
+    rt::Tensor& y = ctx.output_uninitialized(0, ir::DataType::kFloat, x.shape());
+    eltwise_rows(*own_, x.data<float>(), bias ? bias->data<float>() : nullptr, bias ? bias->numel() : 0,
+                 y.data<float>(), x.numel(), ctx.threads());
+    ctx.set_path(eltwise_path());
+  }
+
   rt::KernelPtr reference_;
+  std::optional<EltwiseOp> own_;
   Step main_, post_;
   bool bias_input_ = false;
   mutable std::mutex mu_;

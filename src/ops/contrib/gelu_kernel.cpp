@@ -15,15 +15,18 @@ using tessera::rt::KernelContext;
 using tessera::rt::Tensor;
 namespace rt = tessera::rt;
 
+// Computed in double for every floating type and rounded once (these are the oracle of the fast
+// kernels); x Phi(x) through erfc, as 1 + erf(x / sqrt 2) cancels for negative x.
 template <class C>
 C gelu(C x) {
-  return x * C(0.5) * (C(1) + std::erf(x * C(0.70710678118654752440)));
+  return x * C(0.5) * std::erfc(x * C(-0.70710678118654752440));
 }
 
 template <class C>
 C gelu_tanh(C x) {
   const C k = static_cast<C>(0.79788456080286535588);  // sqrt(2 / pi)
-  return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+  // x (1 + tanh z) / 2 = x sigmoid(2 z): 1 + tanh z cancels for negative x.
+  return x / (C(1) + std::exp(C(-2) * k * (x + C(0.044715) * x * x * x)));
 }
 
 // y[i] = f(a[i] + b[i % len(b)]); without b, f(a[i]).
@@ -44,8 +47,9 @@ void gelu_with_bias(KernelContext& ctx, const Tensor* bias) {
     ctx.threads().parallel_for(a.numel(), 16384, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         C v = static_cast<C>(pa[i]);
-        if (pb) v += static_cast<C>(pb[i % n]);
-        py[i] = static_cast<T>(kTanh ? gelu_tanh<C>(v) : gelu<C>(v));
+        if (pb) v += static_cast<C>(pb[i % n]);  // the bias add rounds in the element type's compute type
+        double d = static_cast<double>(v);
+        py[i] = static_cast<T>(static_cast<C>(kTanh ? gelu_tanh<double>(d) : gelu<double>(d)));
       }
     });
   });
@@ -71,14 +75,15 @@ class QuickGelu : public rt::OpKernel {
       Tensor& y = ctx.output(0, x.dtype(), x.shape());
       const T* in = x.data<T>();
       T* out = y.data<T>();
-      const C a = static_cast<C>(alpha_);
+      const double a = static_cast<double>(alpha_);
       ctx.threads().parallel_for(x.numel(), 16384, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) {
-          C v = static_cast<C>(in[i]);
-          C z = a * v;
+          // In double, rounded once: alpha x rounded to float would cost |alpha x| ulps in exp.
+          double v = static_cast<double>(static_cast<C>(in[i]));
+          double z = a * v;
           // The two-branch sigmoid never overflows exp.
-          C sig = z >= C(0) ? C(1) / (C(1) + std::exp(-z)) : std::exp(z) / (C(1) + std::exp(z));
-          out[i] = static_cast<T>(v * sig);
+          double sig = z >= 0 ? 1 / (1 + std::exp(-z)) : std::exp(z) / (1 + std::exp(z));
+          out[i] = static_cast<T>(static_cast<C>(v * sig));
         }
       });
     });

@@ -1,6 +1,9 @@
 // Reference kernels of the activations of activation.cpp. The formulas are the spec's; where the
 // textbook form overflows (exp of a large x in Sigmoid, Softplus, Mish) an equivalent stable form is
-// used. Attributes are read once, when the session is built.
+// used. Attributes are read once, when the session is built. Floating-point elements are computed in
+// double and rounded once (activation_map): a composite formula in float (x * sigmoid(alpha x), the
+// GELUs) loses up to |alpha x| ulps to the rounding of its intermediate steps, and these kernels are
+// the oracle of the fast ones (docs/accuracy.md).
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -33,13 +36,31 @@ C softplus(C x) {
   return std::max(x, C(0)) + std::log1p(std::exp(-std::abs(x)));
 }
 
+// y[i] = f(x[i]) for the element types in List; floating types computed in double, rounded once.
+template <class List, class F>
+void activation_map(KernelContext& ctx, F&& f) {
+  const Tensor& x = ctx.input(0);
+  tessera::rt::dispatch(List{}, x.dtype(), ctx.info().op_type(), [&]<class T>() {
+    using C = std::conditional_t<tessera::rt::is_float_v<T>, double, tessera::rt::compute_t<T>>;
+    Tensor& y = ctx.output(0, x.dtype(), x.shape());
+    const T* in = x.data<T>();
+    T* out = y.data<T>();
+    ctx.threads().parallel_for(x.numel(), 16384, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        C v = static_cast<C>(static_cast<tessera::rt::compute_t<T>>(in[i]));
+        out[i] = static_cast<T>(static_cast<tessera::rt::compute_t<T>>(f(v)));
+      }
+    });
+  });
+}
+
 // An activation whose formula object Fn reads its attributes from the node once; Fn::operator() maps
 // one element in compute_t<T>.
 template <class Fn, class List = FloatTypes>
 class Activation : public OpKernel {
  public:
   explicit Activation(const KernelInfo& info) : fn_(info) {}
-  void compute(KernelContext& ctx) const override { unary_map<List>(ctx, fn_); }
+  void compute(KernelContext& ctx) const override { activation_map<List>(ctx, fn_); }
 
  private:
   Fn fn_;
@@ -78,7 +99,8 @@ struct HardSigmoid {
       : alpha(info.get_float("alpha")), beta(info.get_float("beta")) {}
   template <class C>
   C operator()(C x) const {
-    return std::max(C(0), std::min(C(1), C(alpha) * x + C(beta)));
+    C y = C(alpha) * x + C(beta);
+    return y != y ? y : std::max(C(0), std::min(C(1), y));  // NaN stays NaN (std::min would drop it)
   }
 };
 
@@ -145,9 +167,11 @@ struct Gelu {
   C operator()(C x) const {
     if (tanh_approx) {
       const C k = static_cast<C>(std::sqrt(2.0 / std::numbers::pi));
-      return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
+      // x (1 + tanh z) / 2 = x sigmoid(2 z): 1 + tanh z cancels for negative x.
+      return x / (C(1) + std::exp(C(-2) * k * (x + C(0.044715) * x * x * x)));
     }
-    return C(0.5) * x * (C(1) + std::erf(x * static_cast<C>(1.0 / std::numbers::sqrt2)));
+    // x Phi(x) = x erfc(-x / sqrt 2) / 2: 1 + erf(x / sqrt 2) cancels for negative x.
+    return C(0.5) * x * std::erfc(-x * static_cast<C>(1.0 / std::numbers::sqrt2));
   }
 };
 
@@ -155,25 +179,25 @@ void relu(KernelContext& ctx) {
   unary_map<FloatSignedTypes>(ctx, [](auto x) { return x < 0 ? decltype(x)(0) : x; });
 }
 void sigmoid_kernel(KernelContext& ctx) {
-  unary_map<FloatTypes>(ctx, [](auto x) { return sigmoid(x); });
+  activation_map<FloatTypes>(ctx, [](auto x) { return sigmoid(x); });
 }
 void tanh_kernel(KernelContext& ctx) {
-  unary_map<FloatTypes>(ctx, [](auto x) { return std::tanh(x); });
+  activation_map<FloatTypes>(ctx, [](auto x) { return std::tanh(x); });
 }
 void hard_swish(KernelContext& ctx) {
-  unary_map<FloatTypes>(ctx, [](auto x) {
+  activation_map<FloatTypes>(ctx, [](auto x) {
     using C = decltype(x);
     return x * std::max(C(0), std::min(C(1), x / C(6) + C(0.5)));
   });
 }
 void softplus_kernel(KernelContext& ctx) {
-  unary_map<FloatTypes>(ctx, [](auto x) { return softplus(x); });
+  activation_map<FloatTypes>(ctx, [](auto x) { return softplus(x); });
 }
 void softsign(KernelContext& ctx) {
-  unary_map<FloatTypes>(ctx, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); });
+  activation_map<FloatTypes>(ctx, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); });
 }
 void mish(KernelContext& ctx) {
-  unary_map<FloatTypes>(ctx, [](auto x) { return x * std::tanh(softplus(x)); });
+  activation_map<FloatTypes>(ctx, [](auto x) { return x * std::tanh(softplus(x)); });
 }
 
 }  // namespace

@@ -47,7 +47,10 @@ constexpr T wrap_mul(T a, T b) {
 }
 template <class T>
 constexpr T wrap_neg(T a) {
-  return wrap_sub(T(0), a);
+  if constexpr (std::is_integral_v<T>)
+    return wrap_sub(T(0), a);
+  else
+    return -a;  // -(+0) is -0, which 0 - (+0) is not
 }
 
 // NaN test for any element type (false for integers and bool).

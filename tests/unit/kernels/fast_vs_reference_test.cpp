@@ -1,13 +1,20 @@
 // One harness for every fast CPU kernel: the same node runs on the fast kernel and on the reference
-// kernel (SessionOptions::reference_kernels), on seeded random inputs, and the outputs must agree
-// (relative 1e-4, absolute 1e-5: float32 with different summation orders). The harness also checks
+// kernel (SessionOptions::reference_kernels), on seeded random inputs, and the outputs must agree:
+// elementwise ops within a number of ulps (Case::max_ulps) on inputs that cover the whole float line
+// (Input::sweep: subnormals, zeros, infinities, NaN, huge and tiny magnitudes); dot products (MatMul,
+// Gemm, Conv, FusedMatMul, MatMulBias) within the bound of a length-K float32 sum,
+// |fast - ref| <= 2 K eps sum|a||b| (Case::dot: the sum of |a||b| is the reference run on |inputs|),
+// on inputs of magnitudes 1e-3..1e3 of both signs (Input::wide); the rest relative 1e-4, absolute
+// 1e-5 (float32 with different summation orders). The harness also checks
 // that the fast kernel really ran (the profiler names it, and the count of hand-overs to the reference
 // kernel, tessera::cpu::reference_fallbacks(), stays put), so a silent fallback cannot pass as a test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
+#include "accuracy/ulp.h"
 #include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/gemm_f32.h"
 #include "backends/cpu/gemv.h"
@@ -28,6 +35,9 @@ struct Input {
   bool constant = false;  // an initializer (weights) rather than a graph input
   DataType dtype = DataType::kFloat;
   float lo = -1.0f, hi = 1.0f;  // the range of the random values (Log and Sqrt want positive ones)
+  bool wide = false;            // magnitudes 10^[-3, 3) of both signs instead of [lo, hi)
+  bool sweep =
+      false;  // the whole float line (accuracy::float_sweep), the shape's first dimension grown to fit
 };
 
 struct Case {
@@ -40,10 +50,24 @@ struct Case {
   int64_t opset = 17;
   size_t outputs = 1;       // all of them compared (LayerNormalization's statistics, the skip sum)
   bool falls_back = false;  // a case the fast kernel hands to the reference kernel on purpose
+  int64_t max_ulps = -1;    // elementwise: compare in ulps (NaN and infinities must match exactly)
+  int64_t dot = 0;          // a dot product of this length K: the K eps sum|a||b| bound
+  int64_t row = 0;          // a normalisation over rows of K: the K eps (|y| + rms y) bound
 };
 
 rt::Tensor random_tensor(const Input& in, std::mt19937& rng) {
   std::uniform_real_distribution<float> d(in.lo, in.hi);
+  if (in.sweep) {
+    std::vector<float> v = tessera::accuracy::float_sweep(16, {0, 1, -1});
+    std::shuffle(v.begin(), v.end(), rng);
+    return rt::Tensor::from_vector<float>(DataType::kFloat, {static_cast<int64_t>(v.size())}, v);
+  }
+  if (in.wide) {
+    std::uniform_real_distribution<float> e(-3.0f, 3.0f);
+    rt::Tensor t = rt::Tensor::zeros(in.dtype, in.shape);
+    for (auto& v : t.span<float>()) v = (d(rng) < 0 ? -1.0f : 1.0f) * std::pow(10.0f, e(rng));
+    return t;
+  }
   rt::Tensor t = rt::Tensor::zeros(in.dtype, in.shape);
   rt::dispatch(rt::NumericBoolTypes{}, in.dtype, "random_tensor", [&]<class T>() {
     for (auto& v : t.span<T>()) {
@@ -54,6 +78,57 @@ rt::Tensor random_tensor(const Input& in, std::mt19937& rng) {
     }
   });
   return t;
+}
+
+rt::Tensor absolute(const rt::Tensor& t) {
+  rt::Tensor a = t.clone();
+  if (a.dtype() == DataType::kFloat)
+    for (auto& v : a.span<float>()) v = std::fabs(v);
+  return a;
+}
+
+// Elementwise: every output within max_ulps of the reference; NaN, infinities and signed zeros the same.
+void expect_within_ulps(const rt::Tensor& want, const rt::Tensor& got, int64_t max_ulps) {
+  ASSERT_EQ(want.numel(), got.numel());
+  int reported = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    float w = want.data<float>()[i], g = got.data<float>()[i];
+    auto cmp = tessera::accuracy::compare(g, static_cast<double>(w));
+    if ((cmp.ulps > max_ulps || cmp.special_wrong || cmp.flushed) && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": fast " << g << ", reference " << w << " (" << cmp.ulps
+                    << " ulp)";
+  }
+}
+
+// A float32 dot product of length K: |fast - ref| <= 2 K eps sum|a||b| (+ the smallest normal).
+void expect_within_dot_bound(const rt::Tensor& want, const rt::Tensor& got, const rt::Tensor& abs_sum,
+                             int64_t k) {
+  ASSERT_EQ(want.numel(), got.numel());
+  const double eps = 1.1920928955078125e-07;
+  int reported = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double w = want.data<float>()[i], g = got.data<float>()[i];
+    double bound = 2.0 * static_cast<double>(k) * eps * abs_sum.data<float>()[i] + 1.2e-38;
+    if (!(std::fabs(g - w) <= bound) && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": fast " << g << ", reference " << w << ", bound " << bound;
+  }
+}
+
+// A normalisation (Softmax, LogSoftmax) over rows of length K: each output within 2 K eps (|y| + rms y)
+// of the reference, the rounding of a length-K sum relative to the output's own scale.
+void expect_within_row_bound(const rt::Tensor& want, const rt::Tensor& got, int64_t k) {
+  ASSERT_EQ(want.numel(), got.numel());
+  const double eps = 1.1920928955078125e-07;
+  double ss = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) ss += std::pow(static_cast<double>(want.data<float>()[i]), 2);
+  const double rms = std::sqrt(ss / static_cast<double>(std::max<int64_t>(1, want.numel())));
+  int reported = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    double w = want.data<float>()[i], g = got.data<float>()[i];
+    double bound = 2.0 * static_cast<double>(k) * eps * (std::fabs(w) + rms);
+    if (!(std::fabs(g - w) <= bound) && reported++ < 5)
+      ADD_FAILURE() << "element " << i << ": fast " << g << ", reference " << w << ", bound " << bound;
+  }
 }
 
 // Returns the path the fast kernel took in its last run (NodeEvent::path), for the tests of that name.
@@ -77,7 +152,7 @@ std::string check(const Case& c) {
       continue;
     }
     ir::Shape dims;
-    for (int64_t d : in.shape) dims.push_back(ir::Dim::of(d));
+    for (int64_t d : t.shape()) dims.push_back(ir::Dim::of(d));
     names.push_back(b.input(in.name, ir::Type::tensor(in.dtype, dims)));
     feeds.emplace_back(in.name, rt::Value(t));
   }
@@ -89,6 +164,15 @@ std::string check(const Case& c) {
   ref_opts.reference_kernels = true;
   rt::Session fast(m, fast_opts), ref(m, ref_opts);
   auto want = ref.run(feeds);
+  // sum |a||b| of each output of a dot product: the reference on the inputs' absolute values.
+  std::vector<rt::Value> abs_ref;
+  if (c.dot > 0) {
+    ir::Model am = m;
+    for (auto& init : am.graph.initializers) init = absolute(rt::Tensor::from_ir(init)).to_ir(init.name);
+    auto abs_feeds = feeds;
+    for (auto& [name, v] : abs_feeds) v = rt::Value(absolute(v.tensor()));
+    abs_ref = rt::Session(am, ref_opts).run(abs_feeds);
+  }
   std::string path;
   // Twice: the second run takes the cached primitive and the planned memory.
   for (int run = 0; run < 2; ++run) {
@@ -110,8 +194,16 @@ std::string check(const Case& c) {
       return "";
     }
     for (size_t o = 0; o < c.outputs; ++o) {
-      std::string diff = rt::compare_values(want[o], got[o], {.rtol = 1e-4, .atol = 1e-5});
-      EXPECT_TRUE(diff.empty()) << "output " << o << ": " << diff;
+      if (c.max_ulps >= 0) {
+        expect_within_ulps(want[o].tensor(), got[o].tensor(), c.max_ulps);
+      } else if (c.dot > 0) {
+        expect_within_dot_bound(want[o].tensor(), got[o].tensor(), abs_ref[o].tensor(), c.dot);
+      } else if (c.row > 0) {
+        expect_within_row_bound(want[o].tensor(), got[o].tensor(), c.row);
+      } else {
+        std::string diff = rt::compare_values(want[o], got[o], {.rtol = 1e-4, .atol = 1e-5});
+        EXPECT_TRUE(diff.empty()) << "output " << o << ": " << diff;
+      }
     }
   }
   return path;
@@ -589,4 +681,104 @@ TEST(FastVsReference, ProfilerNamesThePathTaken) {
   EXPECT_NE(path.find(':'), std::string::npos) << path;  // "<kind>:<isa>"
   path = check({"3x3", "Conv", "", {{"x", {1, 8, 9, 9}}, {"w", {8, 8, 3, 3}, true}}, {}});
   EXPECT_NE(path.find(':'), std::string::npos) << path;
+}
+
+// Dot products on inputs of magnitudes 1e-3..1e3 of both signs, where a relative tolerance says
+// nothing (outputs cancel): within 2 K eps sum|a||b| of the reference, K the products summed per output.
+TEST(FastVsReference, DotProductsWithinTheSumBound) {
+  auto wide = [](std::string name, rt::Shape shape, bool constant = false) {
+    Input in{std::move(name), std::move(shape), constant};
+    in.wide = true;
+    return in;
+  };
+  auto flag = [](const char* n) { return ir::Attribute::of_int(n, 1); };
+  std::vector<Case> cases = {
+      {"MatMul 2-D weights", "MatMul", "", {wide("a", {37, 64}), wide("b", {64, 96}, true)}, {}},
+      {"MatMul batched", "MatMul", "", {wide("a", {2, 4, 16, 32}), wide("b", {2, 4, 32, 16})}, {}},
+      {"Gemm linear layer",
+       "Gemm",
+       "",
+       {wide("a", {1, 64}), wide("b", {48, 64}, true), wide("c", {48}, true)},
+       {flag("transB")}},
+      {"Gemm plain", "Gemm", "", {wide("a", {7, 33}), wide("b", {33, 21}, true)}, {}},
+      {"Conv 3x3",
+       "Conv",
+       "",
+       {wide("x", {1, 8, 17, 19}), wide("w", {16, 8, 3, 3}, true), wide("b", {16}, true)},
+       {ints("pads", {1, 1, 1, 1})}},
+      {"FusedMatMul attention scores",
+       "FusedMatMul",
+       "com.microsoft",
+       {wide("q", {1, 4, 16, 8}), wide("k", {1, 4, 16, 8})},
+       {ir::Attribute::of_float("alpha", 0.125f), flag("transB")}},
+      {"MatMulBias",
+       "MatMulBias",
+       "com.tessera",
+       {wide("x", {1, 16, 48}), wide("w", {48, 40}, true), wide("b", {40}, true)},
+       {}},
+  };
+  const std::vector<int64_t> lengths = {64, 32, 65, 33, 73, 8, 49};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].dot = lengths[i];
+    check(cases[i]);
+  }
+}
+
+// Elementwise kernels over the whole float line (subnormals, zeros, infinities, NaN, 1e-38..3e38 of
+// both signs), in ulps against the reference: each within its bound of the float64 oracle
+// (docs/accuracy.md), so within the sum of the two bounds of each other.
+TEST(FastVsReference, ElementwiseInUlpsOverTheWholeLine) {
+  auto f = [](const char* n, float v) { return ir::Attribute::of_float(n, v); };
+  auto x = [] {
+    Input in{"x", {1}};
+    in.sweep = true;
+    return in;
+  };
+  std::vector<Case> cases = {
+      {"Relu", "Relu", "", {x()}, {}},
+      {"Abs", "Abs", "", {x()}, {}},
+      {"Sqrt", "Sqrt", "", {x()}, {}},
+      {"Exp", "Exp", "", {x()}, {}},
+      {"Log", "Log", "", {x()}, {}},
+      {"Sigmoid", "Sigmoid", "", {x()}, {}},
+      {"Softplus", "Softplus", "", {x()}, {}},
+      {"Tanh", "Tanh", "", {x()}, {}},
+      {"Elu", "Elu", "", {x()}, {f("alpha", 0.7f)}},
+      {"QuickGelu", "QuickGelu", "com.microsoft", {x()}, {}},
+  };
+  cases.push_back({"Gelu", "Gelu", "", {x()}, {}, "dnnl", 20});
+  cases.push_back(
+      {"Gelu tanh", "Gelu", "", {x()}, {ir::Attribute::of_string("approximate", "tanh")}, "dnnl", 20});
+  cases.push_back({"FastGelu", "FastGelu", "com.microsoft", {x()}, {}});
+  cases.push_back({"HardSigmoid", "HardSigmoid", "", {x()}, {f("alpha", 0.25f), f("beta", 0.4f)}});
+  cases.push_back({"LeakyRelu", "LeakyRelu", "", {x()}, {f("alpha", 0.2f)}});
+  const std::vector<int64_t> ulps = {0, 0, 1, 2, 2, 4, 4, 4, 4, 8, 4, 4, 4, 1, 0};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    cases[i].max_ulps = ulps[i];
+    std::string path = check(cases[i]);
+    // Everything but Abs and Sqrt (exact on oneDNN) runs on the own accurate math.
+    if (cases[i].op != "Abs" && cases[i].op != "Sqrt")
+      EXPECT_EQ(path.rfind("own ", 0), 0u) << cases[i].label << ": " << path;
+  }
+}
+
+// Softmax and LogSoftmax of logits in the thousands (naive exp overflows; log(softmax) loses what is
+// below eps) and of logits spread over 1e-3..1e3 of both signs, within the row bound.
+TEST(FastVsReference, SoftmaxOnHardLogitsWithinTheRowBound) {
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    Input thousands{"x", {4, 1000}, false, DataType::kFloat, -3000.f, 3000.f};
+    Input wide{"x", {3, 517}};
+    wide.wide = true;
+    std::vector<Case> cases = {
+        {std::string(op) + " logits in the thousands",
+         op,
+         "",
+         {thousands},
+         {ir::Attribute::of_int("axis", -1)}},
+        {std::string(op) + " logits 1e-3..1e3", op, "", {wide}, {ir::Attribute::of_int("axis", -1)}},
+    };
+    cases[0].row = 1000;
+    cases[1].row = 517;
+    for (const auto& c : cases) check(c);
+  }
 }
