@@ -16,5 +16,9 @@ void add_new_command(CLI::App& app, int& status);
 void add_run_command(CLI::App& app, int& status);
 void add_profile_command(CLI::App& app, int& status);
 void add_optimize_command(CLI::App& app, int& status);
+void add_convert_command(CLI::App& app, int& status);
+void add_sanitize_command(CLI::App& app, int& status);
+void add_set_shapes_command(CLI::App& app, int& status);
+void add_extract_command(CLI::App& app, int& status);
 
 }  // namespace tessera::cli

@@ -1,0 +1,186 @@
+#include "transforms/sanitize.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "check/checker.h"
+#include "passes/graph_util.h"
+#include "passes/rule.h"
+
+namespace tessera::transforms {
+
+namespace {
+
+constexpr int kMaxPasses = 64;
+
+// The bytes a node's outputs would take once folded, when every output's size is known; nullopt
+// otherwise (then the node is not folded).
+std::optional<int64_t> folded_bytes(const ir::Model& model, const ir::Graph& g, const ir::Node& n) {
+  ir::Model one;
+  one.ir_version = model.ir_version;
+  one.opset_imports = model.opset_imports;
+  one.functions = model.functions;
+  ir::Node copy = n;
+  one.graph.add_node(std::move(copy));
+  for (const auto& in : n.inputs) {
+    if (in.empty() || one.graph.find_initializer(in)) continue;
+    const ir::Tensor* t = passes::constant_value(g, in);
+    if (!t) return std::nullopt;
+    one.graph.initializers.push_back(*t);
+  }
+  for (const auto& out : n.outputs)
+    if (!out.empty()) one.graph.outputs.push_back({out, {}, {}, {}});
+  auto checked = check::check_model(one);
+  int64_t total = 0;
+  for (const auto& out : one.graph.outputs) {
+    auto it = checked.value_types.find(out.name);
+    if (it == checked.value_types.end() || !it->second.is_tensor() || !it->second.shape) return std::nullopt;
+    auto count = ir::shape_numel(*it->second.shape);
+    if (!count) return std::nullopt;
+    total += *count * std::max(ir::dtype_bits(it->second.elem), 8) / 8;
+  }
+  return total;
+}
+
+bool all_inputs_constant(const ir::Graph& g, const ir::Node& n) {
+  if (n.inputs.empty()) return false;
+  return std::all_of(n.inputs.begin(), n.inputs.end(),
+                     [&](const std::string& in) { return in.empty() || passes::constant_value(g, in); });
+}
+
+struct Sweeper {
+  ir::Model& model;
+  const SanitizeOptions& o;
+  Report& report;
+  std::vector<const passes::Rule*> rules;
+  std::unordered_set<ir::NodeId> too_large;  // nodes whose folded result would exceed the threshold
+
+  // Whether the threshold lets `fold_constants` try node i.
+  bool may_fold(const ir::Graph& g, const ir::Node& n) {
+    if (n.op_type == "Constant" || !all_inputs_constant(g, n)) return true;  // the rule decides
+    if (too_large.count(n.id)) return false;
+    auto bytes = folded_bytes(model, g, n);
+    if (bytes && *bytes <= o.fold_threshold) return true;
+    too_large.insert(n.id);
+    report.details.push_back(fmt::format("not folded: node '{}' ({}): result of {} exceeds --fold-threshold {}",
+                                         n.name, n.op_type, bytes ? fmt::format("{} bytes", *bytes) : "unknown size",
+                                         o.fold_threshold));
+    return false;
+  }
+
+  bool sweep(ir::Graph& g, bool is_main) {
+    bool changed = false;
+    for (auto& n : g.nodes)
+      for (auto& a : n.attributes)
+        for (auto& sub : a.graphs) changed |= sweep(*sub, false);
+    passes::RuleContext ctx{model, g, is_main};
+    for (const passes::Rule* r : rules) {
+      bool folding = r->name == "fold_constants";
+      for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (folding && !may_fold(g, g.nodes[i])) continue;
+        std::string what = fmt::format("{}: node '{}' ({})", r->name, g.nodes[i].name, g.nodes[i].op_type);
+        if (!r->apply(ctx, i)) continue;
+        report.add(r->name);
+        report.details.push_back(std::move(what));
+        changed = true;
+      }
+    }
+    return changed;
+  }
+};
+
+// The one function that reaches into src/passes: the engine's basic rules that keep the computation
+// exactly as it is (no folding of BatchNormalization into Conv weights, which rounds differently).
+int run_engine_rules(ir::Model& m, const SanitizeOptions& o, Report& report) {
+  static constexpr std::array<std::string_view, 7> kRules = {
+      "fold_constants", "fold_shape", "eliminate_identity", "eliminate_nop", "fold_unsqueeze_squeeze",
+      "eliminate_common_subexpressions", "eliminate_dead_nodes"};
+  Sweeper s{m, o, report, {}, {}};
+  for (const passes::Rule* r : passes::rules_for(rt::OptLevel::kBasic))
+    if (std::find(kRules.begin(), kRules.end(), r->name) != kRules.end()) s.rules.push_back(r);
+  int limit = o.passes > 0 ? o.passes : kMaxPasses;
+  int done = 0;
+  while (done < limit) {
+    ++done;
+    if (!s.sweep(m.graph, true)) break;
+  }
+  return done;
+}
+
+// Every name read in g: node inputs, graph outputs, and what nested graphs read (shadowed or not, which
+// only keeps more).
+void collect_reads(const ir::Graph& g, std::unordered_set<std::string>& reads) {
+  for (const auto& o : g.outputs) reads.insert(o.name);
+  for (const auto& n : g.nodes) {
+    for (const auto& in : n.inputs) reads.insert(in);
+    for (const auto& a : n.attributes)
+      for (const auto& sub : a.graphs) collect_reads(*sub, reads);
+  }
+}
+
+// Initializers nothing reads (and that are not graph inputs' defaults), and value_info entries of values
+// that no longer exist.
+void remove_unused(ir::Graph& g, Report& report) {
+  for (auto& n : g.nodes)
+    for (auto& a : n.attributes)
+      for (auto& sub : a.graphs) remove_unused(*sub, report);
+  std::unordered_set<std::string> reads;
+  collect_reads(g, reads);
+  auto unused = [&](const ir::Tensor& t) { return !reads.count(t.name) && !g.find_input(t.name); };
+  size_t before = g.initializers.size();
+  std::erase_if(g.initializers, unused);
+  report.add("unused initializers removed", static_cast<int64_t>(before - g.initializers.size()));
+  std::unordered_set<std::string> defined;
+  for (const auto& v : g.inputs) defined.insert(v.name);
+  for (const auto& t : g.initializers) defined.insert(t.name);
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs) defined.insert(o);
+  before = g.value_info.size();
+  std::erase_if(g.value_info, [&](const ir::ValueInfo& vi) { return !defined.count(vi.name); });
+  report.add("stale value_info entries removed", static_cast<int64_t>(before - g.value_info.size()));
+}
+
+size_t count_nodes(const ir::Graph& g) {
+  size_t n = g.nodes.size();
+  for (const auto& node : g.nodes)
+    for (const auto& a : node.attributes)
+      for (const auto& sub : a.graphs) n += count_nodes(*sub);
+  return n;
+}
+
+}  // namespace
+
+ir::Model sanitize_copy(const ir::Model& m, const SanitizeOptions& options, Report& report) {
+  if (options.fold_threshold < 0) throw TransformError("--fold-threshold must not be negative");
+  if (options.passes < 0) throw TransformError("--passes must not be negative");
+  auto before = check::check_model(m);
+  if (before.diagnostics.has_errors()) {
+    throw TransformError(fmt::format("the model does not type-check ({} errors; see tessera check)",
+                                     before.diagnostics.count(check::Severity::kError)));
+  }
+  ir::Model out = m;
+  size_t nodes = count_nodes(out.graph), inits = out.graph.initializers.size();
+  int passes = run_engine_rules(out, options, report);
+  remove_unused(out.graph, report);
+  report.counts.insert(report.counts.begin(),
+                       {{"passes", passes},
+                        {"nodes before", static_cast<int64_t>(nodes)},
+                        {"nodes after", static_cast<int64_t>(count_nodes(out.graph))},
+                        {"initializers before", static_cast<int64_t>(inits)},
+                        {"initializers after", static_cast<int64_t>(out.graph.initializers.size())}});
+  return out;
+}
+
+Report sanitize(ir::History& h, const SanitizeOptions& options) {
+  Report report;
+  ir::Model out = sanitize_copy(h.model(), options, report);
+  commit(h, "Sanitize", std::move(out));
+  return report;
+}
+
+}  // namespace tessera::transforms
