@@ -32,7 +32,8 @@ void add_float16(CLI::App* convert, int& status) {
   cmd->add_option("--to", *to, "fp16 (default) or bf16")->check(CLI::IsMember({"fp16", "bf16"}));
   cmd->add_flag("--keep-io-types", opts->keep_io_types,
                 "Graph inputs and outputs stay float32, with one Cast at each boundary");
-  cmd->add_option("--op-block-list", opts->op_block_list, "Operator types that stay float32 (OP or DOMAIN:OP)")
+  cmd->add_option("--op-block-list", opts->op_block_list,
+                  "Operator types that stay float32 (OP or DOMAIN:OP)")
       ->delimiter(',');
   cmd->add_option("--node-block-list", opts->node_block_list, "Node names that stay float32")->delimiter(',');
   cmd->callback([io, opts, to, &status] {

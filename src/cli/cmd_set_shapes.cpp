@@ -39,9 +39,10 @@ std::optional<transforms::InputDimParam> parse_dim_param(const std::string& s) {
 }  // namespace
 
 void add_set_shapes_command(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("set-shapes",
-                                 "Set graph input sizes or dimension variables, then store the inferred type of "
-                                 "every\nintermediate value (value_info)");
+  auto* cmd =
+      app.add_subcommand("set-shapes",
+                         "Set graph input sizes or dimension variables, then store the inferred type of "
+                         "every\nintermediate value (value_info)");
   auto io = add_transform_io(cmd);
   auto shapes = std::make_shared<std::vector<std::string>>();
   auto dims = std::make_shared<std::vector<std::string>>();

@@ -60,12 +60,14 @@ void run_transform(const std::string& name, const TransformIo& io, int& status,
   };
   std::string out = io.output;
   if (io.in_place) {
-    if (!out.empty() && !same_file(out, io.model)) return fail(kUnreadable, "give either --output or --in-place");
+    if (!out.empty() && !same_file(out, io.model))
+      return fail(kUnreadable, "give either --output or --in-place");
     out = io.model;
   } else if (out.empty()) {
     return fail(kUnreadable, "give --output FILE (or --in-place to overwrite the model)");
   } else if (same_file(out, io.model)) {
-    return fail(kUnreadable, fmt::format("--output '{}' is the input model; add --in-place to overwrite it", out));
+    return fail(kUnreadable,
+                fmt::format("--output '{}' is the input model; add --in-place to overwrite it", out));
   }
   ir::Model m;
   try {
@@ -91,7 +93,8 @@ void run_transform(const std::string& name, const TransformIo& io, int& status,
 void print_report(const transforms::Report& r, bool verbose) {
   for (const auto& w : r.warnings) fmt::print(stderr, "warning: {}\n", w);
   for (const auto& [what, n] : r.counts) {
-    if (n != 0 || what.starts_with("nodes") || what.starts_with("initializers")) fmt::print("  {:<34} {}\n", what, n);
+    if (n != 0 || what.starts_with("nodes") || what.starts_with("initializers"))
+      fmt::print("  {:<34} {}\n", what, n);
   }
   if (!verbose) return;
   for (const auto& d : r.details) fmt::print("  {}\n", d);

@@ -26,10 +26,9 @@ struct Converter {
     report.add("elements changed", st.changed);
     report.details.push_back(fmt::format("{}: {} elements, {} changed", what, st.elements, st.changed));
     if (st.changed == 0) return;
-    report.warnings.push_back(fmt::format("{}: {} of {} elements changed, largest change {:g}{}", what,
-                                          st.changed, st.elements, st.max_change,
-                                          st.clamped ? fmt::format(" ({} clamped to the type's range)", st.clamped)
-                                                     : std::string()));
+    report.warnings.push_back(fmt::format(
+        "{}: {} of {} elements changed, largest change {:g}{}", what, st.changed, st.elements, st.max_change,
+        st.clamped ? fmt::format(" ({} clamped to the type's range)", st.clamped) : std::string()));
   }
 
   void initializers(const ir::GraphPath& path, const ir::Graph& g, const std::string& where) {
@@ -150,8 +149,9 @@ Report convert_tensors(ir::History& h, const TensorConvertOptions& o) {
   if (report.get("tensors converted") == 0) report.warnings.push_back("no tensor matched the selection");
   auto checked = check::check_model(h.model());
   if (checked.diagnostics.has_errors()) {
-    report.warnings.push_back(fmt::format("the converted model does not type-check ({} errors; see tessera check)",
-                                          checked.diagnostics.count(check::Severity::kError)));
+    report.warnings.push_back(
+        fmt::format("the converted model does not type-check ({} errors; see tessera check)",
+                    checked.diagnostics.count(check::Severity::kError)));
   }
   return report;
 }

@@ -19,11 +19,12 @@ TypeMap main_types(const ir::Model& m) {
   auto types = check::check_model(m).value_types;
   for (const auto& vi : m.graph.inputs)
     if (!vi.type.is_none()) types.emplace(vi.name, vi.type);
-  for (const auto& t : m.graph.initializers) types.emplace(t.name, ir::Type::tensor(t.dtype, [&] {
-    ir::Shape s;
-    for (int64_t d : t.dims) s.push_back(ir::Dim::of(d));
-    return s;
-  }()));
+  for (const auto& t : m.graph.initializers)
+    types.emplace(t.name, ir::Type::tensor(t.dtype, [&] {
+                    ir::Shape s;
+                    for (int64_t d : t.dims) s.push_back(ir::Dim::of(d));
+                    return s;
+                  }()));
   return types;
 }
 
@@ -36,8 +37,8 @@ std::string first_error(const check::Diagnostics& d) {
 void require_checks(const ir::Model& out, const std::string& what) {
   auto checked = check::check_model(out);
   if (checked.diagnostics.has_errors())
-    throw TransformError(fmt::format("the extracted {} does not type-check: {}", what,
-                                     first_error(checked.diagnostics)));
+    throw TransformError(
+        fmt::format("the extracted {} does not type-check: {}", what, first_error(checked.diagnostics)));
 }
 
 std::vector<std::string> split(const std::string& s, char sep) {
@@ -54,7 +55,8 @@ std::vector<std::string> split(const std::string& s, char sep) {
 std::string graph_attr_names(const ir::Node& n) {
   std::string s;
   for (const auto& a : n.attributes)
-    if (a.type == ir::AttrType::kGraph || a.type == ir::AttrType::kGraphs) s += (s.empty() ? "" : ", ") + a.name;
+    if (a.type == ir::AttrType::kGraph || a.type == ir::AttrType::kGraphs)
+      s += (s.empty() ? "" : ", ") + a.name;
   return s.empty() ? "none" : s;
 }
 
@@ -77,12 +79,12 @@ const ir::Graph& step(const ir::Graph& g, const std::string& where, const std::s
   if (it == g.nodes.end()) throw TransformError(fmt::format("graph {} has no node named '{}'", where, node));
   const ir::Attribute* a = it->attr(attr);
   if (!a || a->graphs.empty()) {
-    throw TransformError(fmt::format("node '{}' ({}) has no graph attribute '{}' (its graph attributes: {})", node,
-                                     it->op_type, attr, graph_attr_names(*it)));
+    throw TransformError(fmt::format("node '{}' ({}) has no graph attribute '{}' (its graph attributes: {})",
+                                     node, it->op_type, attr, graph_attr_names(*it)));
   }
   if (index >= a->graphs.size()) {
-    throw TransformError(
-        fmt::format("attribute '{}' of node '{}' holds {} graphs; there is no [{}]", attr, node, a->graphs.size(), index));
+    throw TransformError(fmt::format("attribute '{}' of node '{}' holds {} graphs; there is no [{}]", attr,
+                                     node, a->graphs.size(), index));
   }
   return *a->graphs[index];
 }
@@ -108,7 +110,8 @@ ir::Model extract_subgraph(const ir::Model& m, const std::string& path, Report& 
   ir::Model out = standalone_model(m, *chain.back(), lookup);
   // Outer values that are initializers of an enclosing graph stay constants: their tensors come along.
   size_t own = chain.back()->inputs.size();
-  std::vector<ir::ValueInfo> inputs(out.graph.inputs.begin(), out.graph.inputs.begin() + static_cast<ptrdiff_t>(own));
+  std::vector<ir::ValueInfo> inputs(out.graph.inputs.begin(),
+                                    out.graph.inputs.begin() + static_cast<ptrdiff_t>(own));
   for (size_t i = own; i < out.graph.inputs.size(); ++i) {
     const ir::ValueInfo& vi = out.graph.inputs[i];
     const ir::Tensor* t = nullptr;
@@ -173,14 +176,15 @@ ir::Model extract_function(const ir::Model& m, const std::string& key, Report& r
   if (!f) {
     std::string have;
     for (const auto& fn : m.functions) have += (have.empty() ? "" : ", ") + fn.domain + ":" + fn.name;
-    throw TransformError(fmt::format("the model has no local function '{}' (it has: {})", key,
-                                     have.empty() ? "none" : have));
+    throw TransformError(
+        fmt::format("the model has no local function '{}' (it has: {})", key, have.empty() ? "none" : have));
   }
   const ir::Node* call = find_call(m.graph, *f);
   if (!call) {
-    throw TransformError(fmt::format("function '{}' is not called from the main graph, so its inputs have no "
-                                     "types to extract it with",
-                                     key));
+    throw TransformError(
+        fmt::format("function '{}' is not called from the main graph, so its inputs have no "
+                    "types to extract it with",
+                    key));
   }
   TypeMap types = main_types(m);
   ir::Model out;
@@ -194,7 +198,8 @@ ir::Model extract_function(const ir::Model& m, const std::string& key, Report& r
   out.graph.name = f->name;
   bind_references(out.graph, call, *f);
   for (size_t i = 0; i < out.graph.inputs.size(); ++i) {
-    if (i < call->inputs.size() && types.count(call->inputs[i])) out.graph.inputs[i].type = types[call->inputs[i]];
+    if (i < call->inputs.size() && types.count(call->inputs[i]))
+      out.graph.inputs[i].type = types[call->inputs[i]];
   }
   for (size_t i = 0; i < out.graph.outputs.size(); ++i) {
     if (i < call->outputs.size() && types.count(call->outputs[i]))
@@ -256,7 +261,8 @@ ir::Model extract_cut(const ir::Model& m, const ExtractOptions& o, Report& repor
       continue;
     }
     throw TransformError(fmt::format(
-        "the cut does not separate the graph: '{}'{} depends on the model input '{}', which --inputs does not "
+        "the cut does not separate the graph: '{}'{} depends on the model input '{}', which --inputs does "
+        "not "
         "list",
         reader.empty() ? v : reader, reader.empty() ? "" : " (a node on the way to --outputs)", v));
   }

@@ -34,7 +34,8 @@ bool is_onnx(const ir::Node& n, std::string_view op) {
 }
 
 std::string label(const ir::Node& n) {
-  return n.name.empty() ? fmt::format("#{} ({})", n.id, n.op_type) : fmt::format("'{}' ({})", n.name, n.op_type);
+  return n.name.empty() ? fmt::format("#{} ({})", n.id, n.op_type)
+                        : fmt::format("'{}' ({})", n.name, n.op_type);
 }
 
 // What all graphs of one conversion share.
@@ -87,6 +88,11 @@ class GraphConverter {
   void decide_kept();
   void fix_output_boundaries();
   void convert_initializers();
+  void drop_noop_casts();
+  const std::string& resolve(const std::string& v) const {
+    auto it = alias_.find(v);
+    return it == alias_.end() ? v : resolve(it->second);
+  }
   void convert_node(ir::Node& n);
   void convert_subgraphs(ir::Node& n);
   std::string version(const std::string& v, Prec need, std::vector<ir::Node>& out);
@@ -101,10 +107,14 @@ class GraphConverter {
   const std::vector<ir::OpsetImport>& opsets_;
   bool is_main_, in_function_;
   std::string where_;
-  std::unordered_set<std::string> defined_;   // values this graph defines
-  std::unordered_set<std::string> kept_;      // ... of which stay float32
-  std::unordered_map<ir::NodeId, std::string> blocked_;  // node -> why it stays float32
-  std::unordered_set<ir::NodeId> quiet_blocked_;         // Constants read only in float32
+  std::unordered_set<std::string> defined_;                       // values this graph defines
+  std::unordered_set<std::string> kept_;                          // ... of which stay float32
+  std::unordered_map<ir::NodeId, std::string> blocked_;           // node -> why it stays float32
+  std::unordered_set<ir::NodeId> quiet_blocked_;                  // Constants read only in float32
+  std::unordered_set<ir::NodeId> casts_to_float_;                 // Casts that write a float32 graph output
+  std::unordered_set<ir::NodeId> dropped_;                        // Casts that became no-ops
+  std::unordered_map<std::string, std::string> alias_;            // output of a dropped Cast -> its input
+  std::unordered_set<std::string> sub_reads_;                     // values nested graphs read
   std::map<std::pair<std::string, Prec>, std::string> versions_;  // Cast outputs made here
   // Casts onto graph outputs: after the node producing their input, or first of all.
   std::unordered_map<std::string, ir::Node> after_;
@@ -140,7 +150,8 @@ std::optional<std::string> GraphConverter::block_reason(const ir::Node& n) {
                                       : nullptr;
     if (why) {
       throw TransformError(fmt::format("{} list: node {} in graph {} cannot stay float32: {}",
-                                       by_name ? "--node-block-list" : "--op-block-list", label(n), where_, why));
+                                       by_name ? "--node-block-list" : "--op-block-list", label(n), where_,
+                                       why));
     }
     return by_name ? "named in the node block list" : "its operator is in the op block list";
   }
@@ -199,7 +210,10 @@ void GraphConverter::decide_kept() {
     for (size_t i = 0; i < n.inputs.size(); ++i) read(n.inputs[i], slot_need(n, i));
     for (const auto& a : n.attributes)
       for (const auto& sub : a.graphs)
-        for (const auto& v : outer_values(*sub)) read(v, Prec::kLow);
+        for (const auto& v : outer_values(*sub)) {
+          read(v, Prec::kLow);
+          sub_reads_.insert(v);
+        }
   }
   Prec out_want = is_main_ && s_.o.keep_io_types ? Prec::k32 : Prec::kLow;
   for (const auto& o : g_.outputs) read(o.name, out_want);
@@ -238,8 +252,8 @@ ir::Node GraphConverter::make_cast(const std::string& in, const std::string& out
   c.attributes.push_back(
       ir::Attribute::of_int("to", static_cast<int64_t>(to == Prec::k32 ? DataType::kFloat : s_.o.to)));
   s_.report.add("Casts added");
-  s_.report.details.push_back(fmt::format("{}: Cast '{}' -> '{}' ({})", where_, in, out,
-                                          to == Prec::k32 ? "float" : s_.low_name));
+  s_.report.details.push_back(
+      fmt::format("{}: Cast '{}' -> '{}' ({})", where_, in, out, to == Prec::k32 ? "float" : s_.low_name));
   return c;
 }
 
@@ -252,9 +266,16 @@ void GraphConverter::fix_output_boundaries() {
   for (size_t k = 0; k < g_.outputs.size(); ++k) {
     std::string o = g_.outputs[k].name;
     if (!is_float(o) || prec(o) == want) continue;
-    bool produced = std::any_of(g_.nodes.begin(), g_.nodes.end(), [&](const ir::Node& n) {
+    auto producer = std::find_if(g_.nodes.begin(), g_.nodes.end(), [&](const ir::Node& n) {
       return std::find(n.outputs.begin(), n.outputs.end(), o) != n.outputs.end();
     });
+    bool produced = producer != g_.nodes.end();
+    if (produced && want == Prec::k32 && is_onnx(*producer, "Cast") && !blocked_.count(producer->id)) {
+      // The model's own Cast to float32 already is the boundary: it keeps its target.
+      casts_to_float_.insert(producer->id);
+      kept_.insert(o);
+      continue;
+    }
     Prec have = prec(o);
     std::string inner = s_.names.fresh(o + (have == Prec::k32 ? "_float" : "_" + s_.low_name));
     if (produced) {
@@ -283,16 +304,18 @@ void GraphConverter::fix_output_boundaries() {
   }
 }
 
-void GraphConverter::note_conversion(const std::string& what, const ir::Tensor& t, const ConversionStats& st) {
+void GraphConverter::note_conversion(const std::string& what, const ir::Tensor& t,
+                                     const ConversionStats& st) {
   if (st.clamped) {
-    s_.report.warnings.push_back(fmt::format("{}: {} '{}': {} of {} values beyond {}'s range clamped to its "
-                                             "largest value",
-                                             where_, what, t.name, st.clamped, st.elements, s_.low_name));
+    s_.report.warnings.push_back(
+        fmt::format("{}: {} '{}': {} of {} values beyond {}'s range clamped to its "
+                    "largest value",
+                    where_, what, t.name, st.clamped, st.elements, s_.low_name));
     s_.report.add("values clamped", st.clamped);
   }
   if (st.underflowed) {
-    s_.report.details.push_back(fmt::format("{}: {} '{}': {} non-zero values became zero", where_, what, t.name,
-                                            st.underflowed));
+    s_.report.details.push_back(
+        fmt::format("{}: {} '{}': {} non-zero values became zero", where_, what, t.name, st.underflowed));
     s_.report.add("values flushed to zero", st.underflowed);
   }
 }
@@ -352,7 +375,7 @@ void GraphConverter::convert_node(ir::Node& n) {
       s_.report.add(is_onnx(n, "Cast") ? "Cast targets converted" : "dtype attributes converted");
     }
   };
-  if (is_onnx(n, "Cast")) retarget("to", false);
+  if (is_onnx(n, "Cast") && !casts_to_float_.count(n.id)) retarget("to", false);
   if (is_onnx(n, "RandomNormal") || is_onnx(n, "RandomUniform")) retarget("dtype", true);
   for (const char* op : {"RandomNormalLike", "RandomUniformLike", "EyeLike", "Bernoulli"})
     if (is_onnx(n, op)) retarget("dtype", false);
@@ -362,8 +385,8 @@ void GraphConverter::convert_subgraphs(ir::Node& n) {
   for (auto& a : n.attributes) {
     for (size_t k = 0; k < a.graphs.size(); ++k) {
       ir::Graph& sub = *a.graphs[k];
-      std::string where = fmt::format("{}/{}.{}", where_, n.name.empty() ? "#" + std::to_string(n.id) : n.name,
-                                      a.name);
+      std::string where =
+          fmt::format("{}/{}.{}", where_, n.name.empty() ? "#" + std::to_string(n.id) : n.name, a.name);
       std::unordered_map<std::string, ir::Type> types;
       if (!in_function_) {
         types = graph_value_types(s_.model, sub, [&](const std::string& v) { return type_of(v); });
@@ -371,6 +394,26 @@ void GraphConverter::convert_subgraphs(ir::Node& n) {
       GraphConverter child(s_, sub, std::move(types), this, opsets_, false, in_function_, where);
       child.run();
     }
+  }
+}
+
+// A Cast to float32 of a value that becomes float16 would turn into a Cast from float16 to float16:
+// its readers read its input instead. (Not when it writes a graph output, whose name must stay, or a
+// value nested graphs read.)
+void GraphConverter::drop_noop_casts() {
+  for (const auto& n : g_.nodes) {
+    if (!is_onnx(n, "Cast") || blocked_.count(n.id) || casts_to_float_.count(n.id)) continue;
+    const ir::Attribute* to = n.attr("to");
+    if (!to || to->is_reference() || to->i != static_cast<int64_t>(DataType::kFloat)) continue;
+    if (n.inputs.empty() || n.outputs.size() != 1 || !is_float(n.inputs[0])) continue;
+    const std::string& out = n.outputs[0];
+    if (prec(n.inputs[0]) != Prec::kLow || kept_.count(out) || sub_reads_.count(out) || g_.find_output(out))
+      continue;
+    dropped_.insert(n.id);
+    alias_[out] = n.inputs[0];
+    s_.report.add("no-op Casts removed");
+    s_.report.details.push_back(
+        fmt::format("{}: Cast {} removed: its input is already {}", where_, label(n), s_.low_name));
   }
 }
 
@@ -397,6 +440,7 @@ void GraphConverter::retype_values() {
   Prec want = is_main_ && s_.o.keep_io_types ? Prec::k32 : Prec::kLow;
   for (auto& vi : g_.inputs) retype(vi, !kept_.count(vi.name));
   for (auto& vi : g_.outputs) retype(vi, want == Prec::kLow);
+  std::erase_if(g_.value_info, [&](const ir::ValueInfo& vi) { return alias_.count(vi.name) != 0; });
   for (auto& vi : g_.value_info) retype(vi, prec(vi.name) == Prec::kLow);
 }
 
@@ -412,12 +456,15 @@ void GraphConverter::run() {
   decide_blocked();
   decide_kept();
   fix_output_boundaries();
+  drop_noop_casts();
   convert_initializers();
   std::vector<ir::Node> out = std::move(head_);
   out.reserve(g_.nodes.size() + after_.size() + out.size());
   for (auto& n : g_.nodes) {
+    if (dropped_.count(n.id)) continue;
     bool keep32 = blocked_.count(n.id) || quiet_blocked_.count(n.id);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (!n.inputs[i].empty()) n.inputs[i] = resolve(n.inputs[i]);
       const std::string& v = n.inputs[i];
       if (!is_float(v)) continue;
       Prec need = slot_need(n, i);
@@ -488,8 +535,8 @@ std::string first_errors(const check::Diagnostics& d) {
 
 ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, Report& report) {
   if (o.to != DataType::kFloat16 && o.to != DataType::kBFloat16) {
-    throw TransformError(fmt::format("cannot convert to {}: the target is float16 or bfloat16",
-                                     ir::dtype_name(o.to)));
+    throw TransformError(
+        fmt::format("cannot convert to {}: the target is float16 or bfloat16", ir::dtype_name(o.to)));
   }
   auto before = check::check_model(m);
   if (before.diagnostics.has_errors()) {

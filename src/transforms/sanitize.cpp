@@ -67,9 +67,9 @@ struct Sweeper {
     auto bytes = folded_bytes(model, g, n);
     if (bytes && *bytes <= o.fold_threshold) return true;
     too_large.insert(n.id);
-    report.details.push_back(fmt::format("not folded: node '{}' ({}): result of {} exceeds --fold-threshold {}",
-                                         n.name, n.op_type, bytes ? fmt::format("{} bytes", *bytes) : "unknown size",
-                                         o.fold_threshold));
+    report.details.push_back(
+        fmt::format("not folded: node '{}' ({}): result of {} exceeds --fold-threshold {}", n.name, n.op_type,
+                    bytes ? fmt::format("{} bytes", *bytes) : "unknown size", o.fold_threshold));
     return false;
   }
 
@@ -98,8 +98,10 @@ struct Sweeper {
 // exactly as it is (no folding of BatchNormalization into Conv weights, which rounds differently).
 int run_engine_rules(ir::Model& m, const SanitizeOptions& o, Report& report) {
   static constexpr std::array<std::string_view, 7> kRules = {
-      "fold_constants", "fold_shape", "eliminate_identity", "eliminate_nop", "fold_unsqueeze_squeeze",
-      "eliminate_common_subexpressions", "eliminate_dead_nodes"};
+      "fold_constants",         "fold_shape",
+      "eliminate_identity",     "eliminate_nop",
+      "fold_unsqueeze_squeeze", "eliminate_common_subexpressions",
+      "eliminate_dead_nodes"};
   Sweeper s{m, o, report, {}, {}};
   for (const passes::Rule* r : passes::rules_for(rt::OptLevel::kBasic))
     if (std::find(kRules.begin(), kRules.end(), r->name) != kRules.end()) s.rules.push_back(r);

@@ -65,8 +65,10 @@ ir::Model set_shapes_copy(const ir::Model& m, const SetShapesOptions& o, Report&
   for (const auto& s : o.shapes) {
     ir::ValueInfo& vi = find_input(g, s.input, "--shape");
     if (!vi.type.is_none() && !vi.type.is_tensor())
-      throw TransformError(fmt::format("--shape: input '{}' is a {}, not a tensor", s.input, vi.type.type_string()));
-    if (vi.type.is_none()) throw TransformError(fmt::format("--shape: input '{}' has no element type", s.input));
+      throw TransformError(
+          fmt::format("--shape: input '{}' is a {}, not a tensor", s.input, vi.type.type_string()));
+    if (vi.type.is_none())
+      throw TransformError(fmt::format("--shape: input '{}' has no element type", s.input));
     vi.type.shape = s.dims;
     report.add("input shapes set");
     report.details.push_back(fmt::format("input '{}': {}", s.input, vi.type.to_string()));
@@ -74,21 +76,23 @@ ir::Model set_shapes_copy(const ir::Model& m, const SetShapesOptions& o, Report&
   for (const auto& d : o.dim_params) {
     ir::ValueInfo& vi = find_input(g, d.input, "--dim-param");
     if (!vi.type.is_tensor() || !vi.type.shape)
-      throw TransformError(fmt::format("--dim-param: input '{}' has no known rank; give --shape first", d.input));
+      throw TransformError(
+          fmt::format("--dim-param: input '{}' has no known rank; give --shape first", d.input));
     auto rank = static_cast<int64_t>(vi.type.shape->size());
     int64_t axis = d.axis < 0 ? d.axis + rank : d.axis;
     if (axis < 0 || axis >= rank)
-      throw TransformError(
-          fmt::format("--dim-param: axis {} is out of range for input '{}' of rank {}", d.axis, d.input, rank));
-    if (d.name.empty()) throw TransformError(fmt::format("--dim-param: no variable name for input '{}'", d.input));
+      throw TransformError(fmt::format("--dim-param: axis {} is out of range for input '{}' of rank {}",
+                                       d.axis, d.input, rank));
+    if (d.name.empty())
+      throw TransformError(fmt::format("--dim-param: no variable name for input '{}'", d.input));
     (*vi.type.shape)[static_cast<size_t>(axis)] = ir::Dim::symbol(d.name);
     report.add("dimension variables set");
     report.details.push_back(fmt::format("input '{}': {}", d.input, vi.type.to_string()));
   }
   auto checked = check::check_model(out);
   if (checked.diagnostics.has_errors()) {
-    throw TransformError(
-        fmt::format("with these input shapes the model does not type-check: {}", first_error(checked.diagnostics)));
+    throw TransformError(fmt::format("with these input shapes the model does not type-check: {}",
+                                     first_error(checked.diagnostics)));
   }
   std::unordered_map<std::string, size_t> vi_index;
   for (size_t i = 0; i < g.value_info.size(); ++i) vi_index[g.value_info[i].name] = i;

@@ -33,7 +33,8 @@ Report set_shapes(ir::History& h, const SetShapesOptions& options);
 ir::Model set_shapes_copy(const ir::Model& m, const SetShapesOptions& options, Report& report);
 
 // "1x3x224x224", "batchx3x224x224" or "batch,3,max_len" (a token that is not a number is a dimension
-// variable; with commas, symbols may contain an 'x'); "" or "scalar" for rank 0. nullopt when a token is empty or a negative number.
+// variable; with commas, symbols may contain an 'x'); "" or "scalar" for rank 0. nullopt when a token is
+// empty or a negative number.
 std::optional<ir::Shape> parse_shape(const std::string& s);
 
 }  // namespace tessera::transforms

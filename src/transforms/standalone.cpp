@@ -33,8 +33,7 @@ std::unordered_map<std::string, ir::Type> graph_value_types(const ir::Model& m, 
   for (const auto& vi : g.inputs) declare(vi);
   for (const auto& vi : g.outputs) declare(vi);
   for (const auto& vi : g.value_info) declare(vi);
-  for (const auto& t : g.initializers)
-    types.emplace(t.name, ir::Type::tensor(t.dtype));
+  for (const auto& t : g.initializers) types.emplace(t.name, ir::Type::tensor(t.dtype));
   return types;
 }
 

@@ -176,7 +176,8 @@ void note(double before, double after, ConversionStats& s) {
 
 void convert_range(DataType from, DataType to, const std::byte* src, std::byte* dst, size_t begin, size_t end,
                    ConversionStats& s) {
-  size_t in = static_cast<size_t>(ir::dtype_bits(from) / 8), out = static_cast<size_t>(ir::dtype_bits(to) / 8);
+  size_t in = static_cast<size_t>(ir::dtype_bits(from) / 8),
+         out = static_cast<size_t>(ir::dtype_bits(to) / 8);
   for (size_t i = begin; i < end; ++i) {
     double v = read_element(from, src + i * in);
     note(v, write_element(to, v, dst + i * out, s), s);

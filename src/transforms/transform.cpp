@@ -91,14 +91,37 @@ void commit_opsets(ir::History& h, const ir::Model& old, const ir::Model& now) {
 
 }  // namespace
 
+// Initializers that share their buffer are equal without comparing their bytes: a transformation
+// that left a 1 GiB model's weights alone must not page them all in to find out.
+bool same_tensor(const ir::Tensor& a, const ir::Tensor& b) {
+  if (a.data && a.data == b.data) {
+    return a.name == b.name && a.dtype == b.dtype && a.dims == b.dims && a.doc_string == b.doc_string &&
+           a.metadata_props == b.metadata_props && a.external.has_value() == b.external.has_value();
+  }
+  return a == b;
+}
+
+bool same_graph(const ir::Graph& a, const ir::Graph& b) {
+  if (a.initializers.size() != b.initializers.size()) return false;
+  for (size_t i = 0; i < a.initializers.size(); ++i)
+    if (!same_tensor(a.initializers[i], b.initializers[i])) return false;
+  return a.name == b.name && a.doc_string == b.doc_string && a.nodes == b.nodes &&
+         a.sparse_initializers == b.sparse_initializers && a.inputs == b.inputs && a.outputs == b.outputs &&
+         a.value_info == b.value_info && a.quantization_annotation == b.quantization_annotation &&
+         a.metadata_props == b.metadata_props && a.unknown_fields == b.unknown_fields;
+}
+
 bool commit(ir::History& h, const std::string& name, ir::Model transformed) {
   const ir::Model& old = h.model();
-  if (old == transformed) return false;
+  bool graph_changed = !same_graph(old.graph, transformed.graph);
+  if (!graph_changed && old.functions == transformed.functions &&
+      old.opset_imports == transformed.opset_imports)
+    return false;
   ir::BatchScope batch(h, name);
   try {
     commit_opsets(h, old, transformed);
     commit_functions(h, old, transformed.functions);
-    if (!(old.graph == transformed.graph)) {
+    if (graph_changed) {
       h.execute(std::make_unique<ir::ReplaceGraph>(ir::GraphPath::main_graph(), std::move(transformed.graph),
                                                    name));
     }
