@@ -386,7 +386,7 @@ void GraphConverter::convert_subgraphs(ir::Node& n) {
     for (size_t k = 0; k < a.graphs.size(); ++k) {
       ir::Graph& sub = *a.graphs[k];
       std::string where =
-          fmt::format("{}/{}.{}", where_, n.name.empty() ? "#" + std::to_string(n.id) : n.name, a.name);
+          fmt::format("{}/{}.{}", where_, n.name.empty() ? fmt::format("#{}", n.id) : n.name, a.name);
       std::unordered_map<std::string, ir::Type> types;
       if (!in_function_) {
         types = graph_value_types(s_.model, sub, [&](const std::string& v) { return type_of(v); });

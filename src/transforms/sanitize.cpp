@@ -47,11 +47,82 @@ std::optional<int64_t> folded_bytes(const ir::Model& model, const ir::Graph& g, 
   return total;
 }
 
-bool all_inputs_constant(const ir::Graph& g, const ir::Node& n) {
-  if (n.inputs.empty()) return false;
-  return std::all_of(n.inputs.begin(), n.inputs.end(),
-                     [&](const std::string& in) { return in.empty() || passes::constant_value(g, in); });
-}
+// Which nodes a rule can possibly rewrite, decided from facts gathered once per sweep (the checker's
+// types of the main graph, the constants, which nodes compute the same thing), so that each rule is
+// asked only about those. The engine's rules answer questions about types through a cache that hashes
+// the whole graph on every query, and eliminate_common_subexpressions compares each node with every
+// earlier one: asked about every node of a 50,000-node graph, they take minutes. A gate only skips
+// nodes the rule would refuse given the types at the start of the sweep, so the fixed point reached is
+// the same: a sweep that changes nothing saw up-to-date types throughout.
+class Gates {
+ public:
+  Gates(const ir::Model& m, const ir::Graph& g, bool is_main) : g_(g) {
+    if (is_main) types_ = check::check_model(m).value_types;
+    refresh_constants();
+  }
+  void changed() { refresh_constants(); }
+  void start_rule() { seen_.clear(); }
+
+  bool allows(const std::string& rule, const ir::Node& n) {
+    if (rule == "fold_constants") return n.op_type == "Constant" || all_constant(n);
+    if (rule == "fold_shape") return (n.op_type == "Shape" || n.op_type == "Size") && static_input(n);
+    if (rule == "eliminate_identity") return n.op_type == "Identity" || n.op_type == "Dropout";
+    if (rule == "fold_unsqueeze_squeeze") return n.op_type == "Squeeze";
+    if (rule == "eliminate_nop") return maybe_nop(n);
+    if (rule == "eliminate_common_subexpressions") return repeats(n);
+    return true;
+  }
+
+ private:
+  void refresh_constants() {
+    constants_.clear();
+    for (const auto& t : g_.initializers) constants_.insert(t.name);
+    for (const auto& v : g_.inputs) constants_.erase(v.name);  // an input overrides its default
+  }
+  bool all_constant(const ir::Node& n) const {
+    if (n.inputs.empty()) return false;
+    return std::all_of(n.inputs.begin(), n.inputs.end(),
+                       [&](const std::string& in) { return in.empty() || constants_.count(in); });
+  }
+  const ir::Type* type(const std::string& v) const {
+    auto it = types_.find(v);
+    return it == types_.end() ? nullptr : &it->second;
+  }
+  bool static_shape(const std::string& v) const {
+    if (constants_.count(v)) return true;
+    const ir::Type* t = type(v);
+    return t && t->shape && ir::shape_is_static(*t->shape);
+  }
+  bool static_input(const ir::Node& n) const { return !n.inputs.empty() && static_shape(n.inputs[0]); }
+  bool maybe_nop(const ir::Node& n) const {
+    const std::string& op = n.op_type;
+    if (n.inputs.empty() || n.outputs.size() != 1) return false;
+    if (op == "Transpose" || op == "Pad" || op == "Slice" || op == "Concat") return true;
+    if (op == "Reshape" || op == "Expand") {
+      const ir::Type* in = type(n.inputs[0]);
+      const ir::Type* out = type(n.outputs[0]);
+      return in && out && static_shape(n.inputs[0]) && static_shape(n.outputs[0]) &&
+             *in->shape == *out->shape;
+    }
+    if (op == "Cast") {
+      const ir::Type* in = type(n.inputs[0]);
+      const ir::Attribute* to = n.attr("to");
+      return in && in->is_tensor() && to && to->i == static_cast<int64_t>(in->elem);
+    }
+    return false;
+  }
+  // Whether an earlier node (of this rule's pass) has the same operator and inputs.
+  bool repeats(const ir::Node& n) {
+    std::string key = n.domain + "\n" + n.op_type;
+    for (const auto& in : n.inputs) key += "\n" + in;
+    return !seen_.insert(std::move(key)).second;
+  }
+
+  const ir::Graph& g_;
+  std::unordered_map<std::string, ir::Type> types_;
+  std::unordered_set<std::string> constants_;
+  std::unordered_set<std::string> seen_;
+};
 
 struct Sweeper {
   ir::Model& model;
@@ -62,7 +133,7 @@ struct Sweeper {
 
   // Whether the threshold lets `fold_constants` try node i.
   bool may_fold(const ir::Graph& g, const ir::Node& n) {
-    if (n.op_type == "Constant" || !all_inputs_constant(g, n)) return true;  // the rule decides
+    if (n.op_type == "Constant") return true;  // the rule decides
     if (too_large.count(n.id)) return false;
     auto bytes = folded_bytes(model, g, n);
     if (bytes && *bytes <= o.fold_threshold) return true;
@@ -79,12 +150,16 @@ struct Sweeper {
       for (auto& a : n.attributes)
         for (auto& sub : a.graphs) changed |= sweep(*sub, false);
     passes::RuleContext ctx{model, g, is_main};
+    Gates gates(model, g, is_main);
     for (const passes::Rule* r : rules) {
       bool folding = r->name == "fold_constants";
+      gates.start_rule();
       for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (!gates.allows(r->name, g.nodes[i])) continue;
         if (folding && !may_fold(g, g.nodes[i])) continue;
         std::string what = fmt::format("{}: node '{}' ({})", r->name, g.nodes[i].name, g.nodes[i].op_type);
         if (!r->apply(ctx, i)) continue;
+        gates.changed();
         report.add(r->name);
         report.details.push_back(std::move(what));
         changed = true;

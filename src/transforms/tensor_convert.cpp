@@ -6,12 +6,17 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "runtime/half.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 namespace tessera::transforms {
 
@@ -207,6 +212,69 @@ void float_to_16(bool half, const std::byte* src, std::byte* dst, size_t begin, 
   }
 }
 
+#if defined(__x86_64__)
+// The same with the F16C instructions, eight elements at a time (round to nearest even, as
+// float_to_half_bits), for CPUs that have them: memory-bound instead of compute-bound.
+__attribute__((target("avx2,f16c"))) void float_to_half_f16c(const std::byte* src, std::byte* dst, size_t begin,
+                                                             size_t end, ConversionStats& s) {
+  const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  const __m256 maxv = _mm256_set1_ps(65504.0f);
+  const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
+  const __m256 zero = _mm256_setzero_ps();
+  __m256 worst = zero;
+  int64_t clamped = 0, changed = 0, under = 0;
+  size_t i = begin;
+  for (; i + 8 <= end; i += 8) {
+    __m256 v = _mm256_loadu_ps(reinterpret_cast<const float*>(src) + i);
+    __m256 a = _mm256_and_ps(v, absmask);
+    __m256 big = _mm256_and_ps(_mm256_cmp_ps(a, maxv, _CMP_GT_OQ), _mm256_cmp_ps(a, inf, _CMP_LT_OQ));
+    __m256 c = _mm256_blendv_ps(v, _mm256_or_ps(_mm256_andnot_ps(absmask, v), maxv), big);
+    __m128i h = _mm256_cvtps_ph(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), h);
+    __m256 back = _mm256_cvtph_ps(h);
+    __m256 diff = _mm256_cmp_ps(back, v, _CMP_NEQ_OQ);  // NaN in, NaN out: not a change
+    __m256 flushed = _mm256_and_ps(_mm256_cmp_ps(back, zero, _CMP_EQ_OQ), _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ));
+    clamped += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(big)));
+    changed += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(diff)));
+    under += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(flushed)));
+    worst = _mm256_max_ps(worst, _mm256_and_ps(_mm256_and_ps(_mm256_sub_ps(back, v), absmask), diff));
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, worst);
+  s.clamped += clamped;
+  s.changed += changed;
+  s.underflowed += under;
+  s.elements += static_cast<int64_t>(i - begin);
+  for (float l : lanes) s.max_change = std::max(s.max_change, static_cast<double>(l));
+  float_to_16(true, src, dst, i, end, s);
+}
+
+bool have_f16c() {
+  static const bool have = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2");
+  return have;
+}
+#endif
+
+void float_to_16_fast(bool half, const std::byte* src, std::byte* dst, size_t begin, size_t end,
+                      ConversionStats& s) {
+#if defined(__x86_64__)
+  if (half && have_f16c()) return float_to_half_f16c(src, dst, begin, end, s);
+#endif
+  float_to_16(half, src, dst, begin, end, s);
+}
+
+// Converted bytes, allocated without the zero fill a std::string would do: every byte is written.
+class ConvertedBytes : public ir::Buffer {
+ public:
+  explicit ConvertedBytes(size_t n) : data_(new std::byte[n]), size_(n) {}
+  std::span<const std::byte> bytes() const override { return {data_.get(), size_}; }
+  std::byte* data() { return data_.get(); }
+
+ private:
+  std::unique_ptr<std::byte[]> data_;
+  size_t size_;
+};
+
 }  // namespace
 
 ir::Tensor convert_tensor(const ir::Tensor& t, DataType to, ConversionStats* stats) {
@@ -229,8 +297,8 @@ ir::Tensor convert_tensor(const ir::Tensor& t, DataType to, ConversionStats* sta
     throw std::invalid_argument(fmt::format("tensor '{}' holds {} bytes, fewer than its shape needs ({})",
                                             t.name, src.size(), count * in_size));
   }
-  std::string bytes(count * static_cast<size_t>(ir::dtype_bits(to) / 8), '\0');
-  auto* dst = reinterpret_cast<std::byte*>(bytes.data());
+  auto buffer = std::make_shared<ConvertedBytes>(count * static_cast<size_t>(ir::dtype_bits(to) / 8));
+  std::byte* dst = buffer->data();
   bool fast = t.dtype == DataType::kFloat && (to == DataType::kFloat16 || to == DataType::kBFloat16);
   // Large tensors are split over the hardware threads: converting a 1 GiB model is memory-bound work.
   size_t workers = count < (size_t{1} << 20) ? 1 : std::max(1u, std::thread::hardware_concurrency());
@@ -238,7 +306,7 @@ ir::Tensor convert_tensor(const ir::Tensor& t, DataType to, ConversionStats* sta
   auto work = [&](size_t w) {
     size_t begin = count * w / workers, end = count * (w + 1) / workers;
     if (fast) {
-      float_to_16(to == DataType::kFloat16, src.data(), dst, begin, end, parts[w]);
+      float_to_16_fast(to == DataType::kFloat16, src.data(), dst, begin, end, parts[w]);
     } else {
       convert_range(t.dtype, to, src.data(), dst, begin, end, parts[w]);
     }
@@ -249,7 +317,7 @@ ir::Tensor convert_tensor(const ir::Tensor& t, DataType to, ConversionStats* sta
   for (auto& th : threads) th.join();
   if (stats)
     for (const auto& p : parts) stats->merge(p);
-  out.data = ir::make_buffer(std::move(bytes));
+  out.data = std::move(buffer);
   return out;
 }
 
