@@ -60,7 +60,8 @@ class TransformCli : public ::testing::Test {
 
 TEST_F(TransformCli, HelpOnEverySubcommand) {
   for (const char* sub : {"convert fp16", "convert tensors", "sanitize", "set-shapes", "extract",
-                          "function list", "function inline", "function delete", "function extract"}) {
+                          "function list", "function inline", "function delete", "function extract",
+                          "tool list", "tool add", "tool remove", "tool run"}) {
     CliRun r = run_tessera(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub << r.out;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << r.out;
@@ -131,6 +132,32 @@ TEST_F(TransformCli, SetShapesExtractAndTensors) {
   r = run_tessera("convert tensors " + in + " -o " + path("t.onnx") + " --to float16 --initializers '^w$'");
   EXPECT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("tensors converted"), std::string::npos) << r.out;
+}
+
+TEST_F(TransformCli, UserToolsRunAndCheckTheirOutput) {
+  std::string in = save_model("m.onnx");
+  std::string tools = "tool --tools-file " + path("tools.json") + " ";
+  CliRun r = run_tessera(tools + "add copy cp --prompt-for-output -- '$Model' '$Output'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = run_tessera(tools + "list");
+  EXPECT_NE(r.out.find("copy"), std::string::npos) << r.out;
+  r = run_tessera(tools + "run copy " + in);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("tool 'copy' writes a model: give --output FILE"), std::string::npos) << r.out;
+  r = run_tessera(tools + "run copy " + in + " --output " + path("copy.onnx"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("type-checks"), std::string::npos) << r.out;
+  r = run_tessera(tools + "add ghost /nonexistent/prog");
+  r = run_tessera(tools + "run ghost " + in);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("cannot run '/nonexistent/prog': No such file or directory"), std::string::npos)
+      << r.out;
+  r = run_tessera(tools + "remove copy");
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::ofstream(path("bad.json")) << "{not json";
+  r = run_tessera("tool --tools-file " + path("bad.json") + " list");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("is not valid JSON"), std::string::npos) << r.out;
 }
 
 }  // namespace
