@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/run_inputs.h"
 #include "cli/transform_io.h"
 #include "ir/commands/history.h"
+#include "transforms/amp.h"
 #include "transforms/convert_tensors.h"
 #include "transforms/float16.h"
 
@@ -77,6 +79,39 @@ void add_tensors(CLI::App* convert, int& status) {
   });
 }
 
+void add_amp(CLI::App* convert, int& status) {
+  auto* cmd = convert->add_subcommand(
+      "amp",
+      "Automatic mixed precision: as many nodes in float16 as the tolerance allows on the given inputs\n"
+      "(or random ones), checked by running the model; inputs and outputs stay float32");
+  auto io = add_transform_io(cmd);
+  auto opts = std::make_shared<transforms::AmpOptions>();
+  auto run = std::make_shared<RunSettings>();
+  cmd->add_option("--input,-i", run->inputs, "NAME=FILE (.npy, .pb, image); random values otherwise");
+  cmd->add_option("--shape", run->shapes, "NAME=1x3x224x224 for random inputs of symbolic shape");
+  cmd->add_option("--seed", run->seed, "Seed of the random inputs");
+  cmd->add_option("--rtol", opts->rtol, "Relative tolerance (default 1e-2)");
+  cmd->add_option("--atol", opts->atol, "Absolute tolerance (default 1e-3)");
+  cmd->add_option("--backend", run->backend, "cpu, cuda or auto")
+      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  cmd->add_option("--threads", run->threads, "Threads (default: all)");
+  cmd->callback([io, opts, run, &status] {
+    run_transform("convert amp", *io, status, [&](ir::Model& m) {
+      run->optimization = "basic";
+      opts->session = session_options(*run);
+      std::vector<transforms::Feeds> feeds;
+      try {
+        rt::Session probe(m, opts->session);
+        feeds.push_back(gather_inputs(probe, *run));
+      } catch (const std::exception& e) {
+        throw transforms::TransformError(fmt::format("cannot prepare the inputs: {}", e.what()));
+      }
+      ir::History h(m);
+      return transforms::convert_amp(h, *opts, feeds);
+    });
+  });
+}
+
 }  // namespace
 
 void add_convert_command(CLI::App& app, int& status) {
@@ -84,6 +119,7 @@ void add_convert_command(CLI::App& app, int& status) {
   cmd->require_subcommand(1);
   add_float16(cmd, status);
   add_tensors(cmd, status);
+  add_amp(cmd, status);
 }
 
 }  // namespace tessera::cli

@@ -149,7 +149,7 @@ std::optional<std::string> GraphConverter::block_reason(const ir::Node& n) {
                       : in_function_  ? "it is inside a local function, whose body is converted as a whole"
                                       : nullptr;
     if (why) {
-      throw TransformError(fmt::format("{} list: node {} in graph {} cannot stay float32: {}",
+      throw TransformError(fmt::format("{}: node {} in graph {} cannot stay float32: {}",
                                        by_name ? "--node-block-list" : "--op-block-list", label(n), where_,
                                        why));
     }
