@@ -78,7 +78,7 @@ void run_transform(const std::string& name, const TransformIo& io, int& status,
   transforms::Report report;
   try {
     report = transform(m);
-  } catch (const transforms::TransformError& e) {
+  } catch (const std::exception& e) {  // TransformError, or a run of the model failing (amp)
     return fail(kFindings, fmt::format("{}: {}", io.model, e.what()));
   }
   try {

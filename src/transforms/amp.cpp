@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <set>
 
 #include "transforms/float16.h"
@@ -161,7 +162,13 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
     (sensitive(n) ? hot : rest).push_back(n.name);
   }
   Report report;
-  Searcher s(m, o, feeds);
+  std::optional<Searcher> found;
+  try {
+    found.emplace(m, o, feeds);
+  } catch (const std::exception& e) {
+    throw TransformError(fmt::format("the float32 model does not run on these inputs: {}", e.what()));
+  }
+  Searcher& s = *found;
   if (s.test({}).ok) return finish(h, o, {}, s, report);  // the whole model in float16
   std::vector<std::string> all = hot;
   all.insert(all.end(), rest.begin(), rest.end());
