@@ -22,5 +22,6 @@ void add_set_shapes_command(CLI::App& app, int& status);
 void add_extract_command(CLI::App& app, int& status);
 void add_function_command(CLI::App& app, int& status);
 void add_tool_command(CLI::App& app, int& status);
+void add_import_layer_command(CLI::App& app, int& status);
 
 }  // namespace tessera::cli
