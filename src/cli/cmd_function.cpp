@@ -9,6 +9,7 @@
 #include "ir/commands/history.h"
 #include "onnx/onnx_io.h"
 #include "transforms/extract.h"
+#include "transforms/function_create.h"
 #include "transforms/functions.h"
 
 namespace tessera::cli {
@@ -61,12 +62,33 @@ void add_edit(CLI::App* fn, int& status, const std::string& name, const std::str
   });
 }
 
+void add_create(CLI::App* fn, int& status) {
+  auto* cmd = fn->add_subcommand(
+      "create",
+      "Group nodes into a local function and replace them by a call; with several --prefix groups of the\n"
+      "same structure, one function and a call per group (differing attributes become parameters)");
+  auto io = add_transform_io(cmd);
+  auto opts = std::make_shared<transforms::FunctionCreateOptions>();
+  cmd->add_option("--name", opts->name, "The function's name")->required();
+  cmd->add_option("--domain", opts->domain, "Its domain (default: local)");
+  cmd->add_option("--nodes", opts->nodes, "One group: these node names")->delimiter(',');
+  cmd->add_option("--prefix", opts->prefixes, "One group per prefix of node names (scope)")->delimiter(',');
+  cmd->callback([io, opts, &status] {
+    run_transform("function create", *io, status, [&](ir::Model& m) {
+      ir::History h(m);
+      return transforms::create_function(h, *opts);
+    });
+  });
+}
+
 }  // namespace
 
 void add_function_command(CLI::App& app, int& status) {
-  auto* cmd = app.add_subcommand("function", "Local functions (templates): list, inline, delete, extract");
+  auto* cmd =
+      app.add_subcommand("function", "Local functions (templates): list, create, inline, delete, extract");
   cmd->require_subcommand(1);
   add_list(cmd, status);
+  add_create(cmd, status);
   add_edit(cmd, status, "inline", "Replace calls by the function's body (all functions without --name)",
            false);
   add_edit(cmd, status, "delete", "Remove a function; its calls stay as custom-operator nodes", true);

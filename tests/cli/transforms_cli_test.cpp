@@ -61,8 +61,8 @@ class TransformCli : public ::testing::Test {
 TEST_F(TransformCli, HelpOnEverySubcommand) {
   for (const char* sub :
        {"convert fp16", "convert tensors", "convert amp", "sanitize", "set-shapes", "extract",
-        "function list", "function inline", "function delete", "function extract", "tool list", "tool add",
-        "tool remove", "tool run", "import-layer"}) {
+        "function list", "function create", "function inline", "function delete", "function extract",
+        "tool list", "tool add", "tool remove", "tool run", "import-layer"}) {
     CliRun r = run_tessera(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub << r.out;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << r.out;
