@@ -215,8 +215,8 @@ void float_to_16(bool half, const std::byte* src, std::byte* dst, size_t begin, 
 #if defined(__x86_64__)
 // The same with the F16C instructions, eight elements at a time (round to nearest even, as
 // float_to_half_bits), for CPUs that have them: memory-bound instead of compute-bound.
-__attribute__((target("avx2,f16c"))) void float_to_half_f16c(const std::byte* src, std::byte* dst, size_t begin,
-                                                             size_t end, ConversionStats& s) {
+__attribute__((target("avx2,f16c"))) void float_to_half_f16c(const std::byte* src, std::byte* dst,
+                                                             size_t begin, size_t end, ConversionStats& s) {
   const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
   const __m256 maxv = _mm256_set1_ps(65504.0f);
   const __m256 inf = _mm256_set1_ps(std::numeric_limits<float>::infinity());
@@ -233,7 +233,8 @@ __attribute__((target("avx2,f16c"))) void float_to_half_f16c(const std::byte* sr
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), h);
     __m256 back = _mm256_cvtph_ps(h);
     __m256 diff = _mm256_cmp_ps(back, v, _CMP_NEQ_OQ);  // NaN in, NaN out: not a change
-    __m256 flushed = _mm256_and_ps(_mm256_cmp_ps(back, zero, _CMP_EQ_OQ), _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ));
+    __m256 flushed =
+        _mm256_and_ps(_mm256_cmp_ps(back, zero, _CMP_EQ_OQ), _mm256_cmp_ps(v, zero, _CMP_NEQ_OQ));
     clamped += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(big)));
     changed += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(diff)));
     under += __builtin_popcount(static_cast<unsigned>(_mm256_movemask_ps(flushed)));
