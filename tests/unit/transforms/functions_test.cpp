@@ -10,7 +10,7 @@
 namespace tessera::transforms {
 namespace {
 
-TEST(Functions, ListsSignatureAndCalls) {
+TEST(FunctionTransforms, ListsSignatureAndCalls) {
   auto list = list_functions(test::control_flow_model());
   ASSERT_EQ(list.size(), 1u);
   EXPECT_EQ(list[0].key, "custom:Scale");
@@ -19,7 +19,7 @@ TEST(Functions, ListsSignatureAndCalls) {
   EXPECT_EQ(list[0].inputs, std::vector<std::string>{"X"});
 }
 
-TEST(Functions, InlineKeepsOutputsBitIdenticalAndUndoes) {
+TEST(FunctionTransforms, InlineKeepsOutputsBitIdenticalAndUndoes) {
   ir::Model m = test::control_flow_model();
   ir::Model original = m;
   ir::History h(m);
@@ -35,7 +35,7 @@ TEST(Functions, InlineKeepsOutputsBitIdenticalAndUndoes) {
   EXPECT_TRUE(m == original);
 }
 
-TEST(Functions, DeleteLeavesCustomOperatorCalls) {
+TEST(FunctionTransforms, DeleteLeavesCustomOperatorCalls) {
   ir::Model m = test::control_flow_model();
   ir::Model original = m;
   ir::History h(m);
@@ -47,7 +47,7 @@ TEST(Functions, DeleteLeavesCustomOperatorCalls) {
   EXPECT_TRUE(m == original);
 }
 
-TEST(Functions, UnknownFunctionIsAnError) {
+TEST(FunctionTransforms, UnknownFunctionIsAnError) {
   ir::Model m = test::control_flow_model();
   ir::History h(m);
   try {
