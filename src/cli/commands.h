@@ -16,5 +16,12 @@ void add_new_command(CLI::App& app, int& status);
 void add_run_command(CLI::App& app, int& status);
 void add_profile_command(CLI::App& app, int& status);
 void add_optimize_command(CLI::App& app, int& status);
+void add_convert_command(CLI::App& app, int& status);
+void add_sanitize_command(CLI::App& app, int& status);
+void add_set_shapes_command(CLI::App& app, int& status);
+void add_extract_command(CLI::App& app, int& status);
+void add_function_command(CLI::App& app, int& status);
+void add_tool_command(CLI::App& app, int& status);
+void add_import_layer_command(CLI::App& app, int& status);
 
 }  // namespace tessera::cli

@@ -14,6 +14,13 @@ int main(int argc, char** argv) {
   tessera::cli::add_run_command(app, status);
   tessera::cli::add_profile_command(app, status);
   tessera::cli::add_optimize_command(app, status);
+  tessera::cli::add_convert_command(app, status);
+  tessera::cli::add_sanitize_command(app, status);
+  tessera::cli::add_set_shapes_command(app, status);
+  tessera::cli::add_extract_command(app, status);
+  tessera::cli::add_function_command(app, status);
+  tessera::cli::add_tool_command(app, status);
+  tessera::cli::add_import_layer_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

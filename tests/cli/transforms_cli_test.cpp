@@ -1,0 +1,164 @@
+// The transformation subcommands as a user runs them: convert fp16 / tensors, sanitize, set-shapes,
+// extract. Exit statuses, the log, refusing to overwrite the input, external data.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli/cli_util.h"
+#include "ir/builder.h"
+#include "onnx/onnx_io.h"
+
+namespace fs = std::filesystem;
+using namespace tessera;
+
+namespace {
+
+class TransformCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("tessera_tcli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // x [batch, 4] -> MatMul(w) -> Add(Constant + Constant) -> Softmax -> y
+  std::string save_model(const std::string& name, const onnx::SaveOptions& so = {}) {
+    ir::Model m;
+    m.ir_version = 8;
+    m.opset_imports = {{"", 17}};
+    ir::GraphBuilder b(m.graph);
+    auto x = b.input(
+        "x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("batch"), ir::Dim::of(4)}));
+    auto w = b.random_normal("w", {4, 4}, 0.5f);
+    auto c1 = b.node("Constant", {},
+                     {ir::Attribute::of_tensor(
+                         "value", ir::make_tensor<float>("", ir::DataType::kFloat, {4}, {1, 2, 3, 4}))},
+                     "c1");
+    auto c2 = b.node("Add", {c1, c1}, {}, "c2");
+    auto mm = b.node("MatMul", {x, w}, {}, "mm");
+    auto add = b.node("Add", {mm, c2}, {}, "add");
+    b.output(b.node("Softmax", {add}, {}, "softmax"),
+             ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("batch"), ir::Dim::of(4)}));
+    onnx::save_model(m, path(name), so);
+    return path(name);
+  }
+
+  static std::string bytes_of(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(TransformCli, HelpOnEverySubcommand) {
+  for (const char* sub :
+       {"convert fp16", "convert tensors", "convert amp", "sanitize", "set-shapes", "extract",
+        "function list", "function create", "function inline", "function delete", "function extract",
+        "tool list", "tool add", "tool remove", "tool run", "import-layer"}) {
+    CliRun r = run_tessera(std::string(sub) + " --help");
+    EXPECT_EQ(r.status, 0) << sub << r.out;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << r.out;
+  }
+}
+
+TEST_F(TransformCli, ConvertFp16SavesACheckedModel) {
+  std::string in = save_model("m.onnx");
+  CliRun r = run_tessera("convert fp16 " + in + " -o " + path("h.onnx") + " --keep-io-types --verbose");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("initializers converted"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Casts added"), std::string::npos) << r.out;
+  EXPECT_EQ(run_tessera("check " + path("h.onnx")).status, 0);
+  ir::Model h = onnx::load_model(path("h.onnx"));
+  EXPECT_EQ(h.graph.find_initializer("w")->dtype, ir::DataType::kFloat16);
+}
+
+TEST_F(TransformCli, NeverOverwritesTheInputUnlessInPlace) {
+  std::string in = save_model("m.onnx");
+  std::string before = bytes_of(in);
+  CliRun r = run_tessera("sanitize " + in + " -o " + in);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("is the input model; add --in-place to overwrite it"), std::string::npos) << r.out;
+  EXPECT_EQ(bytes_of(in), before);
+  r = run_tessera("sanitize " + in + " --in-place");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(bytes_of(in), before);
+  EXPECT_EQ(run_tessera("check " + in).status, 0);
+}
+
+TEST_F(TransformCli, BadBlockListLeavesNoOutput) {
+  std::string in = save_model("m.onnx");
+  CliRun r = run_tessera("convert fp16 " + in + " -o " + path("h.onnx") + " --node-block-list add,ghost");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("--node-block-list names node 'ghost', which is not in the model"), std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(path("h.onnx")));
+}
+
+TEST_F(TransformCli, ExternalDataStaysExternal) {
+  onnx::SaveOptions so;
+  so.external_data = onnx::SaveOptions::ExternalData::kExternal;
+  so.external_threshold = 16;
+  std::string in = save_model("ext.onnx", so);
+  ASSERT_TRUE(fs::exists(path("ext.onnx.data")));
+  CliRun r = run_tessera("convert fp16 " + in + " -o " + path("ext16.onnx"));
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_TRUE(fs::exists(path("ext16.onnx.data")));
+  ir::Model h = onnx::load_model(path("ext16.onnx"));
+  ASSERT_TRUE(h.graph.find_initializer("w")->external.has_value());
+  EXPECT_EQ(h.graph.find_initializer("w")->dtype, ir::DataType::kFloat16);
+}
+
+TEST_F(TransformCli, SetShapesExtractAndTensors) {
+  std::string in = save_model("m.onnx");
+  CliRun r = run_tessera("set-shapes " + in + " -o " + path("s.onnx") + " --shape x=8x4");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("value types stored"), std::string::npos) << r.out;
+  r = run_tessera("set-shapes " + in + " -o " + path("s2.onnx") + " --dim-param x:7=n");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("axis 7 is out of range for input 'x' of rank 2"), std::string::npos) << r.out;
+  r = run_tessera("extract " + in + " -o " + path("e.onnx") + " --inputs mm --outputs softmax");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(run_tessera("check " + path("e.onnx")).status, 0);
+  r = run_tessera("extract " + in + " -o " + path("e2.onnx") + " --inputs c2 --outputs softmax");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("the cut does not separate the graph"), std::string::npos) << r.out;
+  r = run_tessera("convert tensors " + in + " -o " + path("t.onnx") + " --to float16 --initializers '^w$'");
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("tensors converted"), std::string::npos) << r.out;
+}
+
+TEST_F(TransformCli, UserToolsRunAndCheckTheirOutput) {
+  std::string in = save_model("m.onnx");
+  std::string tools = "tool --tools-file " + path("tools.json") + " ";
+  CliRun r = run_tessera(tools + "add copy cp --prompt-for-output -- '$Model' '$Output'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  r = run_tessera(tools + "list");
+  EXPECT_NE(r.out.find("copy"), std::string::npos) << r.out;
+  r = run_tessera(tools + "run copy " + in);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("tool 'copy' writes a model: give --output FILE"), std::string::npos) << r.out;
+  r = run_tessera(tools + "run copy " + in + " --output " + path("copy.onnx"));
+  EXPECT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("type-checks"), std::string::npos) << r.out;
+  r = run_tessera(tools + "add ghost /nonexistent/prog");
+  r = run_tessera(tools + "run ghost " + in);
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("cannot run '/nonexistent/prog': No such file or directory"), std::string::npos)
+      << r.out;
+  r = run_tessera(tools + "remove copy");
+  EXPECT_EQ(r.status, 0) << r.out;
+  std::ofstream(path("bad.json")) << "{not json";
+  r = run_tessera("tool --tools-file " + path("bad.json") + " list");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("is not valid JSON"), std::string::npos) << r.out;
+}
+
+}  // namespace

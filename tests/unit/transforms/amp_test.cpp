@@ -1,0 +1,100 @@
+// convert amp as a library: the tolerance holds on inputs it was not tuned on, tight tolerances keep
+// more nodes in float32, undo.
+#include "transforms/amp.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "check/checker.h"
+#include "ir/builder.h"
+#include "ir/commands/history.h"
+#include "transforms/transform_test_util.h"
+
+namespace tessera::transforms {
+namespace {
+
+double excess(const std::vector<std::vector<double>>& ref, const std::vector<std::vector<double>>& got,
+              double rtol, double atol) {
+  double worst = 0;
+  for (size_t k = 0; k < ref.size(); ++k)
+    for (size_t i = 0; i < ref[k].size(); ++i)
+      worst = std::max(worst, (std::fabs(ref[k][i] - got[k][i]) - rtol * std::fabs(ref[k][i])) / atol);
+  return worst;
+}
+
+// x [4,16] -> MatMul(w1) -> Add(b) -> Exp -> ReduceSum -> Div (a softmax by hand) -> MatMul(w2) -> Tanh:
+// every node in the main graph, so each can be kept float32.
+ir::Model dense_model() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  auto F = [](std::vector<int64_t> d) {
+    ir::Shape s;
+    for (int64_t x : d) s.push_back(ir::Dim::of(x));
+    return ir::Type::tensor(ir::DataType::kFloat, s);
+  };
+  std::string x = b.input("x", F({4, 16}));
+  std::string mm = b.node("MatMul", {x, b.random_normal("w1", {16, 16}, 0.7f)}, {}, "mm");
+  std::string add = b.node("Add", {mm, b.random_normal("b1", {16}, 0.5f)}, {}, "add");
+  std::string e = b.node("Exp", {add}, {}, "exp");
+  std::string sum = b.node("ReduceSum", {e, b.constant_ints("axes", {-1})}, {}, "sum");
+  std::string div = b.node("Div", {e, sum}, {}, "div");
+  std::string mm2 = b.node("MatMul", {div, b.random_normal("w2", {16, 8}, 3.0f)}, {}, "mm2");
+  b.output(b.node("Tanh", {mm2}, {}, "tanh"), F({4, 8}));
+  return m;
+}
+
+AmpOptions options(double rtol, double atol) {
+  AmpOptions o;
+  o.rtol = rtol;
+  o.atol = atol;
+  o.session.optimization = rt::OptLevel::kNone;
+  o.session.threads = 1;
+  return o;
+}
+
+TEST(Amp, LooseToleranceConvertsEverything) {
+  ir::Model m = test::control_flow_model();
+  ir::History h(m);
+  Report r = convert_amp(h, options(1e-2, 1e-3), {test::feeds_for(m, 1)});
+  EXPECT_EQ(r.get("nodes kept float32 for accuracy"), 0);
+  EXPECT_EQ(r.get("model runs"), 1);  // the whole model in float16 passes at once
+  EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
+}
+
+TEST(Amp, TightToleranceKeepsSomeFloat32AndHoldsOnOtherInputs) {
+  ir::Model m = dense_model();
+  ir::Model original = m;
+  ir::History h(m);
+  const double rtol = 2e-3, atol = 2e-4;  // tighter than float16 throughout can meet
+  Report r = convert_amp(h, options(rtol, atol), {test::feeds_for(m, 1), test::feeds_for(m, 2)});
+  EXPECT_GT(r.get("nodes kept float32 for accuracy"), 0);
+  EXPECT_LT(r.get("nodes kept float32 for accuracy"), 7);  // some nodes do run in float16
+  EXPECT_FALSE(r.details.empty());
+  EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(m));
+  for (unsigned seed : {1u, 2u}) {
+    auto feeds = test::feeds_for(original, seed);
+    EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0) << seed;
+  }
+  h.undo();
+  EXPECT_TRUE(m == original);
+}
+
+TEST(Amp, MediumToleranceHoldsOnUnseenInputs) {
+  ir::Model m = dense_model();
+  ir::Model original = m;
+  ir::History h(m);
+  convert_amp(h, options(3e-3, 1e-4), {test::feeds_for(m, 11), test::feeds_for(m, 12)});
+  // Inputs it never saw: allowed twice the tolerance, since the search only guarantees it on its inputs.
+  for (unsigned seed : {21u, 22u, 23u}) {
+    auto feeds = test::feeds_for(original, seed);
+    EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), 3e-3, 1e-4), 2.0) << seed;
+  }
+}
+
+}  // namespace
+}  // namespace tessera::transforms
