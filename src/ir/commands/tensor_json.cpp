@@ -97,15 +97,16 @@ T number_as(const json& v, const std::string& what) {
   }
 }
 
+// `where` is the prefix before the tensor is named ("command 1: ").
 void check_size(const Tensor& t, const std::string& where) {
-  std::optional<int64_t> bytes = t.expected_bytes();
-  if (!bytes || !t.numel()) {
-    throw JsonError(
-        fmt::format("{}tensor '{}': dimensions [{}] overflow", where, t.name, fmt::join(t.dims, ", ")));
+  std::optional<int64_t> n = t.numel();
+  std::optional<int64_t> bytes = t.dtype == DataType::kString ? n : t.expected_bytes();
+  if (!n || !bytes) {
+    throw JsonError(fmt::format("{}tensor '{}': dimensions [{}] overflow", where, t.name, fmt::join(t.dims, ", ")));
   }
   if (*bytes > kMaxTensorBytes) {
-    throw JsonError(fmt::format("{}tensor '{}' would take {} bytes; the studio accepts at most {}", where,
-                                t.name, *bytes, kMaxTensorBytes));
+    throw JsonError(fmt::format("{}tensor '{}' would take {} bytes; the studio accepts at most {}", where, t.name,
+                                *bytes, kMaxTensorBytes));
   }
 }
 
@@ -292,7 +293,7 @@ Tensor tensor_from_json(const json& j, const std::string& where) {
   if (j.contains("npy_base64")) return from_npy(like, have_dtype, have_shape, j["npy_base64"], w);
   if (!have_dtype) throw JsonError(fmt::format("{}'dtype' is missing", w));
   if (!have_shape) throw JsonError(fmt::format("{}'shape' is missing", w));
-  check_size(like, w);
+  check_size(like, where);
   if (j.contains("values")) return from_values(like, j["values"], w);
   if (j.contains("raw_base64")) return from_raw(like, j["raw_base64"], w);
   if (j.contains("fill")) return from_fill(like, j["fill"], w);
