@@ -20,6 +20,7 @@
 #include "ir/builder.h"
 #include "onnx/onnx_io.h"
 #include "samples.h"
+#include "server/document.h"
 
 namespace {
 
@@ -98,6 +99,23 @@ int main(int argc, char** argv) {
         }
       });
       fmt::print("checksum {}\n", sum);
+      return 0;
+    }
+    if (mode == "studio-edit") {
+      // One studio edit on the transformer: a command through the document's history, its diagnostics
+      // brought up to date, and the answer's JSON (what POST .../commands does after parsing).
+      auto doc = std::make_unique<tessera::server::Document>(
+          "d1", tessera::samples::make_transformer(std::stoi(arg), false), std::nullopt, "bench.onnx");
+      fmt::print("nodes {}\n", doc->model().graph.nodes.size());
+      tessera::ir::NodeId id = doc->model().graph.nodes[doc->model().graph.nodes.size() / 2].id;
+      int k = 0;
+      time_runs("studio-edit", n, [&] {
+        auto changes = doc->edit([&](tessera::ir::History& h) {
+          h.execute(std::make_unique<tessera::ir::RenameNode>(tessera::ir::GraphPath::main_graph(), id,
+                                                              fmt::format("renamed_{}", k++)));
+        });
+        (void)tessera::server::diagnostics_json(doc->model(), doc->checker().result().diagnostics).dump();
+      });
       return 0;
     }
     if (mode == "check") {

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "check/graph_checker.h"
+#include "check/memo.h"
 
 namespace tessera::check {
 
@@ -42,9 +43,11 @@ bool is_c_identifier(std::string_view name) {
   return true;
 }
 
-CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
+namespace {
+CheckResult check_model_with(const ir::Model& model, const CheckOptions& options, CheckMemo* memo) {
   CheckResult result;
   Checker checker(model, options, result.diagnostics);
+  checker.set_memo(memo);
   const std::string main = "main";
 
   if (model.ir_version < kMinIrVersion) {
@@ -86,6 +89,16 @@ CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
     if (!facts.type.is_none()) result.value_types.emplace(name, std::move(facts.type));
   }
   return result;
+}
+}  // namespace
+
+CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
+  return check_model_with(model, options, nullptr);
+}
+
+CheckResult check_model(const ir::Model& model, CheckMemo& memo, const CheckOptions& options) {
+  memo.replayed_ = memo.checked_ = 0;
+  return check_model_with(model, options, &memo);
 }
 
 }  // namespace tessera::check

@@ -16,5 +16,6 @@ void add_new_command(CLI::App& app, int& status);
 void add_run_command(CLI::App& app, int& status);
 void add_profile_command(CLI::App& app, int& status);
 void add_optimize_command(CLI::App& app, int& status);
+void add_studio_command(CLI::App& app, int& status);
 
 }  // namespace tessera::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_run_command(app, status);
   tessera::cli::add_profile_command(app, status);
   tessera::cli::add_optimize_command(app, status);
+  tessera::cli::add_studio_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

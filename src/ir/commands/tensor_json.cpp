@@ -102,11 +102,12 @@ void check_size(const Tensor& t, const std::string& where) {
   std::optional<int64_t> n = t.numel();
   std::optional<int64_t> bytes = t.dtype == DataType::kString ? n : t.expected_bytes();
   if (!n || !bytes) {
-    throw JsonError(fmt::format("{}tensor '{}': dimensions [{}] overflow", where, t.name, fmt::join(t.dims, ", ")));
+    throw JsonError(
+        fmt::format("{}tensor '{}': dimensions [{}] overflow", where, t.name, fmt::join(t.dims, ", ")));
   }
   if (*bytes > kMaxTensorBytes) {
-    throw JsonError(fmt::format("{}tensor '{}' would take {} bytes; the studio accepts at most {}", where, t.name,
-                                *bytes, kMaxTensorBytes));
+    throw JsonError(fmt::format("{}tensor '{}' would take {} bytes; the studio accepts at most {}", where,
+                                t.name, *bytes, kMaxTensorBytes));
   }
 }
 
