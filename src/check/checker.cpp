@@ -5,7 +5,7 @@
 #include <unordered_set>
 
 #include "check/graph_checker.h"
-#include "check/memo.h"
+#include "check/incremental.h"
 
 namespace tessera::check {
 
@@ -44,10 +44,30 @@ bool is_c_identifier(std::string_view name) {
 }
 
 namespace {
-CheckResult check_model_with(const ir::Model& model, const CheckOptions& options, CheckMemo* memo) {
-  CheckResult result;
+// Updates the types of `values` in place from `scope`: an incremental check changes few, and rebuilding
+// a map of 50,000 names costs more than the rest of it.
+void update_value_types(const Scope& scope, std::unordered_map<std::string, ir::Type>& values) {
+  std::erase_if(values, [&](const auto& kv) {
+    const ValueFacts* f = scope.find(kv.first);
+    return !f || f->type.is_none();
+  });
+  std::string key;
+  for (const auto& [name, facts] : scope.values()) {
+    if (facts.type.is_none()) continue;
+    key.assign(name);
+    auto it = values.find(key);
+    if (it == values.end()) {
+      values.emplace(key, facts.type);
+    } else if (it->second != facts.type) {
+      it->second = facts.type;
+    }
+  }
+}
+
+void check_model_into(const ir::Model& model, const CheckOptions& options, bool in_place,
+                      CheckResult& result) {
+  result.diagnostics.items.clear();
   Checker checker(model, options, result.diagnostics);
-  checker.set_memo(memo);
   const std::string main = "main";
 
   if (model.ir_version < kMinIrVersion) {
@@ -85,20 +105,26 @@ CheckResult check_model_with(const ir::Model& model, const CheckOptions& options
   env.opsets = &model.opset_imports;
   Scope scope;
   checker.check_graph(model.graph, main, nullptr, nullptr, env, &scope);
+  if (in_place) {
+    update_value_types(scope, result.value_types);
+    return;
+  }
+  result.value_types.clear();
+  result.value_types.reserve(scope.values().size());
   for (auto& [name, facts] : scope.values()) {
     if (!facts.type.is_none()) result.value_types.emplace(name, std::move(facts.type));
   }
-  return result;
 }
 }  // namespace
 
 CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
-  return check_model_with(model, options, nullptr);
+  CheckResult result;
+  check_model_into(model, options, false, result);
+  return result;
 }
 
-CheckResult check_model(const ir::Model& model, CheckMemo& memo, const CheckOptions& options) {
-  memo.replayed_ = memo.checked_ = 0;
-  return check_model_with(model, options, &memo);
+void check_model_in_place(const ir::Model& model, CheckResult& result, const CheckOptions& options) {
+  check_model_into(model, options, true, result);
 }
 
 }  // namespace tessera::check

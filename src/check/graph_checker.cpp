@@ -275,22 +275,9 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
            "dependency order instead");
   }
 
-  bool memoize = memo_ && top_level && keep_scope;
   for (size_t k : order) {
     if (full()) break;
     const ir::Node& node = g.nodes[k];
-    // Nodes holding subgraphs also read outer values their inputs do not name: always checked.
-    bool plain = memoize && std::none_of(node.attributes.begin(), node.attributes.end(),
-                                         [](const ir::Attribute& a) { return !a.graphs.empty(); });
-    if (plain && replay(node, k, scope)) continue;
-    std::vector<MemoFacts> in;
-    std::vector<bool> predefined;
-    size_t diag_start = diags_.items.size();
-    int64_t symbols_before = symbol_counter_;
-    if (plain) {
-      for (const auto& name : node.inputs) in.push_back(input_facts(name, scope));
-      for (const auto& out : node.outputs) predefined.push_back(!out.empty() && scope.defined_here(out));
-    }
     check_node(node, path, scope, env);
     // Apply declared types of node outputs (value_info, graph outputs).
     for (size_t o = 0; o < node.outputs.size(); ++o) {
@@ -306,7 +293,6 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
                            conflict));
       }
     }
-    if (plain) record(node, k, std::move(in), std::move(predefined), diag_start, symbols_before, scope);
   }
   for (size_t k : cyclic) {
     for (const auto& out : g.nodes[k].outputs) {

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "check/checker.h"
-#include "check/memo.h"
 #include "check/scope.h"
 #include "check/scratch.h"
 #include "ir/model.h"
@@ -44,8 +43,6 @@ class Checker {
   const ir::Model& model() const { return model_; }
   const CheckOptions& options() const { return options_; }
   bool full() const { return diags_.items.size() >= options_.max_diagnostics; }
-  // Main-graph nodes are then replayed from, and recorded into, `memo` (memo.h).
-  void set_memo(CheckMemo* memo) { memo_ = memo; }
 
  private:
   void check_node(const ir::Node& node, const std::string& path, Scope& scope, const GraphEnv& env);
@@ -55,11 +52,6 @@ class Checker {
                         const GraphEnv& env);
   void check_unvisited_subgraphs(const ir::Node& node, const std::string& path, Scope& scope,
                                  const GraphEnv& env, const std::vector<const ir::Graph*>& visited);
-  // memo.h: replays node `k` when nothing it reads changed; returns false (and does nothing) otherwise.
-  bool replay(const ir::Node& node, size_t k, Scope& scope);
-  MemoFacts input_facts(const std::string& name, const Scope& scope) const;
-  void record(const ir::Node& node, size_t k, std::vector<MemoFacts> in, std::vector<bool> predefined,
-              size_t diag_start, int64_t symbols_before, Scope& scope);
   void define_output(const ir::Node& node, size_t i, ir::Type inferred,
                      const std::vector<ir::Dim>* shape_value, const std::string& path, Scope& scope,
                      const ir::Graph& g);
@@ -74,7 +66,6 @@ class Checker {
   std::deque<NodeScratch> scratch_;
   size_t scratch_depth_ = 0;
   const ir::Graph* current_graph_ = nullptr;
-  CheckMemo* memo_ = nullptr;
 };
 
 // Merges what inference found with what the file declares. Reports a conflict through `conflict`

@@ -1,5 +1,5 @@
-// Incremental diagnostics (check/incremental.h, check/memo.h): after every edit of a random series,
-// the incremental result equals a full check's, and most nodes are replayed rather than checked.
+// Diagnostics kept up to date edit by edit (check/incremental.h): after every edit of a random series,
+// the result (updated in place) equals a fresh full check's.
 #include "check/incremental.h"
 
 #include <gtest/gtest.h>
@@ -114,7 +114,6 @@ TEST(IncrementalCheck, EqualsAFullCheckAfterEveryEditOfARandomSeries) {
   std::vector<Change> pending;
   h.set_listener([&](const std::vector<Change>& c) { pending.insert(pending.end(), c.begin(), c.end()); });
   RandomEdits edits(h, 1234);
-  size_t replayed = 0, checked = 0;
   for (int i = 0; i < 300; ++i) {
     edits.step();
     inc.update(m, pending);
@@ -122,31 +121,7 @@ TEST(IncrementalCheck, EqualsAFullCheckAfterEveryEditOfARandomSeries) {
     CheckResult full = check_model(m);
     ASSERT_EQ(lines(inc.result()), lines(full)) << "after edit " << i;
     ASSERT_EQ(inc.result().value_types, full.value_types) << "after edit " << i;
-    replayed += inc.memo().replayed();
-    checked += inc.memo().checked();
   }
-  // Most nodes were replayed, not checked again.
-  EXPECT_GT(replayed, 3 * checked) << replayed << " replayed, " << checked << " checked";
-}
-
-TEST(IncrementalCheck, AnUntouchedModelIsReplayedWholeAndAGraphInputChangeStartsOver) {
-  Model m = chain_model(4);
-  IncrementalChecker inc;
-  inc.reset(m);
-  EXPECT_EQ(inc.memo().checked(), m.graph.nodes.size());
-  inc.update(m, {});
-  EXPECT_EQ(inc.memo().replayed(), m.graph.nodes.size());
-  EXPECT_EQ(inc.memo().checked(), 0u);
-  History h(m);
-  std::vector<Change> pending;
-  h.set_listener([&](const std::vector<Change>& c) { pending = c; });
-  h.execute(std::make_unique<SetValueInfo>(
-      GraphPath::main_graph(),
-      ValueInfo{"x", Type::tensor(DataType::kFloat, Shape{Dim::of(2), Dim::of(8)}), {}, {}}));
-  inc.update(m, pending);
-  EXPECT_EQ(inc.memo().checked(), m.graph.nodes.size());
-  EXPECT_EQ(lines(inc.result()), lines(check_model(m)));
-  EXPECT_EQ(inc.result().value_types, check_model(m).value_types);
 }
 
 }  // namespace
