@@ -353,8 +353,22 @@ json graph_to_json(const Graph& g) {
   return j;
 }
 
+namespace {
+// Subgraphs nest through attributes; a request nesting them without end must be refused, not recursed
+// into until the stack runs out. The same bound as loading a file (onnx::LoadOptions).
+constexpr int kMaxGraphDepth = 64;
+thread_local int graph_depth = 0;
+}  // namespace
+
 Graph graph_from_json(const json& j, const std::string& where) {
   require_object(j, where + "the graph");
+  if (graph_depth >= kMaxGraphDepth) {
+    throw JsonError(fmt::format("{}subgraphs are nested more than {} deep", where, kMaxGraphDepth));
+  }
+  struct Depth {
+    Depth() { ++graph_depth; }
+    ~Depth() { --graph_depth; }
+  } depth;
   Graph g;
   g.name = optional_string_field(j, "name", where);
   auto each = [&](const char* key, auto&& fn) {
