@@ -127,6 +127,9 @@ int main(int argc, char** argv) {
         });
         (void)tessera::server::diagnostics_json(doc->model(), doc->checker().result().diagnostics).dump();
       });
+      fmt::print("last edit: {}, {} nodes checked\n",
+                 doc->checker().last_incremental() ? "incremental" : "full check",
+                 doc->checker().last_checked_nodes());
       return 0;
     }
     if (mode == "check") {

@@ -5,7 +5,6 @@
 #include <unordered_set>
 
 #include "check/graph_checker.h"
-#include "check/incremental.h"
 
 namespace tessera::check {
 
@@ -44,30 +43,11 @@ bool is_c_identifier(std::string_view name) {
 }
 
 namespace {
-// Updates the types of `values` in place from `scope`: an incremental check changes few, and rebuilding
-// a map of 50,000 names costs more than the rest of it.
-void update_value_types(const Scope& scope, std::unordered_map<std::string, ir::Type>& values) {
-  std::erase_if(values, [&](const auto& kv) {
-    const ValueFacts* f = scope.find(kv.first);
-    return !f || f->type.is_none();
-  });
-  std::string key;
-  for (const auto& [name, facts] : scope.values()) {
-    if (facts.type.is_none()) continue;
-    key.assign(name);
-    auto it = values.find(key);
-    if (it == values.end()) {
-      values.emplace(key, facts.type);
-    } else if (it->second != facts.type) {
-      it->second = facts.type;
-    }
-  }
-}
-
-void check_model_into(const ir::Model& model, const CheckOptions& options, bool in_place,
-                      CheckResult& result) {
+void check_model_into(const ir::Model& model, const CheckOptions& options, CheckResult& result,
+                      MainGraphObserver* observer = nullptr) {
   result.diagnostics.items.clear();
   Checker checker(model, options, result.diagnostics);
+  checker.set_observer(observer);
   const std::string main = "main";
 
   if (model.ir_version < kMinIrVersion) {
@@ -105,10 +85,7 @@ void check_model_into(const ir::Model& model, const CheckOptions& options, bool 
   env.opsets = &model.opset_imports;
   Scope scope;
   checker.check_graph(model.graph, main, nullptr, nullptr, env, &scope);
-  if (in_place) {
-    update_value_types(scope, result.value_types);
-    return;
-  }
+  if (observer) observer->after_check(scope);
   result.value_types.clear();
   result.value_types.reserve(scope.values().size());
   for (auto& [name, facts] : scope.values()) {
@@ -119,12 +96,12 @@ void check_model_into(const ir::Model& model, const CheckOptions& options, bool 
 
 CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
   CheckResult result;
-  check_model_into(model, options, false, result);
+  check_model_into(model, options, result);
   return result;
 }
 
-void check_model_in_place(const ir::Model& model, CheckResult& result, const CheckOptions& options) {
-  check_model_into(model, options, true, result);
+void check_model_observed(const ir::Model& model, CheckResult& result, MainGraphObserver& observer) {
+  check_model_into(model, CheckOptions{}, result, &observer);
 }
 
 }  // namespace tessera::check

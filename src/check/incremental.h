@@ -1,14 +1,16 @@
-// The diagnostics of a model under edit, kept up to date edit by edit: the studio's type-check list.
+// The diagnostics of a model under edit, kept up to date edit by edit from the edit commands' change
+// events (ir/commands/change.h): the studio's type-check list.
 //
-// Each update re-checks the whole model, reusing the previous result's storage. A per-node memo
-// (replaying nodes the edit did not touch whose inputs looked the same) was built and measured on the
-// 50,010-node transformer: it was no faster (0.24 s CPU per edit against 0.20 s for a full check),
-// because checking a node's schema and shapes is a small part of a check (check_node: about 2% of
-// the samples); the graph-level passes (the producer and scope hash maps of 100,000 names, duplicate
-// names, the value-types map) dominate, and a memo still has to rebuild them. A real incremental check
-// needs those kept between edits (docs/studio-api.md, "Diagnostics").
+// After a full check it keeps, for the main graph, each node's findings and the facts of every value.
+// An edit that only adds, removes or changes main-graph nodes then re-checks those nodes and, in order,
+// the consumers whose input facts changed, and reassembles the list: the same list and value types a
+// full check gives. Anything else (graph inputs, initializers, value_info, functions, opsets, edits in
+// subgraphs), or a graph where the shortcut could differ from a full check (duplicate names or
+// producers, nodes out of order, nodes holding subgraphs, a list cut at max_diagnostics, a re-check
+// that would renumber the checker's fresh symbols), is checked in full.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "check/checker.h"
@@ -16,21 +18,34 @@
 
 namespace tessera::check {
 
-// check_model into `result`, the previous check's result: its map of value types is updated where
-// types changed instead of rebuilt (a quarter of a full check's time on large graphs).
-void check_model_in_place(const ir::Model& model, CheckResult& result, const CheckOptions& options = {});
-
 class IncrementalChecker {
  public:
-  void reset(const ir::Model& m) { update(m, {}); }
+  IncrementalChecker();
+  ~IncrementalChecker();
+  IncrementalChecker(const IncrementalChecker&) = delete;
+  IncrementalChecker& operator=(const IncrementalChecker&) = delete;
+
+  // Checks the whole model.
+  void reset(const ir::Model& m);
   // Brings the result up to date after an edit that made `changes`. Equals check_model(m).
   void update(const ir::Model& m, const std::vector<ir::Change>& changes);
   const CheckResult& result() const { return result_; }
   double last_seconds() const { return last_seconds_; }
+  // Whether the last update took the shortcut, and how many nodes it checked.
+  bool last_incremental() const { return last_incremental_; }
+  size_t last_checked_nodes() const { return last_checked_; }
+
+  struct State;
 
  private:
+  void full(const ir::Model& m);
+  bool incremental(const ir::Model& m, const std::vector<ir::Change>& changes);
+
   CheckResult result_;
+  std::unique_ptr<State> state_;
   double last_seconds_ = 0;
+  bool last_incremental_ = false;
+  size_t last_checked_ = 0;
 };
 
 }  // namespace tessera::check
