@@ -487,7 +487,12 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     std::string target = ir::optional_string_field(body, "path", "");
     if (target.empty() && !doc->path())
       throw HttpError{400, "'path' is missing: the document has never been saved"};
-    doc->save(target.empty() ? *doc->path() : allowed_path(target, false));
+    fs::path file = target.empty() ? *doc->path() : allowed_path(target, false);
+    std::error_code ec;
+    if (!fs::is_directory(file.parent_path(), ec)) {
+      throw HttpError{404, fmt::format("no such folder: '{}'", file.parent_path().string())};
+    }
+    doc->save(file);
     answer(res, 200, doc->to_json());
   } else if (parts.size() == 4 && action == "close" && m == "POST") {
     std::lock_guard docs_lock(documents_mutex_);

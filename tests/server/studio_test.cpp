@@ -2,8 +2,11 @@
 // rules, refusals that change nothing, and the open/edit/undo/redo/save/reopen round trip.
 #include "server/studio.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -154,6 +157,7 @@ TEST_F(Studio, RefusesPathsOutsideTheRoot) {
   auto [status, j] = post("/api/documents/" + id + "/save", json{{"path", "../outside/copy.onnx"}});
   EXPECT_EQ(status, 403);
   EXPECT_FALSE(fs::exists(base_ / "outside" / "copy.onnx"));
+  EXPECT_EQ(post("/api/documents/" + id + "/save", json{{"path", "nowhere/copy.onnx"}}).first, 404);
   // The files endpoint lists models and folders under the root.
   auto [fs_status, files] = get("/api/files");
   EXPECT_EQ(fs_status, 200);
@@ -317,6 +321,35 @@ TEST_F(Studio, RegistryAndInitializerPreview) {
   EXPECT_EQ(preview, json::parse(R"({"dtype": "float", "shape": [2, 3], "values": [1.0, 2.0, 3.0, 4.0]})"));
   EXPECT_EQ(graph(id)["initializers"][0]["bytes"], 24);
   EXPECT_EQ(get("/api/documents/" + id + "/initializers/nope").first, 404);
+}
+
+// Bytes that are not HTTP, a request line without a version, a bad percent-encoding: each refused,
+// and the server answers the next request as before.
+TEST_F(Studio, SurvivesMalformedRequests) {
+  start();
+  std::string id = open("a.onnx");
+  for (std::string raw :
+       {std::string("\x16\x03\x01garbage\r\n\r\n"), std::string("GET /\r\n\r\n"),
+        std::string("GET /api/documents/%zz/graph?path=%7B HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        std::string("POST /api/documents/open HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n")}) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(studio_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::write(fd, raw.data(), raw.size()), static_cast<ssize_t>(raw.size()));
+    ::shutdown(fd, SHUT_WR);
+    char buf[512];
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    ::close(fd);
+  }
+  auto [status, g] = get("/api/documents/" + id + "/graph?path=%7B");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(error_of(g), "the 'path' parameter is not valid JSON");
+  EXPECT_EQ(graph(id)["nodes"].size(), 1u);
 }
 
 TEST_F(Studio, ServesTheWebAppWithContentTypes) {
