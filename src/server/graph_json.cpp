@@ -11,7 +11,15 @@ std::string node_scope(const std::string& name) {
   return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
 
-json node_json(const ir::Node& n, const json& severity) {
+namespace {
+json function_key_json(const ir::Function& f) {
+  json j{{"domain", f.domain}, {"name", f.name}};
+  if (!f.overload.empty()) j["overload"] = f.overload;
+  return j;
+}
+}  // namespace
+
+json node_json(const ir::Model& m, const ir::Node& n, const json& severity) {
   json j{{"id", n.id},
          {"name", n.name},
          {"op_type", n.op_type},
@@ -27,6 +35,8 @@ json node_json(const ir::Node& n, const json& severity) {
       j["subgraphs"].push_back({{"attribute", a.name}, {"index", k}, {"nodes", a.graphs[k]->nodes.size()}});
     }
   }
+  if (const ir::Function* f = m.find_function(n.domain, n.op_type, n.overload))
+    j["function"] = function_key_json(*f);
   j["severity"] = severity;
   return j;
 }
@@ -54,7 +64,7 @@ json graph_json(Document& doc, const ir::GraphPath& p) {
   std::vector<json> severity = node_severities(g, name, doc.checker().result().diagnostics);
   json j{{"version", doc.version()}, {"graph", name}};
   j["nodes"] = json::array();
-  for (size_t k = 0; k < g.nodes.size(); ++k) j["nodes"].push_back(node_json(g.nodes[k], severity[k]));
+  for (size_t k = 0; k < g.nodes.size(); ++k) j["nodes"].push_back(node_json(m, g.nodes[k], severity[k]));
   j["inputs"] = json::array();
   for (const ir::ValueInfo& v : g.inputs) j["inputs"].push_back(ir::value_info_to_json(v));
   j["outputs"] = json::array();
@@ -75,6 +85,12 @@ json graph_json(Document& doc, const ir::GraphPath& p) {
                                  {"shape", type.shape ? ir::shape_to_json(*type.shape) : json(nullptr)}};
     }
   }
+  // What the model holds besides this graph, for navigation and the properties panel.
+  j["opset_imports"] = json::array();
+  for (const ir::OpsetImport& o : m.opset_imports)
+    j["opset_imports"].push_back({{"domain", o.domain}, {"version", o.version}});
+  j["functions"] = json::array();
+  for (const ir::Function& f : m.functions) j["functions"].push_back(function_key_json(f));
   j["positions"] = json::object();
   auto it = doc.positions().find(ir::graph_path_to_json(p).dump());
   if (it != doc.positions().end()) {

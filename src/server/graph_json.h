@@ -12,8 +12,9 @@ namespace tessera::server {
 // "/encoder/layer.3/attention"); "" when it has none.
 std::string node_scope(const std::string& name);
 
-// One node as in the graph answer; `severity` is "error", "warning" or null.
-json node_json(const ir::Node& n, const json& severity);
+// One node as in the graph answer; `severity` is "error", "warning" or null. `m`: to tell calls of
+// the model's local functions ("function": {domain, name, overload?}).
+json node_json(const ir::Model& m, const ir::Node& n, const json& severity);
 // The whole answer for the graph at `p` of the document.
 json graph_json(Document& doc, const ir::GraphPath& p);
 // The worst severity the diagnostics give each node of the graph named `graph_name` (by node index).

@@ -519,7 +519,7 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
                                        ir::path_string(doc->model(), p))};
     std::vector<json> sev =
         node_severities(g, ir::path_string(doc->model(), p), doc->checker().result().diagnostics);
-    answer(res, 200, node_json(*n, sev[g.node_index(id)]));
+    answer(res, 200, node_json(doc->model(), *n, sev[g.node_index(id)]));
   } else if (parts.size() == 5 && action == "initializers" && m == "GET") {
     const ir::Graph& g = resolve_or_404(doc->model(), path_param(req));
     const ir::Tensor* t = g.find_initializer(parts[4]);

@@ -3,12 +3,14 @@
 #include "server/studio.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -102,6 +104,13 @@ class Studio : public ::testing::Test {
   std::thread thread_;
   std::unique_ptr<httplib::Client> client_;
 };
+
+std::string percent_encoded(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s)
+    out += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+  return out;
+}
 
 std::string error_of(const json& j) {
   return j.is_object() ? j.value("error", "") : "";
@@ -213,6 +222,9 @@ TEST_F(Studio, OpenEditUndoRedoSaveReopen) {
   ASSERT_EQ(g0["nodes"].size(), 1u);
   EXPECT_EQ(g0["nodes"][0]["scope"], "/block");
   EXPECT_EQ(g0["value_types"]["x"]["shape"], json({"N", 4}));
+  EXPECT_EQ(g0["opset_imports"], json::parse(R"([{"domain": "", "version": 17}])"));
+  EXPECT_EQ(g0["functions"], json::array());
+  EXPECT_FALSE(g0["nodes"][0].contains("function"));
   std::string cmds = "/api/documents/" + id + "/commands";
   json add = {{"type", "add_node"},
               {"node",
@@ -350,6 +362,40 @@ TEST_F(Studio, SurvivesMalformedRequests) {
   EXPECT_EQ(status, 400);
   EXPECT_EQ(error_of(g), "the 'path' parameter is not valid JSON");
   EXPECT_EQ(graph(id)["nodes"].size(), 1u);
+}
+
+TEST_F(Studio, LocalFunctionsAreListedAndTheirCallsMarked) {
+  start();
+  std::string id = open("a.onnx");
+  json batch = {{"batch", "Add a function and call it"},
+                {"commands",
+                 {{{"type", "add_function"},
+                   {"function",
+                    {{"domain", "custom"},
+                     {"name", "Twice"},
+                     {"inputs", {"X"}},
+                     {"outputs", {"Y"}},
+                     {"nodes", {{{"op_type", "Add"}, {"inputs", {"X", "X"}}, {"outputs", {"Y"}}}}}}}},
+                  {{"type", "set_opset_import"}, {"domain", "custom"}, {"version", 1}},
+                  {{"type", "add_node"},
+                   {"node",
+                    {{"name", "call"},
+                     {"op_type", "Twice"},
+                     {"domain", "custom"},
+                     {"inputs", {"x"}},
+                     {"outputs", {"t"}}}}}}}};
+  auto [status, answer] = post("/api/documents/" + id + "/commands", batch);
+  ASSERT_EQ(status, 200) << answer.dump();
+  EXPECT_EQ(answer["changes"][0]["kind"], "model_changed");
+  EXPECT_EQ(answer["diagnostics"], json::array());
+  json g = graph(id);
+  EXPECT_EQ(g["functions"], json::parse(R"([{"domain": "custom", "name": "Twice"}])"));
+  EXPECT_EQ(g["nodes"][1]["function"], json::parse(R"({"domain": "custom", "name": "Twice"})"));
+  auto [s2, body] = get("/api/documents/" + id + "/graph?path=" +
+                        percent_encoded(R"({"function": {"domain": "custom", "name": "Twice"}})"));
+  ASSERT_EQ(s2, 200) << body.dump();
+  EXPECT_EQ(body["graph"], "function custom.Twice");
+  EXPECT_EQ(body["nodes"][0]["op_type"], "Add");
 }
 
 TEST_F(Studio, ServesTheWebAppWithContentTypes) {
