@@ -84,9 +84,10 @@ class RandomEdits {
           add.op_type = "Identity";
           add.inputs = {n.outputs.empty() ? "x" : n.outputs[0]};
           add.outputs = {"id" + std::to_string(counter_++)};
+          NodeId id = n.id;  // `n` moves when the graph's node list grows
           BatchScope batch(h_, "two");
           h_.execute(std::make_unique<AddNode>(main, add));
-          h_.execute(std::make_unique<RenameNode>(main, n.id, "b" + std::to_string(counter_++)));
+          h_.execute(std::make_unique<RenameNode>(main, id, "b" + std::to_string(counter_++)));
           batch.commit();
           return;
         }
