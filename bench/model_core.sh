@@ -2,6 +2,7 @@
 # Model-core benchmarks, side by side with their peers, printing ratios:
 #  1. loading a 1 GiB single-file model: Tessera vs reading the file vs Python's onnx.load
 #  2. checking a 50,000-node transformer-like graph (goal: under 200 ms)
+#  3. one studio edit of that graph answered with its diagnostics (goal: well under 100 ms)
 # Usage: bash bench/model_core.sh [RUNS]   (after scripts/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,3 +40,6 @@ out=$("$bin" check 1316 "$runs")
 nodes=$(echo "$out" | awk '/nodes/ {print $2}')
 t_check=$(echo "$out" | med)
 printf "%-36s %10.4f   (%s nodes, goal < 0.200 s)\n" "check transformer graph" "$t_check" "$nodes"
+# 3. one studio edit (a rename) answered with its diagnostics, incremental (goal: well under 100 ms)
+t_edit=$("$bin" studio-edit 1316 "$runs" | med)
+printf "%-36s %10.4f   (same graph, goal < 0.100 s)\n" "studio edit with diagnostics" "$t_edit"

@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev            # sanitizer and libFuzzer builds
   python3 python3-onnx python3-numpy  # benchmark peers (onnx.load)
   libpng-dev libjpeg-dev              # image inputs of tessera run
+  libcpp-httplib-dev                  # the studio's HTTP server (tessera studio, src/server)
   python3-torch python3-torchvision   # reference outputs of real models (tests/models)
 )
 

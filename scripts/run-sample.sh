@@ -12,3 +12,9 @@ for m in build/samples/denoiser.onnx build/samples/transformer_block.onnx; do
   echo
   ./build/src/tessera profile "$m" --iterations 10 --top 10 --report "build/samples/$(basename "$m" .onnx).profile.json"
 done
+# The studio on the denoiser, only when someone is at a terminal: scripted runs and CI do not block.
+if [ -t 0 ]; then
+  echo
+  echo "Starting the studio on build/samples/denoiser.onnx (Ctrl+C stops it)"
+  ./build/src/tessera studio build/samples/denoiser.onnx || true
+fi

@@ -42,9 +42,12 @@ bool is_c_identifier(std::string_view name) {
   return true;
 }
 
-CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
-  CheckResult result;
+namespace {
+void check_model_into(const ir::Model& model, const CheckOptions& options, CheckResult& result,
+                      MainGraphObserver* observer = nullptr) {
+  result.diagnostics.items.clear();
   Checker checker(model, options, result.diagnostics);
+  checker.set_observer(observer);
   const std::string main = "main";
 
   if (model.ir_version < kMinIrVersion) {
@@ -82,10 +85,23 @@ CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
   env.opsets = &model.opset_imports;
   Scope scope;
   checker.check_graph(model.graph, main, nullptr, nullptr, env, &scope);
+  if (observer) observer->after_check(scope);
+  result.value_types.clear();
+  result.value_types.reserve(scope.values().size());
   for (auto& [name, facts] : scope.values()) {
     if (!facts.type.is_none()) result.value_types.emplace(name, std::move(facts.type));
   }
+}
+}  // namespace
+
+CheckResult check_model(const ir::Model& model, const CheckOptions& options) {
+  CheckResult result;
+  check_model_into(model, options, result);
   return result;
+}
+
+void check_model_observed(const ir::Model& model, CheckResult& result, MainGraphObserver& observer) {
+  check_model_into(model, CheckOptions{}, result, &observer);
 }
 
 }  // namespace tessera::check

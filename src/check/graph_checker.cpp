@@ -275,24 +275,20 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
            "dependency order instead");
   }
 
+  bool observed = observer_ && top_level && keep_scope;
+  if (observed) observer_->before_nodes(diags_.items.size(), symbol_counter_);
+  auto declared_type = [&](const std::string& out) -> const ir::Type* {
+    auto it = declared.find(out);
+    return it == declared.end() ? nullptr : &it->second->type;
+  };
   for (size_t k : order) {
     if (full()) break;
     const ir::Node& node = g.nodes[k];
+    size_t diag_start = diags_.items.size();
+    int64_t symbols_before = symbol_counter_;
     check_node(node, path, scope, env);
-    // Apply declared types of node outputs (value_info, graph outputs).
-    for (size_t o = 0; o < node.outputs.size(); ++o) {
-      const std::string& out = node.outputs[o];
-      auto it = declared.find(out);
-      ValueFacts* f = out.empty() ? nullptr : scope.find_here(out);
-      if (it == declared.end() || !f) continue;
-      std::string conflict;
-      f->type = merge_types(f->type, it->second->type, &conflict);
-      if (!conflict.empty()) {
-        report(Severity::kError, path, &node, -1, static_cast<int>(o),
-               fmt::format("output {} ('{}') of node '{}' ({}) is {}", o, out, node_name(node), node.op_type,
-                           conflict));
-      }
-    }
+    apply_declared(node, path, scope, declared_type);
+    if (observed) observer_->after_node(node, k, diag_start, symbols_before, symbol_counter_);
   }
   for (size_t k : cyclic) {
     for (const auto& out : g.nodes[k].outputs) {
@@ -341,6 +337,42 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
   }
   current_graph_ = saved_graph;
   return result;
+}
+
+template <class Lookup>
+void Checker::apply_declared(const ir::Node& node, const std::string& path, Scope& scope,
+                             Lookup&& declared_type) {
+  // Apply declared types of node outputs (value_info, graph outputs).
+  for (size_t o = 0; o < node.outputs.size(); ++o) {
+    const std::string& out = node.outputs[o];
+    const ir::Type* declared = out.empty() ? nullptr : declared_type(out);
+    ValueFacts* f = out.empty() ? nullptr : scope.find_here(out);
+    if (!declared || !f) continue;
+    std::string conflict;
+    f->type = merge_types(f->type, *declared, &conflict);
+    if (!conflict.empty()) {
+      report(Severity::kError, path, &node, -1, static_cast<int>(o),
+             fmt::format("output {} ('{}') of node '{}' ({}) is {}", o, out, node_name(node), node.op_type,
+                         conflict));
+    }
+  }
+}
+
+int64_t Checker::check_main_node(const ir::Graph& g, const ir::Node& node, Scope& scope, int64_t symbols) {
+  const ir::Graph* saved = current_graph_;
+  current_graph_ = &g;
+  symbol_counter_ = symbols;
+  GraphEnv env;
+  env.opsets = &model_.opset_imports;
+  check_node(node, "main", scope, env);
+  // Graph outputs' declared types win over value_info's, as in check_graph.
+  apply_declared(node, "main", scope, [&](const std::string& out) -> const ir::Type* {
+    if (const ir::ValueInfo* v = g.find_output(out)) return &v->type;
+    if (const ir::ValueInfo* v = g.find_value_info(out)) return &v->type;
+    return nullptr;
+  });
+  current_graph_ = saved;
+  return symbol_counter_;
 }
 
 }  // namespace tessera::check

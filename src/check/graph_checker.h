@@ -16,6 +16,20 @@
 
 namespace tessera::check {
 
+// Watches the main graph's node loop of a check (IncrementalChecker records each node's findings).
+class MainGraphObserver {
+ public:
+  virtual ~MainGraphObserver() = default;
+  // Before the first node; `diagnostics`: how many there are by then.
+  virtual void before_nodes(size_t diagnostics, int64_t symbols) = 0;
+  // After node `k`: its findings are diagnostics [diag_start, now); it drew the fresh symbols
+  // [symbols_before, symbols_after).
+  virtual void after_node(const ir::Node& node, size_t k, size_t diag_start, int64_t symbols_before,
+                          int64_t symbols_after) = 0;
+  // At the end of the check, with the main graph's scope (every value's facts).
+  virtual void after_check(const Scope& main_scope) = 0;
+};
+
 // What holds for every node of the graph being checked.
 struct GraphEnv {
   const std::vector<ir::OpsetImport>* opsets = nullptr;
@@ -44,6 +58,13 @@ class Checker {
   const CheckOptions& options() const { return options_; }
   bool full() const { return diags_.items.size() >= options_.max_diagnostics; }
 
+  // For incremental checks (incremental.cpp): the main graph's loop reports to `observer`.
+  void set_observer(MainGraphObserver* observer) { observer_ = observer; }
+  // Checks node `node` of the main graph `g` against `scope`, as check_graph's loop does (declared
+  // types of its outputs applied), with the symbol counter at `symbols`; returns the counter after.
+  int64_t check_main_node(const ir::Graph& g, const ir::Node& node, Scope& scope, int64_t symbols);
+  int64_t symbols() const { return symbol_counter_; }
+
  private:
   void check_node(const ir::Node& node, const std::string& path, Scope& scope, const GraphEnv& env);
   void check_function_call(const ir::Node& node, const ir::Function& fn, const std::string& path,
@@ -52,6 +73,9 @@ class Checker {
                         const GraphEnv& env);
   void check_unvisited_subgraphs(const ir::Node& node, const std::string& path, Scope& scope,
                                  const GraphEnv& env, const std::vector<const ir::Graph*>& visited);
+  // Merges the types declared for `node`'s outputs (graph outputs, value_info) into what was inferred.
+  template <class Lookup>
+  void apply_declared(const ir::Node& node, const std::string& path, Scope& scope, Lookup&& declared_type);
   void define_output(const ir::Node& node, size_t i, ir::Type inferred,
                      const std::vector<ir::Dim>* shape_value, const std::string& path, Scope& scope,
                      const ir::Graph& g);
@@ -66,7 +90,11 @@ class Checker {
   std::deque<NodeScratch> scratch_;
   size_t scratch_depth_ = 0;
   const ir::Graph* current_graph_ = nullptr;
+  MainGraphObserver* observer_ = nullptr;
 };
+
+// check_model with `observer` watching the main graph's nodes (default options).
+void check_model_observed(const ir::Model& model, CheckResult& result, MainGraphObserver& observer);
 
 // Merges what inference found with what the file declares. Reports a conflict through `conflict`
 // (a sentence) and returns the more specific type.

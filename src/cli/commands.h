@@ -23,5 +23,6 @@ void add_extract_command(CLI::App& app, int& status);
 void add_function_command(CLI::App& app, int& status);
 void add_tool_command(CLI::App& app, int& status);
 void add_import_layer_command(CLI::App& app, int& status);
+void add_studio_command(CLI::App& app, int& status);
 
 }  // namespace tessera::cli

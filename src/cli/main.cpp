@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   tessera::cli::add_function_command(app, status);
   tessera::cli::add_tool_command(app, status);
   tessera::cli::add_import_layer_command(app, status);
+  tessera::cli::add_studio_command(app, status);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -50,7 +50,7 @@ class Cli : public ::testing::Test {
 };
 
 TEST_F(Cli, HelpOnEverySubcommand) {
-  for (const char* sub : {"", "info", "check", "new", "run", "profile", "optimize"}) {
+  for (const char* sub : {"", "info", "check", "new", "run", "profile", "optimize", "studio"}) {
     CliRun r = run(std::string(sub) + " --help");
     EXPECT_EQ(r.status, 0) << sub << r.out;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << r.out;

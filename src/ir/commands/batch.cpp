@@ -21,9 +21,10 @@ void BatchCommand::undo(Model& m) {
   for (size_t j = commands_.size(); j-- > 0;) commands_[j]->undo(m);
 }
 
-void BatchCommand::undo_from(Model& m, size_t start) {
+void BatchCommand::undo_from(Model& m, size_t start, std::vector<Change>* changes) {
   while (commands_.size() > start) {
     commands_.back()->undo(m);
+    if (changes) commands_.back()->changes(m, true, *changes);
     commands_.pop_back();
   }
 }

@@ -23,12 +23,14 @@ class BatchCommand : public Command {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override { return name_; }
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
   bool empty() const { return commands_.empty(); }
   size_t size() const { return commands_.size(); }
   // Undoes the commands from position `start` on, last first, and drops them: cancels (part of) an
-  // open batch whose commands were applied one by one.
-  void undo_from(Model& m, size_t start);
+  // open batch whose commands were applied one by one. Appends what each undo changed to `changes`.
+  void undo_from(Model& m, size_t start, std::vector<Change>* changes = nullptr);
 
  private:
   std::string name_;

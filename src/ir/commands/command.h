@@ -7,8 +7,11 @@
 // nodes stays small.
 #pragma once
 
+#include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
+#include "ir/commands/change.h"
 #include "ir/commands/command_error.h"
 #include "ir/commands/graph_path.h"
 #include "ir/model.h"
@@ -28,6 +31,12 @@ class Command {
   virtual void undo(Model& m) = 0;
   // One line for menus and logs: "Rename value 'x' to 'y'".
   virtual std::string description() const = 0;
+  // The command as the studio's API spells it ({"type": "add_node", ...}; command_json.cpp), so that
+  // a command read back from it does the same edit.
+  virtual nlohmann::json to_json() const = 0;
+  // What the last apply (undone = false) or undo (undone = true) changed, appended to `out`; called
+  // right after it, on the model it left.
+  virtual void changes(const Model& m, bool undone, std::vector<Change>& out) const = 0;
 };
 
 // Base of the commands that edit one graph: the main graph, a subgraph or a function body.

@@ -2,8 +2,16 @@
 
 namespace tessera::ir {
 
+void History::notify(const Command& c, bool undone) {
+  if (!listener_) return;
+  std::vector<Change> changes;
+  c.changes(model_, undone, changes);
+  listener_(changes);
+}
+
 void History::execute(std::unique_ptr<Command> c) {
   c->apply(model_);
+  notify(*c, false);
   // The model has moved on from every redo step, inside a batch too.
   redo_.clear();
   if (batch_) {
@@ -29,6 +37,7 @@ void History::undo() {
   if (batch_) throw CommandError("finish or cancel the open batch before undoing");
   if (undo_.empty()) throw CommandError("nothing to undo");
   undo_.back().command->undo(model_);
+  notify(*undo_.back().command, true);
   redo_.push_back(std::move(undo_.back()));
   undo_.pop_back();
 }
@@ -37,6 +46,7 @@ void History::redo() {
   if (batch_) throw CommandError("finish or cancel the open batch before redoing");
   if (redo_.empty()) throw CommandError("nothing to redo");
   redo_.back().command->apply(model_);
+  notify(*redo_.back().command, false);
   undo_.push_back(std::move(redo_.back()));
   redo_.pop_back();
   trim();
@@ -77,7 +87,9 @@ void History::end_batch() {
 
 void History::cancel_batch() {
   if (!batch_) throw CommandError("no batch is open");
-  batch_->undo_from(model_, batch_starts_.back());
+  std::vector<Change> changes;
+  batch_->undo_from(model_, batch_starts_.back(), listener_ ? &changes : nullptr);
+  if (listener_ && !changes.empty()) listener_(changes);
   batch_starts_.pop_back();
   if (batch_starts_.empty()) batch_.reset();
 }

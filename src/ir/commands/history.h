@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,11 @@ class History {
   explicit History(Model& model, size_t limit = kDefaultLimit) : model_(model), limit_(limit) {}
   History(const History&) = delete;
   History& operator=(const History&) = delete;
+
+  // Called with what each execute, undo, redo and cancel_batch changed (Command::changes), right
+  // after it; the studio redraws and re-checks from these.
+  using Listener = std::function<void(const std::vector<Change>&)>;
+  void set_listener(Listener listener) { listener_ = std::move(listener); }
 
   Model& model() { return model_; }
   const Model& model() const { return model_; }
@@ -69,6 +75,7 @@ class History {
   uint64_t current_state() const { return undo_.empty() ? base_state_ : undo_.back().state; }
   void record(std::unique_ptr<Command> c);
   void trim();
+  void notify(const Command& c, bool undone);
 
   Model& model_;
   size_t limit_;
@@ -79,6 +86,7 @@ class History {
   uint64_t clean_state_ = 0;
   std::unique_ptr<BatchCommand> batch_;
   std::vector<size_t> batch_starts_;  // per open level: where its commands start in batch_
+  Listener listener_;
 };
 
 // Opens a batch for a scope: commit() closes it as one undo step; leaving the scope without commit

@@ -17,6 +17,8 @@ class AddFunction : public Command {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   Function function_;
@@ -30,6 +32,8 @@ class RemoveFunction : public Command {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   GraphPath::FunctionKey key_;
@@ -45,6 +49,8 @@ class ReplaceFunction : public Command {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   Function function_;  // the new function before apply, the old one after (apply and undo swap)
@@ -59,6 +65,8 @@ class SetOpsetImport : public Command {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string domain_;
@@ -83,6 +91,8 @@ class SetModelMetadata : public Command {
   void apply(Model& m) override { swap_with(m); }
   void undo(Model& m) override { swap_with(m); }
   std::string description() const override { return "Edit model properties"; }
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   // Exchanging the set fields with the model's is its own inverse: apply and undo are the same move.

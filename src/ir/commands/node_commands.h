@@ -18,6 +18,8 @@ class AddNode : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
   NodeId node_id() const { return id_; }  // 0 until the first apply
 
  private:
@@ -35,6 +37,8 @@ class RemoveNode : public NodeCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override { return "Remove node " + label_; }
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   Node removed_;
@@ -48,6 +52,8 @@ class RenameNode : public NodeCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string new_name_;
@@ -61,6 +67,8 @@ class SetAttribute : public NodeCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   Attribute attr_;
@@ -75,6 +83,8 @@ class ResetAttribute : public NodeCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string name_;

@@ -21,6 +21,8 @@ class RenameValue : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string from_;

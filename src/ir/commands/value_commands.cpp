@@ -223,24 +223,24 @@ void SetValueInfo::apply(Model& m) {
   if (!mentions_value(g, info_.name)) {
     throw CommandError(fmt::format("value '{}' does not exist in graph {}", info_.name, graph_label(g)));
   }
-  changes_.clear();
+  edits_.clear();
   for (List l : {List::kInputs, List::kOutputs}) {
     size_t i = index_of(list_of(g, l), info_.name);
-    if (i != SIZE_MAX) changes_.push_back({l, i, std::exchange(list_of(g, l)[i], info_)});
+    if (i != SIZE_MAX) edits_.push_back({l, i, std::exchange(list_of(g, l)[i], info_)});
   }
-  if (!changes_.empty()) return;
+  if (!edits_.empty()) return;
   size_t i = index_of(g.value_info, info_.name);
   if (i != SIZE_MAX) {
-    changes_.push_back({List::kValueInfo, i, std::exchange(g.value_info[i], info_)});
+    edits_.push_back({List::kValueInfo, i, std::exchange(g.value_info[i], info_)});
     return;
   }
-  changes_.push_back({List::kValueInfo, g.value_info.size(), std::nullopt});
+  edits_.push_back({List::kValueInfo, g.value_info.size(), std::nullopt});
   g.value_info.push_back(info_);
 }
 
 void SetValueInfo::undo(Model& m) {
   Graph& g = graph(m);
-  for (Change& c : changes_) {
+  for (Edit& c : edits_) {
     std::vector<ValueInfo>& list = list_of(g, c.list);
     if (c.previous) {
       list[c.index] = std::move(*c.previous);

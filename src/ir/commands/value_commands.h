@@ -18,6 +18,8 @@ class AddInitializer : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   Tensor tensor_;
@@ -30,6 +32,8 @@ class ReplaceInitializer : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   Tensor tensor_;  // the new tensor before apply, the old one after (apply and undo swap)
@@ -42,6 +46,8 @@ class RemoveInitializer : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string name_;
@@ -57,6 +63,8 @@ class AddGraphInput : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   ValueInfo input_;
@@ -71,6 +79,8 @@ class RemoveGraphInput : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string name_;
@@ -85,6 +95,8 @@ class AddGraphOutput : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   ValueInfo output_;
@@ -98,6 +110,8 @@ class RemoveGraphOutput : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string name_;
@@ -114,10 +128,12 @@ class SetValueInfo : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   enum class List { kInputs, kOutputs, kValueInfo };
-  struct Change {
+  struct Edit {
     List list;
     size_t index;
     std::optional<ValueInfo> previous;  // nullopt when apply appended the entry
@@ -125,7 +141,7 @@ class SetValueInfo : public GraphCommand {
   static std::vector<ValueInfo>& list_of(Graph& g, List l);
 
   ValueInfo info_;
-  std::vector<Change> changes_;
+  std::vector<Edit> edits_;
 };
 
 // Drops the value_info entry of a value (graph input and output entries stay).
@@ -135,6 +151,8 @@ class RemoveValueInfo : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   std::string name_;

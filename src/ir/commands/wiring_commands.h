@@ -16,6 +16,8 @@ class Connect : public NodeCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   size_t index_;
@@ -31,6 +33,8 @@ class Disconnect : public NodeCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   size_t index_;
@@ -47,6 +51,8 @@ class SetNodeOutput : public NodeCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override;
+  nlohmann::json to_json() const override;
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   size_t index_;

@@ -1,0 +1,51 @@
+// The diagnostics of a model under edit, kept up to date edit by edit from the edit commands' change
+// events (ir/commands/change.h): the studio's type-check list.
+//
+// After a full check it keeps, for the main graph, each node's findings and the facts of every value.
+// An edit that only adds, removes or changes main-graph nodes then re-checks those nodes and, in order,
+// the consumers whose input facts changed, and reassembles the list: the same list and value types a
+// full check gives. Anything else (graph inputs, initializers, value_info, functions, opsets, edits in
+// subgraphs), or a graph where the shortcut could differ from a full check (duplicate names or
+// producers, nodes out of order, nodes holding subgraphs, a list cut at max_diagnostics, a re-check
+// that would renumber the checker's fresh symbols), is checked in full.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "check/checker.h"
+#include "ir/commands/change.h"
+
+namespace tessera::check {
+
+class IncrementalChecker {
+ public:
+  IncrementalChecker();
+  ~IncrementalChecker();
+  IncrementalChecker(const IncrementalChecker&) = delete;
+  IncrementalChecker& operator=(const IncrementalChecker&) = delete;
+
+  // Checks the whole model.
+  void reset(const ir::Model& m);
+  // Brings the result up to date after an edit that made `changes`. Equals check_model(m).
+  void update(const ir::Model& m, const std::vector<ir::Change>& changes);
+  const CheckResult& result() const { return result_; }
+  double last_seconds() const { return last_seconds_; }
+  // Whether the last update took the shortcut, and how many nodes it checked.
+  bool last_incremental() const { return last_incremental_; }
+  size_t last_checked_nodes() const { return last_checked_; }
+
+  struct State;
+
+ private:
+  void full(const ir::Model& m);
+  bool incremental(const ir::Model& m, const std::vector<ir::Change>& changes);
+
+  CheckResult result_;
+  std::unique_ptr<State> state_;
+  double last_seconds_ = 0;
+  bool last_incremental_ = false;
+  size_t last_checked_ = 0;
+};
+
+}  // namespace tessera::check

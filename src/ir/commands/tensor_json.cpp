@@ -1,0 +1,304 @@
+// Tensors as JSON: values, generated fills, .npy or raw bytes as base64 (see ir_json.h).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cstring>
+#include <random>
+
+#include "io/npy.h"
+#include "ir/commands/ir_json.h"
+
+namespace tessera::ir {
+
+namespace {
+
+// Generated and decoded tensors are held in memory whole; this bounds what one request can ask for.
+constexpr int64_t kMaxTensorBytes = int64_t{1} << 30;
+
+template <class F>
+bool visit_numeric(DataType t, F&& f) {
+  switch (t) {
+    case DataType::kFloat:
+      f(float{});
+      return true;
+    case DataType::kDouble:
+      f(double{});
+      return true;
+    case DataType::kInt8:
+      f(int8_t{});
+      return true;
+    case DataType::kInt16:
+      f(int16_t{});
+      return true;
+    case DataType::kInt32:
+      f(int32_t{});
+      return true;
+    case DataType::kInt64:
+      f(int64_t{});
+      return true;
+    case DataType::kUint8:
+      f(uint8_t{});
+      return true;
+    case DataType::kUint16:
+      f(uint16_t{});
+      return true;
+    case DataType::kUint32:
+      f(uint32_t{});
+      return true;
+    case DataType::kUint64:
+      f(uint64_t{});
+      return true;
+    case DataType::kBool:
+      f(bool{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Element storage: bools are one byte each, as in ONNX tensors (std::vector<bool> has no data()).
+template <class T>
+using Storage = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+
+bool has_json_values(DataType t) {
+  return t == DataType::kString || visit_numeric(t, [](auto) {});
+}
+
+template <class T>
+Tensor tensor_of(const Tensor& like, const std::vector<T>& values) {
+  Tensor t;
+  t.name = like.name;
+  t.dtype = like.dtype;
+  t.dims = like.dims;
+  t.data = make_buffer(std::span<const std::byte>(reinterpret_cast<const std::byte*>(values.data()),
+                                                  values.size() * sizeof(T)));
+  return t;
+}
+
+template <class T>
+T number_as(const json& v, const std::string& what) {
+  if constexpr (std::is_same_v<T, bool>) {
+    if (v.is_boolean()) return v.get<bool>();
+    if (v.is_number_integer() && (v.get<int64_t>() == 0 || v.get<int64_t>() == 1))
+      return v.get<int64_t>() == 1;
+    throw JsonError(fmt::format("{} must be true, false, 0 or 1", what));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!v.is_number()) throw JsonError(fmt::format("{} must be a number", what));
+    return v.get<T>();
+  } else {
+    if (!v.is_number_integer()) throw JsonError(fmt::format("{} must be an integer", what));
+    bool fits = v.is_number_unsigned()
+                    ? v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max())
+                    : v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+                          (std::is_unsigned_v<T> ||
+                           v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+    if (!fits) throw JsonError(fmt::format("{} ({}) is out of range for the tensor's type", what, v.dump()));
+    return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>()) : static_cast<T>(v.get<int64_t>());
+  }
+}
+
+// `where` is the prefix before the tensor is named ("command 1: ").
+void check_size(const Tensor& t, const std::string& where) {
+  std::optional<int64_t> n = t.numel();
+  std::optional<int64_t> bytes = t.dtype == DataType::kString ? n : t.expected_bytes();
+  if (!n || !bytes) {
+    throw JsonError(
+        fmt::format("{}tensor '{}': dimensions [{}] overflow", where, t.name, fmt::join(t.dims, ", ")));
+  }
+  if (*bytes > kMaxTensorBytes) {
+    throw JsonError(fmt::format("{}tensor '{}' would take {} bytes; the studio accepts at most {}", where,
+                                t.name, *bytes, kMaxTensorBytes));
+  }
+}
+
+Tensor from_values(const Tensor& like, const json& values, const std::string& where) {
+  if (!values.is_array()) throw JsonError(fmt::format("{}'values' must be an array", where));
+  int64_t n = *like.numel();
+  if (static_cast<int64_t>(values.size()) != n) {
+    throw JsonError(fmt::format("{}'values' has {} elements; shape [{}] needs {}", where, values.size(),
+                                fmt::join(like.dims, ", "), n));
+  }
+  if (like.dtype == DataType::kString) {
+    Tensor t = like;
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (!values[i].is_string()) throw JsonError(fmt::format("{}'values'[{}] must be a string", where, i));
+      t.strings.push_back(values[i].get<std::string>());
+    }
+    return t;
+  }
+  Tensor out;
+  bool ok = visit_numeric(like.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<Storage<T>> v(values.size());
+    for (size_t i = 0; i < values.size(); ++i)
+      v[i] = number_as<T>(values[i], fmt::format("{}'values'[{}]", where, i));
+    out = tensor_of(like, v);
+  });
+  if (!ok) {
+    throw JsonError(
+        fmt::format("{}'values' cannot give a tensor of type {}; use 'npy_base64' or 'raw_base64'", where,
+                    dtype_name(like.dtype)));
+  }
+  return out;
+}
+
+Tensor from_fill(const Tensor& like, const json& fill, const std::string& where) {
+  std::string w = where + "'fill': ";
+  std::string kind = string_field(fill, "kind", w);
+  uint64_t seed = fill.contains("seed") ? index_field(fill, "seed", w) : 0;
+  std::mt19937_64 rng(seed);
+  int64_t n = *like.numel();
+  if (like.dtype == DataType::kString) throw JsonError(fmt::format("{}string tensors cannot be filled", w));
+  Tensor out;
+  bool ok = visit_numeric(like.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    std::vector<Storage<T>> v(static_cast<size_t>(n), Storage<T>{});
+    if (kind == "zeros") {
+    } else if (kind == "normal") {
+      if constexpr (!std::is_floating_point_v<T>) {
+        throw JsonError(
+            fmt::format("{}'normal' needs a floating point type, not {}", w, dtype_name(like.dtype)));
+      } else {
+        std::normal_distribution<double> d(0.0, 1.0);
+        for (auto& x : v) x = static_cast<T>(d(rng));
+      }
+    } else if (kind == "uniform_int_pos" || kind == "uniform_int_neg") {
+      bool neg = kind == "uniform_int_neg";
+      if constexpr (std::is_same_v<T, bool>) {
+        throw JsonError(fmt::format("{}'{}' needs a numeric type, not bool", w, kind));
+      } else {
+        if (neg && std::is_unsigned_v<T>) {
+          throw JsonError(
+              fmt::format("{}'uniform_int_neg' needs a signed type, not {}", w, dtype_name(like.dtype)));
+        }
+        std::uniform_int_distribution<int> d(1, 9);
+        for (auto& x : v) x = static_cast<T>(neg ? -d(rng) : d(rng));
+      }
+    } else {
+      throw JsonError(fmt::format(
+          "{}'kind' '{}' is not one of zeros, normal, uniform_int_pos, uniform_int_neg", w, kind));
+    }
+    out = tensor_of(like, v);
+  });
+  if (!ok) throw JsonError(fmt::format("{}a tensor of type {} cannot be filled", w, dtype_name(like.dtype)));
+  return out;
+}
+
+Tensor from_npy(Tensor like, bool have_dtype, bool have_shape, const json& text, const std::string& where) {
+  if (!text.is_string()) throw JsonError(fmt::format("{}'npy_base64' must be a string", where));
+  std::string bytes = base64_decode(text.get<std::string>(), where + "'npy_base64': ");
+  Tensor t;
+  try {
+    t = io::parse_npy(std::as_bytes(std::span(bytes.data(), bytes.size())), like.name);
+  } catch (const io::NpyError& e) {
+    throw JsonError(fmt::format("{}'npy_base64': {}", where, e.what()));
+  }
+  if (have_dtype && t.dtype != like.dtype) {
+    throw JsonError(
+        fmt::format("{}the .npy data is {}, not {}", where, dtype_name(t.dtype), dtype_name(like.dtype)));
+  }
+  if (have_shape && t.dims != like.dims) {
+    throw JsonError(fmt::format("{}the .npy data has shape [{}], not [{}]", where, fmt::join(t.dims, ", "),
+                                fmt::join(like.dims, ", ")));
+  }
+  return t;
+}
+
+Tensor from_raw(const Tensor& like, const json& text, const std::string& where) {
+  if (!text.is_string()) throw JsonError(fmt::format("{}'raw_base64' must be a string", where));
+  if (like.dtype == DataType::kString)
+    throw JsonError(fmt::format("{}string tensors have no raw bytes", where));
+  std::string bytes = base64_decode(text.get<std::string>(), where + "'raw_base64': ");
+  if (static_cast<int64_t>(bytes.size()) != *like.expected_bytes()) {
+    throw JsonError(fmt::format("{}'raw_base64' holds {} bytes; the tensor needs {}", where, bytes.size(),
+                                *like.expected_bytes()));
+  }
+  Tensor t = like;
+  t.data = make_buffer(std::move(bytes));
+  return t;
+}
+
+}  // namespace
+
+json tensor_values_json(const Tensor& t, size_t limit) {
+  json out = json::array();
+  if (t.dtype == DataType::kString) {
+    for (size_t i = 0; i < t.strings.size() && i < limit; ++i) out.push_back(t.strings[i]);
+    return out;
+  }
+  visit_numeric(t.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    using S = Storage<T>;
+    std::span<const std::byte> b = t.bytes();
+    size_t n = std::min(limit, b.size() / sizeof(S));
+    for (size_t i = 0; i < n; ++i) {
+      S raw;
+      std::memcpy(&raw, b.data() + i * sizeof(S), sizeof(S));
+      T x = static_cast<T>(raw);
+      if constexpr (std::is_floating_point_v<T>) {
+        if (!std::isfinite(x)) {
+          out.push_back(std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf"));
+          continue;
+        }
+      }
+      out.push_back(x);
+    }
+  });
+  return out;
+}
+
+json tensor_to_json(const Tensor& t, size_t max_values) {
+  json j{{"name", t.name}, {"dtype", std::string(dtype_name(t.dtype))}, {"shape", t.dims}};
+  std::optional<int64_t> n = t.numel();
+  std::optional<int64_t> bytes = t.expected_bytes();
+  if (bytes) j["bytes"] = *bytes;
+  if (!n) return j;
+  bool finite = true;
+  if (t.dtype == DataType::kFloat || t.dtype == DataType::kDouble) {
+    json v = tensor_values_json(t, static_cast<size_t>(*n));
+    for (const json& x : v) finite &= !x.is_string();
+  }
+  if (static_cast<uint64_t>(*n) <= max_values && has_json_values(t.dtype) && finite) {
+    j["values"] = tensor_values_json(t, static_cast<size_t>(*n));
+    return j;
+  }
+  if (max_values != SIZE_MAX || t.dtype == DataType::kString) return j;
+  std::span<const std::byte> b = t.bytes();
+  j["raw_base64"] = base64_encode(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
+  return j;
+}
+
+Tensor tensor_from_json(const json& j, const std::string& where) {
+  Tensor like;
+  like.name = string_field(j, "name", where);
+  std::string w = fmt::format("{}tensor '{}': ", where, like.name);
+  bool have_dtype = j.contains("dtype"), have_shape = j.contains("shape");
+  if (have_dtype) {
+    std::string name = string_field(j, "dtype", w);
+    std::optional<DataType> dt = dtype_from_name(name);
+    if (!dt || *dt == DataType::kUndefined)
+      throw JsonError(fmt::format("{}'dtype' '{}' is not a data type", w, name));
+    like.dtype = *dt;
+  }
+  if (have_shape) {
+    const json& s = j["shape"];
+    if (!s.is_array()) throw JsonError(fmt::format("{}'shape' must be an array of non-negative integers", w));
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (!s[i].is_number_integer() || (!s[i].is_number_unsigned() && s[i].get<int64_t>() < 0) ||
+          (s[i].is_number_unsigned() && s[i].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+        throw JsonError(fmt::format("{}'shape'[{}] must be a non-negative integer", w, i));
+      }
+      like.dims.push_back(s[i].get<int64_t>());
+    }
+  }
+  if (j.contains("npy_base64")) return from_npy(like, have_dtype, have_shape, j["npy_base64"], w);
+  if (!have_dtype) throw JsonError(fmt::format("{}'dtype' is missing", w));
+  if (!have_shape) throw JsonError(fmt::format("{}'shape' is missing", w));
+  check_size(like, where);
+  if (j.contains("values")) return from_values(like, j["values"], w);
+  if (j.contains("raw_base64")) return from_raw(like, j["raw_base64"], w);
+  if (j.contains("fill")) return from_fill(like, j["fill"], w);
+  return from_fill(like, json{{"kind", "zeros"}}, w);
+}
+
+}  // namespace tessera::ir

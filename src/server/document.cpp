@@ -1,0 +1,144 @@
+#include "server/document.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "onnx/onnx_io.h"
+#include "util/atomic_file.h"
+
+namespace tessera::server {
+
+namespace fs = std::filesystem;
+
+FileStamp stamp_of(const fs::path& file) {
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return {};
+  return {true, int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec,
+          static_cast<uint64_t>(st.st_size)};
+}
+
+fs::path layout_path(const fs::path& model_file) {
+  return model_file.string() + ".tessera.json";
+}
+
+Document::Document(std::string id, ir::Model model, std::optional<fs::path> path, std::string name)
+    : id_(std::move(id)), name_(std::move(name)), path_(std::move(path)), model_(std::move(model)) {
+  history_.set_listener(
+      [this](const std::vector<ir::Change>& c) { pending_.insert(pending_.end(), c.begin(), c.end()); });
+  if (path_) {
+    stamp_ = stamp_of(*path_);
+    load_layout();
+  }
+  checker_.reset(model_);
+}
+
+json Document::to_json() const {
+  bool changed = path_ && !(stamp_of(*path_) == stamp_);
+  return {{"id", id_},
+          {"path", path_ ? json(path_->string()) : json(nullptr)},
+          {"name", name_},
+          {"dirty", history_.is_dirty()},
+          {"version", version_},
+          {"can_undo", history_.can_undo()},
+          {"can_redo", history_.can_redo()},
+          {"undo", history_.undo_description()},
+          {"redo", history_.redo_description()},
+          {"changed_on_disk", changed}};
+}
+
+// The companion file: {"version": 1, "graphs": {"main": {"positions": {"conv_1": [x, y]}},
+// "function custom.Gelu": {"path": {...}, "positions": {...}}}}, positions keyed by node name.
+// A missing or unreadable companion file only loses positions, never the model.
+void Document::load_layout() {
+  std::ifstream in(layout_path(*path_));
+  if (!in) return;
+  json j = json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("graphs") || !j["graphs"].is_object()) return;
+  for (auto& [key, entry] : j["graphs"].items()) {
+    if (!entry.is_object() || !entry.contains("positions") || !entry["positions"].is_object()) continue;
+    try {
+      ir::GraphPath p =
+          entry.contains("path") ? ir::graph_path_from_json(entry["path"]) : ir::GraphPath::main_graph();
+      ir::Graph& g = ir::resolve_graph(model_, p);
+      auto& out = positions_[ir::graph_path_to_json(p).dump()];
+      for (auto& [name, xy] : entry["positions"].items()) {
+        ir::Node* n = g.find_node(name);
+        if (!n || !xy.is_array() || xy.size() != 2 || !xy[0].is_number() || !xy[1].is_number()) continue;
+        out[n->id] = {xy[0].get<double>(), xy[1].get<double>()};
+      }
+    } catch (const std::exception&) {
+      continue;  // a graph that no longer exists
+    }
+  }
+}
+
+void Document::save(const fs::path& file) {
+  json graphs = json::object();
+  for (const auto& [key, by_id] : positions_) {
+    ir::GraphPath p = ir::graph_path_from_json(json::parse(key));
+    const ir::Graph* g = nullptr;
+    try {
+      g = &ir::resolve_graph(std::as_const(model_), p);
+    } catch (const ir::CommandError&) {
+      continue;
+    }
+    json pos = json::object();
+    for (const auto& [id, xy] : by_id) {
+      const ir::Node* n = g->find_node(id);
+      if (n && !n->name.empty()) pos[n->name] = {xy.first, xy.second};
+    }
+    json entry{{"positions", std::move(pos)}};
+    if (p != ir::GraphPath::main_graph()) entry["path"] = ir::graph_path_to_json(p);
+    graphs[ir::path_string(model_, p)] = std::move(entry);
+  }
+  try {
+    onnx::save_model(model_, file);
+    std::string layout = json{{"version", 1}, {"graphs", std::move(graphs)}}.dump(1);
+    util::write_file_atomically(layout_path(file), std::as_bytes(std::span(layout.data(), layout.size())));
+  } catch (const std::exception& e) {
+    throw HttpError{500, fmt::format("saving '{}' failed: {}", file.string(), e.what())};
+  }
+  if (path_ != file) name_ = file.filename().string();
+  path_ = file;
+  model_.base_dir = file.parent_path();
+  stamp_ = stamp_of(file);
+  history_.mark_clean();
+}
+
+std::unique_ptr<Document> open_document(std::string id, const fs::path& file) {
+  ir::Model m;
+  try {
+    m = onnx::load_model(file);
+  } catch (const std::exception& e) {
+    throw HttpError{400, fmt::format("cannot read '{}': {}", file.string(), e.what())};
+  }
+  return std::make_unique<Document>(std::move(id), std::move(m), file, file.filename().string());
+}
+
+namespace {
+// The IR version that goes with an ai.onnx opset (the ONNX release table, as `tessera new` uses).
+int64_t ir_version_for_opset(int64_t opset) {
+  constexpr std::pair<int64_t, int64_t> kTable[] = {{8, 3},  {9, 4},  {10, 5},  {11, 6},  {14, 7},
+                                                    {18, 8}, {20, 9}, {22, 10}, {23, 11}, {25, 12}};
+  for (auto [last_opset, ir] : kTable) {
+    if (opset <= last_opset) return ir;
+  }
+  return 13;
+}
+}  // namespace
+
+std::unique_ptr<Document> new_document(std::string id, std::string name, int64_t opset,
+                                       const std::vector<ir::OpsetImport>& domains) {
+  ir::Model m;
+  m.ir_version = ir_version_for_opset(opset);
+  m.producer_name = "tessera";
+  m.opset_imports.push_back({"", opset});
+  for (const ir::OpsetImport& d : domains) m.opset_imports.push_back(d);
+  m.graph.name = "main";
+  return std::make_unique<Document>(std::move(id), std::move(m), std::nullopt, std::move(name));
+}
+
+}  // namespace tessera::server

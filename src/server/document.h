@@ -1,0 +1,97 @@
+// One open model of the studio: the model, its undo history, the canvas positions of its nodes, the
+// diagnostics of its current state, and what the file on disk looked like when it was opened or saved.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/commands/commands.h"
+#include "ir/commands/ir_json.h"
+#include "server/diagnostics.h"
+
+namespace tessera::server {
+
+using ir::json;
+
+// A refused request: the HTTP status and the sentence of the {"error": ...} answer.
+struct HttpError {
+  int status;
+  std::string message;
+};
+
+// mtime and size of a file, to notice that someone else changed it ("changed on disk").
+struct FileStamp {
+  bool exists = false;
+  int64_t mtime_ns = 0;
+  uint64_t size = 0;
+  bool operator==(const FileStamp& o) const = default;
+};
+FileStamp stamp_of(const std::filesystem::path& file);
+
+// Node id -> canvas coordinates, per graph (keyed by the graph path's JSON text).
+using Positions = std::map<std::string, std::map<ir::NodeId, std::pair<double, double>>>;
+
+class Document {
+ public:
+  // `path`: the file it was read from (absolute), nullopt for a new model.
+  Document(std::string id, ir::Model model, std::optional<std::filesystem::path> path, std::string name);
+  Document(const Document&) = delete;
+  Document& operator=(const Document&) = delete;
+
+  const std::string& id() const { return id_; }
+  const std::optional<std::filesystem::path>& path() const { return path_; }
+  ir::Model& model() { return model_; }
+  ir::History& history() { return history_; }
+  uint64_t version() const { return version_; }
+  Positions& positions() { return positions_; }
+  IncrementalChecker& checker() { return checker_; }
+
+  // Every request on the document holds this for its whole run.
+  std::mutex& mutex() { return mutex_; }
+
+  // Runs an edit (execute, undo or redo) through the history: the version grows, the diagnostics
+  // follow, and the changes it made are returned. Refusals (CommandError) leave everything as it was.
+  template <class F>
+  std::vector<ir::Change> edit(F&& f) {
+    pending_.clear();
+    f(history_);
+    ++version_;
+    checker_.update(model_, pending_);
+    return std::move(pending_);
+  }
+
+  // Writes the model (atomically) and the layout companion file to `file` (absolute), which becomes the
+  // document's path; the history is marked clean.
+  void save(const std::filesystem::path& file);
+  json to_json() const;
+
+ private:
+  void load_layout();
+  std::string id_;
+  std::string name_;
+  std::optional<std::filesystem::path> path_;
+  ir::Model model_;
+  ir::History history_{model_};
+  uint64_t version_ = 0;
+  Positions positions_;
+  FileStamp stamp_;
+  IncrementalChecker checker_;
+  std::vector<ir::Change> pending_;
+  std::mutex mutex_;
+};
+
+// Reads a model file; LoadError and I/O errors become HttpError 400.
+std::unique_ptr<Document> open_document(std::string id, const std::filesystem::path& file);
+// An empty model importing ai.onnx `opset` and the given domains.
+std::unique_ptr<Document> new_document(std::string id, std::string name, int64_t opset,
+                                       const std::vector<ir::OpsetImport>& domains);
+
+// The companion file beside a model: MODEL.onnx.tessera.json.
+std::filesystem::path layout_path(const std::filesystem::path& model_file);
+
+}  // namespace tessera::server

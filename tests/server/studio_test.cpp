@@ -1,0 +1,416 @@
+// The studio's server in-process on a free port, driven over HTTP with httplib's client: the security
+// rules, refusals that change nothing, and the open/edit/undo/redo/save/reopen round trip.
+#include "server/studio.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "ir/builder.h"
+#include "onnx/onnx_io.h"
+
+namespace fs = std::filesystem;
+using tessera::ir::json;
+
+namespace {
+
+tessera::ir::Model relu_model() {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::symbol("N"), Dim::of(4)}));
+  b.output(b.node("Relu", {x}, {}, "/block/relu"));
+  return m;
+}
+
+class Studio : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    base_ = fs::temp_directory_path() / ("tessera_studio_" + std::to_string(::getpid()) + "_" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(base_);
+    root_ = base_ / "root";
+    fs::create_directories(root_ / "sub");
+    fs::create_directories(base_ / "outside");
+    tessera::onnx::save_model(relu_model(), root_ / "a.onnx");
+    tessera::onnx::save_model(relu_model(), root_ / "sub" / "b.onnx");
+    tessera::onnx::save_model(relu_model(), base_ / "outside" / "secret.onnx");
+    fs::create_symlink(base_ / "outside" / "secret.onnx", root_ / "link.onnx");
+    fs::create_directories(base_ / "web" / "assets");
+    std::ofstream(base_ / "web" / "index.html") << "<!doctype html><title>app</title>";
+    std::ofstream(base_ / "web" / "assets" / "app.js") << "console.log(1)";
+  }
+  void TearDown() override {
+    stop();
+    fs::remove_all(base_);
+  }
+
+  void start(fs::path web_root = {}) {
+    tessera::server::StudioOptions o;
+    o.root = root_;
+    o.web_root = std::move(web_root);
+    studio_ = std::make_unique<tessera::server::Studio>(o);
+    studio_->bind();
+    thread_ = std::thread([this] { studio_->run(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", studio_->port());
+    client_->set_read_timeout(30);
+  }
+  void stop() {
+    if (!studio_) return;
+    studio_->stop();
+    thread_.join();
+    studio_.reset();
+  }
+
+  httplib::Headers auth(httplib::Headers extra = {}) {
+    extra.emplace("X-Tessera-Token", studio_->token());
+    return extra;
+  }
+  // status and parsed body
+  std::pair<int, json> get(const std::string& path, httplib::Headers h = {}) {
+    auto r = client_->Get(path.c_str(), h.empty() ? auth() : h);
+    EXPECT_TRUE(r) << path;
+    if (!r) return {0, json()};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  std::pair<int, json> post(const std::string& path, const std::string& body, httplib::Headers h = {}) {
+    auto r = client_->Post(path.c_str(), h.empty() ? auth() : h, body, "application/json");
+    EXPECT_TRUE(r) << path;
+    if (!r) return {0, json()};
+    return {r->status, json::parse(r->body, nullptr, false)};
+  }
+  std::pair<int, json> post(const std::string& path, const json& body) { return post(path, body.dump()); }
+  std::string open(const std::string& path) {
+    auto [status, doc] = post("/api/documents/open", json{{"path", path}});
+    EXPECT_EQ(status, 200) << doc.dump();
+    return doc.value("id", "");
+  }
+  json graph(const std::string& id) { return get("/api/documents/" + id + "/graph").second; }
+
+  fs::path base_, root_;
+  std::unique_ptr<tessera::server::Studio> studio_;
+  std::thread thread_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+std::string percent_encoded(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s)
+    out += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+  return out;
+}
+
+std::string error_of(const json& j) {
+  return j.is_object() ? j.value("error", "") : "";
+}
+
+TEST_F(Studio, RefusesForeignHostOriginAndMissingOrWrongToken) {
+  start();
+  std::string port = std::to_string(studio_->port());
+  auto [s1, j1] = get("/api/documents", auth({{"Host", "evil.example:" + port}}));
+  EXPECT_EQ(s1, 403);
+  EXPECT_EQ(error_of(j1), "foreign Host header 'evil.example:" + port + "'");
+  auto [s2, j2] = get("/api/documents", auth({{"Origin", "http://evil.example"}}));
+  EXPECT_EQ(s2, 403);
+  EXPECT_EQ(error_of(j2), "foreign Origin 'http://evil.example'");
+  auto [s3, j3] = get("/api/documents", {{"Accept", "*/*"}});
+  EXPECT_EQ(s3, 401);
+  EXPECT_EQ(error_of(j3), "missing or wrong token");
+  auto [s4, j4] = get("/api/documents", {{"X-Tessera-Token", std::string(32, '0')}});
+  EXPECT_EQ(s4, 401);
+  // A refused open opens nothing.
+  auto [s5, j5] = post("/api/documents/open", json{{"path", "a.onnx"}}.dump(), {{"X-Tessera-Token", "x"}});
+  EXPECT_EQ(s5, 401);
+  EXPECT_EQ(get("/api/documents").second["documents"].size(), 0u);
+  // Allowed: localhost, the same origin, the token as a query parameter or as the cookie set by "/".
+  EXPECT_EQ(
+      get("/api/documents", auth({{"Host", "localhost:" + port}, {"Origin", "http://localhost:" + port}}))
+          .first,
+      200);
+  EXPECT_EQ(get("/api/documents?token=" + studio_->token(), {{"Accept", "*/*"}}).first, 200);
+  auto page = client_->Get(("/?token=" + studio_->token()).c_str());
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->get_header_value("Set-Cookie").find("HttpOnly; SameSite=Strict"), std::string::npos);
+  EXPECT_NE(page->body.find("not built"), std::string::npos);
+  EXPECT_EQ(get("/api/documents", {{"Cookie", "x=1; tessera_token=" + studio_->token()}}).first, 200);
+}
+
+TEST_F(Studio, RefusesPathsOutsideTheRoot) {
+  start();
+  std::string expected_root = fs::canonical(root_).string();
+  for (std::string path :
+       {(base_ / "outside" / "secret.onnx").string(), std::string("../outside/secret.onnx"),
+        std::string("link.onnx"), std::string("sub/../../outside/secret.onnx")}) {
+    auto [status, j] = post("/api/documents/open", json{{"path", path}});
+    EXPECT_EQ(status, 403) << path;
+    EXPECT_EQ(error_of(j), "path '" + path + "' is outside the studio's root '" + expected_root + "'");
+  }
+  EXPECT_EQ(post("/api/documents/open", json{{"path", "missing.onnx"}}).first, 404);
+  EXPECT_EQ(get("/api/files?dir=..").first, 403);
+  EXPECT_EQ(get("/api/documents").second["documents"].size(), 0u);
+  // Saving outside the root is refused too, and saves nothing.
+  std::string id = open("a.onnx");
+  auto [status, j] = post("/api/documents/" + id + "/save", json{{"path", "../outside/copy.onnx"}});
+  EXPECT_EQ(status, 403);
+  EXPECT_FALSE(fs::exists(base_ / "outside" / "copy.onnx"));
+  EXPECT_EQ(post("/api/documents/" + id + "/save", json{{"path", "nowhere/copy.onnx"}}).first, 404);
+  // The files endpoint lists models and folders under the root.
+  auto [fs_status, files] = get("/api/files");
+  EXPECT_EQ(fs_status, 200);
+  std::vector<std::string> names;
+  for (const json& e : files["entries"]) names.push_back(e["name"]);
+  EXPECT_EQ(names, (std::vector<std::string>{"a.onnx", "link.onnx", "sub"}));
+  EXPECT_EQ(get("/api/files?dir=sub").second["entries"][0]["name"], "b.onnx");
+}
+
+TEST_F(Studio, MalformedAndStaleRequestsChangeNothing) {
+  start();
+  std::string id = open("a.onnx");
+  json before = graph(id);
+  std::string cmds = "/api/documents/" + id + "/commands";
+  auto [s1, j1] = post(cmds, std::string("{\"command\": {"));
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(error_of(j1), "the request body is not valid JSON");
+  auto [s2, j2] =
+      post(cmds, json{{"command", {{"type", "connect"}, {"node", 1}, {"index", -1}, {"value", "x"}}}});
+  EXPECT_EQ(s2, 400);
+  EXPECT_EQ(error_of(j2), "command: 'index' must be a non-negative integer");
+  auto [s3, j3] = post(cmds, json{{"command", {{"type", "remove_node"}, {"node", 99}}}});
+  EXPECT_EQ(s3, 409);
+  EXPECT_EQ(error_of(j3), "node #99 does not exist in graph 'main'");
+  auto [s4, j4] = post(
+      cmds, json{{"command", {{"type", "rename_node"}, {"node", 1}, {"name", "r"}}}, {"expect_version", 5}});
+  EXPECT_EQ(s4, 409);
+  EXPECT_EQ(error_of(j4), "the document is at version 0, not 5: reload it and try again");
+  // A batch is all or nothing.
+  auto [s5, j5] = post(cmds, json{{"batch", "Two"},
+                                  {"commands",
+                                   {{{"type", "rename_node"}, {"node", 1}, {"name", "r"}},
+                                    {{"type", "remove_node"}, {"node", 42}}}}});
+  EXPECT_EQ(s5, 409);
+  EXPECT_EQ(error_of(j5), "step 2 of 2 (Remove node #42): node #42 does not exist in graph 'main'");
+  EXPECT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 409);
+  EXPECT_EQ(post("/api/documents/d99/undo", std::string()).first, 404);
+  EXPECT_EQ(get("/api/documents/" + id + "/nodes/77").first, 404);
+  EXPECT_EQ(get("/api/nothing").first, 404);
+  EXPECT_EQ(graph(id), before);
+  // A body over 64 MiB is refused before it is read.
+  std::string huge(size_t{65} << 20, ' ');
+  auto r = client_->Post(cmds.c_str(), auth(), huge, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(graph(id), before);
+}
+
+TEST_F(Studio, OpenEditUndoRedoSaveReopen) {
+  start();
+  std::string id = open("a.onnx");
+  json g0 = graph(id);
+  ASSERT_EQ(g0["nodes"].size(), 1u);
+  EXPECT_EQ(g0["nodes"][0]["scope"], "/block");
+  EXPECT_EQ(g0["value_types"]["x"]["shape"], json({"N", 4}));
+  EXPECT_EQ(g0["opset_imports"], json::parse(R"([{"domain": "", "version": 17}])"));
+  EXPECT_EQ(g0["functions"], json::array());
+  EXPECT_FALSE(g0["nodes"][0].contains("function"));
+  std::string cmds = "/api/documents/" + id + "/commands";
+  json add = {{"type", "add_node"},
+              {"node",
+               {{"name", "neg"},
+                {"op_type", "Neg"},
+                {"inputs", {g0["nodes"][0]["outputs"][0]}},
+                {"outputs", {"n"}}}}};
+  auto [status, answer] = post(cmds, json{{"command", add}, {"expect_version", 0}});
+  ASSERT_EQ(status, 200) << answer.dump();
+  EXPECT_EQ(answer["document"]["version"], 1);
+  EXPECT_EQ(answer["document"]["dirty"], true);
+  EXPECT_EQ(answer["document"]["undo"], "Add node 'neg' (Neg)");
+  ASSERT_EQ(answer["node_ids"].size(), 1u);
+  int64_t neg = answer["node_ids"][0];
+  EXPECT_EQ(answer["changes"], json::parse(R"([{"kind": "node_added", "path": {"steps": []}, "node": )" +
+                                           std::to_string(neg) + "}]"));
+  EXPECT_EQ(answer["diagnostics"].size(), 0u) << answer["diagnostics"].dump();
+  // A broken edit answers with its diagnostics, the node marked.
+  json conv = {{"type", "add_node"},
+               {"node", {{"name", "conv"}, {"op_type", "Conv"}, {"inputs", {"n"}}, {"outputs", {"c"}}}}};
+  auto [s2, bad] = post(cmds, json{{"command", conv}});
+  ASSERT_EQ(s2, 200) << bad.dump();
+  ASSERT_GE(bad["diagnostics"].size(), 1u);
+  std::string conv_id = std::to_string(bad["node_ids"][0].get<int64_t>());
+  EXPECT_EQ(bad["diagnostics"][0]["node_id"], bad["node_ids"][0]);
+  EXPECT_EQ(bad["diagnostics"][0]["text"],
+            "error: main: node 'conv' (Conv), input 1: mandatory input 1 ('W') of node 'conv' (Conv) is not "
+            "connected");
+  EXPECT_EQ(get("/api/documents/" + id + "/nodes/" + conv_id).second["severity"], "error");
+  EXPECT_EQ(get("/api/documents/" + id + "/diagnostics").second["version"], 2);
+  auto [s3, undone] = post("/api/documents/" + id + "/undo", std::string());
+  EXPECT_EQ(s3, 200);
+  EXPECT_EQ(undone["diagnostics"].size(), 0u);
+  EXPECT_EQ(undone["document"]["redo"], "Add node 'conv' (Conv)");
+  EXPECT_EQ(post("/api/documents/" + id + "/undo", std::string()).second["changes"][0]["kind"],
+            "node_removed");
+  EXPECT_EQ(graph(id)["nodes"].size(), 1u);
+  EXPECT_EQ(post("/api/documents/" + id + "/redo", std::string()).second["document"]["version"], 5);
+  EXPECT_EQ(graph(id)["nodes"].size(), 2u);
+
+  // Positions, then save as, then reopen: the node and its position come back.
+  client_->Put(("/api/documents/" + id + "/positions").c_str(), auth(),
+               json{{"positions", {{std::to_string(neg), {10.5, 20}}}}}.dump(), "application/json");
+  EXPECT_EQ(graph(id)["positions"][std::to_string(neg)], json({10.5, 20}));
+  auto [s4, saved] = post("/api/documents/" + id + "/save", json{{"path", "sub/c.onnx"}});
+  ASSERT_EQ(s4, 200) << saved.dump();
+  EXPECT_EQ(saved["dirty"], false);
+  EXPECT_EQ(saved["name"], "c.onnx");
+  EXPECT_TRUE(fs::exists(root_ / "sub" / "c.onnx.tessera.json"));
+  std::string id2 = open("sub/c.onnx");
+  json g2 = graph(id2);
+  ASSERT_EQ(g2["nodes"].size(), 2u);
+  EXPECT_EQ(g2["nodes"][1]["name"], "neg");
+  std::string neg2 = std::to_string(g2["nodes"][1]["id"].get<int64_t>());
+  EXPECT_EQ(g2["positions"][neg2], json({10.5, 20}));
+  // Someone else rewrites the file: the document says so.
+  EXPECT_EQ(get("/api/documents/" + id2).second["changed_on_disk"], false);
+  tessera::onnx::save_model(relu_model(), root_ / "sub" / "c.onnx");
+  EXPECT_EQ(get("/api/documents/" + id2).second["changed_on_disk"], true);
+  EXPECT_EQ(post("/api/documents/" + id2 + "/close", std::string()).first, 200);
+  EXPECT_EQ(get("/api/documents/" + id2).first, 404);
+}
+
+TEST_F(Studio, TwoDocumentsAreIndependent) {
+  start();
+  std::string a = open("a.onnx"), b = open("sub/b.onnx");
+  EXPECT_NE(a, b);
+  auto [status, answer] =
+      post("/api/documents/" + a + "/commands",
+           json{{"command", {{"type", "rename_node"}, {"node", 1}, {"name", "renamed"}}}});
+  ASSERT_EQ(status, 200) << answer.dump();
+  EXPECT_EQ(graph(a)["nodes"][0]["name"], "renamed");
+  EXPECT_EQ(graph(b)["nodes"][0]["name"], "/block/relu");
+  json docs = get("/api/documents").second["documents"];
+  ASSERT_EQ(docs.size(), 2u);
+  EXPECT_EQ(docs[0]["version"], 1);
+  EXPECT_EQ(docs[1]["version"], 0);
+  auto [s2, fresh] = post("/api/documents/new",
+                          json{{"opset", 21}, {"domains", {{{"domain", "com.microsoft"}, {"version", 1}}}}});
+  ASSERT_EQ(s2, 200) << fresh.dump();
+  EXPECT_EQ(fresh["path"], nullptr);
+  EXPECT_EQ(post("/api/documents/" + fresh["id"].get<std::string>() + "/save", json::object()).first, 400);
+}
+
+TEST_F(Studio, RegistryAndInitializerPreview) {
+  start();
+  std::string id = open("a.onnx");
+  auto [status, reg] = get("/api/registry?doc=" + id);
+  ASSERT_EQ(status, 200);
+  const json* relu = nullptr;
+  for (const json& op : reg["ops"]) {
+    if (op["op_type"] == "Relu") relu = &op;
+    EXPECT_LE(op["since_version"].get<int>(), 17) << op["op_type"];
+  }
+  ASSERT_NE(relu, nullptr);
+  EXPECT_EQ((*relu)["since_version"], 14);
+  EXPECT_EQ((*relu)["category"], "Activation");
+  EXPECT_EQ((*relu)["inputs"][0]["option"], "single");
+  json add = {
+      {"command",
+       {{"type", "add_initializer"},
+        {"tensor", {{"name", "w"}, {"dtype", "float"}, {"shape", {2, 3}}, {"values", {1, 2, 3, 4, 5, 6}}}}}}};
+  ASSERT_EQ(post("/api/documents/" + id + "/commands", add).first, 200);
+  auto [s2, preview] = get("/api/documents/" + id + "/initializers/w?limit=4");
+  ASSERT_EQ(s2, 200);
+  EXPECT_EQ(preview, json::parse(R"({"dtype": "float", "shape": [2, 3], "values": [1.0, 2.0, 3.0, 4.0]})"));
+  EXPECT_EQ(graph(id)["initializers"][0]["bytes"], 24);
+  EXPECT_EQ(get("/api/documents/" + id + "/initializers/nope").first, 404);
+}
+
+// Bytes that are not HTTP, a request line without a version, a bad percent-encoding: each refused,
+// and the server answers the next request as before.
+TEST_F(Studio, SurvivesMalformedRequests) {
+  start();
+  std::string id = open("a.onnx");
+  for (std::string raw :
+       {std::string("\x16\x03\x01garbage\r\n\r\n"), std::string("GET /\r\n\r\n"),
+        std::string("GET /api/documents/%zz/graph?path=%7B HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"),
+        std::string("POST /api/documents/open HTTP/1.1\r\nContent-Length: 99999999999\r\n\r\n")}) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(studio_->port()));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::write(fd, raw.data(), raw.size()), static_cast<ssize_t>(raw.size()));
+    ::shutdown(fd, SHUT_WR);
+    char buf[512];
+    while (::read(fd, buf, sizeof buf) > 0) {
+    }
+    ::close(fd);
+  }
+  auto [status, g] = get("/api/documents/" + id + "/graph?path=%7B");
+  EXPECT_EQ(status, 400);
+  EXPECT_EQ(error_of(g), "the 'path' parameter is not valid JSON");
+  EXPECT_EQ(graph(id)["nodes"].size(), 1u);
+}
+
+TEST_F(Studio, LocalFunctionsAreListedAndTheirCallsMarked) {
+  start();
+  std::string id = open("a.onnx");
+  json batch = {{"batch", "Add a function and call it"},
+                {"commands",
+                 {{{"type", "add_function"},
+                   {"function",
+                    {{"domain", "custom"},
+                     {"name", "Twice"},
+                     {"inputs", {"X"}},
+                     {"outputs", {"Y"}},
+                     {"nodes", {{{"op_type", "Add"}, {"inputs", {"X", "X"}}, {"outputs", {"Y"}}}}}}}},
+                  {{"type", "set_opset_import"}, {"domain", "custom"}, {"version", 1}},
+                  {{"type", "add_node"},
+                   {"node",
+                    {{"name", "call"},
+                     {"op_type", "Twice"},
+                     {"domain", "custom"},
+                     {"inputs", {"x"}},
+                     {"outputs", {"t"}}}}}}}};
+  auto [status, answer] = post("/api/documents/" + id + "/commands", batch);
+  ASSERT_EQ(status, 200) << answer.dump();
+  EXPECT_EQ(answer["changes"][0]["kind"], "model_changed");
+  EXPECT_EQ(answer["diagnostics"], json::array());
+  json g = graph(id);
+  EXPECT_EQ(g["functions"], json::parse(R"([{"domain": "custom", "name": "Twice"}])"));
+  EXPECT_EQ(g["nodes"][1]["function"], json::parse(R"({"domain": "custom", "name": "Twice"})"));
+  auto [s2, body] = get("/api/documents/" + id + "/graph?path=" +
+                        percent_encoded(R"({"function": {"domain": "custom", "name": "Twice"}})"));
+  ASSERT_EQ(s2, 200) << body.dump();
+  EXPECT_EQ(body["graph"], "function custom.Twice");
+  EXPECT_EQ(body["nodes"][0]["op_type"], "Add");
+}
+
+TEST_F(Studio, ServesTheWebAppWithContentTypes) {
+  start(base_ / "web");
+  httplib::Headers h = auth();
+  auto index = client_->Get("/", h);
+  ASSERT_TRUE(index);
+  EXPECT_EQ(index->status, 200);
+  EXPECT_EQ(index->get_header_value("Content-Type"), "text/html; charset=utf-8");
+  auto js = client_->Get("/assets/app.js", h);
+  ASSERT_TRUE(js);
+  EXPECT_EQ(js->body, "console.log(1)");
+  EXPECT_EQ(js->get_header_value("Content-Type"), "text/javascript; charset=utf-8");
+  EXPECT_EQ(client_->Get("/assets/../../outside/secret.onnx", h)->status, 404);
+  EXPECT_EQ(client_->Get("/nope.js", h)->status, 404);
+}
+
+}  // namespace
