@@ -1,0 +1,485 @@
+// The studio app: documents in tabs, the canvas, the panels, keyboard shortcuts. Every edit is a command
+// sent to the server; the answer (document state, diagnostics) and a re-fetched graph update the view.
+import { ApiError, StudioClient } from '../api/client';
+import type { ApiGraph, ApiNode, Command, CommandAnswer, Diagnostic, DocumentInfo, RegistryOp } from '../api/types';
+import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
+import { registryKey } from '../model/viewmodel';
+import { CheckList } from '../ui/checklist';
+import { clear, h } from '../ui/dom';
+import { Palette } from '../ui/palette';
+import { ParamEditor } from '../ui/params';
+import { QuickAdd } from '../ui/quickadd';
+import { CanvasView, type TerminalRef } from './canvasview';
+
+export interface Shell {
+  tabs: HTMLElement;
+  left: HTMLElement;
+  right: HTMLElement;
+  bottom: HTMLElement;
+  canvas: HTMLCanvasElement;
+  status: HTMLElement;
+  toast: HTMLElement;
+  dialogs: HTMLElement;
+}
+
+export class App {
+  readonly canvas: CanvasView;
+  docs: DocumentInfo[] = [];
+  doc: DocumentInfo | null = null;
+  graph: ApiGraph | null = null;
+  ops: RegistryOp[] = [];
+  registry = new Map<string, RegistryOp>();
+  diagnostics: Diagnostic[] = [];
+  busy = 0;
+  firstRenderMs = 0;
+  lastError = '';
+  private palette: Palette;
+  private params: ParamEditor;
+  private checklist: CheckList;
+  private quickAdd: QuickAdd;
+  private mouse: [number, number] = [0, 0];
+
+  constructor(
+    readonly shell: Shell,
+    readonly client: StudioClient | null,
+  ) {
+    this.canvas = new CanvasView(shell.canvas, {
+      selectionChanged: () => this.showParams(),
+      connect: (a, b) => void this.connect(a, b),
+      disconnect: (leaf, port) => void this.disconnect(leaf, port),
+      moved: () => void this.savePositions(),
+      dropOp: (key, x, y) => void this.addNode(key, x, y),
+      terminalDoubleClick: (t) => void this.terminalDoubleClick(t),
+      layoutDone: () => this.onLayout(),
+      status: (s) => (shell.status.textContent = s),
+    });
+    this.palette = new Palette(shell.left, (key) => {
+      const [x0, y0, x1, y1] = this.canvas.renderer.view();
+      void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
+    });
+    this.params = new ParamEditor(shell.right, {
+      rename: (n, name) => void this.run({ type: 'rename_node', node: n.id, name }),
+      setAttr: (nodes, attr) =>
+        void (nodes.length === 1
+          ? this.run({ type: 'set_attribute', node: nodes[0].id, attribute: attr })
+          : this.runBatch(`Set ${attr.name} on ${nodes.length} nodes`, nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute: attr })))),
+      resetAttr: (nodes, name) =>
+        void (nodes.length === 1
+          ? this.run({ type: 'reset_attribute', node: nodes[0].id, name })
+          : this.runBatch(`Reset ${name}`, nodes.map((n) => ({ type: 'reset_attribute', node: n.id, name })))),
+      setMetadata: (fields) => void this.run({ type: 'set_model_metadata', ...fields }),
+      setOpset: (domain, version) => void this.run({ type: 'set_opset_import', domain, version }),
+    });
+    this.checklist = new CheckList(shell.bottom, (d) => d.node_id !== undefined && void this.canvas.focusNode(d.node_id));
+    this.quickAdd = new QuickAdd(document.body);
+    shell.canvas.addEventListener('pointermove', (ev) => (this.mouse = [ev.clientX, ev.clientY]));
+    window.addEventListener('keydown', (ev) => this.onKey(ev));
+    window.addEventListener('beforeunload', (ev) => {
+      if (this.docs.some((d) => d.dirty)) ev.preventDefault();
+    });
+  }
+
+  // ---- documents ----
+
+  async start(): Promise<void> {
+    if (!this.client) return;
+    const { documents } = await this.client.documents();
+    this.docs = documents;
+    if (documents.length) await this.switchTo(documents[0]);
+    else this.openDialog();
+    this.renderTabs();
+  }
+
+  /** Offline mode (no server): shows a graph read-only, for the benchmark and the renderer tests. */
+  async showStatic(graph: ApiGraph, name: string, expandAll: boolean): Promise<void> {
+    this.doc = { id: 'static', path: null, name, dirty: false, version: graph.version, can_undo: false, can_redo: false, undo: '', redo: '', changed_on_disk: false };
+    this.docs = [this.doc];
+    this.graph = graph;
+    this.renderTabs();
+    await this.canvas.setGraph(graph, true);
+    if (expandAll) {
+      await this.canvas.expandAll(true);
+      this.canvas.fit();
+    }
+  }
+
+  async switchTo(doc: DocumentInfo): Promise<void> {
+    if (!this.client) return;
+    this.doc = doc;
+    const [reg, graph, diags] = await Promise.all([this.client.registry(doc.id), this.client.graph(doc.id), this.client.diagnostics(doc.id)]);
+    this.ops = reg.ops;
+    this.registry = new Map(reg.ops.map((op) => [registryKey(op.domain, op.op_type), op]));
+    this.palette.setOps(reg.ops);
+    this.canvas.registry = this.registry;
+    this.diagnostics = diags.diagnostics;
+    this.checklist.show(this.diagnostics);
+    this.graph = graph;
+    await this.canvas.setGraph(graph, true);
+    this.renderTabs();
+    this.showParams();
+  }
+
+  private async refreshGraph(): Promise<void> {
+    if (!this.client || !this.doc) return;
+    this.graph = await this.client.graph(this.doc.id);
+    await this.canvas.setGraph(this.graph, false);
+    this.showParams();
+  }
+
+  private updateDoc(d: DocumentInfo): void {
+    this.doc = d;
+    const i = this.docs.findIndex((x) => x.id === d.id);
+    if (i >= 0) this.docs[i] = d;
+    else this.docs.push(d);
+    this.renderTabs();
+  }
+
+  async openPath(path: string): Promise<void> {
+    await this.guard(async () => {
+      const d = await this.client!.open(path);
+      this.updateDoc(d);
+      await this.switchTo(d);
+    });
+  }
+
+  async newDocument(opset: number, contrib: boolean): Promise<void> {
+    await this.guard(async () => {
+      const d = await this.client!.create(opset, contrib ? [{ domain: 'com.microsoft', version: 1 }] : []);
+      this.updateDoc(d);
+      await this.switchTo(d);
+    });
+  }
+
+  async save(asPath?: string): Promise<void> {
+    if (!this.client || !this.doc) return;
+    if (!this.doc.path && !asPath) return this.saveAsDialog();
+    await this.guard(async () => {
+      await this.savePositions();
+      this.updateDoc(await this.client!.save(this.doc!.id, asPath));
+      this.toast(`Saved ${this.doc!.path ?? this.doc!.name}`);
+    });
+  }
+
+  async closeDoc(d: DocumentInfo): Promise<void> {
+    if (d.dirty && !window.confirm(`${d.name} has unsaved changes. Close it anyway?`)) return;
+    await this.guard(async () => {
+      await this.client!.close(d.id);
+      this.docs = this.docs.filter((x) => x.id !== d.id);
+      if (this.doc?.id === d.id) {
+        this.doc = null;
+        this.graph = null;
+        if (this.docs.length) await this.switchTo(this.docs[0]);
+        else this.canvas.renderer.setScene(null);
+      }
+      this.renderTabs();
+    });
+  }
+
+  // ---- edits ----
+
+  private async guard<T>(f: () => Promise<T>): Promise<T | undefined> {
+    this.busy++;
+    try {
+      return await f();
+    } catch (e) {
+      const msg = e instanceof ApiError ? e.message : String((e as Error)?.message ?? e);
+      this.lastError = msg;
+      this.toast(msg, true);
+      return undefined;
+    } finally {
+      this.busy--;
+    }
+  }
+
+  private async apply(answer: Promise<CommandAnswer>): Promise<CommandAnswer | undefined> {
+    return this.guard(async () => {
+      const a = await answer;
+      this.updateDoc(a.document);
+      this.diagnostics = a.diagnostics;
+      this.checklist.show(a.diagnostics);
+      await this.refreshGraph();
+      return a;
+    });
+  }
+
+  run(cmd: Command): Promise<CommandAnswer | undefined> {
+    if (!this.client || !this.doc) return Promise.resolve(undefined);
+    return this.apply(this.client.command(this.doc.id, cmd, this.doc.version));
+  }
+
+  runBatch(label: string, cmds: Command[]): Promise<CommandAnswer | undefined> {
+    if (!this.client || !this.doc) return Promise.resolve(undefined);
+    return this.apply(this.client.batch(this.doc.id, label, cmds, this.doc.version));
+  }
+
+  undo(): Promise<unknown> {
+    return this.client && this.doc?.can_undo ? this.apply(this.client.undo(this.doc.id)) : Promise.resolve();
+  }
+
+  redo(): Promise<unknown> {
+    return this.client && this.doc?.can_redo ? this.apply(this.client.redo(this.doc.id)) : Promise.resolve();
+  }
+
+  private uniqueName(base: string): string {
+    const names = new Set<string>();
+    for (const n of this.graph?.nodes ?? []) names.add(n.name);
+    const stem = base.replace(/[^A-Za-z0-9_]/g, '_');
+    for (let k = 0; ; k++) if (!names.has(`${stem}_${k}`)) return `${stem}_${k}`;
+  }
+
+  async addNode(key: string, x: number, y: number): Promise<number | undefined> {
+    const op = this.registry.get(key);
+    if (!op) return undefined;
+    const name = this.uniqueName(op.op_type);
+    const inputs = op.inputs.filter((f) => f.option !== 'variadic').map(() => '');
+    const outputs = op.outputs.filter((f) => f.option === 'single').map((_, i) => `${name}_out${i}`);
+    if (!outputs.length) outputs.push(`${name}_out0`);
+    const a = await this.run({
+      type: 'add_node',
+      node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs },
+      position: [Math.round(x), Math.round(y)],
+    });
+    const id = a?.node_ids?.[0];
+    if (id !== undefined) {
+      const leaf = this.canvas.vm?.byNodeId.get(id);
+      if (leaf !== undefined) this.canvas.select([leaf]);
+    }
+    return id;
+  }
+
+  private async connect(from: TerminalRef, to: TerminalRef): Promise<void> {
+    const vm = this.canvas.vm!;
+    const src = vm.leaves[from.leaf];
+    const dst = vm.leaves[to.leaf];
+    let value = src.outputs[from.port]?.value ?? '';
+    const cmds: Command[] = [];
+    if (dst.kind === 'output') {
+      if (src.kind !== 'node') return this.toast('a graph input cannot feed a graph output directly', true);
+      return void this.run({ type: 'set_node_output', node: src.id, index: from.port, value: dst.name });
+    }
+    if (!value) {
+      value = `${src.name}_out${from.port}`;
+      cmds.push({ type: 'set_node_output', node: src.id, index: from.port, value });
+    }
+    cmds.push({ type: 'connect', node: dst.id, index: to.port, value });
+    if (cmds.length === 1) await this.run(cmds[0]);
+    else await this.runBatch(`Connect ${src.name} to ${dst.name}`, cmds);
+  }
+
+  private async disconnect(leaf: number, port: number): Promise<void> {
+    const l = this.canvas.vm!.leaves[leaf];
+    if (l.kind === 'node') await this.run({ type: 'disconnect', node: l.id, index: port });
+  }
+
+  private async terminalDoubleClick(t: TerminalRef): Promise<void> {
+    const leaf = this.canvas.vm!.leaves[t.leaf];
+    if (leaf.kind !== 'node') return;
+    const term = (t.side === 'in' ? leaf.inputs : leaf.outputs)[t.port];
+    if (term.value && t.side === 'in') return;
+    const [x, y] = this.canvas.scene!.termPos(t.leaf, t.side, t.port);
+    if (t.side === 'in') {
+      const name = this.uniqueValue(`${leaf.name}_${term.label}`);
+      await this.runBatch(`Add graph input ${name}`, [
+        { type: 'add_graph_input', value: { name, type: 'tensor(float)', shape: [] }, position: [x, y - 80] },
+        { type: 'connect', node: leaf.id, index: t.port, value: name },
+      ]);
+    } else {
+      const name = term.value || this.uniqueValue(`${leaf.name}_${term.label}`);
+      const cmds: Command[] = [];
+      if (!term.value) cmds.push({ type: 'set_node_output', node: leaf.id, index: t.port, value: name });
+      cmds.push({ type: 'add_graph_output', value: { name, type: 'tensor(float)', shape: [] }, position: [x, y + 80] });
+      await this.runBatch(`Add graph output ${name}`, cmds);
+    }
+  }
+
+  private uniqueValue(base: string): string {
+    const used = new Set<string>();
+    for (const n of this.graph?.nodes ?? []) [...n.inputs, ...n.outputs].forEach((v) => used.add(v));
+    for (const v of [...(this.graph?.inputs ?? []), ...(this.graph?.outputs ?? []), ...(this.graph?.initializers ?? [])]) used.add(v.name);
+    const stem = base.replace(/[^A-Za-z0-9_]/g, '_');
+    if (!used.has(stem)) return stem;
+    for (let k = 1; ; k++) if (!used.has(`${stem}_${k}`)) return `${stem}_${k}`;
+  }
+
+  async deleteSelection(): Promise<void> {
+    const vm = this.canvas.vm;
+    if (!vm) return;
+    const e = this.canvas.renderer.state.selectedEdge;
+    if (e >= 0) {
+      const lay = this.canvas.scene!.lay;
+      const edge = vm.edges[lay.edgeLeaf[e]];
+      const dst = vm.leaves[edge.dst];
+      if (lay.edgeDstItem[e] === edge.dst && dst.kind === 'node') await this.run({ type: 'disconnect', node: dst.id, index: edge.dstPort });
+      return;
+    }
+    const cmds: Command[] = [];
+    for (const i of this.canvas.selected) {
+      const l = vm.leaves[i];
+      if (l.kind === 'node') cmds.push({ type: 'remove_node', node: l.id });
+      else if (l.kind === 'input') cmds.push({ type: 'remove_graph_input', name: l.name });
+      else cmds.push({ type: 'remove_graph_output', name: l.name });
+    }
+    if (!cmds.length) return;
+    this.canvas.selected.clear();
+    if (cmds.length === 1) await this.run(cmds[0]);
+    else await this.runBatch(`Delete ${cmds.length} items`, cmds);
+  }
+
+  async savePositions(): Promise<void> {
+    if (!this.client || !this.doc) return;
+    const positions: Record<string, [number, number]> = {};
+    for (const [key, p] of this.canvas.pins) if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
+    await this.guard(() => this.client!.putPositions(this.doc!.id, positions));
+  }
+
+  async arrange(): Promise<void> {
+    await this.canvas.arrange();
+    await this.savePositions();
+  }
+
+  // ---- views ----
+
+  selectedNodes(): ApiNode[] {
+    const vm = this.canvas.vm;
+    if (!vm || !this.graph) return [];
+    const byId = new Map(this.graph.nodes.map((n) => [n.id, n]));
+    return [...this.canvas.selected].map((i) => byId.get(vm.leaves[i].id)).filter((n): n is ApiNode => !!n);
+  }
+
+  private showParams(): void {
+    this.params.show(this.selectedNodes(), this.registry, this.graph, this.doc);
+  }
+
+  private onLayout(): void {
+    if (!this.firstRenderMs) {
+      this.canvas.renderer.onFrame = () => {
+        this.firstRenderMs = performance.now();
+        this.canvas.renderer.onFrame = null;
+      };
+    }
+  }
+
+  renderTabs(): void {
+    clear(this.shell.tabs);
+    for (const d of this.docs) {
+      const tab = h(
+        'div',
+        { className: `tab${d.id === this.doc?.id ? ' active' : ''}`, 'data-testid': 'tab', onclick: () => d.id !== this.doc?.id && void this.switchTo(d) },
+        h('span', { className: 'tab-name', text: d.name }),
+        d.dirty ? h('span', { className: 'modified', title: 'modified', text: ' ●', 'data-testid': 'modified' }) : null,
+        d.changed_on_disk ? h('span', { className: 'warn', title: 'changed on disk since it was opened', text: ' ⚠' }) : null,
+        this.client ? h('button', { className: 'tab-close', text: '×', onclick: (ev: Event) => (ev.stopPropagation(), void this.closeDoc(d)) }) : null,
+      );
+      this.shell.tabs.append(tab);
+    }
+    document.title = this.doc ? `${this.doc.dirty ? '● ' : ''}${this.doc.name} - Tessera studio` : 'Tessera studio';
+  }
+
+  toast(msg: string, error = false): void {
+    const t = this.shell.toast;
+    t.textContent = msg;
+    t.className = error ? 'toast error' : 'toast';
+    t.style.display = 'block';
+    clearTimeout((t as unknown as { timer?: number }).timer);
+    (t as unknown as { timer?: number }).timer = window.setTimeout(() => (t.style.display = 'none'), error ? 6000 : 2500);
+  }
+
+  async exportImage(kind: 'svg' | 'png' | 'jpeg', o: ExportOptions = { background: true, grid: false, margin: 40 }): Promise<Blob | null> {
+    const scene = this.canvas.scene;
+    if (!scene) return null;
+    const blob =
+      kind === 'svg'
+        ? new Blob([exportSvg(scene, this.canvas.renderer.state, o)], { type: 'image/svg+xml' })
+        : await exportRaster(scene, this.canvas.renderer.state, o, kind === 'png' ? 'image/png' : 'image/jpeg');
+    const a = h('a', { href: URL.createObjectURL(blob), download: `${(this.doc?.name ?? 'graph').replace(/\.onnx$/, '')}.${kind === 'jpeg' ? 'jpg' : kind}` });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    return blob;
+  }
+
+  // ---- dialogs ----
+
+  openDialog(dir = ''): void {
+    if (!this.client) return;
+    void this.guard(async () => {
+      const listing = await this.client!.files(dir);
+      const close = () => clear(this.shell.dialogs);
+      const up = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
+      const rows = listing.entries.map((e) =>
+        h('div', {
+          className: `file-entry ${e.kind}`,
+          'data-testid': 'file-entry',
+          text: e.kind === 'dir' ? `${e.name}/` : `${e.name}  (${(e.size / 1024).toFixed(1)} KiB)`,
+          ondblclick: () => {
+            const rel = dir ? `${dir}/${e.name}` : e.name;
+            close();
+            if (e.kind === 'dir') this.openDialog(rel);
+            else void this.openPath(`${listing.root}/${rel}`);
+          },
+        }),
+      );
+      this.dialog(`Open model: ${listing.root}${dir ? '/' + dir : ''}`, [
+        dir ? h('div', { className: 'file-entry dir', text: '../', ondblclick: () => (close(), this.openDialog(up)) }) : null,
+        ...rows,
+      ]);
+    });
+  }
+
+  newDialog(): void {
+    const opset = h('input', { type: 'number', min: 1, max: 30, value: '21', 'data-testid': 'new-opset' });
+    const contrib = h('input', { type: 'checkbox' });
+    this.dialog('New model', [
+      h('div', { className: 'field' }, h('label', { text: 'ai.onnx opset' }), opset),
+      h('div', { className: 'field' }, h('label', { text: 'ONNX Runtime contrib ops (com.microsoft)' }), contrib),
+      h('button', { text: 'Create', 'data-testid': 'new-create', onclick: () => (clear(this.shell.dialogs), void this.newDocument(Number(opset.value), contrib.checked)) }),
+    ]);
+  }
+
+  saveAsDialog(): void {
+    const path = h('input', { type: 'text', value: this.doc?.path ?? 'model.onnx', 'data-testid': 'saveas-path' });
+    this.dialog('Save as', [
+      h('div', { className: 'field' }, h('label', { text: 'Path (under the studio root)' }), path),
+      h('button', { text: 'Save', onclick: () => (clear(this.shell.dialogs), void this.save(path.value)) }),
+    ]);
+  }
+
+  private dialog(title: string, body: Array<HTMLElement | null>): void {
+    clear(this.shell.dialogs);
+    const box = h(
+      'div',
+      { className: 'dialog', role: 'dialog' },
+      h('div', { className: 'dialog-title' }, title, h('button', { className: 'dialog-close', text: '×', onclick: () => clear(this.shell.dialogs) })),
+      ...body,
+    );
+    this.shell.dialogs.append(box);
+  }
+
+  // ---- keyboard ----
+
+  private onKey(ev: KeyboardEvent): void {
+    const target = ev.target as HTMLElement;
+    const typing = target.tagName === 'INPUT' || target.tagName === 'TEXTAREA';
+    const ctrl = ev.ctrlKey || ev.metaKey;
+    if (ctrl && ev.key.toLowerCase() === 's') {
+      ev.preventDefault();
+      void this.save();
+    } else if (ctrl && ev.code === 'Space') {
+      ev.preventDefault();
+      const [wx, wy] = this.canvas.renderer.toWorld(...this.canvas.px(new MouseEvent('x', { clientX: this.mouse[0], clientY: this.mouse[1] })));
+      this.quickAdd.open(this.ops, this.mouse[0], this.mouse[1], (key) => void this.addNode(key, wx, wy));
+    } else if (typing) {
+      return;
+    } else if (ctrl && ev.key.toLowerCase() === 'z') {
+      ev.preventDefault();
+      void (ev.shiftKey ? this.redo() : this.undo());
+    } else if (ctrl && ev.key.toLowerCase() === 'y') {
+      ev.preventDefault();
+      void this.redo();
+    } else if (ev.key === 'Delete' || ev.key === 'Backspace') {
+      void this.deleteSelection();
+    } else if (ev.key === 'f' && !ctrl) {
+      this.canvas.fit();
+    }
+  }
+}
