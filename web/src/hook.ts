@@ -37,6 +37,9 @@ export function installHook(app: App): void {
     get firstRenderMs() {
       return app.firstRenderMs;
     },
+    get marks() {
+      return c.marks;
+    },
     get stats() {
       return r.stats;
     },

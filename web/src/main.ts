@@ -66,8 +66,10 @@ menuBar($('menubar'), [
 
 if (fixture === 'synthetic') {
   const nodes = Number(params.get('nodes') ?? 1000);
+  const t0 = performance.now();
   const graph = syntheticGraph({ nodes, scoped: params.get('scoped') === '1', seed: Number(params.get('seed') ?? 1), errors: 3 });
-  void app.showStatic(graph, `synthetic-${nodes}.onnx`, params.get('expand') === 'all');
+  const generatedMs = performance.now() - t0;
+  void app.showStatic(graph, `synthetic-${nodes}.onnx`, params.get('expand') === 'all').then(() => (c.marks.generatedMs = generatedMs));
 } else {
   app.start().catch((e: unknown) => app.toast(`cannot reach the studio server: ${String(e)}`, true));
 }

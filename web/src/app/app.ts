@@ -96,11 +96,8 @@ export class App {
     this.docs = [this.doc];
     this.graph = graph;
     this.renderTabs();
+    this.canvas.expandOnLoad = expandAll;
     await this.canvas.setGraph(graph, true);
-    if (expandAll) {
-      await this.canvas.expandAll(true);
-      this.canvas.fit();
-    }
   }
 
   async switchTo(doc: DocumentInfo): Promise<void> {
@@ -351,12 +348,12 @@ export class App {
   }
 
   private onLayout(): void {
-    if (!this.firstRenderMs) {
-      this.canvas.renderer.onFrame = () => {
-        this.firstRenderMs = performance.now();
-        this.canvas.renderer.onFrame = null;
-      };
-    }
+    if (this.firstRenderMs) return;
+    this.canvas.renderer.onFrame = () => {
+      this.firstRenderMs = performance.now();
+      this.canvas.marks.firstFrame = this.firstRenderMs;
+      this.canvas.renderer.onFrame = null;
+    };
   }
 
   renderTabs(): void {

@@ -44,7 +44,9 @@ export class CanvasView {
   registry = new Map<string, RegistryOp>();
   pins = new Map<string, [number, number]>(); // leaf key -> position the user placed
   boxZoomNext = false;
+  expandOnLoad = false; // open with every group expanded (the benchmark's flat view)
   layoutMs = 0;
+  marks: Record<string, number> = {}; // performance.now() of the last graph's stages (bench, tests)
   private drag: Drag | null = null;
   private fitPending = true;
   private marquee: HTMLDivElement;
@@ -71,17 +73,20 @@ export class CanvasView {
     const prevExpanded = new Set<string>();
     if (this.groups) this.groups.path.forEach((p, k) => this.expanded[k] && prevExpanded.add(p));
     const prevSel = new Set([...this.selected].map((i) => this.vm?.leaves[i]?.key));
+    this.marks = { graph: performance.now() };
     this.api = api;
     this.vm = buildViewModel(api, { showConstants: this.showConstants, registry: this.registry });
     this.groups = buildGroups(this.vm);
-    this.expanded = defaultExpansion(this.groups);
+    this.expanded = this.expandOnLoad ? new Uint8Array(this.groups.parent.length).fill(1) : defaultExpansion(this.groups);
     if (!fit && prevExpanded.size) this.groups.path.forEach((p, k) => (this.expanded[k] = k === 0 || prevExpanded.has(p) ? 1 : 0));
     this.pins.clear();
     for (const [id, pos] of Object.entries(api.positions ?? {})) this.pins.set(`n:${id}`, pos);
     this.selected.clear();
     this.vm.leaves.forEach((l, i) => prevSel.has(l.key) && this.selected.add(i));
     this.renderer.state.selectedEdge = -1;
+    this.marks.viewModel = performance.now();
     this.layout.setGraph(hierGraph(this.vm, this.groups, this.pinnedArray()));
+    this.marks.sent = performance.now();
     this.fitPending = fit;
     await this.relayout();
   }
@@ -102,7 +107,9 @@ export class CanvasView {
     try {
       const { result, ms } = await this.layout.layout(this.expanded);
       this.layoutMs = ms;
+      this.marks.layout = performance.now();
       this.scene = new Scene(this.vm, this.groups, result);
+      this.marks.scene = performance.now();
       this.renderer.setScene(this.scene);
       if (this.fitPending) this.fit();
       this.fitPending = false;

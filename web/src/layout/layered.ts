@@ -86,16 +86,43 @@ function topoOrder(n: number, src: ArrayLike<number>, dst: ArrayLike<number>): I
   return order;
 }
 
-/** Isotonic regression with minimum gaps: x[i+1] - x[i] >= gap[i], closest to target in least squares. */
-export function placeRow(target: Float64Array, gap: Float64Array, out: Float64Array): void {
-  const n = target.length;
+/** Scratch buffers for placeRow, grown as needed: rows are laid out thousands of times per layout and
+ *  allocating typed arrays for each made the garbage collector the largest cost. */
+class RowScratch {
+  offset = new Float64Array(64);
+  sum = new Float64Array(64);
+  cnt = new Int32Array(64);
+  end = new Int32Array(64);
+  target = new Float64Array(64);
+  out = new Float64Array(64);
+  ensure(n: number): void {
+    if (n <= this.offset.length) return;
+    const size = Math.max(n, this.offset.length * 2);
+    this.offset = new Float64Array(size);
+    this.sum = new Float64Array(size);
+    this.cnt = new Int32Array(size);
+    this.end = new Int32Array(size);
+    this.target = new Float64Array(size);
+    this.out = new Float64Array(size);
+  }
+}
+
+/** Isotonic regression with minimum gaps: x[i+1] - x[i] >= gap[i], closest to target in least squares.
+ *  Reads target[0..n), gap[g0..g0+n-1), writes out[0..n). */
+export function placeRow(
+  target: Float64Array,
+  gap: Float64Array,
+  out: Float64Array,
+  n = target.length,
+  g0 = 0,
+  sc: RowScratch = new RowScratch(),
+): void {
   if (n === 0) return;
-  const offset = new Float64Array(n);
-  for (let i = 1; i < n; i++) offset[i] = offset[i - 1] + gap[i - 1];
+  sc.ensure(n);
+  const { offset, sum, cnt, end } = sc;
+  offset[0] = 0;
+  for (let i = 1; i < n; i++) offset[i] = offset[i - 1] + gap[g0 + i - 1];
   // Pool adjacent violators on t[i] = target[i] - offset[i], which must become non-decreasing.
-  const sum = new Float64Array(n);
-  const cnt = new Int32Array(n);
-  const end = new Int32Array(n);
   let blocks = 0;
   for (let i = 0; i < n; i++) {
     sum[blocks] = target[i] - offset[i];
@@ -190,6 +217,7 @@ export function layered(input: LayeredInput, options: Partial<LayeredOptions> = 
   rows.forEach(setSlots);
   const bary = new Float64Array(total);
   const sortRow = (row: number[], adj: Csr) => {
+    if (row.length < 2) return;
     for (const v of row) {
       let s = 0;
       const c = adj.start[v + 1] - adj.start[v];
@@ -272,41 +300,46 @@ function longestPathRanks(n: number, order: Int32Array, from: Int32Array, to: In
 function assignX(rows: number[][], w: Float64Array, up: Csr, down: Csr, opt: LayeredOptions): Float64Array {
   const cx = new Float64Array(w.length);
   const gapOf = (a: number, b: number) => (w[a] + w[b]) / 2 + (w[a] > 0 && w[b] > 0 ? opt.nodeSep : opt.nodeSep / 3);
-  const gaps = rows.map((row) => {
-    const g = new Float64Array(Math.max(0, row.length - 1));
-    for (let i = 0; i + 1 < row.length; i++) g[i] = gapOf(row[i], row[i + 1]);
-    return g;
-  });
+  // Gaps of all rows in one array: row r's gaps start at gapStart[r].
+  const gapStart = new Int32Array(rows.length + 1);
+  for (let r = 0; r < rows.length; r++) gapStart[r + 1] = gapStart[r] + Math.max(0, rows[r].length - 1);
+  const gaps = new Float64Array(gapStart[rows.length]);
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r];
-    const g = gaps[r];
     let acc = 0;
     for (let i = 0; i < row.length; i++) {
       cx[row[i]] = acc;
-      acc += g[i] ?? 0;
+      if (i + 1 < row.length) acc += gaps[gapStart[r] + i] = gapOf(row[i], row[i + 1]);
     }
-    const shift = acc / 2;
-    for (const v of row) cx[v] -= shift;
+    for (const v of row) cx[v] -= acc / 2;
   }
-  const relax = (r: number, adjs: Csr[]) => {
+  const sc = new RowScratch();
+  const relax = (r: number, a: Csr, b: Csr | null) => {
     const row = rows[r];
-    const target = new Float64Array(row.length);
-    row.forEach((v, i) => {
+    const n = row.length;
+    sc.ensure(n);
+    const target = sc.target;
+    for (let i = 0; i < n; i++) {
+      const v = row[i];
       let s = 0;
       let c = 0;
-      for (const adj of adjs) {
-        for (let k = adj.start[v]; k < adj.start[v + 1]; k++, c++) s += cx[adj.list[k]];
-      }
+      for (let k = a.start[v]; k < a.start[v + 1]; k++, c++) s += cx[a.list[k]];
+      if (b) for (let k = b.start[v]; k < b.start[v + 1]; k++, c++) s += cx[b.list[k]];
       target[i] = c > 0 ? s / c : cx[v];
-    });
-    const out = new Float64Array(row.length);
-    placeRow(target, gaps[r], out);
-    row.forEach((v, i) => (cx[v] = out[i]));
+    }
+    if (n === 1) {
+      cx[row[0]] = target[0];
+      return;
+    }
+    const out = sc.out;
+    placeRow(target, gaps, out, n, gapStart[r], sc);
+    for (let i = 0; i < n; i++) cx[row[i]] = out[i];
   };
   for (let s = 0; s < opt.sweeps; s++) {
-    for (let r = 1; r < rows.length; r++) relax(r, [up]);
-    for (let r = rows.length - 2; r >= 0; r--) relax(r, [down]);
+    for (let r = 1; r < rows.length; r++) relax(r, up, null);
+    for (let r = rows.length - 2; r >= 0; r--) relax(r, down, null);
   }
-  for (let r = 0; r < rows.length; r++) relax(r, [up, down]);
+  for (let r = 0; r < rows.length; r++) relax(r, up, down);
   return cx;
 }
+
