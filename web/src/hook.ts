@@ -67,6 +67,19 @@ export function installHook(app: App): void {
       return toPage(...c.scene.termPos(i, side, port));
     },
     toPage,
+    node(name: string) {
+      return app.graph?.nodes.find((n) => n.name === name) ?? null;
+    },
+    groupCenter(path: string): [number, number] | null {
+      const k = c.groups?.path.indexOf(path) ?? -1;
+      if (k < 0 || !c.scene) return null;
+      const [x, y, w, h] = c.scene.leafRect(c.scene.n + k);
+      if (Number.isNaN(x)) return null;
+      return toPage(x + w / 2, y + Math.min(h / 2, 12));
+    },
+    get visibleItems() {
+      return c.scene?.lay.stats.visibleItems ?? 0;
+    },
     select(names: string[]) {
       c.select(names.map(leafByName).filter((i) => i >= 0));
     },

@@ -231,16 +231,15 @@ export class App {
     const inputs = op.inputs.filter((f) => f.option !== 'variadic').map(() => '');
     const outputs = op.outputs.filter((f) => f.option === 'single').map((_, i) => `${name}_out${i}`);
     if (!outputs.length) outputs.push(`${name}_out0`);
-    const a = await this.run({
-      type: 'add_node',
-      node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs },
-      position: [Math.round(x), Math.round(y)],
-    });
+    // add_node's `position` is the index in the node list; the canvas position goes through PUT positions.
+    const a = await this.run({ type: 'add_node', node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs } });
     const id = a?.node_ids?.[0];
-    if (id !== undefined) {
-      const leaf = this.canvas.vm?.byNodeId.get(id);
-      if (leaf !== undefined) this.canvas.select([leaf]);
-    }
+    if (id === undefined) return undefined;
+    this.canvas.pins.set(`n:${id}`, [Math.round(x - 70), Math.round(y - 20)]);
+    await this.savePositions();
+    await this.canvas.repin();
+    const leaf = this.canvas.vm?.byNodeId.get(id);
+    if (leaf !== undefined) this.canvas.select([leaf]);
     return id;
   }
 
@@ -273,18 +272,17 @@ export class App {
     if (leaf.kind !== 'node') return;
     const term = (t.side === 'in' ? leaf.inputs : leaf.outputs)[t.port];
     if (term.value && t.side === 'in') return;
-    const [x, y] = this.canvas.scene!.termPos(t.leaf, t.side, t.port);
     if (t.side === 'in') {
       const name = this.uniqueValue(`${leaf.name}_${term.label}`);
       await this.runBatch(`Add graph input ${name}`, [
-        { type: 'add_graph_input', value: { name, type: 'tensor(float)', shape: [] }, position: [x, y - 80] },
+        { type: 'add_graph_input', value: { name, type: 'tensor(float)', shape: [] } },
         { type: 'connect', node: leaf.id, index: t.port, value: name },
       ]);
     } else {
       const name = term.value || this.uniqueValue(`${leaf.name}_${term.label}`);
       const cmds: Command[] = [];
       if (!term.value) cmds.push({ type: 'set_node_output', node: leaf.id, index: t.port, value: name });
-      cmds.push({ type: 'add_graph_output', value: { name, type: 'tensor(float)', shape: [] }, position: [x, y + 80] });
+      cmds.push({ type: 'add_graph_output', value: { name, type: 'tensor(float)', shape: [] } });
       await this.runBatch(`Add graph output ${name}`, cmds);
     }
   }

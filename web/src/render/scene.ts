@@ -216,16 +216,18 @@ export class Scene {
     const slack = 6 / scale;
     const hits = this.items.query(x - slack, y - slack, x + slack, y + slack);
     // Terminals first (they stick out of their node), then nodes, then groups, innermost first.
+    // Terminals are drawn (and so picked) only from the middle level of detail on.
     for (const i of hits) {
-      if (i >= this.n) continue;
+      if (i >= this.n || lodFor(scale) === 'far') continue;
       const t = this.pickTerminal(i, x, y, Math.max(TERM_R + 3, 8 / scale));
       if (t) return t;
     }
     let best: Pick | null = null;
     let bestDepth = -1;
+    const tol = lodFor(scale) === 'far' ? 3 / scale : 0; // boxes a few pixels tall are still hit
     for (const i of hits) {
       const [ix, iy, iw, ih] = this.leafRect(i);
-      if (x < ix || x > ix + iw || y < iy || y > iy + ih) continue;
+      if (x < ix - tol || x > ix + iw + tol || y < iy - tol || y > iy + ih + tol) continue;
       if (i < this.n) return { kind: 'node', leaf: i };
       const k = i - this.n;
       const collapsed = this.lay.groupState[k] === 1;

@@ -1,0 +1,15 @@
+import { chromium } from '@playwright/test';
+const b = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--use-angle=swiftshader','--enable-unsafe-swiftshader','--no-sandbox'] });
+const p = await b.newPage({ viewport: { width: 1280, height: 800 } });
+p.on('pageerror', e => console.log('pageerror:', e.message));
+await p.goto('http://127.0.0.1:4179/?fixture=synthetic&nodes=2000&scoped=1');
+await p.waitForFunction(() => window.__tessera?.ready);
+await p.evaluate(() => __tessera.expandAll(false));
+await p.waitForTimeout(500);
+const at = await p.evaluate(() => __tessera.groupCenter('/block.0'));
+console.log(at, await p.evaluate(() => [__tessera.camera, __tessera.visibleItems]));
+await p.mouse.dblclick(at[0], at[1]);
+await p.waitForTimeout(1000);
+console.log(await p.evaluate(() => __tessera.visibleItems));
+await p.screenshot({ path: '/tmp/dbg.png' });
+await b.close();
