@@ -55,7 +55,7 @@ menuBar($('menubar'), [
     [
       { id: 'fit', label: 'Fit to view', shortcut: 'F', action: () => c.fit() },
       { id: 'zoom-box', label: 'Zoom to box (drag)', shortcut: 'Alt+drag', action: () => (c.boxZoomNext = true) },
-      { id: 'grid', label: 'Grid', action: toggle(() => c.renderer.showGrid, (v) => ((c.renderer.showGrid = v), c.renderer.request())) },
+      { id: 'grid', label: 'Grid', action: toggle(() => c.renderer.showGrid, (v) => ((c.renderer.showGrid = v), c.renderer.invalidate())) },
       { id: 'constants', label: 'Show all constants', action: () => void c.setShowConstants(!c.showConstants) },
       { id: 'arrange', label: 'Arrange nodes', action: () => void app.arrange() },
       { id: 'expand-all', label: 'Expand all groups', action: () => void c.expandAll(true) },

@@ -348,6 +348,7 @@ export class App {
   private onLayout(): void {
     if (this.firstRenderMs) return;
     this.canvas.renderer.onFrame = () => {
+      this.canvas.renderer.finish();
       this.firstRenderMs = performance.now();
       this.canvas.marks.firstFrame = this.firstRenderMs;
       this.canvas.renderer.onFrame = null;

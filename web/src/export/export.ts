@@ -24,7 +24,7 @@ function collect(scene: Scene, state: SceneState, margin: number): Prims {
   const lines = new FloatBuilder(LINE_STRIDE);
   const detail = new FloatBuilder(RECT_STRIDE);
   const glyphs = new FloatBuilder(GLYPH_STRIDE);
-  scene.buildBase(state, 'near', rects, lines);
+  scene.buildBase(state, 'near', 1, rects, lines);
   const text: TextRun[] = [];
   scene.textSink = text;
   try {

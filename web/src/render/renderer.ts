@@ -3,7 +3,7 @@
 import { FloatBuilder, InstancedLayer, program } from './gl';
 import { GLYPH_FS, GLYPH_VS, GRID_FS, GRID_VS, LINE_FS, LINE_VS, RECT_FS, RECT_VS } from './shaders';
 import { THEME } from './colors';
-import { GLYPH_STRIDE, LINE_STRIDE, RECT_STRIDE, Scene, lodFor, sharedAtlas, type Lod, type SceneState } from './scene';
+import { GLYPH_STRIDE, LINE_STRIDE, RECT_STRIDE, Scene, lodFor, sharedAtlas, type Lod, type Region, type SceneState } from './scene';
 
 export interface Camera {
   scale: number;
@@ -13,6 +13,7 @@ export interface Camera {
 
 export interface FrameStats {
   frames: number;
+  cacheRenders: number; // frames that re-rendered the scene (the others were a blit of the cache)
   frameMs: number[]; // CPU time of the last frames
   intervals: number[]; // time between the last frames (rAF), for fps
   drawn: { items: number; rects: number; lines: number; glyphs: number };
@@ -43,7 +44,7 @@ export class Renderer {
   state: SceneState = { selected: new Set(), selectedEdge: -1 };
   showGrid = true;
   overlay: number[] = []; // extra segments (the link being dragged), world coordinates
-  stats: FrameStats = { frames: 0, frameMs: [], intervals: [], drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 }, lod: 'near' };
+  stats: FrameStats = { frames: 0, cacheRenders: 0, frameMs: [], intervals: [], drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 }, lod: 'near' };
   onFrame: (() => void) | null = null;
 
   private progs: Record<'rect' | 'line' | 'glyph' | 'grid', WebGLProgram>;
@@ -59,13 +60,14 @@ export class Renderer {
     glyphs: new FloatBuilder(GLYPH_STRIDE),
     overlay: new FloatBuilder(LINE_STRIDE, 16),
   };
-  private baseLod: Lod | null = null;
-  private detailKey = '';
+  private baseLod: string | null = null;
+  private baseRegion: Region | null = null;
+  private cache: Cache | null = null;
   private pending = false;
   private lastFrame = 0;
 
   constructor(readonly canvas: HTMLCanvasElement) {
-    const gl = canvas.getContext('webgl2', { antialias: false, premultipliedAlpha: false, preserveDrawingBuffer: true });
+    const gl = canvas.getContext('webgl2', { antialias: false, premultipliedAlpha: false, preserveDrawingBuffer: false });
     if (!gl) throw new Error('this browser has no WebGL2: the studio canvas needs it');
     this.gl = gl;
     this.progs = {
@@ -100,7 +102,7 @@ export class Renderer {
   /** The scene's contents or selection changed: rebuild the layers on the next frame. */
   invalidate(): void {
     this.baseLod = null;
-    this.detailKey = '';
+    if (this.cache) this.cache.valid = false;
     this.request();
   }
 
@@ -111,6 +113,12 @@ export class Renderer {
       this.pending = false;
       this.frame(t);
     });
+  }
+
+  /** Waits for the GPU to finish the frame (reads one pixel back): honest first-render timing. */
+  finish(): void {
+    const px = new Uint8Array(4);
+    this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, px);
   }
 
   /** The visible world rectangle. */
@@ -130,7 +138,6 @@ export class Renderer {
     if (this.canvas.width !== w || this.canvas.height !== h) {
       this.canvas.width = w;
       this.canvas.height = h;
-      this.detailKey = '';
     }
     this.request();
   }
@@ -145,78 +152,133 @@ export class Renderer {
     this.onFrame?.();
   }
 
-  /** Draws now (also used by export, which renders into an offscreen view). */
+  /** Draws now: the scene from the cache when the camera only moved within it, else re-rendered. */
   draw(): void {
     const gl = this.gl;
+    const W = this.canvas.width;
+    const H = this.canvas.height;
     const { scale, tx, ty } = this.camera;
-    const lod = lodFor(scale);
+    const mx = Math.round(W * CACHE_MARGIN);
+    const my = Math.round(H * CACHE_MARGIN);
+    const c = this.cache;
+    const dx = c ? Math.round(c.tx - tx) : 0;
+    const dy = c ? Math.round(c.ty - ty) : 0;
+    const valid = c && c.valid && c.w === W + 2 * mx && c.h === H + 2 * my && c.scale === scale && Math.abs(dx) <= mx && Math.abs(dy) <= my;
+    if (!valid) {
+      this.renderCache(W + 2 * mx, H + 2 * my, { scale, tx: tx + mx, ty: ty + my });
+      this.cache!.tx = tx;
+      this.cache!.ty = ty;
+      this.stats.cacheRenders++;
+    }
+    const cc = this.cache!;
+    const ox = Math.round(cc.tx - tx);
+    const oy = Math.round(cc.ty - ty);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
+    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
+    gl.blitFramebuffer(mx + ox, my - oy, mx + ox + W, my - oy + H, 0, 0, W, H, gl.COLOR_BUFFER_BIT, gl.NEAREST);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
+    if (this.overlay.length) this.drawOverlay(W, H);
+  }
+
+  private drawOverlay(W: number, H: number): void {
+    const gl = this.gl;
+    const o = this.b.overlay;
+    o.reset();
+    for (let k = 0; k + 3 < this.overlay.length; k += 4)
+      o.push(this.overlay[k], this.overlay[k + 1], this.overlay[k + 2], this.overlay[k + 3], ...THEME.link, 2.5);
+    this.overlayLines.upload(o.data, o.count);
+    gl.viewport(0, 0, W, H);
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    this.setView(this.progs.line, this.camera, W, H);
+    this.overlayLines.draw();
+  }
+
+  private setView(p: WebGLProgram, cam: Camera, W: number, H: number): void {
+    const gl = this.gl;
+    gl.useProgram(p);
+    gl.uniform3f(gl.getUniformLocation(p, 'u_view'), cam.scale, cam.tx, cam.ty);
+    gl.uniform2f(gl.getUniformLocation(p, 'u_size'), W, H);
+  }
+
+  /** Renders the scene into the cache framebuffer (the view plus a margin on every side). */
+  private renderCache(W: number, H: number, cam: Camera): void {
+    const gl = this.gl;
+    const c = this.ensureCache(W, H);
+    const lod = lodFor(cam.scale);
     this.stats.lod = lod;
-    this.rebuild(lod);
-    gl.viewport(0, 0, this.canvas.width, this.canvas.height);
+    const region: Region = [-cam.tx / cam.scale, -cam.ty / cam.scale, (W - cam.tx) / cam.scale, (H - cam.ty) / cam.scale];
+    this.rebuild(lod, region);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, c.fb);
+    gl.viewport(0, 0, W, H);
     const bg = THEME.background;
     gl.clearColor(bg[0], bg[1], bg[2], 1);
     gl.clear(gl.COLOR_BUFFER_BIT);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
-    const setView = (p: WebGLProgram) => {
-      gl.useProgram(p);
-      gl.uniform3f(gl.getUniformLocation(p, 'u_view'), scale, tx, ty);
-      gl.uniform2f(gl.getUniformLocation(p, 'u_size'), this.canvas.width, this.canvas.height);
-    };
     if (this.showGrid) {
-      setView(this.progs.grid);
-      const step = gridStep(scale);
-      gl.uniform1f(gl.getUniformLocation(this.progs.grid, 'u_step'), step);
+      this.setView(this.progs.grid, cam, W, H);
+      gl.uniform1f(gl.getUniformLocation(this.progs.grid, 'u_step'), gridStep(cam.scale));
       gl.uniform4f(gl.getUniformLocation(this.progs.grid, 'u_color'), ...THEME.grid);
       gl.drawArrays(gl.TRIANGLES, 0, 3);
     }
-    setView(this.progs.line);
+    this.setView(this.progs.line, cam, W, H);
     this.edges.draw();
-    setView(this.progs.rect);
+    this.setView(this.progs.rect, cam, W, H);
     this.baseRects.draw();
     this.detailRects.draw();
-    setView(this.progs.glyph);
+    this.setView(this.progs.glyph, cam, W, H);
     this.glyphs.draw();
-    if (this.overlay.length) {
-      const o = this.b.overlay;
-      o.reset();
-      for (let k = 0; k + 3 < this.overlay.length; k += 4)
-        o.push(this.overlay[k], this.overlay[k + 1], this.overlay[k + 2], this.overlay[k + 3], ...THEME.link, 2.5);
-      this.overlayLines.upload(o.data, o.count);
-      setView(this.progs.line);
-      this.overlayLines.draw();
-    }
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    c.scale = cam.scale;
+    c.valid = true;
   }
 
-  private rebuild(lod: Lod): void {
+  private ensureCache(W: number, H: number): Cache {
+    const gl = this.gl;
+    if (this.cache && this.cache.w === W && this.cache.h === H) return this.cache;
+    if (this.cache) {
+      gl.deleteFramebuffer(this.cache.fb);
+      gl.deleteTexture(this.cache.tex);
+    }
+    const tex = gl.createTexture()!;
+    gl.bindTexture(gl.TEXTURE_2D, tex);
+    gl.texStorage2D(gl.TEXTURE_2D, 1, gl.RGBA8, W, H);
+    const fb = gl.createFramebuffer()!;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, fb);
+    gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, tex, 0);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    this.cache = { fb, tex, w: W, h: H, scale: 0, tx: 0, ty: 0, valid: false };
+    return this.cache;
+  }
+
+  /** Instance data for `region`: the base layers cover a wider area (rebuilt when the region leaves it,
+   *  or all of the graph when it is small enough or zoomed out), the detail layers just the region. */
+  private rebuild(lod: Lod, region: Region): void {
     const s = this.scene;
     if (!s) {
-      this.baseRects.upload(this.b.rects.data, 0);
-      this.edges.upload(this.b.lines.data, 0);
-      this.detailRects.upload(this.b.detail.data, 0);
-      this.glyphs.upload(this.b.glyphs.data, 0);
+      for (const layer of [this.baseRects, this.edges, this.detailRects, this.glyphs]) layer.count = 0;
       this.stats.drawn = { items: 0, rects: 0, lines: 0, glyphs: 0 };
       return;
     }
-    const baseLod = lod === 'far' ? 'far' : 'near';
-    if (this.baseLod !== baseLod) {
-      s.buildBase(this.state, baseLod, this.b.rects, this.b.lines);
+    // Far out the base depends on the scale too (boxes merged per pixel cell): rebuilt per zoom step.
+    const scale = this.camera.scale;
+    const baseLod = lod === 'far' ? `far:${scale < 0.05 ? Math.round(Math.log2(scale) * 4) : ''}` : 'near';
+    const covered = this.baseRegion === null || contains(this.baseRegion, region);
+    if (this.baseLod !== baseLod || !covered) {
+      const wide = s.n <= WHOLE_SCENE_ITEMS || lod === 'far';
+      const [x0, y0, x1, y1] = region;
+      const w = x1 - x0;
+      const h = y1 - y0;
+      this.baseRegion = wide ? null : [x0 - w, y0 - h, x1 + w, y1 + h];
+      s.buildBase(this.state, lod === 'far' ? 'far' : 'near', scale, this.b.rects, this.b.lines, this.baseRegion ?? undefined);
       this.baseRects.upload(this.b.rects.data, this.b.rects.count);
       this.edges.upload(this.b.lines.data, this.b.lines.count);
       this.baseLod = baseLod;
     }
-    // Detail for the view plus a margin of half a view each side, rebuilt when the view leaves it.
-    const [x0, y0, x1, y1] = this.view();
-    const key = `${lod}:${snap(x0, x1 - x0)}:${snap(y0, y1 - y0)}:${Math.round(Math.log2(this.camera.scale) * 4)}`;
-    let items = this.stats.drawn.items;
-    if (key !== this.detailKey) {
-      const mx = (x1 - x0) / 2;
-      const my = (y1 - y0) / 2;
-      items = s.buildDetail([x0 - mx, y0 - my, x1 + mx, y1 + my], lod, this.b.detail, this.b.glyphs);
-      this.detailRects.upload(this.b.detail.data, this.b.detail.count);
-      this.glyphs.upload(this.b.glyphs.data, this.b.glyphs.count);
-      this.detailKey = key;
-    }
+    const items = s.buildDetail(region, lod, this.b.detail, this.b.glyphs);
+    this.detailRects.upload(this.b.detail.data, this.b.detail.count);
+    this.glyphs.upload(this.b.glyphs.data, this.b.glyphs.count);
     this.stats.drawn = {
       items: lod === 'far' ? s.n : items,
       rects: this.baseRects.count + this.detailRects.count,
@@ -226,13 +288,29 @@ export class Renderer {
   }
 }
 
+interface Cache {
+  fb: WebGLFramebuffer;
+  tex: WebGLTexture;
+  w: number;
+  h: number;
+  scale: number;
+  tx: number;
+  ty: number;
+  valid: boolean;
+}
+
+/** The cache covers the view plus this fraction of it on each side: panning within it is a blit. */
+const CACHE_MARGIN = 0.5;
+/** Scenes up to this many items keep all their boxes and edges in the base layers. */
+const WHOLE_SCENE_ITEMS = 4000;
+
+function contains(outer: Region, inner: Region): boolean {
+  return outer[0] <= inner[0] && outer[1] <= inner[1] && outer[2] >= inner[2] && outer[3] >= inner[3];
+}
+
 function push(a: number[], v: number): void {
   a.push(v);
   if (a.length > 240) a.shift();
-}
-
-function snap(v: number, size: number): number {
-  return Math.floor(v / Math.max(size / 2, 1e-6));
 }
 
 /** Grid spacing in world units: 20 at 1:1, coarser when zoomed out so lines stay >= 10 px apart. */

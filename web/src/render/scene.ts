@@ -15,6 +15,15 @@ export const LINE_STRIDE = 9;
 export const GLYPH_STRIDE = 12;
 
 export type Lod = 'far' | 'mid' | 'near';
+export type Region = [number, number, number, number]; // x0, y0, x1, y1 in world units
+const DECIMATE_BELOW = 0.05; // scale under which boxes are merged per 2-pixel cell
+const NO_EDGES_BELOW = 0.004; // scale under which edges are left out (boxes are dots)
+
+function range(a: number, b: number): number[] {
+  const out = new Array<number>(Math.max(0, b - a));
+  for (let i = a; i < b; i++) out[i - a] = i;
+  return out;
+}
 export const lodFor = (scale: number): Lod => (scale < 0.3 ? 'far' : scale < 0.6 ? 'mid' : 'near');
 
 export interface SceneState {
@@ -109,13 +118,16 @@ export class Scene {
     return pts;
   }
 
-  buildBase(state: SceneState, lod: Lod, rects: FloatBuilder, lines: FloatBuilder): void {
+  /** Boxes and edges of the items in `region` (all when absent): groups behind, outermost first. */
+  buildBase(state: SceneState, lod: Lod, scale: number, rects: FloatBuilder, lines: FloatBuilder, region?: Region): void {
     rects.reset();
     lines.reset();
     const l = this.lay;
     const n = this.n;
-    // Groups first (behind), outermost first.
-    for (let k = 1; k < l.groupState.length; k++) {
+    const all = !region;
+    const items = region ? this.items.query(...region).sort((a, b) => a - b) : null;
+    const groups = items ? items.filter((i) => i > n).map((i) => i - n) : range(1, l.groupState.length);
+    for (const k of groups) {
       const s = l.groupState[k];
       if (s === 0) continue;
       const x = l.itemX[n + k], y = l.itemY[n + k], w = l.itemW[n + k], h = l.itemH[n + k]; // prettier-ignore
@@ -123,20 +135,33 @@ export class Scene {
       else rects.push(x, y, w, h, ...THEME.groupCollapsed, ...THEME.groupStroke, 8, 1.5);
     }
     const far = lod === 'far';
-    const m = l.edgeSrcItem.length;
-    for (let e = 0; e < m; e++) {
+    // Far out, many boxes share a pixel: one box per 2-pixel cell (and edges as single straight
+    // segments, none at all when boxes are dots) keeps the primitive count near the pixel count.
+    const cell = far && scale < DECIMATE_BELOW ? 2 / scale : 0;
+    const edges = cell && scale < NO_EDGES_BELOW ? [] : region ? this.edgeIndex.query(...region) : range(0, l.edgeSrcItem.length);
+    for (const e of edges) {
       const p = this.edgePoints(e);
       const sel = e === state.selectedEdge;
       const col: Rgba = sel ? THEME.edgeSelected : far ? THEME.edgeFar : THEME.edge;
       const width = sel ? 3 : far ? 1 : 1.5;
-      for (let k = 0; k + 3 < p.length; k += 2) lines.push(p[k], p[k + 1], p[k + 2], p[k + 3], ...col, width);
+      if (cell) lines.push(p[0], p[1], p[p.length - 2], p[p.length - 1], ...col, width);
+      else for (let k = 0; k + 3 < p.length; k += 2) lines.push(p[k], p[k + 1], p[k + 2], p[k + 3], ...col, width);
     }
-    for (let i = 0; i < n; i++) {
-      if (Number.isNaN(l.itemX[i])) continue;
+    const taken = new Set<number>();
+    const leaves = items ? items.filter((i) => i < n) : range(0, n);
+    for (const i of leaves) {
+      if (all && Number.isNaN(l.itemX[i])) continue;
       const leaf = this.vm.leaves[i];
       const x = l.itemX[i], y = l.itemY[i], w = l.itemW[i], h = l.itemH[i]; // prettier-ignore
       const sel = state.selected.has(i);
       const col = opColor(leaf.op);
+      if (cell && !sel) {
+        const key = Math.floor(x / cell) * 1048576 + Math.floor(y / cell);
+        if (taken.has(key)) continue;
+        taken.add(key);
+        rects.push(x, y, Math.max(w, cell), Math.max(h, cell), ...col, ...col, 0, 0);
+        continue;
+      }
       if (far) {
         rects.push(x, y, w, h, ...col, ...(sel ? THEME.selected : col), 4, sel ? 3 : 0);
         continue;
