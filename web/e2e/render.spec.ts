@@ -27,7 +27,9 @@ test('draws a scoped 2,000-node model collapsed, expands a group in place', asyn
   await page.screenshot({ path: artifact('render-expanded.png') });
 });
 
-test('camera: Ctrl+wheel zoom, middle-drag pan, fit, zoom to a dragged box; text only when near', async ({ page }) => {
+test('camera: Ctrl+wheel zoom, middle-drag pan, fit, zoom to a dragged box; text only when near', async ({
+  page,
+}) => {
   await open(page, 'fixture=synthetic&nodes=300');
   const box = (await page.getByTestId('canvas').boundingBox())!;
   const cx = box.x + box.width / 2;
@@ -80,9 +82,15 @@ test('selects with a click and a marquee', async ({ page }) => {
 
 test('exports the whole graph as SVG and PNG', async ({ page }) => {
   await open(page, 'fixture=synthetic&nodes=200&scoped=1');
-  for (const [id, ext] of [['export-svg', 'svg'], ['export-png', 'png']]) {
+  for (const [id, ext] of [
+    ['export-svg', 'svg'],
+    ['export-png', 'png'],
+  ]) {
     await page.getByTestId('menu-file').click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId(`action-${id}`).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId(`action-${id}`).click(),
+    ]);
     const path = artifact(`export.${ext}`);
     await download.saveAs(path);
     const bytes = readFileSync(path);

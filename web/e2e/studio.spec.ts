@@ -35,9 +35,13 @@ test.beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'tessera-studio-e2e-'));
   model = join(root, 'denoiser.onnx');
   copyFileSync(sample, model);
-  server = spawn(bin, ['studio', model, '--port', '0', '--no-browser', '--root', root, '--web-root', resolve('dist')], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  server = spawn(
+    bin,
+    ['studio', model, '--port', '0', '--no-browser', '--root', root, '--web-root', resolve('dist')],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   url = await new Promise<string>((resolveUrl, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`no URL from tessera studio in 20 s: ${out}`)), 20_000);
@@ -69,7 +73,8 @@ const notConnected = async (page: Page, node: string) =>
   ).length;
 
 async function settle(page: Page, version?: number): Promise<void> {
-  if (version !== undefined) await expect.poll(() => t<number>(page, 'graphVersion')).toBeGreaterThan(version);
+  if (version !== undefined)
+    await expect.poll(() => t<number>(page, 'graphVersion')).toBeGreaterThan(version);
   await ready(page);
 }
 
@@ -101,7 +106,10 @@ test('edits the sample through the server and keeps the edits across save and re
   const canvas = page.getByTestId('canvas');
   const box = (await canvas.boundingBox())!;
   let v = await t<number>(page, 'graphVersion');
-  await page.locator('.palette-item[data-op="Conv"]').first().dragTo(canvas, { targetPosition: { x: 120, y: 120 } });
+  await page
+    .locator('.palette-item[data-op="Conv"]')
+    .first()
+    .dragTo(canvas, { targetPosition: { x: 120, y: 120 } });
   await settle(page, v);
   const conv = await newNode(page, initial);
   expect(conv.op).toBe('Conv');
@@ -130,7 +138,10 @@ test('edits the sample through the server and keeps the edits across save and re
     `(() => { const c = window.__tessera.camera; window.__tessera.setCamera(c.scale, c.tx + ${box.x + box.width / 2} - ${(convCenter[0] + inputCenter[0]) / 2}, c.ty + ${box.y + box.height / 2} - ${(convCenter[1] + inputCenter[1]) / 2}); })()`,
   );
   await page.waitForTimeout(200);
-  for (const [from, port] of [[input.name, 0], [input.name, 1]] as const) {
+  for (const [from, port] of [
+    [input.name, 0],
+    [input.name, 1],
+  ] as const) {
     v = await t<number>(page, 'graphVersion');
     const a = (await t<[number, number]>(page, `terminal(${JSON.stringify(from)}, 'out', 0)`))!;
     const b = (await t<[number, number]>(page, `terminal(${JSON.stringify(conv.name)}, 'in', ${port})`))!;
@@ -151,7 +162,9 @@ test('edits the sample through the server and keeps the edits across save and re
   await ks.fill('[3, 3]');
   await ks.press('Enter');
   await settle(page, v);
-  const attrs = async (name: string) => (await t<{ attributes: Array<{ name: string; value: unknown }> }>(page, `node(${JSON.stringify(name)})`)).attributes;
+  const attrs = async (name: string) =>
+    (await t<{ attributes: Array<{ name: string; value: unknown }> }>(page, `node(${JSON.stringify(name)})`))
+      .attributes;
   expect((await attrs(conv.name)).find((a) => a.name === 'kernel_shape')?.value).toEqual([3, 3]);
 
   // A bad value is refused in the editor with a message, nothing sent.
@@ -164,7 +177,9 @@ test('edits the sample through the server and keeps the edits across save and re
 
   // A common parameter of two Conv nodes at once, then undo and redo it as one step.
   const other = initial.find((l) => l.op === 'Conv')!;
-  await page.evaluate(`window.__tessera.select([${JSON.stringify(conv.name)}, ${JSON.stringify(other.name)}])`);
+  await page.evaluate(
+    `window.__tessera.select([${JSON.stringify(conv.name)}, ${JSON.stringify(other.name)}])`,
+  );
   await expect(params).toContainText('2 nodes: common parameters');
   const det = params.getByTestId('defaults');
   if (await det.count()) await det.locator('summary').click();
@@ -173,8 +188,12 @@ test('edits the sample through the server and keeps the edits across save and re
   await dil.fill('[1, 1]');
   await dil.press('Enter');
   await settle(page, v);
-  const dilations = async () => [conv.name, other.name].map(async (n) => (await attrs(n)).find((a) => a.name === 'dilations')?.value);
-  expect(await Promise.all(await dilations())).toEqual([[1, 1], [1, 1]]);
+  const dilations = async () =>
+    [conv.name, other.name].map(async (n) => (await attrs(n)).find((a) => a.name === 'dilations')?.value);
+  expect(await Promise.all(await dilations())).toEqual([
+    [1, 1],
+    [1, 1],
+  ]);
   expect(await t<{ dirty: boolean }>(page, 'document')).toMatchObject({ dirty: true });
   await expect(page.getByTestId('modified')).toBeVisible();
 
@@ -186,7 +205,10 @@ test('edits the sample through the server and keeps the edits across save and re
   v = await t<number>(page, 'graphVersion');
   await page.keyboard.press('Control+y');
   await settle(page, v);
-  expect(await Promise.all(await dilations())).toEqual([[1, 1], [1, 1]]);
+  expect(await Promise.all(await dilations())).toEqual([
+    [1, 1],
+    [1, 1],
+  ]);
 
   // Save, then reload the page: the server's document and the file on disk have every edit.
   const mtime = statSync(model).mtimeMs;
@@ -205,9 +227,15 @@ test('edits the sample through the server and keeps the edits across save and re
   await page.screenshot({ path: artifact('studio-reloaded.png') });
 
   // Export the whole canvas.
-  for (const [id, ext] of [['export-svg', 'svg'], ['export-png', 'png']]) {
+  for (const [id, ext] of [
+    ['export-svg', 'svg'],
+    ['export-png', 'png'],
+  ]) {
     await page.getByTestId('menu-file').click();
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByTestId(`action-${id}`).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId(`action-${id}`).click(),
+    ]);
     const path = artifact(`studio-export.${ext}`);
     await download.saveAs(path);
     const bytes = readFileSync(path);

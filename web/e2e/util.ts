@@ -11,5 +11,9 @@ export function artifact(name: string): string {
 
 /** Waits until the app has drawn a scene and has no request in flight. */
 export async function ready(page: Page, timeout = 30_000): Promise<void> {
-  await page.waitForFunction(() => (window as unknown as { __tessera?: { ready: boolean } }).__tessera?.ready, null, { timeout });
+  await page.waitForFunction(
+    () => (window as unknown as { __tessera?: { ready: boolean } }).__tessera?.ready,
+    null,
+    { timeout },
+  );
 }

@@ -9,7 +9,10 @@ export function installHook(app: App): void {
   const toPage = (x: number, y: number): [number, number] => {
     const rect = r.canvas.getBoundingClientRect();
     const k = rect.width / r.canvas.width;
-    return [rect.left + (x * r.camera.scale + r.camera.tx) * k, rect.top + (y * r.camera.scale + r.camera.ty) * k];
+    return [
+      rect.left + (x * r.camera.scale + r.camera.tx) * k,
+      rect.top + (y * r.camera.scale + r.camera.ty) * k,
+    ];
   };
   const leafByName = (name: string) => c.vm?.leaves.findIndex((l) => l.name === name) ?? -1;
   const hook = {
@@ -53,7 +56,13 @@ export function installHook(app: App): void {
       return [...c.selected].map((i) => c.vm!.leaves[i].name);
     },
     leaves() {
-      return (c.vm?.leaves ?? []).map((l, i) => ({ name: l.name, id: l.id, op: l.op, kind: l.kind, visible: !Number.isNaN(c.scene?.lay.itemX[i] ?? NaN) }));
+      return (c.vm?.leaves ?? []).map((l, i) => ({
+        name: l.name,
+        id: l.id,
+        op: l.op,
+        kind: l.kind,
+        visible: !Number.isNaN(c.scene?.lay.itemX[i] ?? NaN),
+      }));
     },
     nodeCenter(name: string): [number, number] | null {
       const i = leafByName(name);
@@ -94,7 +103,9 @@ export function installHook(app: App): void {
     },
     exportImage: async (kind: 'svg' | 'png' | 'jpeg') => {
       const b = await app.exportImage(kind);
-      return b ? { type: b.type, size: b.size, head: kind === 'svg' ? (await b.text()).slice(0, 200) : '' } : null;
+      return b
+        ? { type: b.type, size: b.size, head: kind === 'svg' ? (await b.text()).slice(0, 200) : '' }
+        : null;
     },
   };
   (window as unknown as { __tessera: typeof hook }).__tessera = hook;

@@ -54,9 +54,25 @@ menuBar($('menubar'), [
     'View',
     [
       { id: 'fit', label: 'Fit to view', shortcut: 'F', action: () => c.fit() },
-      { id: 'zoom-box', label: 'Zoom to box (drag)', shortcut: 'Alt+drag', action: () => (c.boxZoomNext = true) },
-      { id: 'grid', label: 'Grid', action: toggle(() => c.renderer.showGrid, (v) => ((c.renderer.showGrid = v), c.renderer.invalidate())) },
-      { id: 'constants', label: 'Show all constants', action: () => void c.setShowConstants(!c.showConstants) },
+      {
+        id: 'zoom-box',
+        label: 'Zoom to box (drag)',
+        shortcut: 'Alt+drag',
+        action: () => (c.boxZoomNext = true),
+      },
+      {
+        id: 'grid',
+        label: 'Grid',
+        action: toggle(
+          () => c.renderer.showGrid,
+          (v) => ((c.renderer.showGrid = v), c.renderer.invalidate()),
+        ),
+      },
+      {
+        id: 'constants',
+        label: 'Show all constants',
+        action: () => void c.setShowConstants(!c.showConstants),
+      },
       { id: 'arrange', label: 'Arrange nodes', action: () => void app.arrange() },
       { id: 'expand-all', label: 'Expand all groups', action: () => void c.expandAll(true) },
       { id: 'collapse-all', label: 'Collapse all groups', action: () => void c.expandAll(false) },
@@ -67,9 +83,16 @@ menuBar($('menubar'), [
 if (fixture === 'synthetic') {
   const nodes = Number(params.get('nodes') ?? 1000);
   const t0 = performance.now();
-  const graph = syntheticGraph({ nodes, scoped: params.get('scoped') === '1', seed: Number(params.get('seed') ?? 1), errors: 3 });
+  const graph = syntheticGraph({
+    nodes,
+    scoped: params.get('scoped') === '1',
+    seed: Number(params.get('seed') ?? 1),
+    errors: 3,
+  });
   const generatedMs = performance.now() - t0;
-  void app.showStatic(graph, `synthetic-${nodes}.onnx`, params.get('expand') === 'all').then(() => (c.marks.generatedMs = generatedMs));
+  void app
+    .showStatic(graph, `synthetic-${nodes}.onnx`, params.get('expand') === 'all')
+    .then(() => (c.marks.generatedMs = generatedMs));
 } else {
   app.start().catch((e: unknown) => app.toast(`cannot reach the studio server: ${String(e)}`, true));
 }

@@ -1,16 +1,7 @@
 // The studio HTTP API (docs/studio-api.md, version 1) as TypeScript types.
 
 export type AttrType =
-  | 'int'
-  | 'float'
-  | 'string'
-  | 'ints'
-  | 'floats'
-  | 'strings'
-  | 'tensor'
-  | 'graph'
-  | 'graphs'
-  | string;
+  'int' | 'float' | 'string' | 'ints' | 'floats' | 'strings' | 'tensor' | 'graph' | 'graphs' | string;
 
 export interface TensorValue {
   dtype: string;

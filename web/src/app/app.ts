@@ -1,7 +1,15 @@
 // The studio app: documents in tabs, the canvas, the panels, keyboard shortcuts. Every edit is a command
 // sent to the server; the answer (document state, diagnostics) and a re-fetched graph update the view.
 import { ApiError, StudioClient } from '../api/client';
-import type { ApiGraph, ApiNode, Command, CommandAnswer, Diagnostic, DocumentInfo, RegistryOp } from '../api/types';
+import type {
+  ApiGraph,
+  ApiNode,
+  Command,
+  CommandAnswer,
+  Diagnostic,
+  DocumentInfo,
+  RegistryOp,
+} from '../api/types';
 import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { registryKey } from '../model/viewmodel';
 import { CheckList } from '../ui/checklist';
@@ -62,15 +70,24 @@ export class App {
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
           ? this.run({ type: 'set_attribute', node: nodes[0].id, attribute: attr })
-          : this.runBatch(`Set ${attr.name} on ${nodes.length} nodes`, nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute: attr })))),
+          : this.runBatch(
+              `Set ${attr.name} on ${nodes.length} nodes`,
+              nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute: attr })),
+            )),
       resetAttr: (nodes, name) =>
         void (nodes.length === 1
           ? this.run({ type: 'reset_attribute', node: nodes[0].id, name })
-          : this.runBatch(`Reset ${name}`, nodes.map((n) => ({ type: 'reset_attribute', node: n.id, name })))),
+          : this.runBatch(
+              `Reset ${name}`,
+              nodes.map((n) => ({ type: 'reset_attribute', node: n.id, name })),
+            )),
       setMetadata: (fields) => void this.run({ type: 'set_model_metadata', ...fields }),
       setOpset: (domain, version) => void this.run({ type: 'set_opset_import', domain, version }),
     });
-    this.checklist = new CheckList(shell.bottom, (d) => d.node_id !== undefined && void this.canvas.focusNode(d.node_id));
+    this.checklist = new CheckList(
+      shell.bottom,
+      (d) => d.node_id !== undefined && void this.canvas.focusNode(d.node_id),
+    );
     this.quickAdd = new QuickAdd(document.body);
     shell.canvas.addEventListener('pointermove', (ev) => (this.mouse = [ev.clientX, ev.clientY]));
     window.addEventListener('keydown', (ev) => this.onKey(ev));
@@ -92,7 +109,18 @@ export class App {
 
   /** Offline mode (no server): shows a graph read-only, for the benchmark and the renderer tests. */
   async showStatic(graph: ApiGraph, name: string, expandAll: boolean): Promise<void> {
-    this.doc = { id: 'static', path: null, name, dirty: false, version: graph.version, can_undo: false, can_redo: false, undo: '', redo: '', changed_on_disk: false };
+    this.doc = {
+      id: 'static',
+      path: null,
+      name,
+      dirty: false,
+      version: graph.version,
+      can_undo: false,
+      can_redo: false,
+      undo: '',
+      redo: '',
+      changed_on_disk: false,
+    };
     this.docs = [this.doc];
     this.graph = graph;
     this.renderTabs();
@@ -103,7 +131,11 @@ export class App {
   async switchTo(doc: DocumentInfo): Promise<void> {
     if (!this.client) return;
     this.doc = doc;
-    const [reg, graph, diags] = await Promise.all([this.client.registry(doc.id), this.client.graph(doc.id), this.client.diagnostics(doc.id)]);
+    const [reg, graph, diags] = await Promise.all([
+      this.client.registry(doc.id),
+      this.client.graph(doc.id),
+      this.client.diagnostics(doc.id),
+    ]);
     this.ops = reg.ops;
     this.registry = new Map(reg.ops.map((op) => [registryKey(op.domain, op.op_type), op]));
     this.palette.setOps(reg.ops);
@@ -232,7 +264,10 @@ export class App {
     const outputs = op.outputs.filter((f) => f.option === 'single').map((_, i) => `${name}_out${i}`);
     if (!outputs.length) outputs.push(`${name}_out0`);
     // add_node's `position` is the index in the node list; the canvas position goes through PUT positions.
-    const a = await this.run({ type: 'add_node', node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs } });
+    const a = await this.run({
+      type: 'add_node',
+      node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs },
+    });
     const id = a?.node_ids?.[0];
     if (id === undefined) return undefined;
     this.canvas.pins.set(`n:${id}`, [Math.round(x - 70), Math.round(y - 20)]);
@@ -290,7 +325,12 @@ export class App {
   private uniqueValue(base: string): string {
     const used = new Set<string>();
     for (const n of this.graph?.nodes ?? []) [...n.inputs, ...n.outputs].forEach((v) => used.add(v));
-    for (const v of [...(this.graph?.inputs ?? []), ...(this.graph?.outputs ?? []), ...(this.graph?.initializers ?? [])]) used.add(v.name);
+    for (const v of [
+      ...(this.graph?.inputs ?? []),
+      ...(this.graph?.outputs ?? []),
+      ...(this.graph?.initializers ?? []),
+    ])
+      used.add(v.name);
     const stem = base.replace(/[^A-Za-z0-9_]/g, '_');
     if (!used.has(stem)) return stem;
     for (let k = 1; ; k++) if (!used.has(`${stem}_${k}`)) return `${stem}_${k}`;
@@ -304,7 +344,8 @@ export class App {
       const lay = this.canvas.scene!.lay;
       const edge = vm.edges[lay.edgeLeaf[e]];
       const dst = vm.leaves[edge.dst];
-      if (lay.edgeDstItem[e] === edge.dst && dst.kind === 'node') await this.run({ type: 'disconnect', node: dst.id, index: edge.dstPort });
+      if (lay.edgeDstItem[e] === edge.dst && dst.kind === 'node')
+        await this.run({ type: 'disconnect', node: dst.id, index: edge.dstPort });
       return;
     }
     const cmds: Command[] = [];
@@ -323,7 +364,8 @@ export class App {
   async savePositions(): Promise<void> {
     if (!this.client || !this.doc) return;
     const positions: Record<string, [number, number]> = {};
-    for (const [key, p] of this.canvas.pins) if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
+    for (const [key, p] of this.canvas.pins)
+      if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
     await this.guard(() => this.client!.putPositions(this.doc!.id, positions));
   }
 
@@ -360,15 +402,31 @@ export class App {
     for (const d of this.docs) {
       const tab = h(
         'div',
-        { className: `tab${d.id === this.doc?.id ? ' active' : ''}`, 'data-testid': 'tab', onclick: () => d.id !== this.doc?.id && void this.switchTo(d) },
+        {
+          className: `tab${d.id === this.doc?.id ? ' active' : ''}`,
+          'data-testid': 'tab',
+          onclick: () => d.id !== this.doc?.id && void this.switchTo(d),
+        },
         h('span', { className: 'tab-name', text: d.name }),
-        d.dirty ? h('span', { className: 'modified', title: 'modified', text: ' ●', 'data-testid': 'modified' }) : null,
-        d.changed_on_disk ? h('span', { className: 'warn', title: 'changed on disk since it was opened', text: ' ⚠' }) : null,
-        this.client ? h('button', { className: 'tab-close', text: '×', onclick: (ev: Event) => (ev.stopPropagation(), void this.closeDoc(d)) }) : null,
+        d.dirty
+          ? h('span', { className: 'modified', title: 'modified', text: ' ●', 'data-testid': 'modified' })
+          : null,
+        d.changed_on_disk
+          ? h('span', { className: 'warn', title: 'changed on disk since it was opened', text: ' ⚠' })
+          : null,
+        this.client
+          ? h('button', {
+              className: 'tab-close',
+              text: '×',
+              onclick: (ev: Event) => (ev.stopPropagation(), void this.closeDoc(d)),
+            })
+          : null,
       );
       this.shell.tabs.append(tab);
     }
-    document.title = this.doc ? `${this.doc.dirty ? '● ' : ''}${this.doc.name} - Tessera studio` : 'Tessera studio';
+    document.title = this.doc
+      ? `${this.doc.dirty ? '● ' : ''}${this.doc.name} - Tessera studio`
+      : 'Tessera studio';
   }
 
   toast(msg: string, error = false): void {
@@ -377,17 +435,31 @@ export class App {
     t.className = error ? 'toast error' : 'toast';
     t.style.display = 'block';
     clearTimeout((t as unknown as { timer?: number }).timer);
-    (t as unknown as { timer?: number }).timer = window.setTimeout(() => (t.style.display = 'none'), error ? 6000 : 2500);
+    (t as unknown as { timer?: number }).timer = window.setTimeout(
+      () => (t.style.display = 'none'),
+      error ? 6000 : 2500,
+    );
   }
 
-  async exportImage(kind: 'svg' | 'png' | 'jpeg', o: ExportOptions = { background: true, grid: false, margin: 40 }): Promise<Blob | null> {
+  async exportImage(
+    kind: 'svg' | 'png' | 'jpeg',
+    o: ExportOptions = { background: true, grid: false, margin: 40 },
+  ): Promise<Blob | null> {
     const scene = this.canvas.scene;
     if (!scene) return null;
     const blob =
       kind === 'svg'
         ? new Blob([exportSvg(scene, this.canvas.renderer.state, o)], { type: 'image/svg+xml' })
-        : await exportRaster(scene, this.canvas.renderer.state, o, kind === 'png' ? 'image/png' : 'image/jpeg');
-    const a = h('a', { href: URL.createObjectURL(blob), download: `${(this.doc?.name ?? 'graph').replace(/\.onnx$/, '')}.${kind === 'jpeg' ? 'jpg' : kind}` });
+        : await exportRaster(
+            scene,
+            this.canvas.renderer.state,
+            o,
+            kind === 'png' ? 'image/png' : 'image/jpeg',
+          );
+    const a = h('a', {
+      href: URL.createObjectURL(blob),
+      download: `${(this.doc?.name ?? 'graph').replace(/\.onnx$/, '')}.${kind === 'jpeg' ? 'jpg' : kind}`,
+    });
     document.body.append(a);
     a.click();
     a.remove();
@@ -416,7 +488,13 @@ export class App {
         }),
       );
       this.dialog(`Open model: ${listing.root}${dir ? '/' + dir : ''}`, [
-        dir ? h('div', { className: 'file-entry dir', text: '../', ondblclick: () => (close(), this.openDialog(up)) }) : null,
+        dir
+          ? h('div', {
+              className: 'file-entry dir',
+              text: '../',
+              ondblclick: () => (close(), this.openDialog(up)),
+            })
+          : null,
         ...rows,
       ]);
     });
@@ -427,13 +505,29 @@ export class App {
     const contrib = h('input', { type: 'checkbox' });
     this.dialog('New model', [
       h('div', { className: 'field' }, h('label', { text: 'ai.onnx opset' }), opset),
-      h('div', { className: 'field' }, h('label', { text: 'ONNX Runtime contrib ops (com.microsoft)' }), contrib),
-      h('button', { text: 'Create', 'data-testid': 'new-create', onclick: () => (clear(this.shell.dialogs), void this.newDocument(Number(opset.value), contrib.checked)) }),
+      h(
+        'div',
+        { className: 'field' },
+        h('label', { text: 'ONNX Runtime contrib ops (com.microsoft)' }),
+        contrib,
+      ),
+      h('button', {
+        text: 'Create',
+        'data-testid': 'new-create',
+        onclick: () => (
+          clear(this.shell.dialogs),
+          void this.newDocument(Number(opset.value), contrib.checked)
+        ),
+      }),
     ]);
   }
 
   saveAsDialog(): void {
-    const path = h('input', { type: 'text', value: this.doc?.path ?? 'model.onnx', 'data-testid': 'saveas-path' });
+    const path = h('input', {
+      type: 'text',
+      value: this.doc?.path ?? 'model.onnx',
+      'data-testid': 'saveas-path',
+    });
     this.dialog('Save as', [
       h('div', { className: 'field' }, h('label', { text: 'Path (under the studio root)' }), path),
       h('button', { text: 'Save', onclick: () => (clear(this.shell.dialogs), void this.save(path.value)) }),
@@ -445,7 +539,12 @@ export class App {
     const box = h(
       'div',
       { className: 'dialog', role: 'dialog' },
-      h('div', { className: 'dialog-title' }, title, h('button', { className: 'dialog-close', text: '×', onclick: () => clear(this.shell.dialogs) })),
+      h(
+        'div',
+        { className: 'dialog-title' },
+        title,
+        h('button', { className: 'dialog-close', text: '×', onclick: () => clear(this.shell.dialogs) }),
+      ),
       ...body,
     );
     this.shell.dialogs.append(box);
@@ -462,7 +561,9 @@ export class App {
       void this.save();
     } else if (ctrl && ev.code === 'Space') {
       ev.preventDefault();
-      const [wx, wy] = this.canvas.renderer.toWorld(...this.canvas.px(new MouseEvent('x', { clientX: this.mouse[0], clientY: this.mouse[1] })));
+      const [wx, wy] = this.canvas.renderer.toWorld(
+        ...this.canvas.px(new MouseEvent('x', { clientX: this.mouse[0], clientY: this.mouse[1] })),
+      );
       this.quickAdd.open(this.ops, this.mouse[0], this.mouse[1], (key) => void this.addNode(key, wx, wy));
     } else if (typing) {
       return;

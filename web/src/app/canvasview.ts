@@ -56,7 +56,9 @@ export class CanvasView {
     private readonly events: CanvasEvents,
   ) {
     this.renderer = new Renderer(canvas);
-    this.layout = new LayoutClient(() => new Worker(new URL('../layout/worker.ts', import.meta.url), { type: 'module' }));
+    this.layout = new LayoutClient(
+      () => new Worker(new URL('../layout/worker.ts', import.meta.url), { type: 'module' }),
+    );
     this.marquee = document.createElement('div');
     this.marquee.className = 'marquee';
     canvas.parentElement!.appendChild(this.marquee);
@@ -77,8 +79,11 @@ export class CanvasView {
     this.api = api;
     this.vm = buildViewModel(api, { showConstants: this.showConstants, registry: this.registry });
     this.groups = buildGroups(this.vm);
-    this.expanded = this.expandOnLoad ? new Uint8Array(this.groups.parent.length).fill(1) : defaultExpansion(this.groups);
-    if (!fit && prevExpanded.size) this.groups.path.forEach((p, k) => (this.expanded[k] = k === 0 || prevExpanded.has(p) ? 1 : 0));
+    this.expanded = this.expandOnLoad
+      ? new Uint8Array(this.groups.parent.length).fill(1)
+      : defaultExpansion(this.groups);
+    if (!fit && prevExpanded.size)
+      this.groups.path.forEach((p, k) => (this.expanded[k] = k === 0 || prevExpanded.has(p) ? 1 : 0));
     this.pins.clear();
     for (const [id, pos] of Object.entries(api.positions ?? {})) this.pins.set(`n:${id}`, pos);
     this.selected.clear();

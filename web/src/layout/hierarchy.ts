@@ -167,7 +167,15 @@ export function* layoutSteps(
         },
         opts,
       );
-      lay = { key, x: res.x, y: res.y, width: res.width, height: res.height, pairs: new Map(), routes: res.routes };
+      lay = {
+        key,
+        x: res.x,
+        y: res.y,
+        width: res.width,
+        height: res.height,
+        pairs: new Map(),
+        routes: res.routes,
+      };
       cache.set(k, lay);
       laidOut++;
       yield laidOut;
@@ -214,8 +222,11 @@ export function* layoutSteps(
     const grp = veGroup[e];
     const r = local[grp]!.routes[vePair[e]];
     const pinnedEnd =
-      g.pinned && ((veSrc[e] < n && !Number.isNaN(g.pinned[2 * veSrc[e]])) || (veDst[e] < n && !Number.isNaN(g.pinned[2 * veDst[e]])));
-    if (r && !pinnedEnd) for (let j = 0; j < r.length; j += 2) pts.push(originX[grp] + r[j], originY[grp] + r[j + 1]);
+      g.pinned &&
+      ((veSrc[e] < n && !Number.isNaN(g.pinned[2 * veSrc[e]])) ||
+        (veDst[e] < n && !Number.isNaN(g.pinned[2 * veDst[e]])));
+    if (r && !pinnedEnd)
+      for (let j = 0; j < r.length; j += 2) pts.push(originX[grp] + r[j], originY[grp] + r[j + 1]);
   }
   routeStart[m] = pts.length / 2;
   const root = local[0]!;
@@ -232,7 +243,11 @@ export function* layoutSteps(
     routePts: Float32Array.from(pts),
     width: root.width,
     height: root.height,
-    stats: { groupsLaidOut: laidOut, cacheHits: hits, visibleItems: children.reduce((a, c) => a + c.length, 0) },
+    stats: {
+      groupsLaidOut: laidOut,
+      cacheHits: hits,
+      visibleItems: children.reduce((a, c) => a + c.length, 0),
+    },
   };
 }
 

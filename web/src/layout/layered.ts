@@ -299,7 +299,8 @@ function longestPathRanks(n: number, order: Int32Array, from: Int32Array, to: In
 
 function assignX(rows: number[][], w: Float64Array, up: Csr, down: Csr, opt: LayeredOptions): Float64Array {
   const cx = new Float64Array(w.length);
-  const gapOf = (a: number, b: number) => (w[a] + w[b]) / 2 + (w[a] > 0 && w[b] > 0 ? opt.nodeSep : opt.nodeSep / 3);
+  const gapOf = (a: number, b: number) =>
+    (w[a] + w[b]) / 2 + (w[a] > 0 && w[b] > 0 ? opt.nodeSep : opt.nodeSep / 3);
   // Gaps of all rows in one array: row r's gaps start at gapStart[r].
   const gapStart = new Int32Array(rows.length + 1);
   for (let r = 0; r < rows.length; r++) gapStart[r + 1] = gapStart[r] + Math.max(0, rows[r].length - 1);
@@ -342,4 +343,3 @@ function assignX(rows: number[][], w: Float64Array, up: Csr, down: Csr, opt: Lay
   for (let r = 0; r < rows.length; r++) relax(r, up, down);
   return cx;
 }
-

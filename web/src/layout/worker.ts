@@ -42,7 +42,11 @@ self.onmessage = (ev: MessageEvent<ToWorker>) => {
   } else if (m.type === 'cancel') {
     cancelled.add(m.job);
   } else if (m.graphId !== graphId) {
-    post({ type: 'error', job: m.job, message: `layout of graph ${m.graphId}, but the worker holds ${graphId}` });
+    post({
+      type: 'error',
+      job: m.job,
+      message: `layout of graph ${m.graphId}, but the worker holds ${graphId}`,
+    });
   } else {
     latestJob = m.job;
     run(m.job, m.expanded).catch((e: unknown) => post({ type: 'error', job: m.job, message: String(e) }));

@@ -53,7 +53,9 @@ export function hierGraph(vm: ViewModel, groups: Groups, pinned?: Float32Array):
     leafH,
     leafGroup: groups.leafGroup,
     groupParent: Int32Array.from(groups.parent),
-    groupLabelW: Float32Array.from(groups.label, (s, k) => textWidth(`${s}  (${groups.size[k]})`, FONT.title)),
+    groupLabelW: Float32Array.from(groups.label, (s, k) =>
+      textWidth(`${s}  (${groups.size[k]})`, FONT.title),
+    ),
     edgeSrc: Int32Array.from(vm.edges, (e) => e.src),
     edgeDst: Int32Array.from(vm.edges, (e) => e.dst),
     pinned,

@@ -66,7 +66,11 @@ function attrLines(node: ApiNode): string[] {
   return lines;
 }
 
-function inputTerminals(node: ApiNode, op: RegistryOp | undefined, state: (v: string) => TermState): Terminal[] {
+function inputTerminals(
+  node: ApiNode,
+  op: RegistryOp | undefined,
+  state: (v: string) => TermState,
+): Terminal[] {
   const formals = op?.inputs ?? [];
   const terms: Terminal[] = [];
   const variadic = formals.length > 0 && formals[formals.length - 1].option === 'variadic';
@@ -139,7 +143,15 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
       scope: '',
       lines: [`${inp.type} [${(inp.shape ?? []).join(', ')}]`],
       inputs: [],
-      outputs: [{ value: inp.name, label: inp.name, state: used.has(inp.name) ? 'linked' : 'free', optional: false, variadicFree: false }],
+      outputs: [
+        {
+          value: inp.name,
+          label: inp.name,
+          state: used.has(inp.name) ? 'linked' : 'free',
+          optional: false,
+          variadicFree: false,
+        },
+      ],
       severity: null,
       subgraphs: 0,
     });
@@ -176,7 +188,15 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
       domain: '',
       scope: '',
       lines: [`${out.type} [${(out.shape ?? []).join(', ')}]`],
-      inputs: [{ value: out.name, label: out.name, state: producer.has(out.name) ? 'linked' : 'free', optional: false, variadicFree: false }],
+      inputs: [
+        {
+          value: out.name,
+          label: out.name,
+          state: producer.has(out.name) ? 'linked' : 'free',
+          optional: false,
+          variadicFree: false,
+        },
+      ],
       outputs: [],
       severity: null,
       subgraphs: 0,

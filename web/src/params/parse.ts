@@ -20,7 +20,8 @@ class Parser {
   parseAll(): Tree {
     const v = this.value();
     this.skip();
-    if (this.i < this.s.length) throw new ParseError(`unexpected '${this.s[this.i]}' after the value`, this.i);
+    if (this.i < this.s.length)
+      throw new ParseError(`unexpected '${this.s[this.i]}' after the value`, this.i);
     return v;
   }
 
@@ -98,7 +99,8 @@ export function parseTree(text: string): Tree {
 }
 
 function expectInt(v: Tree, where: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new Error(`${where}: expected an integer, got ${show(v)}`);
+  if (typeof v !== 'number' || !Number.isInteger(v))
+    throw new Error(`${where}: expected an integer, got ${show(v)}`);
   return v;
 }
 function expectNumber(v: Tree, where: string): number {
@@ -117,7 +119,17 @@ function show(v: Tree): string {
   return Array.isArray(v) ? 'a list' : typeof v === 'string' ? `'${v}'` : String(v);
 }
 
-const INT_DTYPES = new Set(['int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool']);
+const INT_DTYPES = new Set([
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'uint8',
+  'uint16',
+  'uint32',
+  'uint64',
+  'bool',
+]);
 
 /** A nested list as a tensor: its shape (rectangular, or an error naming the ragged row) and values. */
 export function treeToTensor(tree: Tree, dtype: string): TensorValue {
@@ -186,7 +198,8 @@ function nest(values: unknown[], shape: number[]): string {
   if (shape.length === 0) return formatScalar(values[0]);
   const inner = shape.slice(1).reduce((a, b) => a * b, 1);
   const parts: string[] = [];
-  for (let k = 0; k < shape[0]; k++) parts.push(nest(values.slice(k * inner, (k + 1) * inner), shape.slice(1)));
+  for (let k = 0; k < shape[0]; k++)
+    parts.push(nest(values.slice(k * inner, (k + 1) * inner), shape.slice(1)));
   return `[${parts.join(', ')}]`;
 }
 

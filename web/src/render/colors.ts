@@ -30,12 +30,24 @@ export const THEME = {
 };
 
 const CATEGORY: Array<[RegExp, string]> = [
-  [/^(Conv|ConvTranspose|Gemm|MatMul|MatMulInteger|QLinearConv|QLinearMatMul|Attention|MultiHeadAttention)$/, '#3b6fb6'],
-  [/^(Relu|LeakyRelu|PRelu|Sigmoid|HardSigmoid|Tanh|Elu|Selu|Celu|Gelu|FastGelu|Softmax|LogSoftmax|HardSwish|Mish|Softplus|Softsign|ThresholdedRelu|Clip)$/, '#b6513b'],
+  [
+    /^(Conv|ConvTranspose|Gemm|MatMul|MatMulInteger|QLinearConv|QLinearMatMul|Attention|MultiHeadAttention)$/,
+    '#3b6fb6',
+  ],
+  [
+    /^(Relu|LeakyRelu|PRelu|Sigmoid|HardSigmoid|Tanh|Elu|Selu|Celu|Gelu|FastGelu|Softmax|LogSoftmax|HardSwish|Mish|Softplus|Softsign|ThresholdedRelu|Clip)$/,
+    '#b6513b',
+  ],
   [/Normalization$/, '#3b9a6f'],
   [/Pool$/, '#8a5bb6'],
-  [/^(Reshape|Transpose|Concat|Split|Gather|GatherElements|GatherND|Slice|Squeeze|Unsqueeze|Flatten|Shape|Expand|Tile|Pad|Identity|Cast|Resize)$/, '#5d6676'],
-  [/^(Add|Sub|Mul|Div|Pow|Sqrt|Exp|Log|Neg|Abs|Reciprocal|Sum|Mean|Max|Min|Erf|Where|Equal|Less|Greater|Not|And|Or)$/, '#a5822f'],
+  [
+    /^(Reshape|Transpose|Concat|Split|Gather|GatherElements|GatherND|Slice|Squeeze|Unsqueeze|Flatten|Shape|Expand|Tile|Pad|Identity|Cast|Resize)$/,
+    '#5d6676',
+  ],
+  [
+    /^(Add|Sub|Mul|Div|Pow|Sqrt|Exp|Log|Neg|Abs|Reciprocal|Sum|Mean|Max|Min|Erf|Where|Equal|Less|Greater|Not|And|Or)$/,
+    '#a5822f',
+  ],
   [/^Reduce/, '#2f8fa5'],
   [/^(Loop|If|Scan)$/, '#a53f7a'],
   [/^Input$/, '#2f855a'],

@@ -3,7 +3,17 @@
 import { FloatBuilder, InstancedLayer, program } from './gl';
 import { GLYPH_FS, GLYPH_VS, GRID_FS, GRID_VS, LINE_FS, LINE_VS, RECT_FS, RECT_VS } from './shaders';
 import { THEME } from './colors';
-import { GLYPH_STRIDE, LINE_STRIDE, RECT_STRIDE, Scene, lodFor, sharedAtlas, type Lod, type Region, type SceneState } from './scene';
+import {
+  GLYPH_STRIDE,
+  LINE_STRIDE,
+  RECT_STRIDE,
+  Scene,
+  lodFor,
+  sharedAtlas,
+  type Lod,
+  type Region,
+  type SceneState,
+} from './scene';
 
 export interface Camera {
   scale: number;
@@ -44,7 +54,14 @@ export class Renderer {
   state: SceneState = { selected: new Set(), selectedEdge: -1 };
   showGrid = true;
   overlay: number[] = []; // extra segments (the link being dragged), world coordinates
-  stats: FrameStats = { frames: 0, cacheRenders: 0, frameMs: [], intervals: [], drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 }, lod: 'near' };
+  stats: FrameStats = {
+    frames: 0,
+    cacheRenders: 0,
+    frameMs: [],
+    intervals: [],
+    drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 },
+    lod: 'near',
+  };
   onFrame: (() => void) | null = null;
 
   private progs: Record<'rect' | 'line' | 'glyph' | 'grid', WebGLProgram>;
@@ -67,7 +84,11 @@ export class Renderer {
   private lastFrame = 0;
 
   constructor(readonly canvas: HTMLCanvasElement) {
-    const gl = canvas.getContext('webgl2', { antialias: false, premultipliedAlpha: false, preserveDrawingBuffer: false });
+    const gl = canvas.getContext('webgl2', {
+      antialias: false,
+      premultipliedAlpha: false,
+      preserveDrawingBuffer: false,
+    });
     if (!gl) throw new Error('this browser has no WebGL2: the studio canvas needs it');
     this.gl = gl;
     this.progs = {
@@ -88,7 +109,14 @@ export class Renderer {
     const gl = this.gl;
     const tex = gl.createTexture();
     gl.bindTexture(gl.TEXTURE_2D, tex);
-    gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, sharedAtlas().canvas as HTMLCanvasElement);
+    gl.texImage2D(
+      gl.TEXTURE_2D,
+      0,
+      gl.RGBA,
+      gl.RGBA,
+      gl.UNSIGNED_BYTE,
+      sharedAtlas().canvas as HTMLCanvasElement,
+    );
     gl.generateMipmap(gl.TEXTURE_2D);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR_MIPMAP_LINEAR);
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
@@ -124,7 +152,12 @@ export class Renderer {
   /** The visible world rectangle. */
   view(): [number, number, number, number] {
     const c = this.camera;
-    return [-c.tx / c.scale, -c.ty / c.scale, (this.canvas.width - c.tx) / c.scale, (this.canvas.height - c.ty) / c.scale];
+    return [
+      -c.tx / c.scale,
+      -c.ty / c.scale,
+      (this.canvas.width - c.tx) / c.scale,
+      (this.canvas.height - c.ty) / c.scale,
+    ];
   }
 
   toWorld(px: number, py: number): [number, number] {
@@ -163,7 +196,14 @@ export class Renderer {
     const c = this.cache;
     const dx = c ? Math.round(c.tx - tx) : 0;
     const dy = c ? Math.round(c.ty - ty) : 0;
-    const valid = c && c.valid && c.w === W + 2 * mx && c.h === H + 2 * my && c.scale === scale && Math.abs(dx) <= mx && Math.abs(dy) <= my;
+    const valid =
+      c &&
+      c.valid &&
+      c.w === W + 2 * mx &&
+      c.h === H + 2 * my &&
+      c.scale === scale &&
+      Math.abs(dx) <= mx &&
+      Math.abs(dy) <= my;
     if (!valid) {
       this.renderCache(W + 2 * mx, H + 2 * my, { scale, tx: tx + mx, ty: ty + my });
       this.cache!.tx = tx;
@@ -175,7 +215,18 @@ export class Renderer {
     const oy = Math.round(cc.ty - ty);
     gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
     gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
-    gl.blitFramebuffer(mx + ox, my - oy, mx + ox + W, my - oy + H, 0, 0, W, H, gl.COLOR_BUFFER_BIT, gl.NEAREST);
+    gl.blitFramebuffer(
+      mx + ox,
+      my - oy,
+      mx + ox + W,
+      my - oy + H,
+      0,
+      0,
+      W,
+      H,
+      gl.COLOR_BUFFER_BIT,
+      gl.NEAREST,
+    );
     gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
     if (this.overlay.length) this.drawOverlay(W, H);
   }
@@ -185,7 +236,14 @@ export class Renderer {
     const o = this.b.overlay;
     o.reset();
     for (let k = 0; k + 3 < this.overlay.length; k += 4)
-      o.push(this.overlay[k], this.overlay[k + 1], this.overlay[k + 2], this.overlay[k + 3], ...THEME.link, 2.5);
+      o.push(
+        this.overlay[k],
+        this.overlay[k + 1],
+        this.overlay[k + 2],
+        this.overlay[k + 3],
+        ...THEME.link,
+        2.5,
+      );
     this.overlayLines.upload(o.data, o.count);
     gl.viewport(0, 0, W, H);
     gl.enable(gl.BLEND);
@@ -207,7 +265,12 @@ export class Renderer {
     const c = this.ensureCache(W, H);
     const lod = lodFor(cam.scale);
     this.stats.lod = lod;
-    const region: Region = [-cam.tx / cam.scale, -cam.ty / cam.scale, (W - cam.tx) / cam.scale, (H - cam.ty) / cam.scale];
+    const region: Region = [
+      -cam.tx / cam.scale,
+      -cam.ty / cam.scale,
+      (W - cam.tx) / cam.scale,
+      (H - cam.ty) / cam.scale,
+    ];
     this.rebuild(lod, region);
     gl.bindFramebuffer(gl.FRAMEBUFFER, c.fb);
     gl.viewport(0, 0, W, H);
@@ -271,7 +334,14 @@ export class Renderer {
       const w = x1 - x0;
       const h = y1 - y0;
       this.baseRegion = wide ? null : [x0 - w, y0 - h, x1 + w, y1 + h];
-      s.buildBase(this.state, lod === 'far' ? 'far' : 'near', scale, this.b.rects, this.b.lines, this.baseRegion ?? undefined);
+      s.buildBase(
+        this.state,
+        lod === 'far' ? 'far' : 'near',
+        scale,
+        this.b.rects,
+        this.b.lines,
+        this.baseRegion ?? undefined,
+      );
       this.baseRects.upload(this.b.rects.data, this.b.rects.count);
       this.edges.upload(this.b.lines.data, this.b.lines.count);
       this.baseLod = baseLod;

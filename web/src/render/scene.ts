@@ -64,7 +64,8 @@ export class Scene {
   ) {
     this.n = vm.leaves.length;
     const visible: number[] = [];
-    for (let i = 0; i < lay.itemX.length; i++) if (!Number.isNaN(lay.itemX[i]) && i !== this.n) visible.push(i);
+    for (let i = 0; i < lay.itemX.length; i++)
+      if (!Number.isNaN(lay.itemX[i]) && i !== this.n) visible.push(i);
     this.items = new SpatialGrid(lay.itemX, lay.itemY, lay.itemW, lay.itemH, visible);
     const m = lay.edgeSrcItem.length;
     const ex = new Float32Array(m);
@@ -85,7 +86,13 @@ export class Scene {
       ew[e] = x1 - x0;
       eh[e] = y1 - y0;
     }
-    this.edgeIndex = new SpatialGrid(ex, ey, ew, eh, Array.from({ length: m }, (_, e) => e));
+    this.edgeIndex = new SpatialGrid(
+      ex,
+      ey,
+      ew,
+      eh,
+      Array.from({ length: m }, (_, e) => e),
+    );
   }
 
   get bounds(): [number, number, number, number] {
@@ -110,16 +117,27 @@ export class Scene {
     const b = l.edgeDstItem[e];
     const leafEdge = this.vm.edges[l.edgeLeaf[e]];
     const [sx, sy] =
-      a < this.n ? this.termPos(a, 'out', leafEdge.srcPort) : [l.itemX[a] + l.itemW[a] / 2, l.itemY[a] + l.itemH[a]];
-    const [tx, ty] = b < this.n ? this.termPos(b, 'in', leafEdge.dstPort) : [l.itemX[b] + l.itemW[b] / 2, l.itemY[b]];
+      a < this.n
+        ? this.termPos(a, 'out', leafEdge.srcPort)
+        : [l.itemX[a] + l.itemW[a] / 2, l.itemY[a] + l.itemH[a]];
+    const [tx, ty] =
+      b < this.n ? this.termPos(b, 'in', leafEdge.dstPort) : [l.itemX[b] + l.itemW[b] / 2, l.itemY[b]];
     const pts = [sx, sy, sx, sy + 10];
-    for (let k = l.routeStart[e]; k < l.routeStart[e + 1]; k++) pts.push(l.routePts[2 * k], l.routePts[2 * k + 1]);
+    for (let k = l.routeStart[e]; k < l.routeStart[e + 1]; k++)
+      pts.push(l.routePts[2 * k], l.routePts[2 * k + 1]);
     pts.push(tx, ty - 10, tx, ty);
     return pts;
   }
 
   /** Boxes and edges of the items in `region` (all when absent): groups behind, outermost first. */
-  buildBase(state: SceneState, lod: Lod, scale: number, rects: FloatBuilder, lines: FloatBuilder, region?: Region): void {
+  buildBase(
+    state: SceneState,
+    lod: Lod,
+    scale: number,
+    rects: FloatBuilder,
+    lines: FloatBuilder,
+    region?: Region,
+  ): void {
     rects.reset();
     lines.reset();
     const l = this.lay;
@@ -138,14 +156,21 @@ export class Scene {
     // Far out, many boxes share a pixel: one box per 2-pixel cell (and edges as single straight
     // segments, none at all when boxes are dots) keeps the primitive count near the pixel count.
     const cell = far && scale < DECIMATE_BELOW ? 2 / scale : 0;
-    const edges = cell && scale < NO_EDGES_BELOW ? [] : region ? this.edgeIndex.query(...region) : range(0, l.edgeSrcItem.length);
+    const edges =
+      cell && scale < NO_EDGES_BELOW
+        ? []
+        : region
+          ? this.edgeIndex.query(...region)
+          : range(0, l.edgeSrcItem.length);
     for (const e of edges) {
       const p = this.edgePoints(e);
       const sel = e === state.selectedEdge;
       const col: Rgba = sel ? THEME.edgeSelected : far ? THEME.edgeFar : THEME.edge;
       const width = sel ? 3 : far ? 1 : 1.5;
       if (cell) lines.push(p[0], p[1], p[p.length - 2], p[p.length - 1], ...col, width);
-      else for (let k = 0; k + 3 < p.length; k += 2) lines.push(p[k], p[k + 1], p[k + 2], p[k + 3], ...col, width);
+      else
+        for (let k = 0; k + 3 < p.length; k += 2)
+          lines.push(p[k], p[k + 1], p[k + 2], p[k + 3], ...col, width);
     }
     const taken = new Set<number>();
     const leaves = items ? items.filter((i) => i < n) : range(0, n);
@@ -176,7 +201,12 @@ export class Scene {
     }
   }
 
-  buildDetail(view: [number, number, number, number], lod: Lod, rects: FloatBuilder, glyphs: FloatBuilder): number {
+  buildDetail(
+    view: [number, number, number, number],
+    lod: Lod,
+    rects: FloatBuilder,
+    glyphs: FloatBuilder,
+  ): number {
     rects.reset();
     glyphs.reset();
     if (lod === 'far') return 0;
@@ -190,12 +220,30 @@ export class Scene {
       const leaf = this.vm.leaves[i];
       const x = l.itemX[i], y = l.itemY[i], w = l.itemW[i], h = l.itemH[i]; // prettier-ignore
       leaf.inputs.forEach((t, k) => this.terminal(rects, x + terminalX(k, leaf.inputs.length, w), y, t));
-      leaf.outputs.forEach((t, k) => this.terminal(rects, x + terminalX(k, leaf.outputs.length, w), y + h, t));
+      leaf.outputs.forEach((t, k) =>
+        this.terminal(rects, x + terminalX(k, leaf.outputs.length, w), y + h, t),
+      );
       this.text(glyphs, leaf.op, x + PAD, y + HEADER_H / 2 + 1, FONT.title, THEME.text, w - 2 * PAD);
       if (lod === 'mid') continue;
-      this.text(glyphs, displayName(leaf), x + PAD, y + HEADER_H + LINE_H / 2 + 3, FONT.body, THEME.text, w - 2 * PAD);
+      this.text(
+        glyphs,
+        displayName(leaf),
+        x + PAD,
+        y + HEADER_H + LINE_H / 2 + 3,
+        FONT.body,
+        THEME.text,
+        w - 2 * PAD,
+      );
       leaf.lines.forEach((s, k) =>
-        this.text(glyphs, s, x + PAD, y + HEADER_H + LINE_H * (k + 1.5) + 3, FONT.body, THEME.textDim, w - 2 * PAD),
+        this.text(
+          glyphs,
+          s,
+          x + PAD,
+          y + HEADER_H + LINE_H * (k + 1.5) + 3,
+          FONT.body,
+          THEME.textDim,
+          w - 2 * PAD,
+        ),
       );
     }
     return inView.length;
@@ -207,7 +255,15 @@ export class Scene {
     const label = `${this.groups.label[k]}  (${this.groups.size[k]})`;
     const collapsed = l.groupState[k] === 1;
     const y = collapsed ? l.itemY[it] + l.itemH[it] / 2 : l.itemY[it] + GROUP.header / 2;
-    this.text(glyphs, (collapsed ? '+ ' : '- ') + label, l.itemX[it] + 10, y, FONT.title, THEME.text, l.itemW[it] - 20);
+    this.text(
+      glyphs,
+      (collapsed ? '+ ' : '- ') + label,
+      l.itemX[it] + 10,
+      y,
+      FONT.title,
+      THEME.text,
+      l.itemW[it] - 20,
+    );
   }
 
   private terminal(rects: FloatBuilder, cx: number, cy: number, t: Terminal): void {
@@ -298,7 +354,9 @@ export class Scene {
 }
 
 export function displayName(leaf: Leaf): string {
-  return leaf.scope && leaf.name.startsWith(leaf.scope + '/') ? leaf.name.slice(leaf.scope.length + 1) : leaf.name;
+  return leaf.scope && leaf.name.startsWith(leaf.scope + '/')
+    ? leaf.name.slice(leaf.scope.length + 1)
+    : leaf.name;
 }
 
 function depthOf(parent: number[], k: number): number {

@@ -12,7 +12,9 @@ export class CheckList {
     clear(this.root);
     const errors = diags.filter((d) => d.severity === 'error').length;
     const warnings = diags.filter((d) => d.severity === 'warning').length;
-    this.root.append(h('div', { className: 'panel-title', text: `Type check: ${errors} errors, ${warnings} warnings` }));
+    this.root.append(
+      h('div', { className: 'panel-title', text: `Type check: ${errors} errors, ${warnings} warnings` }),
+    );
     const table = h('table', { className: 'checklist', 'data-testid': 'checklist' });
     for (const d of diags) {
       const row = h(

@@ -55,7 +55,11 @@ export class Palette {
     }
     const searching = this.search.value.trim() !== '';
     for (const cat of [...byCat.keys()].sort()) {
-      const details = h('details', { open: searching }, h('summary', { text: `${cat} (${byCat.get(cat)!.length})` }));
+      const details = h(
+        'details',
+        { open: searching },
+        h('summary', { text: `${cat} (${byCat.get(cat)!.length})` }),
+      );
       for (const op of byCat.get(cat)!) details.append(this.item(op));
       this.list.append(details);
     }

@@ -1,7 +1,16 @@
 // The parameter editor: the selected node's name and attributes (set ones first, the opset's defaults
 // in a collapsible "Default values" section, each with reset), the common attributes of several
 // selected nodes, or the model's properties when nothing is selected.
-import type { ApiGraph, ApiNode, AttrType, AttrValue, DocumentInfo, RegistryAttr, RegistryOp, TensorValue } from '../api/types';
+import type {
+  ApiGraph,
+  ApiNode,
+  AttrType,
+  AttrValue,
+  DocumentInfo,
+  RegistryAttr,
+  RegistryOp,
+  TensorValue,
+} from '../api/types';
 import { registryKey } from '../model/viewmodel';
 import { formatValue, parseValue } from '../params/parse';
 import { clear, h } from './dom';
@@ -30,7 +39,12 @@ export class ParamEditor {
     private readonly actions: ParamActions,
   ) {}
 
-  show(nodes: ApiNode[], registry: Map<string, RegistryOp>, graph: ApiGraph | null, doc: DocumentInfo | null): void {
+  show(
+    nodes: ApiNode[],
+    registry: Map<string, RegistryOp>,
+    graph: ApiGraph | null,
+    doc: DocumentInfo | null,
+  ): void {
     clear(this.root);
     if (nodes.length === 0) return this.model(graph, doc);
     if (nodes.length === 1) return this.single(nodes[0], registry);
@@ -66,18 +80,31 @@ export class ParamEditor {
       rows.push({ name: a.name, type: a.type, value: cur?.value ?? a.default, isSet: !!cur, schema: a });
     }
     for (const a of node.attributes)
-      if (!schema?.attributes.some((s) => s.name === a.name)) rows.push({ name: a.name, type: a.type, value: a.value, isSet: true });
+      if (!schema?.attributes.some((s) => s.name === a.name))
+        rows.push({ name: a.name, type: a.type, value: a.value, isSet: true });
     this.attrSections(rows, [node]);
     this.root.append(
       h('div', { className: 'panel-subtitle', text: 'Inputs' }),
-      ...node.inputs.map((v, i) => field(schema?.inputs[Math.min(i, schema.inputs.length - 1)]?.name ?? String(i), h('code', { text: v || '(not connected)' }))),
+      ...node.inputs.map((v, i) =>
+        field(
+          schema?.inputs[Math.min(i, schema.inputs.length - 1)]?.name ?? String(i),
+          h('code', { text: v || '(not connected)' }),
+        ),
+      ),
       h('div', { className: 'panel-subtitle', text: 'Outputs' }),
-      ...node.outputs.map((v, i) => field(schema?.outputs[Math.min(i, schema.outputs.length - 1)]?.name ?? String(i), h('code', { text: v || '(unused)' }))),
+      ...node.outputs.map((v, i) =>
+        field(
+          schema?.outputs[Math.min(i, schema.outputs.length - 1)]?.name ?? String(i),
+          h('code', { text: v || '(unused)' }),
+        ),
+      ),
     );
   }
 
   private common(nodes: ApiNode[], registry: Map<string, RegistryOp>): void {
-    this.root.append(h('div', { className: 'panel-title', text: `${nodes.length} nodes: common parameters` }));
+    this.root.append(
+      h('div', { className: 'panel-title', text: `${nodes.length} nodes: common parameters` }),
+    );
     const schemas = nodes.map((n) => registry.get(registryKey(n.domain, n.op_type)));
     const first = schemas[0]?.attributes ?? [];
     const rows: AttrRow[] = [];
@@ -88,7 +115,10 @@ export class ParamEditor {
       const isSet = nodes.some((n) => n.attributes.some((x) => x.name === a.name));
       rows.push({ name: a.name, type: a.type, value: same ? values[0] : undefined, isSet, schema: a });
     }
-    if (!rows.length) this.root.append(h('div', { className: 'hint', text: 'The selected nodes have no parameter in common.' }));
+    if (!rows.length)
+      this.root.append(
+        h('div', { className: 'hint', text: 'The selected nodes have no parameter in common.' }),
+      );
     this.attrSections(rows, nodes);
   }
 
@@ -99,7 +129,11 @@ export class ParamEditor {
     for (const r of main) sec.append(this.attrRow(r, nodes));
     this.root.append(sec);
     if (!defaults.length) return;
-    const det = h('details', { className: 'defaults', 'data-testid': 'defaults' }, h('summary', { text: `Default values (${defaults.length})` }));
+    const det = h(
+      'details',
+      { className: 'defaults', 'data-testid': 'defaults' },
+      h('summary', { text: `Default values (${defaults.length})` }),
+    );
     for (const r of defaults) det.append(this.attrRow(r, nodes));
     this.root.append(det);
   }
@@ -110,13 +144,19 @@ export class ParamEditor {
     const input =
       r.type === 'tensor'
         ? h('textarea', { rows: 3, value: text, 'data-attr': r.name })
-        : h('input', { type: 'text', value: text, 'data-attr': r.name, placeholder: r.value === undefined ? '(differs)' : r.schema?.required ? 'required' : '' });
+        : h('input', {
+            type: 'text',
+            value: text,
+            'data-attr': r.name,
+            placeholder: r.value === undefined ? '(differs)' : r.schema?.required ? 'required' : '',
+          });
     input.disabled = !editable;
     const err = h('div', { className: 'error-text' });
     const commit = () => {
       if (input.value.trim() === text.trim()) return;
       try {
-        const dtype = r.type === 'tensor' ? ((r.value as TensorValue | undefined)?.dtype ?? 'float') : undefined;
+        const dtype =
+          r.type === 'tensor' ? ((r.value as TensorValue | undefined)?.dtype ?? 'float') : undefined;
         const value = parseValue(r.type, input.value, dtype);
         err.textContent = '';
         this.actions.setAttr(nodes, { name: r.name, type: r.type, value });
@@ -134,9 +174,22 @@ export class ParamEditor {
     input.addEventListener('change', commit);
     const reset =
       r.isSet && editable
-        ? h('button', { className: 'reset', title: 'Reset to default', text: '↺', 'data-reset': r.name, onclick: () => this.actions.resetAttr(nodes, r.name) })
+        ? h('button', {
+            className: 'reset',
+            title: 'Reset to default',
+            text: '↺',
+            'data-reset': r.name,
+            onclick: () => this.actions.resetAttr(nodes, r.name),
+          })
         : null;
-    return h('div', { className: 'attr-row' }, h('label', { text: r.name, title: `${r.type}` }), input, reset, err);
+    return h(
+      'div',
+      { className: 'attr-row' },
+      h('label', { text: r.name, title: `${r.type}` }),
+      input,
+      reset,
+      err,
+    );
   }
 
   private model(graph: ApiGraph | null, doc: DocumentInfo | null): void {
@@ -165,7 +218,10 @@ export class ParamEditor {
       h('div', { className: 'panel-subtitle', text: 'Opset import' }),
       field('domain', dom),
       field('version', ver),
-      h('button', { text: 'Set opset import', onclick: () => ver.value && this.actions.setOpset(dom.value.trim(), Number(ver.value)) }),
+      h('button', {
+        text: 'Set opset import',
+        onclick: () => ver.value && this.actions.setOpset(dom.value.trim(), Number(ver.value)),
+      }),
     );
   }
 }

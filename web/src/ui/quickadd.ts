@@ -39,7 +39,12 @@ export class QuickAdd {
       pick(registryKey(op.domain, op.op_type));
     });
     input.addEventListener('blur', () => setTimeout(() => this.close(), 100));
-    this.box = h('div', { className: 'quickadd', 'data-testid': 'quickadd', style: `left:${left}px;top:${top}px` }, input, list);
+    this.box = h(
+      'div',
+      { className: 'quickadd', 'data-testid': 'quickadd', style: `left:${left}px;top:${top}px` },
+      input,
+      list,
+    );
     this.parent.append(this.box);
     render();
     input.focus();

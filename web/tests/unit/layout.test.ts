@@ -51,7 +51,14 @@ describe('layered layout', () => {
       src: [0, 0, 1, 2, 0],
       dst: [1, 2, 3, 3, 3],
     });
-    for (const [a, b] of [[0, 1], [0, 2], [1, 3], [2, 3], [0, 3]]) expect(res.y[b]).toBeGreaterThan(res.y[a] + 40);
+    for (const [a, b] of [
+      [0, 1],
+      [0, 2],
+      [1, 3],
+      [2, 3],
+      [0, 3],
+    ])
+      expect(res.y[b]).toBeGreaterThan(res.y[a] + 40);
     expect(res.y[1]).toBe(res.y[2]);
     expect(Math.abs(res.x[1] - res.x[2])).toBeGreaterThanOrEqual(100);
     expect(res.routes[4]).toHaveLength(2); // the skip edge bends once, through a dummy in rank 1

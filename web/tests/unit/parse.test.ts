@@ -19,19 +19,31 @@ describe('parameter syntax', () => {
   });
 
   it('reads nested lists as tensors with their shape', () => {
-    expect(parseValue('tensor', '[[1, 2], [3, 4]]', 'float')).toEqual({ dtype: 'float', shape: [2, 2], values: [1, 2, 3, 4] });
+    expect(parseValue('tensor', '[[1, 2], [3, 4]]', 'float')).toEqual({
+      dtype: 'float',
+      shape: [2, 2],
+      values: [1, 2, 3, 4],
+    });
     expect(parseValue('tensor', '7', 'int64')).toEqual({ dtype: 'int64', shape: [], values: [7] });
-    expect(parseValue('tensor', '[[[1], [2]]]', 'int32')).toEqual({ dtype: 'int32', shape: [1, 2, 1], values: [1, 2] });
+    expect(parseValue('tensor', '[[[1], [2]]]', 'int32')).toEqual({
+      dtype: 'int32',
+      shape: [1, 2, 1],
+      values: [1, 2],
+    });
   });
 
   it('names what is wrong and where', () => {
     expect(() => parseValue('ints', '[1, 2.5]')).toThrow('value[1]: expected an integer, got 2.5');
     expect(() => parseValue('ints', '[1, 2')).toThrow("unclosed '[' (opened at column 1");
     expect(() => parseValue('ints', '[1 2]')).toThrow("expected ',' or ']' but found '2' at column 4");
-    expect(() => parseValue('string', 'abc')).toThrow("'abc' is not a number (text is written in quotes: 'text') at column 1");
+    expect(() => parseValue('string', 'abc')).toThrow(
+      "'abc' is not a number (text is written in quotes: 'text') at column 1",
+    );
     expect(() => parseValue('string', "'abc")).toThrow('unterminated string');
     expect(() => parseValue('int', '1 2')).toThrow("unexpected '2' after the value at column 3");
-    expect(() => parseValue('tensor', '[[1, 2], [3]]', 'float')).toThrow('value[1]: expected 2 elements like the first row (shape [2,2])');
+    expect(() => parseValue('tensor', '[[1, 2], [3]]', 'float')).toThrow(
+      'value[1]: expected 2 elements like the first row (shape [2,2])',
+    );
     expect(() => parseValue('tensor', '[[1], 2]', 'float')).toThrow('value[1]: expected 1 elements');
     expect(() => parseValue('int', '')).toThrow('missing value');
     expect(() => parseValue('ints', '3')).toThrow('expected a list like [1, 2], got 3');
@@ -54,7 +66,9 @@ describe('parameter syntax', () => {
       expect(parseValue(type, text, dtype), `${type}: ${text}`).toEqual(value);
     }
     expect(formatValue('ints', [1, 2])).toBe('[1, 2]');
-    expect(formatValue('tensor', { dtype: 'float', shape: [2, 2], values: [1, 2, 3, 4] })).toBe('[[1, 2], [3, 4]]');
+    expect(formatValue('tensor', { dtype: 'float', shape: [2, 2], values: [1, 2, 3, 4] })).toBe(
+      '[[1, 2], [3, 4]]',
+    );
     expect(formatValue('tensor', { dtype: 'float', shape: [512, 512] })).toBe('<float [512, 512]>');
     expect(quote("a'b")).toBe("'a\\'b'");
     expect(formatValue('ints', [1, 2, 3, 4, 5, 6, 7, 8], 10)).toBe('[1, 2, 3,…');

@@ -17,16 +17,49 @@ const conv: RegistryOp = {
   outputs: [{ name: 'Y', option: 'single', types: ['T'] }],
   attributes: [{ name: 'kernel_shape', type: 'ints', required: false }],
 };
-const concat: RegistryOp = { ...conv, op_type: 'Concat', category: 'tensor', inputs: [{ name: 'inputs', option: 'variadic', types: ['T'] }], attributes: [] };
+const concat: RegistryOp = {
+  ...conv,
+  op_type: 'Concat',
+  category: 'tensor',
+  inputs: [{ name: 'inputs', option: 'variadic', types: ['T'] }],
+  attributes: [],
+};
 const registry = new Map([conv, concat].map((o) => [registryKey(o.domain, o.op_type), o]));
 
 const graph: ApiGraph = {
   version: 3,
   graph: 'main',
   nodes: [
-    { id: 1, name: 'k', op_type: 'Constant', domain: '', scope: '', inputs: [], outputs: ['kc'], attributes: [] },
-    { id: 2, name: '/enc/layer.0/conv', op_type: 'Conv', domain: '', scope: '/enc/layer.0', inputs: ['x', 'W', ''], outputs: ['y'], attributes: [] },
-    { id: 3, name: '/enc/cat', op_type: 'Concat', domain: '', scope: '/enc', inputs: ['y', 'kc'], outputs: ['z'], attributes: [] },
+    {
+      id: 1,
+      name: 'k',
+      op_type: 'Constant',
+      domain: '',
+      scope: '',
+      inputs: [],
+      outputs: ['kc'],
+      attributes: [],
+    },
+    {
+      id: 2,
+      name: '/enc/layer.0/conv',
+      op_type: 'Conv',
+      domain: '',
+      scope: '/enc/layer.0',
+      inputs: ['x', 'W', ''],
+      outputs: ['y'],
+      attributes: [],
+    },
+    {
+      id: 3,
+      name: '/enc/cat',
+      op_type: 'Concat',
+      domain: '',
+      scope: '/enc',
+      inputs: ['y', 'kc'],
+      outputs: ['z'],
+      attributes: [],
+    },
   ],
   inputs: [{ name: 'x', type: 'tensor(float)', shape: [1, 3] }],
   outputs: [{ name: 'z', type: 'tensor(float)', shape: [1, 6] }],
@@ -42,8 +75,16 @@ describe('view model', () => {
     expect(conv.inputs.map((t) => t.state)).toEqual(['linked', 'init', 'free']);
     expect(conv.inputs.map((t) => t.optional)).toEqual([false, false, true]);
     const cat = vm.leaves[2];
-    expect(cat.inputs.map((t) => [t.state, t.variadicFree])).toEqual([['linked', false], ['init', false], ['free', true]]);
-    expect(vm.edges.map((e) => `${e.src}:${e.srcPort}->${e.dst}:${e.dstPort}`)).toEqual(['0:0->1:0', '1:0->2:0', '2:0->3:0']);
+    expect(cat.inputs.map((t) => [t.state, t.variadicFree])).toEqual([
+      ['linked', false],
+      ['init', false],
+      ['free', true],
+    ]);
+    expect(vm.edges.map((e) => `${e.src}:${e.srcPort}->${e.dst}:${e.dstPort}`)).toEqual([
+      '0:0->1:0',
+      '1:0->2:0',
+      '2:0->3:0',
+    ]);
   });
 
   it('shows constants as nodes when asked', () => {
@@ -65,7 +106,12 @@ describe('view model', () => {
 
 describe('palette search', () => {
   it('matches name, domain and category, exact names first', () => {
-    const ops = [concat, conv, { ...conv, op_type: 'ConvTranspose' }, { ...conv, op_type: 'QLinearConv', domain: 'com.microsoft' }];
+    const ops = [
+      concat,
+      conv,
+      { ...conv, op_type: 'ConvTranspose' },
+      { ...conv, op_type: 'QLinearConv', domain: 'com.microsoft' },
+    ];
     expect(matchOps(ops, 'conv').map((o) => o.op_type)).toEqual(['Conv', 'ConvTranspose', 'QLinearConv']);
     expect(matchOps(ops, 'microsoft').map((o) => o.op_type)).toEqual(['QLinearConv']);
     expect(matchOps(ops, 'tensor').map((o) => o.op_type)).toEqual(['Concat']);
