@@ -55,14 +55,16 @@ export class ParamEditor {
     const schema = registry.get(registryKey(node.domain, node.op_type));
     const nameErr = h('div', { className: 'error-text' });
     const name = h('input', { type: 'text', value: node.name, 'data-testid': 'param-name' });
+    let sent = node.name;
     const commit = () => {
       const v = name.value.trim();
-      if (v === node.name) return;
+      if (v === sent) return;
       if (!C_IDENT.test(v)) {
         nameErr.textContent = `'${v}' is not a valid name: letters, digits and '_', not starting with a digit`;
         return;
       }
       nameErr.textContent = '';
+      sent = v;
       this.actions.rename(node, v);
     };
     name.addEventListener('keydown', (ev) => ev.key === 'Enter' && commit());
@@ -152,13 +154,16 @@ export class ParamEditor {
           });
     input.disabled = !editable;
     const err = h('div', { className: 'error-text' });
+    // Enter fires both keydown and change: the text last sent is remembered so one edit sends one command.
+    let sent = text.trim();
     const commit = () => {
-      if (input.value.trim() === text.trim()) return;
+      if (input.value.trim() === sent) return;
       try {
         const dtype =
           r.type === 'tensor' ? ((r.value as TensorValue | undefined)?.dtype ?? 'float') : undefined;
         const value = parseValue(r.type, input.value, dtype);
         err.textContent = '';
+        sent = input.value.trim();
         this.actions.setAttr(nodes, { name: r.name, type: r.type, value });
       } catch (e) {
         err.textContent = `${r.name}: ${(e as Error).message}`;
