@@ -80,6 +80,7 @@ export class Renderer {
   private baseLod: string | null = null;
   private baseRegion: Region | null = null;
   private cache: Cache | null = null;
+  private atlasTex!: WebGLTexture;
   private pending = false;
   private lastFrame = 0;
 
@@ -107,7 +108,8 @@ export class Renderer {
 
   private uploadAtlas(): void {
     const gl = this.gl;
-    const tex = gl.createTexture();
+    const tex = gl.createTexture()!;
+    this.atlasTex = tex;
     gl.bindTexture(gl.TEXTURE_2D, tex);
     gl.texImage2D(
       gl.TEXTURE_2D,
@@ -291,6 +293,9 @@ export class Renderer {
     this.baseRects.draw();
     this.detailRects.draw();
     this.setView(this.progs.glyph, cam, W, H);
+    // Bound here, not once: creating the cache's texture rebinds unit 0.
+    gl.activeTexture(gl.TEXTURE0);
+    gl.bindTexture(gl.TEXTURE_2D, this.atlasTex);
     this.glyphs.draw();
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     c.scale = cam.scale;
