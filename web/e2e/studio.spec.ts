@@ -138,19 +138,34 @@ test('edits the sample through the server and keeps the edits across save and re
     `(() => { const c = window.__tessera.camera; window.__tessera.setCamera(c.scale, c.tx + ${box.x + box.width / 2} - ${(convCenter[0] + inputCenter[0]) / 2}, c.ty + ${box.y + box.height / 2} - ${(convCenter[1] + inputCenter[1]) / 2}); })()`,
   );
   await page.waitForTimeout(200);
-  for (const [from, port] of [
-    [input.name, 0],
-    [input.name, 1],
-  ] as const) {
-    v = await t<number>(page, 'graphVersion');
-    const a = (await t<[number, number]>(page, `terminal(${JSON.stringify(from)}, 'out', 0)`))!;
-    const b = (await t<[number, number]>(page, `terminal(${JSON.stringify(conv.name)}, 'in', ${port})`))!;
-    await dragBetween(page, a, b);
-    await settle(page, v);
-  }
+  v = await t<number>(page, 'graphVersion');
+  const a = (await t<[number, number]>(page, `terminal(${JSON.stringify(input.name)}, 'out', 0)`))!;
+  const b = (await t<[number, number]>(page, `terminal(${JSON.stringify(conv.name)}, 'in', 0)`))!;
+  await dragBetween(page, a, b);
+  await settle(page, v);
+  expect((await t<{ inputs: string[] }>(page, `node(${JSON.stringify(conv.name)})`)).inputs[0]).toBe(
+    input.name,
+  );
+  expect(await notConnected(page, conv.name)).toBeGreaterThan(0); // W is still free
+
+  // W from a new initializer of generated values (standard normal), attached to the Conv's free input.
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('W_new');
+  await page.getByTestId('init-shape').fill('[8, 3, 3, 3]');
+  await page.getByTestId('init-fill').selectOption('normal');
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  await expect(page.locator('[data-init="W_new"]')).toBeVisible();
+  await page.evaluate(`window.__tessera.select([${JSON.stringify(conv.name)}])`);
+  v = await t<number>(page, 'graphVersion');
+  await page.locator('[data-attach="W_new"]').click();
+  await settle(page, v);
   const convNode = await t<{ inputs: string[] }>(page, `node(${JSON.stringify(conv.name)})`);
-  expect(convNode.inputs.slice(0, 2)).toEqual([input.name, input.name]);
+  expect(convNode.inputs.slice(0, 2)).toEqual([input.name, 'W_new']);
   await expect.poll(() => notConnected(page, conv.name)).toBe(0);
+  await page.getByTestId('left-layers').click();
   await page.screenshot({ path: artifact('studio-connected.png') });
 
   // kernel_shape with the list syntax, in the parameter editor.

@@ -9,6 +9,7 @@ import type {
   DocumentInfo,
   FileEntry,
   RegistryOp,
+  TensorValue,
 } from './types';
 
 export class ApiError extends Error {
@@ -71,6 +72,12 @@ export class StudioClient {
   }
   node(id: string, nodeId: number): Promise<ApiNode> {
     return this.request('GET', `/api/documents/${id}/nodes/${nodeId}`);
+  }
+  initializer(id: string, name: string, limit = 64): Promise<TensorValue> {
+    return this.request(
+      'GET',
+      `/api/documents/${id}/initializers/${encodeURIComponent(name)}?limit=${limit}`,
+    );
   }
   diagnostics(id: string): Promise<{ version: number; diagnostics: Diagnostic[] }> {
     return this.request('GET', `/api/documents/${id}/diagnostics`);

@@ -14,6 +14,8 @@ import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { registryKey } from '../model/viewmodel';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
+import { Explorer } from '../ui/explorer';
+import { InitializerPanel } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
@@ -42,6 +44,8 @@ export class App {
   firstRenderMs = 0;
   lastError = '';
   private palette: Palette;
+  private explorer: Explorer;
+  private initPanel: InitializerPanel;
   private params: ParamEditor;
   private checklist: CheckList;
   private quickAdd: QuickAdd;
@@ -61,7 +65,22 @@ export class App {
       layoutDone: () => this.onLayout(),
       status: (s) => (shell.status.textContent = s),
     });
-    this.palette = new Palette(shell.left, (key) => {
+    const [paletteBox, explorerBox, initBox] = leftTabs(shell.left, ['Layers', 'Explorer', 'Initializers']);
+    this.explorer = new Explorer(
+      explorerBox,
+      (id) => {
+        const i = this.canvas.vm?.byNodeId.get(id);
+        if (i !== undefined) this.canvas.select([i]);
+      },
+      (id) => void this.canvas.focusNode(id),
+    );
+    this.initPanel = new InitializerPanel(initBox, {
+      run: (cmd) => this.run(cmd),
+      preview: (name) => this.client!.initializer(this.doc!.id, name),
+      selected: () => this.selectedNodes(),
+      registry: () => this.registry,
+    });
+    this.palette = new Palette(paletteBox, (key) => {
       const [x0, y0, x1, y1] = this.canvas.renderer.view();
       void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
     });
@@ -126,6 +145,7 @@ export class App {
     this.renderTabs();
     this.canvas.expandOnLoad = expandAll;
     await this.canvas.setGraph(graph, true);
+    this.showLists();
   }
 
   async switchTo(doc: DocumentInfo): Promise<void> {
@@ -146,6 +166,7 @@ export class App {
     await this.canvas.setGraph(graph, true);
     this.renderTabs();
     this.showParams();
+    this.showLists();
   }
 
   private async refreshGraph(): Promise<void> {
@@ -153,6 +174,7 @@ export class App {
     this.graph = await this.client.graph(this.doc.id);
     await this.canvas.setGraph(this.graph, false);
     this.showParams();
+    this.showLists();
   }
 
   private updateDoc(d: DocumentInfo): void {
@@ -383,6 +405,11 @@ export class App {
     return [...this.canvas.selected].map((i) => byId.get(vm.leaves[i].id)).filter((n): n is ApiNode => !!n);
   }
 
+  private showLists(): void {
+    this.explorer.setNodes(this.graph?.nodes ?? []);
+    this.initPanel.setInitializers(this.graph?.initializers ?? []);
+  }
+
   private showParams(): void {
     this.params.show(this.selectedNodes(), this.registry, this.graph, this.doc);
   }
@@ -579,4 +606,23 @@ export class App {
       this.canvas.fit();
     }
   }
+}
+
+/** Tabs over the left panel: one container per title, the first shown. */
+function leftTabs(root: HTMLElement, titles: string[]): HTMLElement[] {
+  const boxes = titles.map((t) => h('div', { className: 'left-page', 'data-page': t.toLowerCase() }));
+  const buttons = titles.map((t, k) =>
+    h('button', {
+      className: k === 0 ? 'left-tab active' : 'left-tab',
+      text: t,
+      'data-testid': `left-${t.toLowerCase()}`,
+      onclick: () => {
+        boxes.forEach((b, j) => (b.style.display = j === k ? '' : 'none'));
+        buttons.forEach((b, j) => b.classList.toggle('active', j === k));
+      },
+    }),
+  );
+  boxes.forEach((b, j) => (b.style.display = j === 0 ? '' : 'none'));
+  root.append(h('div', { className: 'left-tabs' }, ...buttons), ...boxes);
+  return boxes;
 }
