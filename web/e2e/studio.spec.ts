@@ -190,6 +190,15 @@ test('edits the sample through the server and keeps the edits across save and re
   await expect(params.locator('.error-text').filter({ hasText: "unclosed '['" })).toBeVisible();
   expect(await t<number>(page, 'graphVersion')).toBe(v);
 
+  // A name that is taken is refused by the server: its message shows, the document is unchanged.
+  v = await t<number>(page, 'graphVersion');
+  const nameField = params.getByTestId('param-name');
+  await nameField.fill(relu.name);
+  await nameField.press('Enter');
+  await expect(page.getByTestId('toast')).toContainText(relu.name);
+  expect(await t<number>(page, 'graphVersion')).toBe(v);
+  await page.screenshot({ path: artifact('studio-refused.png') });
+
   // A common parameter of two Conv nodes at once, then undo and redo it as one step.
   const other = initial.find((l) => l.op === 'Conv')!;
   await page.evaluate(
