@@ -3,7 +3,7 @@
 // them into server commands). The canvas never edits the model itself.
 import type { ApiGraph, RegistryOp } from '../api/types';
 import { LayoutCancelled, LayoutClient } from '../layout/client';
-import type { HierResult } from '../layout/hierarchy';
+import type { HierGraph, HierResult } from '../layout/hierarchy';
 import { buildGroups, defaultExpansion, hierGraph, type Groups } from '../model/groups';
 import { buildViewModel, type ViewModel } from '../model/viewmodel';
 import { Renderer } from '../render/renderer';
@@ -48,6 +48,8 @@ export class CanvasView {
   layoutMs = 0;
   marks: Record<string, number> = {}; // performance.now() of the last graph's stages (bench, tests)
   private drag: Drag | null = null;
+  private lastHier: HierGraph | null = null;
+  private lastExpanded = new Uint8Array(0);
   private fitPending = true;
   private marquee: HTMLDivElement;
 
@@ -90,7 +92,23 @@ export class CanvasView {
     this.vm.leaves.forEach((l, i) => prevSel.has(l.key) && this.selected.add(i));
     this.renderer.state.selectedEdge = -1;
     this.marks.viewModel = performance.now();
-    this.layout.setGraph(hierGraph(this.vm, this.groups, this.pinnedArray()));
+    const hg = hierGraph(this.vm, this.groups, this.pinnedArray());
+    // An edit that moved nothing (an attribute, a name that keeps the size) keeps the layout: no worker
+    // round trip, the scene is rebuilt from the new view model on the old positions.
+    if (
+      !fit &&
+      this.scene &&
+      this.lastHier &&
+      sameLayoutInput(this.lastHier, hg) &&
+      sameArray(this.lastExpanded, this.expanded)
+    ) {
+      this.lastHier = hg;
+      this.scene = new Scene(this.vm, this.groups, this.scene.lay);
+      this.renderer.setScene(this.scene);
+      return;
+    }
+    this.lastHier = hg;
+    this.layout.setGraph(hg);
     this.marks.sent = performance.now();
     this.fitPending = fit;
     await this.relayout();
@@ -111,6 +129,7 @@ export class CanvasView {
     this.events.status('laying out…');
     try {
       const { result, ms } = await this.layout.layout(this.expanded);
+      this.lastExpanded = this.expanded.slice();
       this.layoutMs = ms;
       this.marks.layout = performance.now();
       this.scene = new Scene(this.vm, this.groups, result);
@@ -129,7 +148,8 @@ export class CanvasView {
   /** Re-sends the graph with the current pins (after arrange or a move) and lays it out again. */
   async repin(): Promise<void> {
     if (!this.vm || !this.groups) return;
-    this.layout.setGraph(hierGraph(this.vm, this.groups, this.pinnedArray()));
+    this.lastHier = hierGraph(this.vm, this.groups, this.pinnedArray());
+    this.layout.setGraph(this.lastHier);
     await this.relayout();
   }
 
@@ -370,4 +390,24 @@ export class CanvasView {
     if (hit?.kind === 'group') void this.toggleGroup(hit.group);
     else if (hit?.kind === 'terminal') this.events.terminalDoubleClick(hit);
   }
+}
+
+function sameArray(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++)
+    if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) return false;
+  return true;
+}
+
+function sameLayoutInput(a: HierGraph, b: HierGraph): boolean {
+  return (
+    sameArray(a.leafW, b.leafW) &&
+    sameArray(a.leafH, b.leafH) &&
+    sameArray(a.leafGroup, b.leafGroup) &&
+    sameArray(a.groupParent, b.groupParent) &&
+    sameArray(a.groupLabelW, b.groupLabelW) &&
+    sameArray(a.edgeSrc, b.edgeSrc) &&
+    sameArray(a.edgeDst, b.edgeDst) &&
+    sameArray(a.pinned ?? [], b.pinned ?? [])
+  );
 }

@@ -2,7 +2,9 @@
 // Only expanded groups are laid out, each on its own (its direct children: leaves and child groups as
 // boxes), innermost first; each group's result is cached under a key of its children and their sizes,
 // so expanding one group re-lays out only it and its ancestors. Edges between leaves are lifted to the
-// visible items that hold them and routed by the group where their two sides meet.
+// visible items that hold them and routed by the group where their two sides meet. The cache key covers
+// everything a group's layout depends on (children, their sizes, the edges between them), so the cache
+// stays valid across edits: an edit re-lays out only the groups it touched and their ancestors.
 import { GROUP } from '../model/glyph';
 import { layered, type LayeredOptions } from './layered';
 
@@ -35,7 +37,7 @@ export interface HierResult {
 }
 
 interface LocalLayout {
-  key: number;
+  key: string;
   x: Float64Array;
   y: Float64Array;
   width: number;
@@ -44,9 +46,10 @@ interface LocalLayout {
   routes: Array<number[] | null>;
 }
 
-export type LayoutCache = Map<number, LocalLayout>;
+export type LayoutCache = Map<number, LocalLayout>; // by group index
 
 const HASH_SEED = 2166136261;
+const HASH_SEED2 = 0x9e3779b9;
 function mix(h: number, v: number): number {
   return Math.imul(h ^ (v | 0), 16777619) >>> 0;
 }
@@ -150,9 +153,19 @@ export function* layoutSteps(
   for (let k = ng - 1; k >= 0; k--) {
     if (groupState[k] !== 2) continue;
     const kids = children[k];
-    let key = mix(HASH_SEED, kids.length);
-    for (const c of kids) key = mix(mix(mix(key, c), itemW[c] * 8), itemH[c] * 8);
-    key = mix(key, groupPairs[k].length);
+    // Two 32-bit hashes of everything the group's layout depends on: a hit is correct whatever graph
+    // or version the entry came from (the layout is a function of these inputs alone).
+    let h1 = mix(HASH_SEED, kids.length);
+    let h2 = mix(HASH_SEED2, kids.length);
+    for (const c of kids) {
+      h1 = mix(mix(h1, itemW[c] * 8), itemH[c] * 8);
+      h2 = mix(mix(h2, itemH[c] * 8), itemW[c] * 8 + 1);
+    }
+    for (const [a, b] of groupPairs[k]) {
+      h1 = mix(mix(h1, a), b);
+      h2 = mix(mix(h2, b), a);
+    }
+    const key = `${h1}:${h2}:${kids.length}:${groupPairs[k].length}`;
     let lay = cache.get(k);
     if (lay && lay.key === key) {
       hits++;

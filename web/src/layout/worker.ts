@@ -38,7 +38,8 @@ self.onmessage = (ev: MessageEvent<ToWorker>) => {
   if (m.type === 'graph') {
     graph = m.graph;
     graphId = m.graphId;
-    cache = new Map();
+    // Kept across graph versions: keys cover each group's inputs, so an entry is right or missed.
+    if (cache.size > 20000) cache = new Map();
   } else if (m.type === 'cancel') {
     cancelled.add(m.job);
   } else if (m.graphId !== graphId) {

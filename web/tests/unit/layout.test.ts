@@ -116,6 +116,31 @@ describe('hierarchical layout of synthetic models', () => {
     expect(r.stats.cacheHits).toBeGreaterThan(10);
   });
 
+  it('keeps cached group layouts across an edit: only the edited group and its ancestors move', () => {
+    const api = syntheticGraph({ nodes: 3000, scoped: true });
+    const vm = buildViewModel(api, { showConstants: false });
+    const groups = buildGroups(vm);
+    const cache = new Map();
+    const all = () =>
+      new Uint8Array(buildGroups(buildViewModel(api, { showConstants: false })).parent.length).fill(1);
+    layoutHierarchy(hierGraph(vm, groups), all(), cache);
+    // Append a node to /block.3/layer.2 (in the middle of the node list: every later index shifts).
+    const at = api.nodes.findIndex((n) => n.scope === '/block.3/layer.3');
+    const prev = api.nodes[at - 1];
+    api.nodes.splice(at, 0, {
+      ...prev,
+      id: 99999,
+      name: '/block.3/layer.2/Extra',
+      op_type: 'Relu',
+      inputs: [prev.outputs[0]],
+      outputs: ['extra'],
+      attributes: [],
+    });
+    const vm2 = buildViewModel(api, { showConstants: false });
+    const r = layoutHierarchy(hierGraph(vm2, buildGroups(vm2)), all(), cache);
+    expect(r.stats.groupsLaidOut).toBe(3); // layer.2, block.3, the root
+  });
+
   it('lays out 50,000 flat nodes in about linear time', () => {
     const small = check(5000, false, true);
     const big = check(50000, false, true);
