@@ -12,6 +12,7 @@ import type {
 } from '../api/types';
 import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { registryKey } from '../model/viewmodel';
+import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
 import { Explorer } from '../ui/explorer';
@@ -324,24 +325,62 @@ export class App {
     if (l.kind === 'node') await this.run({ type: 'disconnect', node: l.id, index: port });
   }
 
+  /** Double-click on a free terminal: a dialog for the new graph input (or output) it will be linked to. */
   private async terminalDoubleClick(t: TerminalRef): Promise<void> {
     const leaf = this.canvas.vm!.leaves[t.leaf];
     if (leaf.kind !== 'node') return;
     const term = (t.side === 'in' ? leaf.inputs : leaf.outputs)[t.port];
     if (term.value && t.side === 'in') return;
-    if (t.side === 'in') {
-      const name = this.uniqueValue(`${leaf.name}_${term.label}`);
-      await this.runBatch(`Add graph input ${name}`, [
-        { type: 'add_graph_input', value: { name, type: 'tensor(float)', shape: [] } },
-        { type: 'connect', node: leaf.id, index: t.port, value: name },
-      ]);
-    } else {
-      const name = term.value || this.uniqueValue(`${leaf.name}_${term.label}`);
+    const input = t.side === 'in';
+    const name = h('input', {
+      type: 'text',
+      value: term.value || this.uniqueValue(`${leaf.name}_${term.label}`),
+      'data-testid': 'io-name',
+    });
+    const elem = h(
+      'select',
+      { 'data-testid': 'io-type' },
+      ...['float', 'float16', 'double', 'int64', 'int32', 'int8', 'uint8', 'bool'].map((d) =>
+        h('option', { value: d, text: d }),
+      ),
+    );
+    const shape = h('input', {
+      type: 'text',
+      placeholder: "[1, 3, 224, 224] ('N' for a named dimension)",
+      'data-testid': 'io-shape',
+    });
+    const err = h('div', { className: 'error-text' });
+    const create = () => {
+      let dims: Array<number | string> | undefined;
+      try {
+        dims = shape.value.trim() ? parseDims(shape.value) : undefined;
+      } catch (e) {
+        err.textContent = `shape: ${(e as Error).message}`;
+        return;
+      }
+      clear(this.shell.dialogs);
+      const value: Record<string, unknown> = { name: name.value.trim(), type: `tensor(${elem.value})` };
+      if (dims) value.shape = dims;
       const cmds: Command[] = [];
-      if (!term.value) cmds.push({ type: 'set_node_output', node: leaf.id, index: t.port, value: name });
-      cmds.push({ type: 'add_graph_output', value: { name, type: 'tensor(float)', shape: [] } });
-      await this.runBatch(`Add graph output ${name}`, cmds);
-    }
+      if (input) {
+        cmds.push(
+          { type: 'add_graph_input', value },
+          { type: 'connect', node: leaf.id, index: t.port, value: value.name },
+        );
+      } else {
+        if (term.value !== value.name)
+          cmds.push({ type: 'set_node_output', node: leaf.id, index: t.port, value: value.name });
+        cmds.push({ type: 'add_graph_output', value });
+      }
+      void this.runBatch(`Add graph ${input ? 'input' : 'output'} ${value.name}`, cmds);
+    };
+    this.dialog(input ? 'New graph input' : 'New graph output', [
+      h('div', { className: 'field' }, h('label', { text: 'name' }), name),
+      h('div', { className: 'field' }, h('label', { text: 'element type' }), elem),
+      h('div', { className: 'field' }, h('label', { text: 'shape' }), shape),
+      err,
+      h('button', { text: 'Create', 'data-testid': 'io-create', onclick: create }),
+    ]);
   }
 
   private uniqueValue(base: string): string {

@@ -10,7 +10,7 @@ export class LayoutCancelled extends Error {
 }
 
 interface Pending {
-  resolve: (r: { result: HierResult; ms: number }) => void;
+  resolve: (r: { result: HierResult; ms: number; started: number; finished: number }) => void;
   reject: (e: Error) => void;
 }
 
@@ -43,7 +43,8 @@ export class LayoutClient {
     const p = this.pending.get(m.job);
     if (!p) return;
     this.pending.delete(m.job);
-    if (m.type === 'done') p.resolve({ result: m.result, ms: m.ms });
+    if (m.type === 'done')
+      p.resolve({ result: m.result, ms: m.ms, started: m.started, finished: m.finished });
     else if (m.type === 'cancelled') p.reject(new LayoutCancelled());
     else p.reject(new Error(m.message));
   }
@@ -54,7 +55,10 @@ export class LayoutClient {
     this.send({ type: 'graph', graphId: this.graphId, graph });
   }
 
-  layout(expanded: Uint8Array): Promise<{ result: HierResult; ms: number }> {
+  /** started/finished: when the worker began and ended the job, as performance.timeOrigin-based times. */
+  layout(
+    expanded: Uint8Array,
+  ): Promise<{ result: HierResult; ms: number; started: number; finished: number }> {
     const job = ++this.job;
     for (const [id, p] of this.pending) {
       p.reject(new LayoutCancelled());

@@ -7,6 +7,6 @@ export type ToWorker =
   | { type: 'cancel'; job: number };
 
 export type FromWorker =
-  | { type: 'done'; job: number; result: HierResult; ms: number }
+  | { type: 'done'; job: number; result: HierResult; ms: number; started: number; finished: number }
   | { type: 'cancelled'; job: number }
   | { type: 'error'; job: number; message: string };

@@ -23,7 +23,18 @@ async function run(job: number, expanded: Uint8Array): Promise<void> {
     if (s.done) {
       const r = s.value;
       const transfer = [r.itemX, r.itemY, r.itemW, r.itemH, r.routePts].map((a) => a.buffer);
-      return post({ type: 'done', job, result: r, ms: performance.now() - t0 }, transfer);
+      const abs = (t: number) => performance.timeOrigin + t;
+      return post(
+        {
+          type: 'done',
+          job,
+          result: r,
+          ms: performance.now() - t0,
+          started: abs(t0),
+          finished: abs(performance.now()),
+        },
+        transfer,
+      );
     }
     if (performance.now() - last > 15) {
       await tick();

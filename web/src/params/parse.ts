@@ -219,3 +219,14 @@ export function formatValue(type: AttrType, value: AttrValue | undefined, maxLen
   }
   return clip(formatScalar(value), maxLen);
 }
+
+/** A shape in the parameter syntax: integers >= 0 and quoted names for symbolic dimensions. */
+export function parseDims(text: string): Array<number | string> {
+  const t = parseTree(text);
+  if (!Array.isArray(t)) throw new Error('expected a list like [1, 3, 224, 224]');
+  return t.map((d, k) => {
+    if (typeof d === 'string' && d) return d;
+    if (typeof d === 'number' && Number.isInteger(d) && d >= 0) return d;
+    throw new Error(`dimension ${k}: expected an integer >= 0 or a 'name'`);
+  });
+}

@@ -1,19 +1,34 @@
 // Small WebGL2 helpers: programs and instanced layers (one VAO + one interleaved float buffer each).
 
+/** Compiles and links without waiting: the status is checked on first use (checkProgram), so the GPU
+ *  process compiles while the main thread builds the graph (a status query blocks until it is done). */
 export function program(gl: WebGL2RenderingContext, vs: string, fs: string): WebGLProgram {
   const compile = (type: number, src: string) => {
     const s = gl.createShader(type)!;
     gl.shaderSource(s, src);
     gl.compileShader(s);
-    if (!gl.getShaderParameter(s, gl.COMPILE_STATUS)) throw new Error(`shader: ${gl.getShaderInfoLog(s)}`);
     return s;
   };
   const p = gl.createProgram()!;
-  gl.attachShader(p, compile(gl.VERTEX_SHADER, vs));
-  gl.attachShader(p, compile(gl.FRAGMENT_SHADER, fs));
+  const v = compile(gl.VERTEX_SHADER, vs);
+  const f = compile(gl.FRAGMENT_SHADER, fs);
+  gl.attachShader(p, v);
+  gl.attachShader(p, f);
   gl.linkProgram(p);
-  if (!gl.getProgramParameter(p, gl.LINK_STATUS)) throw new Error(`program: ${gl.getProgramInfoLog(p)}`);
+  pendingShaders.set(p, [v, f]);
   return p;
+}
+
+const pendingShaders = new WeakMap<WebGLProgram, [WebGLShader, WebGLShader]>();
+
+/** Throws with the compiler's log if the program did not link (once per program). */
+export function checkProgram(gl: WebGL2RenderingContext, p: WebGLProgram): void {
+  const shaders = pendingShaders.get(p);
+  if (!shaders) return;
+  pendingShaders.delete(p);
+  if (gl.getProgramParameter(p, gl.LINK_STATUS)) return;
+  const logs = shaders.map((s) => gl.getShaderInfoLog(s)).filter(Boolean);
+  throw new Error(`shader program: ${gl.getProgramInfoLog(p)} ${logs.join(' ')}`);
 }
 
 export interface AttrSpec {
@@ -27,21 +42,28 @@ export class InstancedLayer {
   private vao: WebGLVertexArrayObject;
   private buffer: WebGLBuffer;
   private capacity = 0;
+  private bound = false;
   count = 0;
 
   constructor(
     private readonly gl: WebGL2RenderingContext,
     readonly prog: WebGLProgram,
-    attrs: AttrSpec[],
+    private readonly attrs: AttrSpec[],
   ) {
     this.stride = attrs.reduce((a, s) => a + s.size, 0);
     this.vao = gl.createVertexArray()!;
     this.buffer = gl.createBuffer()!;
+  }
+
+  /** Attribute locations need the linked program: looked up on first upload, not at construction. */
+  private bindAttributes(): void {
+    const gl = this.gl;
+    checkProgram(gl, this.prog);
     gl.bindVertexArray(this.vao);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buffer);
     let offset = 0;
-    for (const a of attrs) {
-      const loc = gl.getAttribLocation(prog, a.name);
+    for (const a of this.attrs) {
+      const loc = gl.getAttribLocation(this.prog, a.name);
       if (loc >= 0) {
         gl.enableVertexAttribArray(loc);
         gl.vertexAttribPointer(loc, a.size, gl.FLOAT, false, this.stride * 4, offset * 4);
@@ -50,10 +72,12 @@ export class InstancedLayer {
       offset += a.size;
     }
     gl.bindVertexArray(null);
+    this.bound = true;
   }
 
   upload(data: Float32Array, count: number): void {
     const gl = this.gl;
+    if (!this.bound) this.bindAttributes();
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buffer);
     const bytes = count * this.stride * 4;
     if (bytes > this.capacity) {

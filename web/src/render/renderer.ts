@@ -1,6 +1,6 @@
 // The WebGL2 renderer: four instanced layers (boxes, edges, detail boxes, glyphs) and a grid, drawn on
 // demand (only when the camera or the scene changed), never through a UI framework's render cycle.
-import { FloatBuilder, InstancedLayer, program } from './gl';
+import { FloatBuilder, InstancedLayer, checkProgram, program } from './gl';
 import { GLYPH_FS, GLYPH_VS, GRID_FS, GRID_VS, LINE_FS, LINE_VS, RECT_FS, RECT_VS } from './shaders';
 import { THEME } from './colors';
 import {
@@ -256,6 +256,7 @@ export class Renderer {
 
   private setView(p: WebGLProgram, cam: Camera, W: number, H: number): void {
     const gl = this.gl;
+    checkProgram(gl, p);
     gl.useProgram(p);
     gl.uniform3f(gl.getUniformLocation(p, 'u_view'), cam.scale, cam.tx, cam.ty);
     gl.uniform2f(gl.getUniformLocation(p, 'u_size'), W, H);

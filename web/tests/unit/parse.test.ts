@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatValue, parseValue, quote } from '../../src/params/parse';
+import { formatValue, parseDims, parseValue, quote } from '../../src/params/parse';
 
 describe('parameter syntax', () => {
   it('reads scalars by attribute type', () => {
@@ -72,5 +72,14 @@ describe('parameter syntax', () => {
     expect(formatValue('tensor', { dtype: 'float', shape: [512, 512] })).toBe('<float [512, 512]>');
     expect(quote("a'b")).toBe("'a\\'b'");
     expect(formatValue('ints', [1, 2, 3, 4, 5, 6, 7, 8], 10)).toBe('[1, 2, 3,…');
+  });
+});
+
+describe('shapes', () => {
+  it('reads integers and named dimensions', () => {
+    expect(parseDims("['N', 3, 224, 224]")).toEqual(['N', 3, 224, 224]);
+    expect(parseDims('[]')).toEqual([]);
+    expect(() => parseDims('[1, -2]')).toThrow("dimension 1: expected an integer >= 0 or a 'name'");
+    expect(() => parseDims('3')).toThrow('expected a list like [1, 3, 224, 224]');
   });
 });

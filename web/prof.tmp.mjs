@@ -1,0 +1,28 @@
+import { chromium } from '@playwright/test';
+const b = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--use-angle=swiftshader','--enable-unsafe-swiftshader','--no-sandbox'] });
+const p = await b.newPage({ viewport: { width: 1280, height: 800 } });
+await p.goto('http://127.0.0.1:4179/?fixture=synthetic&nodes=1000');
+await p.waitForFunction(() => window.__tessera?.ready);
+const r = await p.evaluate(async () => {
+  const out = {};
+  let t = performance.now();
+  const c = document.createElement('canvas'); c.width = 800; c.height = 600;
+  const gl = c.getContext('webgl2', { antialias: false });
+  out.context = performance.now() - t; t = performance.now();
+  const s = gl.createShader(gl.VERTEX_SHADER); gl.shaderSource(s, '#version 300 es\nin vec4 a; void main(){gl_Position=a;}'); gl.compileShader(s);
+  const f = gl.createShader(gl.FRAGMENT_SHADER); gl.shaderSource(f, '#version 300 es\nprecision mediump float; out vec4 o; void main(){o=vec4(1);}'); gl.compileShader(f);
+  const pr = gl.createProgram(); gl.attachShader(pr, s); gl.attachShader(pr, f); gl.linkProgram(pr); gl.getProgramParameter(pr, gl.LINK_STATUS);
+  out.program = performance.now() - t; t = performance.now();
+  const cv = document.createElement('canvas'); cv.width = 512; cv.height = 512; const ctx = cv.getContext('2d'); ctx.font = '40px monospace';
+  for (let i = 0; i < 95; i++) ctx.fillText(String.fromCharCode(32 + i), (i % 16) * 28, Math.floor(i / 16) * 50 + 25);
+  out.atlasDraw = performance.now() - t; t = performance.now();
+  const tex = gl.createTexture(); gl.bindTexture(gl.TEXTURE_2D, tex); gl.texImage2D(gl.TEXTURE_2D, 0, gl.RGBA, gl.RGBA, gl.UNSIGNED_BYTE, cv); gl.generateMipmap(gl.TEXTURE_2D);
+  const px = new Uint8Array(4); gl.readPixels(0,0,1,1,gl.RGBA,gl.UNSIGNED_BYTE,px);
+  out.atlasUpload = performance.now() - t; t = performance.now();
+  const w = new Worker(URL.createObjectURL(new Blob(['postMessage(1)'], {type: 'text/javascript'})));
+  await new Promise(r => w.onmessage = r);
+  out.worker = performance.now() - t;
+  return out;
+});
+console.log(r);
+await b.close();
