@@ -80,11 +80,12 @@ test('selects with a click and a marquee', async ({ page }) => {
   expect((await hook<string[]>(page, 'selected')).length).toBeGreaterThan(2);
 });
 
-test('exports the whole graph as SVG and PNG', async ({ page }) => {
+test('exports the whole graph as SVG, PNG and JPEG', async ({ page }) => {
   await open(page, 'fixture=synthetic&nodes=200&scoped=1');
   for (const [id, ext] of [
     ['export-svg', 'svg'],
     ['export-png', 'png'],
+    ['export-jpeg', 'jpg'],
   ]) {
     await page.getByTestId('menu-file').click();
     const [download] = await Promise.all([
@@ -99,6 +100,8 @@ test('exports the whole graph as SVG and PNG', async ({ page }) => {
       expect(text.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
       expect(text).toContain('layer.0'); // group labels, whole graph (not just the view)
       expect(text).toContain('</svg>');
+    } else if (ext === 'jpg') {
+      expect(bytes.subarray(0, 3).toString('hex')).toBe('ffd8ff');
     } else {
       expect(bytes.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
       expect(bytes.readUInt32BE(16)).toBeGreaterThan(100); // width from the IHDR chunk

@@ -267,3 +267,26 @@ test('edits the sample through the server and keeps the edits across save and re
     else expect(bytes.subarray(0, 4).toString('hex')).toBe('89504e47');
   }
 });
+
+test('File > New opens a second document in its own tab, with its opset in the palette', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const tabs = page.getByTestId('tab');
+  const before = await tabs.count();
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('13');
+  await page.getByTestId('new-create').click();
+  await expect(tabs).toHaveCount(before + 1);
+  await expect(tabs.last()).toHaveClass(/active/);
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  // LayerNormalization arrived in opset 17: a model importing opset 13 does not offer it.
+  await page.getByTestId('palette-search').fill('LayerNormalization');
+  await expect(page.locator('.palette-item[data-op="LayerNormalization"]')).toHaveCount(0);
+  await page.getByTestId('palette-search').fill('Relu');
+  await expect(page.locator('.palette-item[data-op="Relu"]')).toHaveCount(1);
+  // Switching back shows the sample again.
+  await tabs.first().click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBeGreaterThan(2);
+  await page.screenshot({ path: artifact('studio-tabs.png') });
+});
