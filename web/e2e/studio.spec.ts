@@ -290,3 +290,80 @@ test('File > New opens a second document in its own tab, with its opset in the p
   await expect.poll(() => t<number>(page, 'nodeCount')).toBeGreaterThan(2);
   await page.screenshot({ path: artifact('studio-tabs.png') });
 });
+
+test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const token = new URL(url).searchParams.get('token')!;
+  const doc = await t<{ id: string }>(page, 'document');
+  const input = (await leaves(page)).find((l) => l.kind === 'input')!;
+  const value = (name: string, type: string) => ({ name, type, shape: [] });
+  const body = {
+    name: 'body',
+    inputs: [value('i', 'tensor(int64)'), value('cond_in', 'tensor(bool)'), value('v_in', 'tensor(float)')],
+    outputs: [value('cond_out', 'tensor(bool)'), value('v_out', 'tensor(float)')],
+    initializers: [],
+    nodes: [
+      { name: 'keep', op_type: 'Identity', inputs: ['cond_in'], outputs: ['cond_out'] },
+      { name: 'step', op_type: 'Relu', inputs: ['v_in'], outputs: ['v_out'] },
+    ],
+  };
+  const res = await page.request.post(new URL(`/api/documents/${doc.id}/commands`, url).href, {
+    headers: { 'X-Tessera-Token': token },
+    data: {
+      command: {
+        type: 'add_node',
+        node: {
+          name: 'loop_1',
+          op_type: 'Loop',
+          inputs: ['', '', input.name],
+          outputs: ['loop_out'],
+          attributes: [{ name: 'body', type: 'graph', value: body }],
+        },
+      },
+    },
+  });
+  expect(res.status(), await res.text()).toBe(200);
+  await page.reload();
+  await ready(page);
+  const loop = (await leaves(page)).find((l) => l.name === 'loop_1')!;
+  await page.evaluate(`window.__tessera.focus(${loop.id})`);
+  await ready(page);
+  const at = (await t<[number, number]>(page, `nodeCenter('loop_1')`))!;
+  await page.mouse.dblclick(at[0], at[1]);
+  await expect(page.getByTestId('subtab')).toHaveCount(1);
+  await expect(page.getByTestId('subtab')).toContainText('loop_1.body');
+  await expect
+    .poll(() => t<unknown>(page, 'graphPath'))
+    .toEqual({ steps: [{ node: loop.id, attribute: 'body', index: 0 }] });
+  await ready(page);
+  const inBody = await leaves(page);
+  expect(
+    inBody
+      .filter((l) => l.kind === 'node')
+      .map((l) => l.name)
+      .sort(),
+  ).toEqual(['keep', 'step']);
+  await page.screenshot({ path: artifact('studio-loop-body.png') });
+
+  // An edit inside the body: a Relu from the palette.
+  const v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('palette-search').fill('Relu');
+  await page.locator('.palette-item[data-op="Relu"]').dblclick();
+  await settle(page, v);
+  await newNode(page, inBody);
+
+  // Confirm: back in the main graph, the Loop's body has the new node; undo takes it out again.
+  await page.getByTestId('confirm-subgraph').click();
+  await expect(page.getByTestId('subtab')).toHaveCount(0);
+  await expect.poll(() => t<unknown>(page, 'graphPath')).toBeNull();
+  await ready(page);
+  const bodyNodes = async () =>
+    (await t<{ subgraphs: Array<{ nodes: number }> }>(page, `node('loop_1')`)).subgraphs[0].nodes;
+  expect(await bodyNodes()).toBe(3);
+  const v2 = await t<number>(page, 'graphVersion');
+  await page.mouse.click(5, 790);
+  await page.keyboard.press('Control+z');
+  await settle(page, v2);
+  expect(await bodyNodes()).toBe(2);
+});

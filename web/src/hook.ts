@@ -31,6 +31,10 @@ export function installHook(app: App): void {
     get diagnostics() {
       return app.diagnostics;
     },
+    get graphPath() {
+      return app.graphPath;
+    },
+    openSubgraph: (id: number) => app.openSubgraph(id),
     get lastError() {
       return app.lastError;
     },

@@ -10,6 +10,7 @@ import type {
   FileEntry,
   RegistryOp,
   TensorValue,
+  GraphPath,
 } from './types';
 
 export class ApiError extends Error {
@@ -67,16 +68,16 @@ export class StudioClient {
   files(dir = ''): Promise<{ root: string; dir: string; entries: FileEntry[] }> {
     return this.request('GET', `/api/files?dir=${encodeURIComponent(dir)}`);
   }
-  graph(id: string): Promise<ApiGraph> {
-    return this.request('GET', `/api/documents/${id}/graph`);
+  graph(id: string, path: GraphPath | null = null): Promise<ApiGraph> {
+    return this.request('GET', `/api/documents/${id}/graph${pathQuery(path, '?')}`);
   }
   node(id: string, nodeId: number): Promise<ApiNode> {
     return this.request('GET', `/api/documents/${id}/nodes/${nodeId}`);
   }
-  initializer(id: string, name: string, limit = 64): Promise<TensorValue> {
+  initializer(id: string, name: string, limit = 64, path: GraphPath | null = null): Promise<TensorValue> {
     return this.request(
       'GET',
-      `/api/documents/${id}/initializers/${encodeURIComponent(name)}?limit=${limit}`,
+      `/api/documents/${id}/initializers/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
     );
   }
   diagnostics(id: string): Promise<{ version: number; diagnostics: Diagnostic[] }> {
@@ -101,7 +102,15 @@ export class StudioClient {
   redo(id: string): Promise<CommandAnswer> {
     return this.request('POST', `/api/documents/${id}/redo`, {});
   }
-  putPositions(id: string, positions: Record<string, [number, number]>): Promise<unknown> {
-    return this.request('PUT', `/api/documents/${id}/positions`, { positions });
+  putPositions(
+    id: string,
+    positions: Record<string, [number, number]>,
+    path: GraphPath | null = null,
+  ): Promise<unknown> {
+    return this.request('PUT', `/api/documents/${id}/positions`, path ? { path, positions } : { positions });
   }
+}
+
+function pathQuery(path: GraphPath | null, sep: '?' | '&'): string {
+  return path ? `${sep}path=${encodeURIComponent(JSON.stringify(path))}` : '';
 }

@@ -128,3 +128,9 @@ export interface FileEntry {
 
 // One edit command as serialised for POST /commands; fields per type in docs/studio-api.md.
 export type Command = { type: string } & Record<string, unknown>;
+
+/** Which graph of a document: absent steps (or null) is the main graph. */
+export interface GraphPath {
+  function?: { domain: string; name: string; overload?: string };
+  steps: Array<{ node: number; attribute: string; index: number }>;
+}

@@ -8,6 +8,7 @@ import type {
   CommandAnswer,
   Diagnostic,
   DocumentInfo,
+  GraphPath,
   RegistryOp,
 } from '../api/types';
 import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
@@ -42,6 +43,9 @@ export class App {
   registry = new Map<string, RegistryOp>();
   diagnostics: Diagnostic[] = [];
   busy = 0;
+  graphPath: GraphPath | null = null; // the graph of the document shown (null: main)
+  subTabs: SubTab[] = [];
+  private outerNames = new Set<string>(); // names of the graphs holding the subgraph shown
   firstRenderMs = 0;
   lastError = '';
   private palette: Palette;
@@ -63,6 +67,10 @@ export class App {
       moved: () => void this.savePositions(),
       dropOp: (key, x, y) => void this.addNode(key, x, y),
       terminalDoubleClick: (t) => void this.terminalDoubleClick(t),
+      nodeDoubleClick: (leaf) => {
+        const l = this.canvas.vm?.leaves[leaf];
+        if (l?.subgraphs) void this.openSubgraph(l.id);
+      },
       layoutDone: () => this.onLayout(),
       status: (s) => (shell.status.textContent = s),
     });
@@ -77,7 +85,7 @@ export class App {
     );
     this.initPanel = new InitializerPanel(initBox, {
       run: (cmd) => this.run(cmd),
-      preview: (name) => this.client!.initializer(this.doc!.id, name),
+      preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
       selected: () => this.selectedNodes(),
       registry: () => this.registry,
     });
@@ -149,12 +157,16 @@ export class App {
     this.showLists();
   }
 
-  async switchTo(doc: DocumentInfo): Promise<void> {
+  async switchTo(doc: DocumentInfo, path: GraphPath | null = null): Promise<void> {
     if (!this.client) return;
     this.doc = doc;
+    this.graphPath = path;
+    const key = JSON.stringify(path);
+    this.outerNames =
+      this.subTabs.find((t) => t.docId === doc.id && JSON.stringify(t.path) === key)?.outer ?? new Set();
     const [reg, graph, diags] = await Promise.all([
       this.client.registry(doc.id),
-      this.client.graph(doc.id),
+      this.client.graph(doc.id, path),
       this.client.diagnostics(doc.id),
     ]);
     this.ops = reg.ops;
@@ -172,7 +184,7 @@ export class App {
 
   private async refreshGraph(): Promise<void> {
     if (!this.client || !this.doc) return;
-    this.graph = await this.client.graph(this.doc.id);
+    this.graph = await this.client.graph(this.doc.id, this.graphPath);
     await this.canvas.setGraph(this.graph, false);
     this.showParams();
     this.showLists();
@@ -217,6 +229,7 @@ export class App {
     await this.guard(async () => {
       await this.client!.close(d.id);
       this.docs = this.docs.filter((x) => x.id !== d.id);
+      this.subTabs = this.subTabs.filter((t) => t.docId !== d.id);
       if (this.doc?.id === d.id) {
         this.doc = null;
         this.graph = null;
@@ -254,14 +267,26 @@ export class App {
     });
   }
 
+  /** Commands act on the graph shown: a subgraph's edits go through the document's one history. */
+  private withPath(cmd: Command): Command {
+    return this.graphPath ? { ...cmd, path: this.graphPath } : cmd;
+  }
+
   run(cmd: Command): Promise<CommandAnswer | undefined> {
     if (!this.client || !this.doc) return Promise.resolve(undefined);
-    return this.apply(this.client.command(this.doc.id, cmd, this.doc.version));
+    return this.apply(this.client.command(this.doc.id, this.withPath(cmd), this.doc.version));
   }
 
   runBatch(label: string, cmds: Command[]): Promise<CommandAnswer | undefined> {
     if (!this.client || !this.doc) return Promise.resolve(undefined);
-    return this.apply(this.client.batch(this.doc.id, label, cmds, this.doc.version));
+    return this.apply(
+      this.client.batch(
+        this.doc.id,
+        label,
+        cmds.map((c) => this.withPath(c)),
+        this.doc.version,
+      ),
+    );
   }
 
   undo(): Promise<unknown> {
@@ -272,11 +297,20 @@ export class App {
     return this.client && this.doc?.can_redo ? this.apply(this.client.redo(this.doc.id)) : Promise.resolve();
   }
 
+  /** Node and value names in use where a new one would clash: this graph and, in a subgraph, the
+   *  graphs that hold it (the server refuses a value that shadows an outer one). */
+  private takenNames(): Set<string> {
+    const used = new Set<string>(this.outerNames);
+    for (const n of namesOf(this.graph)) used.add(n);
+    return used;
+  }
+
+  /** `Conv_3` where neither the node name nor its first output's name `Conv_3_out0` is taken. */
   private uniqueName(base: string): string {
-    const names = new Set<string>();
-    for (const n of this.graph?.nodes ?? []) names.add(n.name);
+    const used = this.takenNames();
     const stem = base.replace(/[^A-Za-z0-9_]/g, '_');
-    for (let k = 0; ; k++) if (!names.has(`${stem}_${k}`)) return `${stem}_${k}`;
+    for (let k = 0; ; k++)
+      if (!used.has(`${stem}_${k}`) && !used.has(`${stem}_${k}_out0`)) return `${stem}_${k}`;
   }
 
   async addNode(key: string, x: number, y: number): Promise<number | undefined> {
@@ -384,14 +418,7 @@ export class App {
   }
 
   private uniqueValue(base: string): string {
-    const used = new Set<string>();
-    for (const n of this.graph?.nodes ?? []) [...n.inputs, ...n.outputs].forEach((v) => used.add(v));
-    for (const v of [
-      ...(this.graph?.inputs ?? []),
-      ...(this.graph?.outputs ?? []),
-      ...(this.graph?.initializers ?? []),
-    ])
-      used.add(v.name);
+    const used = this.takenNames();
     const stem = base.replace(/[^A-Za-z0-9_]/g, '_');
     if (!used.has(stem)) return stem;
     for (let k = 1; ; k++) if (!used.has(`${stem}_${k}`)) return `${stem}_${k}`;
@@ -427,7 +454,7 @@ export class App {
     const positions: Record<string, [number, number]> = {};
     for (const [key, p] of this.canvas.pins)
       if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
-    await this.guard(() => this.client!.putPositions(this.doc!.id, positions));
+    await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath));
   }
 
   async arrange(): Promise<void> {
@@ -463,15 +490,58 @@ export class App {
     };
   }
 
+  /** Opens a node's subgraph (Loop body, If branch, Scan body) in a tab of its own. */
+  async openSubgraph(nodeId: number): Promise<void> {
+    const node = this.graph?.nodes.find((n) => n.id === nodeId);
+    if (!node?.subgraphs?.length || !this.doc) return;
+    const open = (sg: { attribute: string; index: number }) => {
+      clear(this.shell.dialogs);
+      const path: GraphPath = {
+        steps: [...(this.graphPath?.steps ?? []), { node: nodeId, attribute: sg.attribute, index: sg.index }],
+      };
+      if (this.graphPath?.function) path.function = this.graphPath.function;
+      const label = `${node.name}.${sg.attribute}${sg.index ? `[${sg.index}]` : ''}`;
+      const key = JSON.stringify(path);
+      if (!this.subTabs.some((t) => t.docId === this.doc!.id && JSON.stringify(t.path) === key))
+        this.subTabs.push({
+          docId: this.doc!.id,
+          path,
+          label,
+          parent: this.graphPath,
+          outer: new Set([...this.outerNames, ...namesOf(this.graph)]),
+        });
+      void this.guard(() => this.switchTo(this.doc!, path));
+    };
+    if (node.subgraphs.length === 1) return open(node.subgraphs[0]);
+    this.dialog(
+      `Open a subgraph of ${node.name}`,
+      node.subgraphs.map((sg) =>
+        h('button', {
+          text: `${sg.attribute}${sg.index ? `[${sg.index}]` : ''} (${sg.nodes} nodes)`,
+          onclick: () => open(sg),
+        }),
+      ),
+    );
+  }
+
+  /** "Confirm subgraph edits": the edits already went through the document's history (undoable there);
+   *  confirming closes the subgraph's tab and returns to the graph that holds it. */
+  async confirmSubgraph(tab: SubTab): Promise<void> {
+    this.subTabs = this.subTabs.filter((t) => t !== tab && !isInside(t.path, tab.path));
+    const doc = this.docs.find((d) => d.id === tab.docId);
+    if (doc) await this.guard(() => this.switchTo(doc, tab.parent));
+  }
+
   renderTabs(): void {
     clear(this.shell.tabs);
+    const current = JSON.stringify(this.graphPath);
     for (const d of this.docs) {
       const tab = h(
         'div',
         {
-          className: `tab${d.id === this.doc?.id ? ' active' : ''}`,
+          className: `tab${d.id === this.doc?.id && !this.graphPath ? ' active' : ''}`,
           'data-testid': 'tab',
-          onclick: () => d.id !== this.doc?.id && void this.switchTo(d),
+          onclick: () => (d.id !== this.doc?.id || this.graphPath) && void this.switchTo(d),
         },
         h('span', { className: 'tab-name', text: d.name }),
         d.dirty
@@ -489,6 +559,27 @@ export class App {
           : null,
       );
       this.shell.tabs.append(tab);
+      for (const st of this.subTabs.filter((t) => t.docId === d.id)) {
+        const active = d.id === this.doc?.id && JSON.stringify(st.path) === current;
+        this.shell.tabs.append(
+          h(
+            'div',
+            {
+              className: `tab subtab${active ? ' active' : ''}`,
+              'data-testid': 'subtab',
+              onclick: () => !active && void this.guard(() => this.switchTo(d, st.path)),
+            },
+            h('span', { className: 'tab-name', text: `↳ ${st.label}` }),
+            h('button', {
+              className: 'tab-confirm',
+              text: '✓',
+              title: 'Confirm subgraph edits',
+              'data-testid': 'confirm-subgraph',
+              onclick: (ev: Event) => (ev.stopPropagation(), void this.confirmSubgraph(st)),
+            }),
+          ),
+        );
+      }
     }
     document.title = this.doc
       ? `${this.doc.dirty ? '● ' : ''}${this.doc.name} - Tessera studio`
@@ -664,4 +755,28 @@ function leftTabs(root: HTMLElement, titles: string[]): HTMLElement[] {
   boxes.forEach((b, j) => (b.style.display = j === 0 ? '' : 'none'));
   root.append(h('div', { className: 'left-tabs' }, ...buttons), ...boxes);
   return boxes;
+}
+
+interface SubTab {
+  docId: string;
+  path: GraphPath;
+  label: string;
+  parent: GraphPath | null;
+  outer: Set<string>;
+}
+
+function namesOf(g: ApiGraph | null): string[] {
+  if (!g) return [];
+  const out: string[] = [];
+  for (const n of g.nodes) out.push(n.name, ...n.inputs, ...n.outputs);
+  for (const v of [...g.inputs, ...g.outputs, ...g.initializers]) out.push(v.name);
+  return out;
+}
+
+/** Whether `inner` is a subgraph (at any depth) of `outer`. */
+function isInside(inner: GraphPath, outer: GraphPath): boolean {
+  return (
+    inner.steps.length > outer.steps.length &&
+    outer.steps.every((s, k) => JSON.stringify(s) === JSON.stringify(inner.steps[k]))
+  );
 }

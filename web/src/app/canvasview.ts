@@ -24,6 +24,7 @@ export interface CanvasEvents {
   moved(): void;
   dropOp(key: string, x: number, y: number): void;
   terminalDoubleClick(t: TerminalRef): void;
+  nodeDoubleClick(leaf: number): void;
   layoutDone(ms: number, result: HierResult): void;
   status(text: string): void;
 }
@@ -393,6 +394,7 @@ export class CanvasView {
     const hit = this.pickAt(ev);
     if (hit?.kind === 'group') void this.toggleGroup(hit.group);
     else if (hit?.kind === 'terminal') this.events.terminalDoubleClick(hit);
+    else if (hit?.kind === 'node') this.events.nodeDoubleClick(hit.leaf);
   }
 }
 

@@ -57,7 +57,10 @@ export const registryKey = (domain: string, op: string) => `${domain || 'ai.onnx
 const MAX_ATTR_LINES = 3;
 
 function attrLines(node: ApiNode): string[] {
-  const lines: string[] = [];
+  // Subgraphs first: they are what a double-click opens.
+  const lines: string[] = (node.subgraphs ?? []).map(
+    (g) => `${g.attribute}: ${g.nodes} nodes (open: double-click)`,
+  );
   for (const a of node.attributes) {
     if (lines.length === MAX_ATTR_LINES) break;
     if (a.type === 'graph' || a.type === 'graphs') continue;
