@@ -367,3 +367,120 @@ test("opens a Loop's body in its own tab, edits it and confirms back into the mo
   await settle(page, v2);
   expect(await bodyNodes()).toBe(2);
 });
+
+test('designs a small CNN from scratch; the saved file passes the checkers and runs', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('17');
+  await page.getByTestId('new-create').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  const box = (await page.getByTestId('canvas').boundingBox())!;
+
+  // Layers with Ctrl+Space, in two columns down the canvas.
+  const ops = ['Conv', 'Relu', 'MaxPool', 'Flatten', 'Gemm', 'Softmax'];
+  const names: string[] = [];
+  for (const [k, op] of ops.entries()) {
+    const before = await leaves(page);
+    await page.mouse.move(box.x + 140 + (k % 2) * 330, box.y + 50 + k * 88);
+    const v = await t<number>(page, 'graphVersion');
+    await page.keyboard.press('Control+Space');
+    await page.getByTestId('quickadd-input').fill(op);
+    await page.keyboard.press('Enter');
+    await settle(page, v);
+    const added = await newNode(page, before);
+    expect(added.op).toBe(op);
+    names.push(added.name);
+  }
+  const [conv, relu, pool, flatten, gemm, softmax] = names;
+
+  const link = async (from: string, to: string, port = 0) => {
+    const v = await t<number>(page, 'graphVersion');
+    const a = (await t<[number, number]>(page, `terminal(${JSON.stringify(from)}, 'out', 0)`))!;
+    const b = (await t<[number, number]>(page, `terminal(${JSON.stringify(to)}, 'in', ${port})`))!;
+    await dragBetween(page, a, b);
+    await settle(page, v);
+  };
+  for (const [a, b] of [
+    [conv, relu],
+    [relu, pool],
+    [pool, flatten],
+    [flatten, gemm],
+    [gemm, softmax],
+  ])
+    await link(a, b);
+
+  // The graph input and output, by double-clicking the free terminals.
+  const io = async (node: string, side: 'in' | 'out', name: string, shape: string) => {
+    const v = await t<number>(page, 'graphVersion');
+    const p = (await t<[number, number]>(page, `terminal(${JSON.stringify(node)}, '${side}', 0)`))!;
+    await page.mouse.dblclick(p[0], p[1]);
+    await page.getByTestId('io-name').fill(name);
+    await page.getByTestId('io-shape').fill(shape);
+    await page.getByTestId('io-create').click();
+    await settle(page, v);
+  };
+  await io(conv, 'in', 'image', '[1, 3, 8, 8]');
+  await io(softmax, 'out', 'probs', '[1, 10]');
+
+  // Weights: generated initializers attached to the selected node's free inputs.
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  const weight = async (node: string, name: string, shape: string, fill = 'normal') => {
+    await page.getByTestId('init-name').fill(name);
+    await page.getByTestId('init-shape').fill(shape);
+    await page.getByTestId('init-fill').selectOption(fill);
+    let v = await t<number>(page, 'graphVersion');
+    await page.getByTestId('init-create').click();
+    await settle(page, v);
+    await page.evaluate(`window.__tessera.select([${JSON.stringify(node)}])`);
+    v = await t<number>(page, 'graphVersion');
+    await page.locator(`[data-attach="${name}"]`).click();
+    await settle(page, v);
+  };
+  await weight(conv, 'conv_w', '[8, 3, 3, 3]');
+  await weight(conv, 'conv_b', '[8]', 'zeros');
+  await weight(gemm, 'fc_w', '[72, 10]');
+  await weight(gemm, 'fc_b', '[10]', 'zeros');
+
+  // MaxPool 2x2, stride 2: 6x6 -> 3x3, so Flatten gives 8 * 3 * 3 = 72 features.
+  await page.evaluate(`window.__tessera.select([${JSON.stringify(pool)}])`);
+  const params = page.getByTestId('params');
+  for (const [attr, text] of [
+    ['kernel_shape', '[2, 2]'],
+    ['strides', '[2, 2]'],
+  ]) {
+    const det = params.getByTestId('defaults');
+    if ((await det.count()) && !(await det.getAttribute('open'))) await det.locator('summary').click();
+    const v = await t<number>(page, 'graphVersion');
+    const field = params.locator(`[data-attr="${attr}"]`);
+    await field.fill(text);
+    await field.press('Enter');
+    await settle(page, v);
+  }
+  await expect.poll(async () => (await t<unknown[]>(page, 'diagnostics')).length).toBe(0);
+  await page.getByTestId('left-layers').click();
+  await page.keyboard.press('f');
+  await page.screenshot({ path: artifact('studio-from-scratch.png') });
+
+  // Save as, then Tessera's checker, ONNX's own checker (where python3-onnx is installed) and a run.
+  await page.mouse.click(box.x + 5, box.y + box.height - 5);
+  await page.keyboard.press('Control+s');
+  const file = join(root, 'scratch.onnx');
+  await page.getByTestId('saveas-path').fill(file);
+  await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+  await expect.poll(() => existsSync(file)).toBe(true);
+  const check = spawnSync(bin, ['check', file], { encoding: 'utf8' });
+  expect(check.status, check.stdout + check.stderr).toBe(0);
+  const onnx = spawnSync(
+    'python3',
+    ['-c', `import onnx; onnx.checker.check_model(onnx.load(${JSON.stringify(file)}), full_check=True)`],
+    { encoding: 'utf8' },
+  );
+  if (/No module named 'onnx'/.test(onnx.stderr))
+    console.log('onnx.checker skipped: python3-onnx is not installed');
+  else expect(onnx.status, onnx.stderr).toBe(0);
+  const run = spawnSync(bin, ['run', file, '--iterations', '1'], { encoding: 'utf8' });
+  expect(run.status, run.stdout + run.stderr).toBe(0);
+});

@@ -95,9 +95,21 @@ export class Scene {
     );
   }
 
+  /** Extent of every visible item (pinned nodes may sit outside the layout's own box). */
   get bounds(): [number, number, number, number] {
-    return [0, 0, Math.max(1, this.lay.width), Math.max(1, this.lay.height)];
+    if (this.extent) return this.extent;
+    const l = this.lay;
+    let x0 = 0, y0 = 0, x1 = Math.max(1, l.width), y1 = Math.max(1, l.height); // prettier-ignore
+    for (let i = 0; i < this.n; i++) {
+      if (Number.isNaN(l.itemX[i])) continue;
+      x0 = Math.min(x0, l.itemX[i]);
+      y0 = Math.min(y0, l.itemY[i]);
+      x1 = Math.max(x1, l.itemX[i] + l.itemW[i]);
+      y1 = Math.max(y1, l.itemY[i] + l.itemH[i]);
+    }
+    return (this.extent = [x0, y0, x1, y1]);
   }
+  private extent: [number, number, number, number] | null = null;
 
   leafRect(i: number): [number, number, number, number] {
     const l = this.lay;
