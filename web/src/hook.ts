@@ -35,6 +35,14 @@ export function installHook(app: App): void {
       return app.graphPath;
     },
     openSubgraph: (id: number) => app.openSubgraph(id),
+    /** Runs an edit command and resolves when a frame showing its result has been drawn: ms taken. */
+    async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
+      const t0 = performance.now();
+      await app.run(cmd);
+      await new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
+      r.finish();
+      return performance.now() - t0;
+    },
     get lastError() {
       return app.lastError;
     },
