@@ -10,7 +10,8 @@ export default defineConfig({
     sourcemap: false,
     reportCompressedSize: false,
   },
-  worker: { format: 'es' },
+  // A classic (not module) worker: it starts a few hundred ms sooner in Chromium, before the first layout.
+  worker: { format: 'iife' },
   test: {
     include: ['tests/unit/**/*.test.ts'],
     environment: 'node',

@@ -39,7 +39,9 @@ export function installHook(app: App): void {
     async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
       const t0 = performance.now();
       await app.run(cmd);
-      await new Promise<void>((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => resolve())));
+      await new Promise<void>((resolve) =>
+        requestAnimationFrame(() => requestAnimationFrame(() => resolve())),
+      );
       r.finish();
       return performance.now() - t0;
     },

@@ -29,7 +29,8 @@ export class StudioClient {
   ) {}
 
   private async request<T>(method: string, url: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { 'X-Tessera-Token': this.token };
+    // Without a token in the URL the HttpOnly cookie set by the server's '/' carries it.
+    const headers: Record<string, string> = this.token ? { 'X-Tessera-Token': this.token } : {};
     if (body !== undefined) headers['Content-Type'] = 'application/json';
     const res = await fetch(this.base + url, {
       method,
