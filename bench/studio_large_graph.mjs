@@ -164,6 +164,10 @@ with 10,000 nodes and 20 or more with 50,000. Netron, for comparison, lays out w
 and draws SVG: its tracker reports models past about 5,000 nodes taking very long to open (#68, #1212),
 and dagre alone took 7.4 s for 10,000 nodes on this machine (../shared/STUDIO.md).
 `;
-  writeFileSync(resolve(here, '..', writeTo), text);
+  // Sections after the synthetic table (the server figures, the reading) are kept as they are.
+  const out = resolve(here, '..', writeTo);
+  const old = existsSync(out) ? readFileSync(out, 'utf8') : '';
+  const keep = old.indexOf('\nReading:') >= 0 ? old.slice(old.indexOf('\nReading:')) : '';
+  writeFileSync(out, keep ? text.replace(/\n$/, '') + '\n' + keep : text);
   console.log(`wrote ${writeTo}`);
 }
