@@ -72,8 +72,8 @@ export class StudioClient {
   graph(id: string, path: GraphPath | null = null): Promise<ApiGraph> {
     return this.request('GET', `/api/documents/${id}/graph${pathQuery(path, '?')}`);
   }
-  node(id: string, nodeId: number): Promise<ApiNode> {
-    return this.request('GET', `/api/documents/${id}/nodes/${nodeId}`);
+  node(id: string, nodeId: number, path: GraphPath | null = null): Promise<ApiNode> {
+    return this.request('GET', `/api/documents/${id}/nodes/${nodeId}${pathQuery(path, '?')}`);
   }
   initializer(id: string, name: string, limit = 64, path: GraphPath | null = null): Promise<TensorValue> {
     return this.request(

@@ -262,9 +262,57 @@ export class App {
       this.updateDoc(a.document);
       this.diagnostics = a.diagnostics;
       this.checklist.show(a.diagnostics);
-      await this.refreshGraph();
+      if (!(await this.patchGraph(a))) await this.refreshGraph();
       return a;
     });
+  }
+
+  /** An answer whose changes are only nodes changed, added or removed in the graph shown patches the
+   *  graph with those nodes (GET /nodes/{id}) instead of re-fetching all of it: on a large model that is
+   *  the difference between a few small answers and megabytes. Severities come from the diagnostics.
+   *  Returns false when the graph must be re-fetched. */
+  private async patchGraph(a: CommandAnswer): Promise<boolean> {
+    const g = this.graph;
+    if (!g || !this.client || !this.doc || !a.changes.length) return false;
+    const here = JSON.stringify(this.graphPath ?? { steps: [] });
+    const changed = new Set<number>();
+    const removed = new Set<number>();
+    for (const c of a.changes) {
+      const path = JSON.stringify(c.path ?? { steps: [] });
+      if (c.node === undefined || path !== here) return false;
+      if (c.kind === 'node_removed') {
+        removed.add(c.node);
+        changed.delete(c.node);
+      } else if (c.kind === 'node_changed' || c.kind === 'node_added') {
+        changed.add(c.node);
+        removed.delete(c.node);
+      } else return false;
+    }
+    const nodes = await Promise.all(
+      [...changed].map((id) => this.client!.node(this.doc!.id, id, this.graphPath)),
+    );
+    if (removed.size) g.nodes = g.nodes.filter((n) => !removed.has(n.id));
+    const index = new Map(g.nodes.map((n, i) => [n.id, i]));
+    for (const n of nodes) {
+      const i = index.get(n.id);
+      if (i === undefined)
+        g.nodes.push(n); // added: add_node appends at the end of the node list
+      else g.nodes[i] = n;
+    }
+    const rank = { error: 3, warning: 2, info: 1 } as const;
+    const severity = new Map<number, 'error' | 'warning' | 'info'>();
+    const byId = new Map(g.nodes.map((n) => [n.id, n]));
+    for (const d of a.diagnostics) {
+      if (d.node_id === undefined || byId.get(d.node_id)?.name !== d.node) continue;
+      const cur = severity.get(d.node_id);
+      if (!cur || rank[d.severity] > rank[cur]) severity.set(d.node_id, d.severity);
+    }
+    for (const n of g.nodes) n.severity = severity.get(n.id) === 'info' ? null : (severity.get(n.id) ?? null);
+    g.version = a.document.version;
+    await this.canvas.setGraph(g, false);
+    this.showParams();
+    this.showLists();
+    return true;
   }
 
   /** Commands act on the graph shown: a subgraph's edits go through the document's one history. */
@@ -455,6 +503,8 @@ export class App {
     for (const [key, p] of this.canvas.pins)
       if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
     await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath));
+    // The graph held here is patched rather than re-fetched after most edits: keep its positions current.
+    if (this.graph) this.graph.positions = positions;
   }
 
   async arrange(): Promise<void> {
