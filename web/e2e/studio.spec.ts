@@ -16,8 +16,9 @@ const sample = join(samples, 'denoiser.onnx');
 function studioMissing(): string | null {
   if (!existsSync(bin)) return `no tessera binary at ${bin} (set TESSERA_BIN)`;
   if (!existsSync(sample)) return `no sample model at ${sample} (set TESSERA_SAMPLES)`;
+  // CLI11 answers `--help` with the main help (exit 0) when it does not know the subcommand.
   const r = spawnSync(bin, ['studio', '--help'], { encoding: 'utf8' });
-  if (r.status !== 0) return `${bin} has no 'studio' subcommand yet`;
+  if (r.status !== 0 || !r.stdout.includes('--no-browser')) return `${bin} has no 'studio' subcommand yet`;
   return null;
 }
 

@@ -143,7 +143,10 @@ export class CanvasView {
       if (this.fitPending) this.fit();
       this.fitPending = false;
       this.events.layoutDone(ms, result);
-      this.events.status('');
+      const hidden = this.vm.hiddenConstants ? `, ${this.vm.hiddenConstants} constants hidden` : '';
+      this.events.status(
+        `${this.vm.leaves.length.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
+      );
     } catch (e) {
       if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
       throw e;
