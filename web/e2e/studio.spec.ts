@@ -281,6 +281,7 @@ test('File > New opens a second document in its own tab, with its opset in the p
   await expect(tabs).toHaveCount(before + 1);
   await expect(tabs.last()).toHaveClass(/active/);
   await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  await expect(page.getByTestId('opsets')).toContainText('ai.onnx 13'); // model properties, nothing selected
   // LayerNormalization arrived in opset 17: a model importing opset 13 does not offer it.
   await page.getByTestId('palette-search').fill('LayerNormalization');
   await expect(page.locator('.palette-item[data-op="LayerNormalization"]')).toHaveCount(0);

@@ -29,6 +29,7 @@ export interface ApiNode {
   outputs: string[];
   attributes: Attribute[];
   subgraphs?: Array<{ attribute: string; index: number; nodes: number }>;
+  function?: FunctionKey; // set on a call of one of the model's local functions
   severity?: Severity;
 }
 
@@ -56,6 +57,14 @@ export interface ApiGraph {
   initializers: InitializerInfo[];
   value_types?: Record<string, { type: string; shape?: Dim[] | null }>;
   positions?: Record<string, [number, number]>;
+  opset_imports?: Array<{ domain: string; version: number }>;
+  functions?: FunctionKey[];
+}
+
+export interface FunctionKey {
+  domain: string;
+  name: string;
+  overload?: string;
 }
 
 export interface DocumentInfo {
@@ -131,6 +140,6 @@ export type Command = { type: string } & Record<string, unknown>;
 
 /** Which graph of a document: absent steps (or null) is the main graph. */
 export interface GraphPath {
-  function?: { domain: string; name: string; overload?: string };
+  function?: FunctionKey;
   steps: Array<{ node: number; attribute: string; index: number }>;
 }

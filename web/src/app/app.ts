@@ -8,6 +8,7 @@ import type {
   CommandAnswer,
   Diagnostic,
   DocumentInfo,
+  FunctionKey,
   GraphPath,
   RegistryOp,
 } from '../api/types';
@@ -69,7 +70,7 @@ export class App {
       terminalDoubleClick: (t) => void this.terminalDoubleClick(t),
       nodeDoubleClick: (leaf) => {
         const l = this.canvas.vm?.leaves[leaf];
-        if (l?.subgraphs) void this.openSubgraph(l.id);
+        if (l?.kind === 'node') void this.openSubgraph(l.id);
       },
       layoutDone: () => this.onLayout(),
       status: (s) => (shell.status.textContent = s),
@@ -111,6 +112,7 @@ export class App {
             )),
       setMetadata: (fields) => void this.run({ type: 'set_model_metadata', ...fields }),
       setOpset: (domain, version) => void this.run({ type: 'set_opset_import', domain, version }),
+      openFunction: (f) => this.openFunction(f),
     });
     this.checklist = new CheckList(
       shell.bottom,
@@ -540,9 +542,27 @@ export class App {
     };
   }
 
-  /** Opens a node's subgraph (Loop body, If branch, Scan body) in a tab of its own. */
+  /** Opens a local function's body in a tab of its own (edited like a graph, through its path). */
+  openFunction(fn: FunctionKey): void {
+    if (!this.doc) return;
+    const path: GraphPath = { function: fn, steps: [] };
+    const key = JSON.stringify(path);
+    if (!this.subTabs.some((t) => t.docId === this.doc!.id && JSON.stringify(t.path) === key))
+      this.subTabs.push({
+        docId: this.doc.id,
+        path,
+        label: `${fn.domain ? fn.domain + '.' : ''}${fn.name}`,
+        parent: null,
+        outer: new Set(),
+      });
+    void this.guard(() => this.switchTo(this.doc!, path));
+  }
+
+  /** Opens a node's subgraph (Loop body, If branch, Scan body) in a tab of its own; a call of a local
+   *  function opens the function's body. */
   async openSubgraph(nodeId: number): Promise<void> {
     const node = this.graph?.nodes.find((n) => n.id === nodeId);
+    if (node?.function && !node.subgraphs?.length) return this.openFunction(node.function);
     if (!node?.subgraphs?.length || !this.doc) return;
     const open = (sg: { attribute: string; index: number }) => {
       clear(this.shell.dialogs);

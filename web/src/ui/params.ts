@@ -3,6 +3,7 @@
 // selected nodes, or the model's properties when nothing is selected.
 import type {
   ApiGraph,
+  FunctionKey,
   ApiNode,
   AttrType,
   AttrValue,
@@ -21,6 +22,7 @@ export interface ParamActions {
   resetAttr(nodes: ApiNode[], name: string): void;
   setMetadata(fields: Record<string, string | number>): void;
   setOpset(domain: string, version: number | null): void;
+  openFunction(f: FunctionKey): void;
 }
 
 const C_IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -206,6 +208,27 @@ export class ParamEditor {
       field('Inputs', h('span', { text: graph.inputs.map((i) => i.name).join(', ') || '-' })),
       field('Outputs', h('span', { text: graph.outputs.map((i) => i.name).join(', ') || '-' })),
       field('Initializers', h('span', { text: String(graph.initializers.length) })),
+      field(
+        'Opsets',
+        h('span', {
+          text:
+            (graph.opset_imports ?? []).map((o) => `${o.domain || 'ai.onnx'} ${o.version}`).join(', ') || '-',
+          'data-testid': 'opsets',
+        }),
+      ),
+      ...(graph.functions?.length
+        ? [
+            h('div', { className: 'panel-subtitle', text: 'Local functions' }),
+            ...graph.functions.map((f) =>
+              h('button', {
+                className: 'function-item',
+                text: `${f.domain ? f.domain + '.' : ''}${f.name}`,
+                title: 'Open its body in a tab',
+                onclick: () => this.actions.openFunction(f),
+              }),
+            ),
+          ]
+        : []),
       h('div', { className: 'panel-subtitle', text: 'Metadata' }),
     );
     for (const key of ['doc_string', 'producer_name', 'producer_version', 'domain', 'model_version']) {
