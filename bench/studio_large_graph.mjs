@@ -101,6 +101,8 @@ for (const { n, query, label } of cases) {
     const m = await page.evaluate(() => ({ first: window.__tessera.firstRenderMs, layout: window.__tessera.layoutMs }));
     res.first.push(m.first);
     res.layout.push(m.layout);
+    await page.evaluate(() => window.__tessera.fit());
+    await page.waitForTimeout(200);
     const fit = await pan(page, panSeconds);
     res.fitFps.push(fit.fps);
     res.cpuFit.push(fit.cpuMedianMs);

@@ -34,6 +34,10 @@ test('camera: Ctrl+wheel zoom, middle-drag pan, fit, zoom to a dragged box; text
   const box = (await page.getByTestId('canvas').boundingBox())!;
   const cx = box.x + box.width / 2;
   const cy = box.y + box.height / 2;
+  // A tall graph opens at its top at a readable zoom; F shows all of it.
+  expect(await hook<number>(page, 'camera.scale')).toBe(0.8);
+  await page.keyboard.press('f');
+  await expect.poll(() => hook<number>(page, 'camera.scale')).toBeLessThan(0.3);
   const cam0 = await hook<{ scale: number; tx: number }>(page, 'camera');
   expect(await hook<string>(page, 'stats.lod')).toBe('far');
   expect(await hook<number>(page, 'stats.drawn.glyphs')).toBe(0);

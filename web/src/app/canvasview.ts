@@ -140,7 +140,7 @@ export class CanvasView {
       this.scene = new Scene(this.vm, this.groups, result);
       this.marks.scene = performance.now();
       this.renderer.setScene(this.scene);
-      if (this.fitPending) this.fit();
+      if (this.fitPending) this.openView();
       this.fitPending = false;
       this.events.layoutDone(ms, result);
       const hidden = this.vm.hiddenConstants ? `, ${this.vm.hiddenConstants} constants hidden` : '';
@@ -208,6 +208,20 @@ export class CanvasView {
     this.renderer.state.selectedEdge = -1;
     this.renderer.invalidate();
     this.events.selectionChanged();
+  }
+
+  /** The first view of a graph: all of it when that is readable, else its top at a readable zoom
+   *  (a tall model fitted whole would show only coloured boxes; F fits it). */
+  openView(): void {
+    if (!this.scene) return;
+    this.fit();
+    const c = this.renderer.camera;
+    if (c.scale >= 0.6) return;
+    const [x0, y0, x1] = this.scene.bounds;
+    c.scale = 0.8;
+    c.tx = this.canvas.width / 2 - ((x0 + x1) / 2) * c.scale;
+    c.ty = 30 - y0 * c.scale;
+    this.renderer.request();
   }
 
   fit(): void {
