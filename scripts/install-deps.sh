@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config git
+  chromium                            # the studio's browser tests and benchmark (Playwright drives it)
   libprotobuf-dev protobuf-compiler   # the ONNX file format
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -21,11 +22,23 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# Node.js and npm build the studio's web app; installed from Debian only where the machine has none.
+command -v node >/dev/null && command -v npm >/dev/null || missing+=(nodejs npm)
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: everything is installed"
-  exit 0
+  echo "install-deps: every Debian package is installed"
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The studio web app's npm packages (the network step; the build itself runs offline), exactly as
+# web/package-lock.json pins them; skipped when node_modules was installed from this very lock file.
+web="$(cd "$(dirname "$0")/../web" && pwd)"
+lock_sum=$(sha256sum "$web/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$web/node_modules/.tessera-lock.sha256" 2>/dev/null)" != "$lock_sum" ]; then
+  echo "install-deps: npm ci in web/"
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+  echo "$lock_sum" >"$web/node_modules/.tessera-lock.sha256"
+fi

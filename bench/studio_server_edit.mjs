@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+// The studio against the real server on a large model: builds an N-node model through the API (one
+// batch of add_node commands), saves it, opens it in headless Chromium, and times the first render
+// (graph JSON fetched from the server) and two edits, each until a frame showing it has been drawn:
+// a rename that keeps the node's size (no re-layout) and an added node (re-layout of its group).
+//   TESSERA_BIN=build/src/tessera node bench/studio_server_edit.mjs [--nodes 50000] [--runs 3]
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const web = resolve(here, '../web');
+const { chromium } = createRequire(join(web, 'package.json'))('@playwright/test');
+const args = process.argv.slice(2);
+const opt = (name, dflt) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
+const nodes = Number(opt('nodes', '50000'));
+const runs = Number(opt('runs', '3'));
+const bin = resolve(process.env.TESSERA_BIN ?? join(here, '../build/src/tessera'));
+if (!spawnSync(bin, ['studio', '--help'], { encoding: 'utf8' }).stdout?.includes('--no-browser')) {
+  console.error(`${bin} has no 'studio' subcommand`);
+  process.exit(2);
+}
+
+const root = mkdtempSync(join(tmpdir(), 'tessera-studio-bench-'));
+function startServer(extra) {
+  const server = spawn(bin, ['studio', ...extra, '--port', '0', '--no-browser', '--root', root, '--web-root', join(web, 'dist')]);
+  return new Promise((ok, fail) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
+      out += d;
+      const m = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)/.exec(out);
+      if (m) ok({ server, base: m[1], token: m[2], url: m[0] });
+    });
+    server.on('exit', (c) => fail(new Error(`tessera studio exited with ${c}: ${out}`)));
+  });
+}
+async function api(s, method, path, body) {
+  const res = await fetch(s.base + path, {
+    method,
+    headers: { 'X-Tessera-Token': s.token, 'Content-Type': 'application/json' },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${json.error}`);
+  return json;
+}
+
+// The model: residual blocks of 12 unary nodes with an Add, in name scopes like a PyTorch export.
+const model = join(root, `large-${nodes}.onnx`);
+{
+  const s = await startServer([]);
+  const doc = await api(s, 'POST', '/api/documents/new', { opset: 17 });
+  const cmds = [{ type: 'add_graph_input', value: { name: 'x', type: 'tensor(float)', shape: [1, 64] } }];
+  let last = 'x';
+  let residual = 'x';
+  const unary = ['Relu', 'Sigmoid', 'Tanh', 'Neg', 'Abs'];
+  for (let i = 0; i < nodes; i++) {
+    const layer = Math.floor(i / 24);
+    const scope = `/block.${Math.floor(layer / 8)}/layer.${layer % 8}`;
+    const add = i % 12 === 11;
+    const op = add ? 'Add' : unary[i % unary.length];
+    cmds.push({ type: 'add_node', node: { name: `${scope}/${op}_${i}`, op_type: op, inputs: add ? [last, residual] : [last], outputs: [`v${i}`] } });
+    last = `v${i}`;
+    if (add) residual = last;
+  }
+  cmds.push({ type: 'add_graph_output', value: { name: last, type: 'tensor(float)', shape: [1, 64] } });
+  const t0 = performance.now();
+  await api(s, 'POST', `/api/documents/${doc.id}/commands`, { batch: 'build', commands: cmds });
+  console.log(`built ${nodes} nodes through the API in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  await api(s, 'POST', `/api/documents/${doc.id}/save`, { path: model });
+  s.server.kill('SIGINT');
+}
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox', '--disable-background-networking', '--no-first-run'],
+});
+const results = { first: [], rename: [], add: [] };
+for (let r = 0; r < runs; r++) {
+  const s = await startServer([model]);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(s.url);
+  await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 180000 });
+  results.first.push(await page.evaluate(() => window.__tessera.firstRenderMs));
+  const target = await page.evaluate(() => window.__tessera.leaves().find((l) => l.op === 'Relu'));
+  const renamed = target.name.replace(/Relu_(\d+)$/, (_, k) => `Relx_${k}`);
+  results.rename.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'rename_node', node: target.id, name: renamed }));
+  results.add.push(
+    await page.evaluate((c) => window.__tessera.editTimed(c), {
+      type: 'add_node',
+      node: { name: '/block.0/layer.0/Extra', op_type: 'Relu', inputs: ['x'], outputs: ['extra_out'] },
+    }),
+  );
+  await page.close();
+  s.server.kill('SIGINT');
+}
+await browser.close();
+rmSync(root, { recursive: true, force: true });
+const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${median(results.first).toFixed(0)} ms | rename shown ${median(results.rename).toFixed(0)} ms | added node shown ${median(results.add).toFixed(0)} ms |`);

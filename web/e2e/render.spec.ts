@@ -1,0 +1,114 @@
+// The canvas against the static fixture (no server): rendering, level of detail, camera, groups, export.
+import { expect, test, type Page } from '@playwright/test';
+import { readFileSync } from 'node:fs';
+import { artifact, ready } from './util';
+
+async function open(page: Page, query: string): Promise<void> {
+  await page.goto(`http://127.0.0.1:4179/?${query}`);
+  await ready(page);
+}
+
+const hook = <T>(page: Page, f: string) => page.evaluate(`window.__tessera.${f}`) as Promise<T>;
+
+test('draws a scoped 2,000-node model collapsed, expands a group in place', async ({ page }) => {
+  await open(page, 'fixture=synthetic&nodes=2000&scoped=1');
+  expect(await hook(page, 'nodeCount')).toBe(2002);
+  // Opened with groups expanded breadth-first up to a budget of visible items, never all 2,002.
+  expect(await hook<number>(page, 'visibleItems')).toBeLessThan(500);
+  await page.getByTestId('menu-view').click();
+  await page.getByTestId('action-collapse-all').click();
+  await expect.poll(() => hook<number>(page, 'visibleItems')).toBeLessThan(20);
+  const collapsedItems = await hook<number>(page, 'visibleItems');
+  await page.keyboard.press('f');
+  await page.screenshot({ path: artifact('render-collapsed.png') });
+  const at = await hook<[number, number]>(page, `groupCenter('/block.0')`);
+  await page.mouse.dblclick(at[0], at[1]);
+  await expect.poll(() => hook<number>(page, 'visibleItems')).toBeGreaterThan(collapsedItems);
+  await page.screenshot({ path: artifact('render-expanded.png') });
+});
+
+test('camera: Ctrl+wheel zoom, middle-drag pan, fit, zoom to a dragged box; text only when near', async ({
+  page,
+}) => {
+  await open(page, 'fixture=synthetic&nodes=300');
+  const box = (await page.getByTestId('canvas').boundingBox())!;
+  const cx = box.x + box.width / 2;
+  const cy = box.y + box.height / 2;
+  // A tall graph opens at its top at a readable zoom; F shows all of it.
+  expect(await hook<number>(page, 'camera.scale')).toBe(0.8);
+  await page.keyboard.press('f');
+  await expect.poll(() => hook<number>(page, 'camera.scale')).toBeLessThan(0.3);
+  const cam0 = await hook<{ scale: number; tx: number }>(page, 'camera');
+  expect(await hook<string>(page, 'stats.lod')).toBe('far');
+  expect(await hook<number>(page, 'stats.drawn.glyphs')).toBe(0);
+
+  await page.mouse.move(cx, cy);
+  await page.keyboard.down('Control');
+  for (let i = 0; i < 8; i++) await page.mouse.wheel(0, -300);
+  await page.keyboard.up('Control');
+  await expect.poll(() => hook<number>(page, 'camera.scale')).toBeGreaterThan(cam0.scale * 4);
+  await expect.poll(() => hook<number>(page, 'stats.drawn.glyphs')).toBeGreaterThan(0);
+  await page.screenshot({ path: artifact('render-near.png') });
+
+  const tx = await hook<number>(page, 'camera.tx');
+  await page.mouse.move(cx, cy);
+  await page.mouse.down({ button: 'middle' });
+  await page.mouse.move(cx + 120, cy, { steps: 4 });
+  await page.mouse.up({ button: 'middle' });
+  expect(await hook<number>(page, 'camera.tx')).toBeCloseTo(tx + 120, 0);
+
+  await page.keyboard.press('f');
+  await expect.poll(() => hook<number>(page, 'camera.scale')).toBeCloseTo(cam0.scale, 5);
+
+  await page.keyboard.down('Alt');
+  await page.mouse.move(cx - 40, cy - 40);
+  await page.mouse.down();
+  await page.mouse.move(cx + 40, cy + 40, { steps: 4 });
+  await page.mouse.up();
+  await page.keyboard.up('Alt');
+  await expect.poll(() => hook<number>(page, 'camera.scale')).toBeGreaterThan(cam0.scale * 3);
+});
+
+test('selects with a click and a marquee', async ({ page }) => {
+  await open(page, 'fixture=synthetic&nodes=40');
+  await page.evaluate('window.__tessera.setCamera(1, 40, 10)');
+  const names = (await hook<Array<{ name: string; visible: boolean }>>(page, 'leaves()')).map((l) => l.name);
+  const c = await hook<[number, number]>(page, `nodeCenter(${JSON.stringify(names[1])})`);
+  await page.mouse.click(c[0], c[1]);
+  expect(await hook<string[]>(page, 'selected')).toEqual([names[1]]);
+  const box = (await page.getByTestId('canvas').boundingBox())!;
+  await page.mouse.move(box.x + 2, box.y + 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width - 2, box.y + box.height - 2, { steps: 5 });
+  await page.mouse.up();
+  expect((await hook<string[]>(page, 'selected')).length).toBeGreaterThan(2);
+});
+
+test('exports the whole graph as SVG, PNG and JPEG', async ({ page }) => {
+  await open(page, 'fixture=synthetic&nodes=200&scoped=1');
+  for (const [id, ext] of [
+    ['export-svg', 'svg'],
+    ['export-png', 'png'],
+    ['export-jpeg', 'jpg'],
+  ]) {
+    await page.getByTestId('menu-file').click();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId(`action-${id}`).click(),
+    ]);
+    const path = artifact(`export.${ext}`);
+    await download.saveAs(path);
+    const bytes = readFileSync(path);
+    if (ext === 'svg') {
+      const text = bytes.toString('utf8');
+      expect(text.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
+      expect(text).toContain('layer.0'); // group labels, whole graph (not just the view)
+      expect(text).toContain('</svg>');
+    } else if (ext === 'jpg') {
+      expect(bytes.subarray(0, 3).toString('hex')).toBe('ffd8ff');
+    } else {
+      expect(bytes.subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+      expect(bytes.readUInt32BE(16)).toBeGreaterThan(100); // width from the IHDR chunk
+    }
+  }
+});

@@ -1,0 +1,488 @@
+// The issue's scenario against the real server (`tessera studio`, TESSERA_BIN): open the sample, add a
+// Conv from the palette and another node with Ctrl+Space, connect, watch "not connected" come and go,
+// set kernel_shape with the list syntax, edit two nodes' common parameter, undo/redo, save, reload and
+// find the edits, export SVG and PNG. Skipped (with the reason) where the binary has no studio yet.
+import { expect, test, type Page } from '@playwright/test';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { artifact, ready } from './util';
+
+const bin = resolve(process.env.TESSERA_BIN ?? '../build/src/tessera');
+const samples = resolve(process.env.TESSERA_SAMPLES ?? '../build/samples');
+const sample = join(samples, 'denoiser.onnx');
+
+function studioMissing(): string | null {
+  if (!existsSync(bin)) return `no tessera binary at ${bin} (set TESSERA_BIN)`;
+  if (!existsSync(sample)) return `no sample model at ${sample} (set TESSERA_SAMPLES)`;
+  // CLI11 answers `--help` with the main help (exit 0) when it does not know the subcommand.
+  const r = spawnSync(bin, ['studio', '--help'], { encoding: 'utf8' });
+  if (r.status !== 0 || !r.stdout.includes('--no-browser')) return `${bin} has no 'studio' subcommand yet`;
+  return null;
+}
+
+const missing = studioMissing();
+if (missing) console.log(`studio e2e skipped: ${missing}`);
+test.skip(missing !== null, missing ?? '');
+test.describe.configure({ mode: 'serial' });
+
+let server: ChildProcess;
+let url = '';
+let root = '';
+let model = '';
+
+test.beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'tessera-studio-e2e-'));
+  model = join(root, 'denoiser.onnx');
+  copyFileSync(sample, model);
+  server = spawn(
+    bin,
+    ['studio', model, '--port', '0', '--no-browser', '--root', root, '--web-root', resolve('dist')],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  url = await new Promise<string>((resolveUrl, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`no URL from tessera studio in 20 s: ${out}`)), 20_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      const m = /Tessera studio: (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolveUrl(m[1]);
+      }
+    };
+    server.stdout!.on('data', onData);
+    server.stderr!.on('data', onData);
+    server.on('exit', (code) => reject(new Error(`tessera studio exited with ${code}: ${out}`)));
+  });
+});
+
+test.afterAll(() => {
+  server?.kill('SIGINT');
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+type Leaf = { name: string; id: number; op: string; kind: string; visible: boolean };
+const t = <T>(page: Page, expr: string) => page.evaluate(`window.__tessera.${expr}`) as Promise<T>;
+const leaves = (page: Page) => t<Leaf[]>(page, 'leaves()');
+const notConnected = async (page: Page, node: string) =>
+  (await t<Array<{ node: string; message: string }>>(page, 'diagnostics')).filter(
+    (d) => d.node === node && /not connected/.test(d.message),
+  ).length;
+
+async function settle(page: Page, version?: number): Promise<void> {
+  if (version !== undefined)
+    await expect.poll(() => t<number>(page, 'graphVersion')).toBeGreaterThan(version);
+  await ready(page);
+}
+
+async function newNode(page: Page, before: Leaf[]): Promise<Leaf> {
+  await expect.poll(async () => (await leaves(page)).length).toBeGreaterThan(before.length);
+  const known = new Set(before.map((l) => l.name));
+  return (await leaves(page)).find((l) => !known.has(l.name))!;
+}
+
+async function dragBetween(page: Page, from: [number, number], to: [number, number]): Promise<void> {
+  await page.mouse.move(from[0], from[1]);
+  await page.mouse.down();
+  await page.mouse.move((from[0] + to[0]) / 2, (from[1] + to[1]) / 2, { steps: 4 });
+  await page.mouse.move(to[0], to[1], { steps: 4 });
+  await page.mouse.up();
+}
+
+test('edits the sample through the server and keeps the edits across save and reload', async ({ page }) => {
+  page.on('pageerror', (e) => console.log(`page error: ${e.message}`));
+  await page.goto(url);
+  await ready(page);
+  await expect(page.getByTestId('tab').first()).toContainText('denoiser.onnx');
+  const initial = await leaves(page);
+  expect(initial.length).toBeGreaterThan(2);
+  await page.screenshot({ path: artifact('studio-opened.png') });
+
+  // A Conv from the palette, dragged onto the canvas.
+  await page.getByTestId('palette-search').fill('Conv');
+  const canvas = page.getByTestId('canvas');
+  const box = (await canvas.boundingBox())!;
+  let v = await t<number>(page, 'graphVersion');
+  await page
+    .locator('.palette-item[data-op="Conv"]')
+    .first()
+    .dragTo(canvas, { targetPosition: { x: 120, y: 120 } });
+  await settle(page, v);
+  const conv = await newNode(page, initial);
+  expect(conv.op).toBe('Conv');
+  await expect.poll(() => notConnected(page, conv.name)).toBeGreaterThan(0);
+
+  // A Relu with Ctrl+Space under the cursor.
+  const beforeRelu = await leaves(page);
+  await page.mouse.move(box.x + box.width - 150, box.y + 120);
+  v = await t<number>(page, 'graphVersion');
+  await page.keyboard.press('Control+Space');
+  await page.getByTestId('quickadd-input').fill('Relu');
+  await page.keyboard.press('Enter');
+  await settle(page, v);
+  const relu = await newNode(page, beforeRelu);
+  expect(relu.op).toBe('Relu');
+  await page.screenshot({ path: artifact('studio-added.png') });
+
+  // Connect the graph input to the Conv's X and an existing node's output to its W: "not connected" goes.
+  const input = initial.find((l) => l.kind === 'input')!;
+  await page.evaluate(`window.__tessera.focus(${conv.id})`);
+  await page.evaluate('window.__tessera.setCamera(0.7, 0, 0)');
+  const convCenter = (await t<[number, number]>(page, `nodeCenter(${JSON.stringify(conv.name)})`))!;
+  const inputCenter = (await t<[number, number]>(page, `nodeCenter(${JSON.stringify(input.name)})`))!;
+  // Bring both into view: the camera centres between them.
+  await page.evaluate(
+    `(() => { const c = window.__tessera.camera; window.__tessera.setCamera(c.scale, c.tx + ${box.x + box.width / 2} - ${(convCenter[0] + inputCenter[0]) / 2}, c.ty + ${box.y + box.height / 2} - ${(convCenter[1] + inputCenter[1]) / 2}); })()`,
+  );
+  await page.waitForTimeout(200);
+  v = await t<number>(page, 'graphVersion');
+  const a = (await t<[number, number]>(page, `terminal(${JSON.stringify(input.name)}, 'out', 0)`))!;
+  const b = (await t<[number, number]>(page, `terminal(${JSON.stringify(conv.name)}, 'in', 0)`))!;
+  await dragBetween(page, a, b);
+  await settle(page, v);
+  expect((await t<{ inputs: string[] }>(page, `node(${JSON.stringify(conv.name)})`)).inputs[0]).toBe(
+    input.name,
+  );
+  expect(await notConnected(page, conv.name)).toBeGreaterThan(0); // W is still free
+
+  // W from a new initializer of generated values (standard normal), attached to the Conv's free input.
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('W_new');
+  await page.getByTestId('init-shape').fill('[8, 3, 3, 3]');
+  await page.getByTestId('init-fill').selectOption('normal');
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  await expect(page.locator('[data-init="W_new"]')).toBeVisible();
+  await page.evaluate(`window.__tessera.select([${JSON.stringify(conv.name)}])`);
+  v = await t<number>(page, 'graphVersion');
+  await page.locator('[data-attach="W_new"]').click();
+  await settle(page, v);
+  const convNode = await t<{ inputs: string[] }>(page, `node(${JSON.stringify(conv.name)})`);
+  expect(convNode.inputs.slice(0, 2)).toEqual([input.name, 'W_new']);
+  await expect.poll(() => notConnected(page, conv.name)).toBe(0);
+  await page.getByTestId('left-layers').click();
+  await page.screenshot({ path: artifact('studio-connected.png') });
+
+  // kernel_shape with the list syntax, in the parameter editor.
+  await page.evaluate(`window.__tessera.select([${JSON.stringify(conv.name)}])`);
+  const params = page.getByTestId('params');
+  await params.getByTestId('defaults').locator('summary').click();
+  v = await t<number>(page, 'graphVersion');
+  const ks = params.locator('[data-attr="kernel_shape"]');
+  await ks.fill('[3, 3]');
+  await ks.press('Enter');
+  await settle(page, v);
+  const attrs = async (name: string) =>
+    (await t<{ attributes: Array<{ name: string; value: unknown }> }>(page, `node(${JSON.stringify(name)})`))
+      .attributes;
+  expect((await attrs(conv.name)).find((a) => a.name === 'kernel_shape')?.value).toEqual([3, 3]);
+
+  // A bad value is refused in the editor with a message, nothing sent.
+  v = await t<number>(page, 'graphVersion');
+  const ks2 = params.locator('[data-attr="kernel_shape"]');
+  await ks2.fill('[3, 3');
+  await ks2.press('Enter');
+  await expect(params.locator('.error-text').filter({ hasText: "unclosed '['" })).toBeVisible();
+  expect(await t<number>(page, 'graphVersion')).toBe(v);
+
+  // A name that is taken is refused by the server: its message shows, the document is unchanged.
+  v = await t<number>(page, 'graphVersion');
+  const nameField = params.getByTestId('param-name');
+  await nameField.fill(relu.name);
+  await nameField.press('Enter');
+  await expect(page.getByTestId('toast')).toContainText(relu.name);
+  expect(await t<number>(page, 'graphVersion')).toBe(v);
+  await page.screenshot({ path: artifact('studio-refused.png') });
+
+  // A common parameter of two Conv nodes at once, then undo and redo it as one step.
+  const other = initial.find((l) => l.op === 'Conv')!;
+  await page.evaluate(
+    `window.__tessera.select([${JSON.stringify(conv.name)}, ${JSON.stringify(other.name)}])`,
+  );
+  await expect(params).toContainText('2 nodes: common parameters');
+  const det = params.getByTestId('defaults');
+  if (await det.count()) await det.locator('summary').click();
+  v = await t<number>(page, 'graphVersion');
+  const dil = params.locator('[data-attr="dilations"]');
+  await dil.fill('[1, 1]');
+  await dil.press('Enter');
+  await settle(page, v);
+  const dilations = async () =>
+    [conv.name, other.name].map(async (n) => (await attrs(n)).find((a) => a.name === 'dilations')?.value);
+  expect(await Promise.all(await dilations())).toEqual([
+    [1, 1],
+    [1, 1],
+  ]);
+  expect(await t<{ dirty: boolean }>(page, 'document')).toMatchObject({ dirty: true });
+  await expect(page.getByTestId('modified')).toBeVisible();
+
+  await page.mouse.click(box.x + 5, box.y + box.height - 5); // focus the canvas, not an input
+  v = await t<number>(page, 'graphVersion');
+  await page.keyboard.press('Control+z');
+  await settle(page, v);
+  expect(await Promise.all(await dilations())).toEqual([undefined, undefined]);
+  v = await t<number>(page, 'graphVersion');
+  await page.keyboard.press('Control+y');
+  await settle(page, v);
+  expect(await Promise.all(await dilations())).toEqual([
+    [1, 1],
+    [1, 1],
+  ]);
+
+  // Save, then reload the page: the server's document and the file on disk have every edit.
+  const mtime = statSync(model).mtimeMs;
+  await page.keyboard.press('Control+s');
+  await expect.poll(() => t<boolean>(page, 'document.dirty')).toBe(false);
+  expect(statSync(model).mtimeMs).toBeGreaterThan(mtime);
+  await page.reload();
+  await ready(page);
+  const after = await leaves(page);
+  expect(after.map((l) => l.name)).toEqual(expect.arrayContaining([conv.name, relu.name]));
+  expect((await attrs(conv.name)).find((a) => a.name === 'kernel_shape')?.value).toEqual([3, 3]);
+  const info = spawnSync(bin, ['info', model, '--json'], { encoding: 'utf8' });
+  expect(info.status).toBe(0);
+  expect(info.stdout).toContain('Relu');
+  expect(existsSync(`${model}.tessera.json`)).toBe(true); // the canvas positions beside the model
+  await page.screenshot({ path: artifact('studio-reloaded.png') });
+
+  // Export the whole canvas.
+  for (const [id, ext] of [
+    ['export-svg', 'svg'],
+    ['export-png', 'png'],
+  ]) {
+    await page.getByTestId('menu-file').click();
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByTestId(`action-${id}`).click(),
+    ]);
+    const path = artifact(`studio-export.${ext}`);
+    await download.saveAs(path);
+    const bytes = readFileSync(path);
+    if (ext === 'svg') expect(bytes.toString('utf8')).toContain(conv.name);
+    else expect(bytes.subarray(0, 4).toString('hex')).toBe('89504e47');
+  }
+});
+
+test('File > New opens a second document in its own tab, with its opset in the palette', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const tabs = page.getByTestId('tab');
+  const before = await tabs.count();
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('13');
+  await page.getByTestId('new-create').click();
+  await expect(tabs).toHaveCount(before + 1);
+  await expect(tabs.last()).toHaveClass(/active/);
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  await expect(page.getByTestId('opsets')).toContainText('ai.onnx 13'); // model properties, nothing selected
+  // LayerNormalization arrived in opset 17: a model importing opset 13 does not offer it.
+  await page.getByTestId('palette-search').fill('LayerNormalization');
+  await expect(page.locator('.palette-item[data-op="LayerNormalization"]')).toHaveCount(0);
+  await page.getByTestId('palette-search').fill('Relu');
+  await expect(page.locator('.palette-item[data-op="Relu"]')).toHaveCount(1);
+  // Switching back shows the sample again.
+  await tabs.first().click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBeGreaterThan(2);
+  await page.screenshot({ path: artifact('studio-tabs.png') });
+});
+
+test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const token = new URL(url).searchParams.get('token')!;
+  const doc = await t<{ id: string }>(page, 'document');
+  const input = (await leaves(page)).find((l) => l.kind === 'input')!;
+  const value = (name: string, type: string) => ({ name, type, shape: [] });
+  const body = {
+    name: 'body',
+    inputs: [value('i', 'tensor(int64)'), value('cond_in', 'tensor(bool)'), value('v_in', 'tensor(float)')],
+    outputs: [value('cond_out', 'tensor(bool)'), value('v_out', 'tensor(float)')],
+    initializers: [],
+    nodes: [
+      { name: 'keep', op_type: 'Identity', inputs: ['cond_in'], outputs: ['cond_out'] },
+      { name: 'step', op_type: 'Relu', inputs: ['v_in'], outputs: ['v_out'] },
+    ],
+  };
+  const res = await page.request.post(new URL(`/api/documents/${doc.id}/commands`, url).href, {
+    headers: { 'X-Tessera-Token': token },
+    data: {
+      command: {
+        type: 'add_node',
+        node: {
+          name: 'loop_1',
+          op_type: 'Loop',
+          inputs: ['', '', input.name],
+          outputs: ['loop_out'],
+          attributes: [{ name: 'body', type: 'graph', value: body }],
+        },
+      },
+    },
+  });
+  expect(res.status(), await res.text()).toBe(200);
+  await page.reload();
+  await ready(page);
+  const loop = (await leaves(page)).find((l) => l.name === 'loop_1')!;
+  await page.evaluate(`window.__tessera.focus(${loop.id})`);
+  await ready(page);
+  const at = (await t<[number, number]>(page, `nodeCenter('loop_1')`))!;
+  await page.mouse.dblclick(at[0], at[1]);
+  await expect(page.getByTestId('subtab')).toHaveCount(1);
+  await expect(page.getByTestId('subtab')).toContainText('loop_1.body');
+  await expect
+    .poll(() => t<unknown>(page, 'graphPath'))
+    .toEqual({ steps: [{ node: loop.id, attribute: 'body', index: 0 }] });
+  await ready(page);
+  const inBody = await leaves(page);
+  expect(
+    inBody
+      .filter((l) => l.kind === 'node')
+      .map((l) => l.name)
+      .sort(),
+  ).toEqual(['keep', 'step']);
+  await page.screenshot({ path: artifact('studio-loop-body.png') });
+
+  // An edit inside the body: a Relu from the palette.
+  const v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('palette-search').fill('Relu');
+  await page.locator('.palette-item[data-op="Relu"]').dblclick();
+  await settle(page, v);
+  await newNode(page, inBody);
+
+  // Confirm: back in the main graph, the Loop's body has the new node; undo takes it out again.
+  await page.getByTestId('confirm-subgraph').click();
+  await expect(page.getByTestId('subtab')).toHaveCount(0);
+  await expect.poll(() => t<unknown>(page, 'graphPath')).toBeNull();
+  await ready(page);
+  const bodyNodes = async () =>
+    (await t<{ subgraphs: Array<{ nodes: number }> }>(page, `node('loop_1')`)).subgraphs[0].nodes;
+  expect(await bodyNodes()).toBe(3);
+  const v2 = await t<number>(page, 'graphVersion');
+  await page.mouse.click(5, 790);
+  await page.keyboard.press('Control+z');
+  await settle(page, v2);
+  expect(await bodyNodes()).toBe(2);
+});
+
+test('designs a small CNN from scratch; the saved file passes the checkers and runs', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('17');
+  await page.getByTestId('new-create').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  const box = (await page.getByTestId('canvas').boundingBox())!;
+
+  // Layers with Ctrl+Space, in two columns down the canvas.
+  const ops = ['Conv', 'Relu', 'MaxPool', 'Flatten', 'Gemm', 'Softmax'];
+  const names: string[] = [];
+  for (const [k, op] of ops.entries()) {
+    const before = await leaves(page);
+    await page.mouse.move(box.x + 140 + (k % 2) * 330, box.y + 50 + k * 88);
+    const v = await t<number>(page, 'graphVersion');
+    await page.keyboard.press('Control+Space');
+    await page.getByTestId('quickadd-input').fill(op);
+    await page.keyboard.press('Enter');
+    await settle(page, v);
+    const added = await newNode(page, before);
+    expect(added.op).toBe(op);
+    names.push(added.name);
+  }
+  const [conv, relu, pool, flatten, gemm, softmax] = names;
+
+  const link = async (from: string, to: string, port = 0) => {
+    const v = await t<number>(page, 'graphVersion');
+    const a = (await t<[number, number]>(page, `terminal(${JSON.stringify(from)}, 'out', 0)`))!;
+    const b = (await t<[number, number]>(page, `terminal(${JSON.stringify(to)}, 'in', ${port})`))!;
+    await dragBetween(page, a, b);
+    await settle(page, v);
+  };
+  for (const [a, b] of [
+    [conv, relu],
+    [relu, pool],
+    [pool, flatten],
+    [flatten, gemm],
+    [gemm, softmax],
+  ])
+    await link(a, b);
+
+  // The graph input and output, by double-clicking the free terminals.
+  const io = async (node: string, side: 'in' | 'out', name: string, shape: string) => {
+    const v = await t<number>(page, 'graphVersion');
+    const p = (await t<[number, number]>(page, `terminal(${JSON.stringify(node)}, '${side}', 0)`))!;
+    await page.mouse.dblclick(p[0], p[1]);
+    await page.getByTestId('io-name').fill(name);
+    await page.getByTestId('io-shape').fill(shape);
+    await page.getByTestId('io-create').click();
+    await settle(page, v);
+  };
+  await io(conv, 'in', 'image', '[1, 3, 8, 8]');
+  await io(softmax, 'out', 'probs', '[1, 10]');
+
+  // Weights: generated initializers attached to the selected node's free inputs.
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  const weight = async (node: string, name: string, shape: string, fill = 'normal') => {
+    await page.getByTestId('init-name').fill(name);
+    await page.getByTestId('init-shape').fill(shape);
+    await page.getByTestId('init-fill').selectOption(fill);
+    let v = await t<number>(page, 'graphVersion');
+    await page.getByTestId('init-create').click();
+    await settle(page, v);
+    await page.evaluate(`window.__tessera.select([${JSON.stringify(node)}])`);
+    v = await t<number>(page, 'graphVersion');
+    await page.locator(`[data-attach="${name}"]`).click();
+    await settle(page, v);
+  };
+  await weight(conv, 'conv_w', '[8, 3, 3, 3]');
+  await weight(conv, 'conv_b', '[8]', 'zeros');
+  await weight(gemm, 'fc_w', '[72, 10]');
+  await weight(gemm, 'fc_b', '[10]', 'zeros');
+
+  // MaxPool 2x2, stride 2: 6x6 -> 3x3, so Flatten gives 8 * 3 * 3 = 72 features.
+  await page.evaluate(`window.__tessera.select([${JSON.stringify(pool)}])`);
+  const params = page.getByTestId('params');
+  for (const [attr, text] of [
+    ['kernel_shape', '[2, 2]'],
+    ['strides', '[2, 2]'],
+  ]) {
+    const det = params.getByTestId('defaults');
+    if ((await det.count()) && !(await det.getAttribute('open'))) await det.locator('summary').click();
+    const v = await t<number>(page, 'graphVersion');
+    const field = params.locator(`[data-attr="${attr}"]`);
+    await field.fill(text);
+    await field.press('Enter');
+    await settle(page, v);
+  }
+  await expect.poll(async () => (await t<unknown[]>(page, 'diagnostics')).length).toBe(0);
+  await page.getByTestId('left-layers').click();
+  await page.keyboard.press('f');
+  await page.screenshot({ path: artifact('studio-from-scratch.png') });
+
+  // Save as, then Tessera's checker, ONNX's own checker (where python3-onnx is installed) and a run.
+  await page.mouse.click(box.x + 5, box.y + box.height - 5);
+  await page.keyboard.press('Control+s');
+  const file = join(root, 'scratch.onnx');
+  await page.getByTestId('saveas-path').fill(file);
+  await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
+  await expect.poll(() => existsSync(file)).toBe(true);
+  const check = spawnSync(bin, ['check', file], { encoding: 'utf8' });
+  expect(check.status, check.stdout + check.stderr).toBe(0);
+  const onnx = spawnSync(
+    'python3',
+    ['-c', `import onnx; onnx.checker.check_model(onnx.load(${JSON.stringify(file)}), full_check=True)`],
+    { encoding: 'utf8' },
+  );
+  if (/No module named 'onnx'/.test(onnx.stderr))
+    console.log('onnx.checker skipped: python3-onnx is not installed');
+  else expect(onnx.status, onnx.stderr).toBe(0);
+  const run = spawnSync(bin, ['run', file, '--iterations', '1'], { encoding: 'utf8' });
+  expect(run.status, run.stdout + run.stderr).toBe(0);
+});

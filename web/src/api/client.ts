@@ -1,0 +1,117 @@
+// Thin client of the studio server: every request carries the token (header), errors become exceptions
+// with the server's one-sentence message.
+import type {
+  ApiGraph,
+  ApiNode,
+  Command,
+  CommandAnswer,
+  Diagnostic,
+  DocumentInfo,
+  FileEntry,
+  RegistryOp,
+  TensorValue,
+  GraphPath,
+} from './types';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export class StudioClient {
+  constructor(
+    private readonly token: string,
+    private readonly base = '',
+  ) {}
+
+  private async request<T>(method: string, url: string, body?: unknown): Promise<T> {
+    // Without a token in the URL the HttpOnly cookie set by the server's '/' carries it.
+    const headers: Record<string, string> = this.token ? { 'X-Tessera-Token': this.token } : {};
+    if (body !== undefined) headers['Content-Type'] = 'application/json';
+    const res = await fetch(this.base + url, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let json: unknown = null;
+    try {
+      json = text ? JSON.parse(text) : {};
+    } catch {
+      throw new ApiError(res.status, `${method} ${url}: answer is not JSON (status ${res.status})`);
+    }
+    if (!res.ok) {
+      const msg = (json as { error?: string })?.error ?? `status ${res.status}`;
+      throw new ApiError(res.status, msg);
+    }
+    return json as T;
+  }
+
+  documents(): Promise<{ documents: DocumentInfo[] }> {
+    return this.request('GET', '/api/documents');
+  }
+  open(path: string): Promise<DocumentInfo> {
+    return this.request('POST', '/api/documents/open', { path });
+  }
+  create(opset: number, domains: Array<{ domain: string; version: number }> = []): Promise<DocumentInfo> {
+    return this.request('POST', '/api/documents/new', { opset, domains });
+  }
+  save(id: string, path?: string): Promise<DocumentInfo> {
+    return this.request('POST', `/api/documents/${id}/save`, path ? { path } : {});
+  }
+  close(id: string): Promise<unknown> {
+    return this.request('POST', `/api/documents/${id}/close`, {});
+  }
+  files(dir = ''): Promise<{ root: string; dir: string; entries: FileEntry[] }> {
+    return this.request('GET', `/api/files?dir=${encodeURIComponent(dir)}`);
+  }
+  graph(id: string, path: GraphPath | null = null): Promise<ApiGraph> {
+    return this.request('GET', `/api/documents/${id}/graph${pathQuery(path, '?')}`);
+  }
+  node(id: string, nodeId: number, path: GraphPath | null = null): Promise<ApiNode> {
+    return this.request('GET', `/api/documents/${id}/nodes/${nodeId}${pathQuery(path, '?')}`);
+  }
+  initializer(id: string, name: string, limit = 64, path: GraphPath | null = null): Promise<TensorValue> {
+    return this.request(
+      'GET',
+      `/api/documents/${id}/initializers/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
+    );
+  }
+  diagnostics(id: string): Promise<{ version: number; diagnostics: Diagnostic[] }> {
+    return this.request('GET', `/api/documents/${id}/diagnostics`);
+  }
+  registry(id: string): Promise<{ ops: RegistryOp[] }> {
+    return this.request('GET', `/api/registry?doc=${encodeURIComponent(id)}`);
+  }
+  command(id: string, command: Command, expectVersion?: number): Promise<CommandAnswer> {
+    return this.request('POST', `/api/documents/${id}/commands`, { command, expect_version: expectVersion });
+  }
+  batch(id: string, label: string, commands: Command[], expectVersion?: number): Promise<CommandAnswer> {
+    return this.request('POST', `/api/documents/${id}/commands`, {
+      batch: label,
+      commands,
+      expect_version: expectVersion,
+    });
+  }
+  undo(id: string): Promise<CommandAnswer> {
+    return this.request('POST', `/api/documents/${id}/undo`, {});
+  }
+  redo(id: string): Promise<CommandAnswer> {
+    return this.request('POST', `/api/documents/${id}/redo`, {});
+  }
+  putPositions(
+    id: string,
+    positions: Record<string, [number, number]>,
+    path: GraphPath | null = null,
+  ): Promise<unknown> {
+    return this.request('PUT', `/api/documents/${id}/positions`, path ? { path, positions } : { positions });
+  }
+}
+
+function pathQuery(path: GraphPath | null, sep: '?' | '&'): string {
+  return path ? `${sep}path=${encodeURIComponent(JSON.stringify(path))}` : '';
+}

@@ -1,0 +1,145 @@
+// The studio HTTP API (docs/studio-api.md, version 1) as TypeScript types.
+
+export type AttrType =
+  'int' | 'float' | 'string' | 'ints' | 'floats' | 'strings' | 'tensor' | 'graph' | 'graphs' | string;
+
+export interface TensorValue {
+  dtype: string;
+  shape: number[];
+  values?: Array<number | string | boolean>;
+}
+
+export type AttrValue = number | string | number[] | string[] | TensorValue | null;
+
+export interface Attribute {
+  name: string;
+  type: AttrType;
+  value: AttrValue;
+}
+
+export type Severity = 'error' | 'warning' | 'info' | null;
+
+export interface ApiNode {
+  id: number;
+  name: string;
+  op_type: string;
+  domain: string;
+  scope: string;
+  inputs: string[];
+  outputs: string[];
+  attributes: Attribute[];
+  subgraphs?: Array<{ attribute: string; index: number; nodes: number }>;
+  function?: FunctionKey; // set on a call of one of the model's local functions
+  severity?: Severity;
+}
+
+export type Dim = number | string;
+
+export interface ValueInfo {
+  name: string;
+  type: string;
+  shape?: Dim[] | null;
+}
+
+export interface InitializerInfo {
+  name: string;
+  dtype: string;
+  shape: number[];
+  bytes: number;
+}
+
+export interface ApiGraph {
+  version: number;
+  graph: string;
+  nodes: ApiNode[];
+  inputs: ValueInfo[];
+  outputs: ValueInfo[];
+  initializers: InitializerInfo[];
+  value_types?: Record<string, { type: string; shape?: Dim[] | null }>;
+  positions?: Record<string, [number, number]>;
+  opset_imports?: Array<{ domain: string; version: number }>;
+  functions?: FunctionKey[];
+}
+
+export interface FunctionKey {
+  domain: string;
+  name: string;
+  overload?: string;
+}
+
+export interface DocumentInfo {
+  id: string;
+  path: string | null;
+  name: string;
+  dirty: boolean;
+  version: number;
+  can_undo: boolean;
+  can_redo: boolean;
+  undo: string;
+  redo: string;
+  changed_on_disk: boolean;
+}
+
+export interface Diagnostic {
+  severity: 'error' | 'warning' | 'info';
+  graph: string;
+  node: string;
+  node_id?: number;
+  op_type: string;
+  input_index: number;
+  output_index: number;
+  message: string;
+  text: string;
+}
+
+export interface Change {
+  kind: string;
+  path?: unknown;
+  node?: number;
+}
+
+export interface CommandAnswer {
+  document: DocumentInfo;
+  changes: Change[];
+  diagnostics: Diagnostic[];
+  node_ids?: number[];
+}
+
+export interface RegistryFormal {
+  name: string;
+  option: 'single' | 'optional' | 'variadic';
+  types: string[];
+}
+
+export interface RegistryAttr {
+  name: string;
+  type: AttrType;
+  required: boolean;
+  default?: AttrValue;
+}
+
+export interface RegistryOp {
+  domain: string;
+  op_type: string;
+  since_version: number;
+  category: string;
+  doc?: string;
+  inputs: RegistryFormal[];
+  outputs: RegistryFormal[];
+  attributes: RegistryAttr[];
+}
+
+export interface FileEntry {
+  name: string;
+  kind: 'dir' | 'file';
+  size: number;
+}
+
+// One edit command as serialised for POST /commands; fields per type in docs/studio-api.md.
+export type Command = { type: string } & Record<string, unknown>;
+
+/** Which graph of a document: absent steps (or null) is the main graph. */
+export interface GraphPath {
+  function?: FunctionKey;
+  steps: Array<{ node: number; attribute: string; index: number }>;
+}

@@ -1,0 +1,852 @@
+// The studio app: documents in tabs, the canvas, the panels, keyboard shortcuts. Every edit is a command
+// sent to the server; the answer (document state, diagnostics) and a re-fetched graph update the view.
+import { ApiError, StudioClient } from '../api/client';
+import type {
+  ApiGraph,
+  ApiNode,
+  Command,
+  CommandAnswer,
+  Diagnostic,
+  DocumentInfo,
+  FunctionKey,
+  GraphPath,
+  RegistryOp,
+} from '../api/types';
+import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
+import { registryKey } from '../model/viewmodel';
+import { parseDims } from '../params/parse';
+import { CheckList } from '../ui/checklist';
+import { clear, h } from '../ui/dom';
+import { Explorer } from '../ui/explorer';
+import { InitializerPanel } from '../ui/initializers';
+import { Palette } from '../ui/palette';
+import { ParamEditor } from '../ui/params';
+import { QuickAdd } from '../ui/quickadd';
+import { CanvasView, type TerminalRef } from './canvasview';
+
+export interface Shell {
+  tabs: HTMLElement;
+  left: HTMLElement;
+  right: HTMLElement;
+  bottom: HTMLElement;
+  canvas: HTMLCanvasElement;
+  status: HTMLElement;
+  toast: HTMLElement;
+  dialogs: HTMLElement;
+}
+
+export class App {
+  readonly canvas: CanvasView;
+  docs: DocumentInfo[] = [];
+  doc: DocumentInfo | null = null;
+  graph: ApiGraph | null = null;
+  ops: RegistryOp[] = [];
+  registry = new Map<string, RegistryOp>();
+  diagnostics: Diagnostic[] = [];
+  busy = 0;
+  graphPath: GraphPath | null = null; // the graph of the document shown (null: main)
+  subTabs: SubTab[] = [];
+  private outerNames = new Set<string>(); // names of the graphs holding the subgraph shown
+  firstRenderMs = 0;
+  lastError = '';
+  private palette: Palette;
+  private explorer: Explorer;
+  private initPanel: InitializerPanel;
+  private params: ParamEditor;
+  private checklist: CheckList;
+  private quickAdd: QuickAdd;
+  private mouse: [number, number] = [0, 0];
+
+  constructor(
+    readonly shell: Shell,
+    readonly client: StudioClient | null,
+  ) {
+    this.canvas = new CanvasView(shell.canvas, {
+      selectionChanged: () => this.showParams(),
+      connect: (a, b) => void this.connect(a, b),
+      disconnect: (leaf, port) => void this.disconnect(leaf, port),
+      moved: () => void this.savePositions(),
+      dropOp: (key, x, y) => void this.addNode(key, x, y),
+      terminalDoubleClick: (t) => void this.terminalDoubleClick(t),
+      nodeDoubleClick: (leaf) => {
+        const l = this.canvas.vm?.leaves[leaf];
+        if (l?.kind === 'node') void this.openSubgraph(l.id);
+      },
+      layoutDone: () => this.onLayout(),
+      status: (s) => (shell.status.textContent = s),
+    });
+    const [paletteBox, explorerBox, initBox] = leftTabs(shell.left, ['Layers', 'Explorer', 'Initializers']);
+    this.explorer = new Explorer(
+      explorerBox,
+      (id) => {
+        const i = this.canvas.vm?.byNodeId.get(id);
+        if (i !== undefined) this.canvas.select([i]);
+      },
+      (id) => void this.canvas.focusNode(id),
+    );
+    this.initPanel = new InitializerPanel(initBox, {
+      run: (cmd) => this.run(cmd),
+      preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
+      selected: () => this.selectedNodes(),
+      registry: () => this.registry,
+    });
+    this.palette = new Palette(paletteBox, (key) => {
+      const [x0, y0, x1, y1] = this.canvas.renderer.view();
+      void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
+    });
+    this.params = new ParamEditor(shell.right, {
+      rename: (n, name) => void this.run({ type: 'rename_node', node: n.id, name }),
+      setAttr: (nodes, attr) =>
+        void (nodes.length === 1
+          ? this.run({ type: 'set_attribute', node: nodes[0].id, attribute: attr })
+          : this.runBatch(
+              `Set ${attr.name} on ${nodes.length} nodes`,
+              nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute: attr })),
+            )),
+      resetAttr: (nodes, name) =>
+        void (nodes.length === 1
+          ? this.run({ type: 'reset_attribute', node: nodes[0].id, name })
+          : this.runBatch(
+              `Reset ${name}`,
+              nodes.map((n) => ({ type: 'reset_attribute', node: n.id, name })),
+            )),
+      setMetadata: (fields) => void this.run({ type: 'set_model_metadata', ...fields }),
+      setOpset: (domain, version) => void this.run({ type: 'set_opset_import', domain, version }),
+      openFunction: (f) => this.openFunction(f),
+    });
+    this.checklist = new CheckList(
+      shell.bottom,
+      (d) => d.node_id !== undefined && void this.canvas.focusNode(d.node_id),
+    );
+    this.quickAdd = new QuickAdd(document.body);
+    shell.canvas.addEventListener('pointermove', (ev) => (this.mouse = [ev.clientX, ev.clientY]));
+    window.addEventListener('keydown', (ev) => this.onKey(ev));
+    window.addEventListener('beforeunload', (ev) => {
+      if (this.docs.some((d) => d.dirty)) ev.preventDefault();
+    });
+  }
+
+  // ---- documents ----
+
+  async start(): Promise<void> {
+    if (!this.client) return;
+    const { documents } = await this.client.documents();
+    this.docs = documents;
+    if (documents.length) await this.switchTo(documents[0]);
+    else this.openDialog();
+    this.renderTabs();
+  }
+
+  /** Offline mode (no server): shows a graph read-only, for the benchmark and the renderer tests. */
+  async showStatic(graph: ApiGraph, name: string, expandAll: boolean): Promise<void> {
+    this.doc = {
+      id: 'static',
+      path: null,
+      name,
+      dirty: false,
+      version: graph.version,
+      can_undo: false,
+      can_redo: false,
+      undo: '',
+      redo: '',
+      changed_on_disk: false,
+    };
+    this.docs = [this.doc];
+    this.graph = graph;
+    this.renderTabs();
+    this.canvas.expandOnLoad = expandAll;
+    await this.canvas.setGraph(graph, true);
+    this.showLists();
+  }
+
+  async switchTo(doc: DocumentInfo, path: GraphPath | null = null): Promise<void> {
+    if (!this.client) return;
+    this.doc = doc;
+    this.graphPath = path;
+    const key = JSON.stringify(path);
+    this.outerNames =
+      this.subTabs.find((t) => t.docId === doc.id && JSON.stringify(t.path) === key)?.outer ?? new Set();
+    const [reg, graph, diags] = await Promise.all([
+      this.client.registry(doc.id),
+      this.client.graph(doc.id, path),
+      this.client.diagnostics(doc.id),
+    ]);
+    this.ops = reg.ops;
+    this.registry = new Map(reg.ops.map((op) => [registryKey(op.domain, op.op_type), op]));
+    this.palette.setOps(reg.ops);
+    this.canvas.registry = this.registry;
+    this.diagnostics = diags.diagnostics;
+    this.checklist.show(this.diagnostics);
+    this.graph = graph;
+    await this.canvas.setGraph(graph, true);
+    this.renderTabs();
+    this.showParams();
+    this.showLists();
+  }
+
+  private async refreshGraph(): Promise<void> {
+    if (!this.client || !this.doc) return;
+    this.graph = await this.client.graph(this.doc.id, this.graphPath);
+    await this.canvas.setGraph(this.graph, false);
+    this.showParams();
+    this.showLists();
+  }
+
+  private updateDoc(d: DocumentInfo): void {
+    this.doc = d;
+    const i = this.docs.findIndex((x) => x.id === d.id);
+    if (i >= 0) this.docs[i] = d;
+    else this.docs.push(d);
+    this.renderTabs();
+  }
+
+  async openPath(path: string): Promise<void> {
+    await this.guard(async () => {
+      const d = await this.client!.open(path);
+      this.updateDoc(d);
+      await this.switchTo(d);
+    });
+  }
+
+  async newDocument(opset: number, contrib: boolean): Promise<void> {
+    await this.guard(async () => {
+      const d = await this.client!.create(opset, contrib ? [{ domain: 'com.microsoft', version: 1 }] : []);
+      this.updateDoc(d);
+      await this.switchTo(d);
+    });
+  }
+
+  async save(asPath?: string): Promise<void> {
+    if (!this.client || !this.doc) return;
+    if (!this.doc.path && !asPath) return this.saveAsDialog();
+    await this.guard(async () => {
+      await this.savePositions();
+      this.updateDoc(await this.client!.save(this.doc!.id, asPath));
+      this.toast(`Saved ${this.doc!.path ?? this.doc!.name}`);
+    });
+  }
+
+  async closeDoc(d: DocumentInfo): Promise<void> {
+    if (d.dirty && !window.confirm(`${d.name} has unsaved changes. Close it anyway?`)) return;
+    await this.guard(async () => {
+      await this.client!.close(d.id);
+      this.docs = this.docs.filter((x) => x.id !== d.id);
+      this.subTabs = this.subTabs.filter((t) => t.docId !== d.id);
+      if (this.doc?.id === d.id) {
+        this.doc = null;
+        this.graph = null;
+        if (this.docs.length) await this.switchTo(this.docs[0]);
+        else this.canvas.renderer.setScene(null);
+      }
+      this.renderTabs();
+    });
+  }
+
+  // ---- edits ----
+
+  private async guard<T>(f: () => Promise<T>): Promise<T | undefined> {
+    this.busy++;
+    try {
+      return await f();
+    } catch (e) {
+      const msg = e instanceof ApiError ? e.message : String((e as Error)?.message ?? e);
+      this.lastError = msg;
+      this.toast(msg, true);
+      return undefined;
+    } finally {
+      this.busy--;
+    }
+  }
+
+  private async apply(answer: Promise<CommandAnswer>): Promise<CommandAnswer | undefined> {
+    return this.guard(async () => {
+      const a = await answer;
+      this.updateDoc(a.document);
+      this.diagnostics = a.diagnostics;
+      this.checklist.show(a.diagnostics);
+      if (!(await this.patchGraph(a))) await this.refreshGraph();
+      return a;
+    });
+  }
+
+  /** An answer whose changes are only nodes changed, added or removed in the graph shown patches the
+   *  graph with those nodes (GET /nodes/{id}) instead of re-fetching all of it: on a large model that is
+   *  the difference between a few small answers and megabytes. Severities come from the diagnostics.
+   *  Returns false when the graph must be re-fetched. */
+  private async patchGraph(a: CommandAnswer): Promise<boolean> {
+    const g = this.graph;
+    if (!g || !this.client || !this.doc || !a.changes.length) return false;
+    const here = JSON.stringify(this.graphPath ?? { steps: [] });
+    const changed = new Set<number>();
+    const removed = new Set<number>();
+    for (const c of a.changes) {
+      const path = JSON.stringify(c.path ?? { steps: [] });
+      if (c.node === undefined || path !== here) return false;
+      if (c.kind === 'node_removed') {
+        removed.add(c.node);
+        changed.delete(c.node);
+      } else if (c.kind === 'node_changed' || c.kind === 'node_added') {
+        changed.add(c.node);
+        removed.delete(c.node);
+      } else return false;
+    }
+    const nodes = await Promise.all(
+      [...changed].map((id) => this.client!.node(this.doc!.id, id, this.graphPath)),
+    );
+    if (removed.size) g.nodes = g.nodes.filter((n) => !removed.has(n.id));
+    const index = new Map(g.nodes.map((n, i) => [n.id, i]));
+    for (const n of nodes) {
+      const i = index.get(n.id);
+      if (i === undefined)
+        g.nodes.push(n); // added: add_node appends at the end of the node list
+      else g.nodes[i] = n;
+    }
+    const rank = { error: 3, warning: 2, info: 1 } as const;
+    const severity = new Map<number, 'error' | 'warning' | 'info'>();
+    const byId = new Map(g.nodes.map((n) => [n.id, n]));
+    for (const d of a.diagnostics) {
+      if (d.node_id === undefined || byId.get(d.node_id)?.name !== d.node) continue;
+      const cur = severity.get(d.node_id);
+      if (!cur || rank[d.severity] > rank[cur]) severity.set(d.node_id, d.severity);
+    }
+    for (const n of g.nodes) n.severity = severity.get(n.id) === 'info' ? null : (severity.get(n.id) ?? null);
+    g.version = a.document.version;
+    await this.canvas.setGraph(g, false);
+    this.showParams();
+    this.showLists();
+    return true;
+  }
+
+  /** Commands act on the graph shown: a subgraph's edits go through the document's one history. */
+  private withPath(cmd: Command): Command {
+    return this.graphPath ? { ...cmd, path: this.graphPath } : cmd;
+  }
+
+  run(cmd: Command): Promise<CommandAnswer | undefined> {
+    if (!this.client || !this.doc) return Promise.resolve(undefined);
+    return this.apply(this.client.command(this.doc.id, this.withPath(cmd), this.doc.version));
+  }
+
+  runBatch(label: string, cmds: Command[]): Promise<CommandAnswer | undefined> {
+    if (!this.client || !this.doc) return Promise.resolve(undefined);
+    return this.apply(
+      this.client.batch(
+        this.doc.id,
+        label,
+        cmds.map((c) => this.withPath(c)),
+        this.doc.version,
+      ),
+    );
+  }
+
+  undo(): Promise<unknown> {
+    return this.client && this.doc?.can_undo ? this.apply(this.client.undo(this.doc.id)) : Promise.resolve();
+  }
+
+  redo(): Promise<unknown> {
+    return this.client && this.doc?.can_redo ? this.apply(this.client.redo(this.doc.id)) : Promise.resolve();
+  }
+
+  /** Node and value names in use where a new one would clash: this graph and, in a subgraph, the
+   *  graphs that hold it (the server refuses a value that shadows an outer one). */
+  private takenNames(): Set<string> {
+    const used = new Set<string>(this.outerNames);
+    for (const n of namesOf(this.graph)) used.add(n);
+    return used;
+  }
+
+  /** `Conv_3` where neither the node name nor its first output's name `Conv_3_out0` is taken. */
+  private uniqueName(base: string): string {
+    const used = this.takenNames();
+    const stem = base.replace(/[^A-Za-z0-9_]/g, '_');
+    for (let k = 0; ; k++)
+      if (!used.has(`${stem}_${k}`) && !used.has(`${stem}_${k}_out0`)) return `${stem}_${k}`;
+  }
+
+  async addNode(key: string, x: number, y: number): Promise<number | undefined> {
+    const op = this.registry.get(key);
+    if (!op) return undefined;
+    const name = this.uniqueName(op.op_type);
+    const inputs = op.inputs.filter((f) => f.option !== 'variadic').map(() => '');
+    const outputs = op.outputs.filter((f) => f.option === 'single').map((_, i) => `${name}_out${i}`);
+    if (!outputs.length) outputs.push(`${name}_out0`);
+    // add_node's `position` is the index in the node list; the canvas position goes through PUT positions.
+    const a = await this.run({
+      type: 'add_node',
+      node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs },
+    });
+    const id = a?.node_ids?.[0];
+    if (id === undefined) return undefined;
+    this.canvas.pins.set(`n:${id}`, [Math.round(x - 70), Math.round(y - 20)]);
+    await this.savePositions();
+    await this.canvas.repin();
+    const leaf = this.canvas.vm?.byNodeId.get(id);
+    if (leaf !== undefined) this.canvas.select([leaf]);
+    return id;
+  }
+
+  private async connect(from: TerminalRef, to: TerminalRef): Promise<void> {
+    const vm = this.canvas.vm!;
+    const src = vm.leaves[from.leaf];
+    const dst = vm.leaves[to.leaf];
+    let value = src.outputs[from.port]?.value ?? '';
+    const cmds: Command[] = [];
+    if (dst.kind === 'output') {
+      if (src.kind !== 'node') return this.toast('a graph input cannot feed a graph output directly', true);
+      return void this.run({ type: 'set_node_output', node: src.id, index: from.port, value: dst.name });
+    }
+    if (!value) {
+      value = `${src.name}_out${from.port}`;
+      cmds.push({ type: 'set_node_output', node: src.id, index: from.port, value });
+    }
+    cmds.push({ type: 'connect', node: dst.id, index: to.port, value });
+    if (cmds.length === 1) await this.run(cmds[0]);
+    else await this.runBatch(`Connect ${src.name} to ${dst.name}`, cmds);
+  }
+
+  private async disconnect(leaf: number, port: number): Promise<void> {
+    const l = this.canvas.vm!.leaves[leaf];
+    if (l.kind === 'node') await this.run({ type: 'disconnect', node: l.id, index: port });
+  }
+
+  /** Double-click on a free terminal: a dialog for the new graph input (or output) it will be linked to. */
+  private async terminalDoubleClick(t: TerminalRef): Promise<void> {
+    const leaf = this.canvas.vm!.leaves[t.leaf];
+    if (leaf.kind !== 'node') return;
+    const term = (t.side === 'in' ? leaf.inputs : leaf.outputs)[t.port];
+    if (term.value && t.side === 'in') return;
+    const input = t.side === 'in';
+    const name = h('input', {
+      type: 'text',
+      value: term.value || this.uniqueValue(`${leaf.name}_${term.label}`),
+      'data-testid': 'io-name',
+    });
+    const elem = h(
+      'select',
+      { 'data-testid': 'io-type' },
+      ...['float', 'float16', 'double', 'int64', 'int32', 'int8', 'uint8', 'bool'].map((d) =>
+        h('option', { value: d, text: d }),
+      ),
+    );
+    const shape = h('input', {
+      type: 'text',
+      placeholder: "[1, 3, 224, 224] ('N' for a named dimension)",
+      'data-testid': 'io-shape',
+    });
+    const err = h('div', { className: 'error-text' });
+    const create = () => {
+      let dims: Array<number | string> | undefined;
+      try {
+        dims = shape.value.trim() ? parseDims(shape.value) : undefined;
+      } catch (e) {
+        err.textContent = `shape: ${(e as Error).message}`;
+        return;
+      }
+      clear(this.shell.dialogs);
+      const value: Record<string, unknown> = { name: name.value.trim(), type: `tensor(${elem.value})` };
+      if (dims) value.shape = dims;
+      const cmds: Command[] = [];
+      if (input) {
+        cmds.push(
+          { type: 'add_graph_input', value },
+          { type: 'connect', node: leaf.id, index: t.port, value: value.name },
+        );
+      } else {
+        if (term.value !== value.name)
+          cmds.push({ type: 'set_node_output', node: leaf.id, index: t.port, value: value.name });
+        cmds.push({ type: 'add_graph_output', value });
+      }
+      void this.runBatch(`Add graph ${input ? 'input' : 'output'} ${value.name}`, cmds);
+    };
+    this.dialog(input ? 'New graph input' : 'New graph output', [
+      h('div', { className: 'field' }, h('label', { text: 'name' }), name),
+      h('div', { className: 'field' }, h('label', { text: 'element type' }), elem),
+      h('div', { className: 'field' }, h('label', { text: 'shape' }), shape),
+      err,
+      h('button', { text: 'Create', 'data-testid': 'io-create', onclick: create }),
+    ]);
+  }
+
+  private uniqueValue(base: string): string {
+    const used = this.takenNames();
+    const stem = base.replace(/[^A-Za-z0-9_]/g, '_');
+    if (!used.has(stem)) return stem;
+    for (let k = 1; ; k++) if (!used.has(`${stem}_${k}`)) return `${stem}_${k}`;
+  }
+
+  async deleteSelection(): Promise<void> {
+    const vm = this.canvas.vm;
+    if (!vm) return;
+    const e = this.canvas.renderer.state.selectedEdge;
+    if (e >= 0) {
+      const lay = this.canvas.scene!.lay;
+      const edge = vm.edges[lay.edgeLeaf[e]];
+      const dst = vm.leaves[edge.dst];
+      if (lay.edgeDstItem[e] === edge.dst && dst.kind === 'node')
+        await this.run({ type: 'disconnect', node: dst.id, index: edge.dstPort });
+      return;
+    }
+    const cmds: Command[] = [];
+    for (const i of this.canvas.selected) {
+      const l = vm.leaves[i];
+      if (l.kind === 'node') cmds.push({ type: 'remove_node', node: l.id });
+      else if (l.kind === 'input') cmds.push({ type: 'remove_graph_input', name: l.name });
+      else cmds.push({ type: 'remove_graph_output', name: l.name });
+    }
+    if (!cmds.length) return;
+    this.canvas.selected.clear();
+    if (cmds.length === 1) await this.run(cmds[0]);
+    else await this.runBatch(`Delete ${cmds.length} items`, cmds);
+  }
+
+  async savePositions(): Promise<void> {
+    if (!this.client || !this.doc) return;
+    const positions: Record<string, [number, number]> = {};
+    for (const [key, p] of this.canvas.pins)
+      if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
+    await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath));
+    // The graph held here is patched rather than re-fetched after most edits: keep its positions current.
+    if (this.graph) this.graph.positions = positions;
+  }
+
+  async arrange(): Promise<void> {
+    await this.canvas.arrange();
+    await this.savePositions();
+  }
+
+  // ---- views ----
+
+  selectedNodes(): ApiNode[] {
+    const vm = this.canvas.vm;
+    if (!vm || !this.graph) return [];
+    const byId = new Map(this.graph.nodes.map((n) => [n.id, n]));
+    return [...this.canvas.selected].map((i) => byId.get(vm.leaves[i].id)).filter((n): n is ApiNode => !!n);
+  }
+
+  private showLists(): void {
+    this.explorer.setNodes(this.graph?.nodes ?? []);
+    this.initPanel.setInitializers(this.graph?.initializers ?? []);
+  }
+
+  private showParams(): void {
+    this.params.show(this.selectedNodes(), this.registry, this.graph, this.doc);
+  }
+
+  private onLayout(): void {
+    if (this.firstRenderMs) return;
+    this.canvas.renderer.onFrame = () => {
+      this.canvas.renderer.finish();
+      this.firstRenderMs = performance.now();
+      this.canvas.marks.firstFrame = this.firstRenderMs;
+      this.canvas.renderer.onFrame = null;
+    };
+  }
+
+  /** Opens a local function's body in a tab of its own (edited like a graph, through its path). */
+  openFunction(fn: FunctionKey): void {
+    if (!this.doc) return;
+    const path: GraphPath = { function: fn, steps: [] };
+    const key = JSON.stringify(path);
+    if (!this.subTabs.some((t) => t.docId === this.doc!.id && JSON.stringify(t.path) === key))
+      this.subTabs.push({
+        docId: this.doc.id,
+        path,
+        label: `${fn.domain ? fn.domain + '.' : ''}${fn.name}`,
+        parent: null,
+        outer: new Set(),
+      });
+    void this.guard(() => this.switchTo(this.doc!, path));
+  }
+
+  /** Opens a node's subgraph (Loop body, If branch, Scan body) in a tab of its own; a call of a local
+   *  function opens the function's body. */
+  async openSubgraph(nodeId: number): Promise<void> {
+    const node = this.graph?.nodes.find((n) => n.id === nodeId);
+    if (node?.function && !node.subgraphs?.length) return this.openFunction(node.function);
+    if (!node?.subgraphs?.length || !this.doc) return;
+    const open = (sg: { attribute: string; index: number }) => {
+      clear(this.shell.dialogs);
+      const path: GraphPath = {
+        steps: [...(this.graphPath?.steps ?? []), { node: nodeId, attribute: sg.attribute, index: sg.index }],
+      };
+      if (this.graphPath?.function) path.function = this.graphPath.function;
+      const label = `${node.name}.${sg.attribute}${sg.index ? `[${sg.index}]` : ''}`;
+      const key = JSON.stringify(path);
+      if (!this.subTabs.some((t) => t.docId === this.doc!.id && JSON.stringify(t.path) === key))
+        this.subTabs.push({
+          docId: this.doc!.id,
+          path,
+          label,
+          parent: this.graphPath,
+          outer: new Set([...this.outerNames, ...namesOf(this.graph)]),
+        });
+      void this.guard(() => this.switchTo(this.doc!, path));
+    };
+    if (node.subgraphs.length === 1) return open(node.subgraphs[0]);
+    this.dialog(
+      `Open a subgraph of ${node.name}`,
+      node.subgraphs.map((sg) =>
+        h('button', {
+          text: `${sg.attribute}${sg.index ? `[${sg.index}]` : ''} (${sg.nodes} nodes)`,
+          onclick: () => open(sg),
+        }),
+      ),
+    );
+  }
+
+  /** "Confirm subgraph edits": the edits already went through the document's history (undoable there);
+   *  confirming closes the subgraph's tab and returns to the graph that holds it. */
+  async confirmSubgraph(tab: SubTab): Promise<void> {
+    this.subTabs = this.subTabs.filter((t) => t !== tab && !isInside(t.path, tab.path));
+    const doc = this.docs.find((d) => d.id === tab.docId);
+    if (doc) await this.guard(() => this.switchTo(doc, tab.parent));
+  }
+
+  renderTabs(): void {
+    clear(this.shell.tabs);
+    const current = JSON.stringify(this.graphPath);
+    for (const d of this.docs) {
+      const tab = h(
+        'div',
+        {
+          className: `tab${d.id === this.doc?.id && !this.graphPath ? ' active' : ''}`,
+          'data-testid': 'tab',
+          onclick: () => (d.id !== this.doc?.id || this.graphPath) && void this.switchTo(d),
+        },
+        h('span', { className: 'tab-name', text: d.name }),
+        d.dirty
+          ? h('span', { className: 'modified', title: 'modified', text: ' ●', 'data-testid': 'modified' })
+          : null,
+        d.changed_on_disk
+          ? h('span', { className: 'warn', title: 'changed on disk since it was opened', text: ' ⚠' })
+          : null,
+        this.client
+          ? h('button', {
+              className: 'tab-close',
+              text: '×',
+              onclick: (ev: Event) => (ev.stopPropagation(), void this.closeDoc(d)),
+            })
+          : null,
+      );
+      this.shell.tabs.append(tab);
+      for (const st of this.subTabs.filter((t) => t.docId === d.id)) {
+        const active = d.id === this.doc?.id && JSON.stringify(st.path) === current;
+        this.shell.tabs.append(
+          h(
+            'div',
+            {
+              className: `tab subtab${active ? ' active' : ''}`,
+              'data-testid': 'subtab',
+              onclick: () => !active && void this.guard(() => this.switchTo(d, st.path)),
+            },
+            h('span', { className: 'tab-name', text: `↳ ${st.label}` }),
+            h('button', {
+              className: 'tab-confirm',
+              text: '✓',
+              title: 'Confirm subgraph edits',
+              'data-testid': 'confirm-subgraph',
+              onclick: (ev: Event) => (ev.stopPropagation(), void this.confirmSubgraph(st)),
+            }),
+          ),
+        );
+      }
+    }
+    document.title = this.doc
+      ? `${this.doc.dirty ? '● ' : ''}${this.doc.name} - Tessera studio`
+      : 'Tessera studio';
+  }
+
+  toast(msg: string, error = false): void {
+    const t = this.shell.toast;
+    t.textContent = msg;
+    t.className = error ? 'toast error' : 'toast';
+    t.style.display = 'block';
+    clearTimeout((t as unknown as { timer?: number }).timer);
+    (t as unknown as { timer?: number }).timer = window.setTimeout(
+      () => (t.style.display = 'none'),
+      error ? 6000 : 2500,
+    );
+  }
+
+  async exportImage(
+    kind: 'svg' | 'png' | 'jpeg',
+    o: ExportOptions = { background: true, grid: false, margin: 40 },
+  ): Promise<Blob | null> {
+    const scene = this.canvas.scene;
+    if (!scene) return null;
+    const blob =
+      kind === 'svg'
+        ? new Blob([exportSvg(scene, this.canvas.renderer.state, o)], { type: 'image/svg+xml' })
+        : await exportRaster(
+            scene,
+            this.canvas.renderer.state,
+            o,
+            kind === 'png' ? 'image/png' : 'image/jpeg',
+          );
+    const a = h('a', {
+      href: URL.createObjectURL(blob),
+      download: `${(this.doc?.name ?? 'graph').replace(/\.onnx$/, '')}.${kind === 'jpeg' ? 'jpg' : kind}`,
+    });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    return blob;
+  }
+
+  // ---- dialogs ----
+
+  openDialog(dir = ''): void {
+    if (!this.client) return;
+    void this.guard(async () => {
+      const listing = await this.client!.files(dir);
+      const close = () => clear(this.shell.dialogs);
+      const up = dir.includes('/') ? dir.slice(0, dir.lastIndexOf('/')) : '';
+      const rows = listing.entries.map((e) =>
+        h('div', {
+          className: `file-entry ${e.kind}`,
+          'data-testid': 'file-entry',
+          text: e.kind === 'dir' ? `${e.name}/` : `${e.name}  (${(e.size / 1024).toFixed(1)} KiB)`,
+          ondblclick: () => {
+            const rel = dir ? `${dir}/${e.name}` : e.name;
+            close();
+            if (e.kind === 'dir') this.openDialog(rel);
+            else void this.openPath(`${listing.root}/${rel}`);
+          },
+        }),
+      );
+      this.dialog(`Open model: ${listing.root}${dir ? '/' + dir : ''}`, [
+        dir
+          ? h('div', {
+              className: 'file-entry dir',
+              text: '../',
+              ondblclick: () => (close(), this.openDialog(up)),
+            })
+          : null,
+        ...rows,
+      ]);
+    });
+  }
+
+  newDialog(): void {
+    const opset = h('input', { type: 'number', min: 1, max: 30, value: '21', 'data-testid': 'new-opset' });
+    const contrib = h('input', { type: 'checkbox' });
+    this.dialog('New model', [
+      h('div', { className: 'field' }, h('label', { text: 'ai.onnx opset' }), opset),
+      h(
+        'div',
+        { className: 'field' },
+        h('label', { text: 'ONNX Runtime contrib ops (com.microsoft)' }),
+        contrib,
+      ),
+      h('button', {
+        text: 'Create',
+        'data-testid': 'new-create',
+        onclick: () => (
+          clear(this.shell.dialogs),
+          void this.newDocument(Number(opset.value), contrib.checked)
+        ),
+      }),
+    ]);
+  }
+
+  saveAsDialog(): void {
+    const path = h('input', {
+      type: 'text',
+      value: this.doc?.path ?? 'model.onnx',
+      'data-testid': 'saveas-path',
+    });
+    this.dialog('Save as', [
+      h('div', { className: 'field' }, h('label', { text: 'Path (under the studio root)' }), path),
+      h('button', { text: 'Save', onclick: () => (clear(this.shell.dialogs), void this.save(path.value)) }),
+    ]);
+  }
+
+  private dialog(title: string, body: Array<HTMLElement | null>): void {
+    clear(this.shell.dialogs);
+    const box = h(
+      'div',
+      { className: 'dialog', role: 'dialog' },
+      h(
+        'div',
+        { className: 'dialog-title' },
+        title,
+        h('button', { className: 'dialog-close', text: '×', onclick: () => clear(this.shell.dialogs) }),
+      ),
+      ...body,
+    );
+    this.shell.dialogs.append(box);
+  }
+
+  // ---- keyboard ----
+
+  private onKey(ev: KeyboardEvent): void {
+    const target = ev.target as HTMLElement;
+    const typing = target.tagName === 'INPUT' || target.tagName === 'TEXTAREA';
+    const ctrl = ev.ctrlKey || ev.metaKey;
+    if (ctrl && ev.key.toLowerCase() === 's') {
+      ev.preventDefault();
+      void this.save();
+    } else if (ctrl && ev.code === 'Space') {
+      ev.preventDefault();
+      const [wx, wy] = this.canvas.renderer.toWorld(
+        ...this.canvas.px(new MouseEvent('x', { clientX: this.mouse[0], clientY: this.mouse[1] })),
+      );
+      this.quickAdd.open(this.ops, this.mouse[0], this.mouse[1], (key) => void this.addNode(key, wx, wy));
+    } else if (typing) {
+      return;
+    } else if (ctrl && ev.key.toLowerCase() === 'z') {
+      ev.preventDefault();
+      void (ev.shiftKey ? this.redo() : this.undo());
+    } else if (ctrl && ev.key.toLowerCase() === 'y') {
+      ev.preventDefault();
+      void this.redo();
+    } else if (ev.key === 'Delete' || ev.key === 'Backspace') {
+      void this.deleteSelection();
+    } else if (ev.key === 'f' && !ctrl) {
+      this.canvas.fit();
+    }
+  }
+}
+
+/** Tabs over the left panel: one container per title, the first shown. */
+function leftTabs(root: HTMLElement, titles: string[]): HTMLElement[] {
+  const boxes = titles.map((t) => h('div', { className: 'left-page', 'data-page': t.toLowerCase() }));
+  const buttons = titles.map((t, k) =>
+    h('button', {
+      className: k === 0 ? 'left-tab active' : 'left-tab',
+      text: t,
+      'data-testid': `left-${t.toLowerCase()}`,
+      onclick: () => {
+        boxes.forEach((b, j) => (b.style.display = j === k ? '' : 'none'));
+        buttons.forEach((b, j) => b.classList.toggle('active', j === k));
+      },
+    }),
+  );
+  boxes.forEach((b, j) => (b.style.display = j === 0 ? '' : 'none'));
+  root.append(h('div', { className: 'left-tabs' }, ...buttons), ...boxes);
+  return boxes;
+}
+
+interface SubTab {
+  docId: string;
+  path: GraphPath;
+  label: string;
+  parent: GraphPath | null;
+  outer: Set<string>;
+}
+
+function namesOf(g: ApiGraph | null): string[] {
+  if (!g) return [];
+  const out: string[] = [];
+  for (const n of g.nodes) out.push(n.name, ...n.inputs, ...n.outputs);
+  for (const v of [...g.inputs, ...g.outputs, ...g.initializers]) out.push(v.name);
+  return out;
+}
+
+/** Whether `inner` is a subgraph (at any depth) of `outer`. */
+function isInside(inner: GraphPath, outer: GraphPath): boolean {
+  return (
+    inner.steps.length > outer.steps.length &&
+    outer.steps.every((s, k) => JSON.stringify(s) === JSON.stringify(inner.steps[k]))
+  );
+}

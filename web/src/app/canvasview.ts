@@ -1,0 +1,436 @@
+// The canvas workspace: owns the renderer and the layout worker, turns pointer input into camera moves,
+// selection, node drags, links and box zooms, and reports edits to the app as intents (the app turns
+// them into server commands). The canvas never edits the model itself.
+import type { ApiGraph, RegistryOp } from '../api/types';
+import { LayoutCancelled, LayoutClient } from '../layout/client';
+// Inlined (a Blob URL): no second request, which took up to a second under load before the first layout.
+import LayoutWorker from '../layout/worker?worker&inline';
+import type { HierGraph, HierResult } from '../layout/hierarchy';
+import { buildGroups, defaultExpansion, hierGraph, type Groups } from '../model/groups';
+import { buildViewModel, type ViewModel } from '../model/viewmodel';
+import { Renderer } from '../render/renderer';
+import { Scene, type Pick } from '../render/scene';
+
+export interface TerminalRef {
+  leaf: number;
+  side: 'in' | 'out';
+  port: number;
+}
+
+export interface CanvasEvents {
+  selectionChanged(): void;
+  connect(from: TerminalRef, to: TerminalRef): void;
+  disconnect(leaf: number, port: number): void;
+  moved(): void;
+  dropOp(key: string, x: number, y: number): void;
+  terminalDoubleClick(t: TerminalRef): void;
+  nodeDoubleClick(leaf: number): void;
+  layoutDone(ms: number, result: HierResult): void;
+  status(text: string): void;
+}
+
+type Drag =
+  | { kind: 'pan'; x: number; y: number }
+  | { kind: 'move'; x: number; y: number; moved: boolean; start: Map<number, [number, number]> }
+  | { kind: 'link'; from: TerminalRef; x: number; y: number }
+  | { kind: 'box'; x: number; y: number; zoom: boolean };
+
+export class CanvasView {
+  readonly renderer: Renderer;
+  readonly layout: LayoutClient;
+  vm: ViewModel | null = null;
+  groups: Groups | null = null;
+  scene: Scene | null = null;
+  api: ApiGraph | null = null;
+  expanded: Uint8Array = new Uint8Array(1);
+  showConstants = false;
+  registry = new Map<string, RegistryOp>();
+  pins = new Map<string, [number, number]>(); // leaf key -> position the user placed
+  boxZoomNext = false;
+  expandOnLoad = false; // open with every group expanded (the benchmark's flat view)
+  layoutMs = 0;
+  marks: Record<string, number> = {}; // performance.now() of the last graph's stages (bench, tests)
+  private drag: Drag | null = null;
+  private lastHier: HierGraph | null = null;
+  private lastExpanded = new Uint8Array(0);
+  private fitPending = true;
+  private marquee: HTMLDivElement;
+
+  constructor(
+    readonly canvas: HTMLCanvasElement,
+    private readonly events: CanvasEvents,
+  ) {
+    // The worker first: its start-up (fetch, compile) overlaps the WebGL context's, the slowest step
+    // of opening the page under software rendering.
+    this.layout = new LayoutClient(() => new LayoutWorker());
+    this.renderer = new Renderer(canvas);
+    this.marquee = document.createElement('div');
+    this.marquee.className = 'marquee';
+    canvas.parentElement!.appendChild(this.marquee);
+    new ResizeObserver(() => this.renderer.resize()).observe(canvas);
+    this.bind();
+  }
+
+  get selected(): Set<number> {
+    return this.renderer.state.selected;
+  }
+
+  /** A new graph (or a new version of it): keeps camera, expansion of groups by path, and selection by key. */
+  async setGraph(api: ApiGraph, fit: boolean): Promise<void> {
+    const prevExpanded = new Set<string>();
+    if (this.groups) this.groups.path.forEach((p, k) => this.expanded[k] && prevExpanded.add(p));
+    const prevSel = new Set([...this.selected].map((i) => this.vm?.leaves[i]?.key));
+    this.marks = { graph: performance.now() };
+    this.api = api;
+    this.vm = buildViewModel(api, { showConstants: this.showConstants, registry: this.registry });
+    this.groups = buildGroups(this.vm);
+    this.expanded = this.expandOnLoad
+      ? new Uint8Array(this.groups.parent.length).fill(1)
+      : defaultExpansion(this.groups);
+    if (!fit && prevExpanded.size)
+      this.groups.path.forEach((p, k) => (this.expanded[k] = k === 0 || prevExpanded.has(p) ? 1 : 0));
+    this.pins.clear();
+    for (const [id, pos] of Object.entries(api.positions ?? {})) this.pins.set(`n:${id}`, pos);
+    this.selected.clear();
+    this.vm.leaves.forEach((l, i) => prevSel.has(l.key) && this.selected.add(i));
+    this.renderer.state.selectedEdge = -1;
+    this.marks.viewModel = performance.now();
+    const hg = hierGraph(this.vm, this.groups, this.pinnedArray());
+    // An edit that moved nothing (an attribute, a name that keeps the size) keeps the layout: no worker
+    // round trip, the scene is rebuilt from the new view model on the old positions.
+    if (
+      !fit &&
+      this.scene &&
+      this.lastHier &&
+      sameLayoutInput(this.lastHier, hg) &&
+      sameArray(this.lastExpanded, this.expanded)
+    ) {
+      this.lastHier = hg;
+      this.scene = new Scene(this.vm, this.groups, this.scene.lay);
+      this.renderer.setScene(this.scene);
+      return;
+    }
+    this.lastHier = hg;
+    this.layout.setGraph(hg);
+    this.marks.sent = performance.now();
+    this.fitPending = fit;
+    await this.relayout();
+  }
+
+  private pinnedArray(): Float32Array {
+    const vm = this.vm!;
+    const a = new Float32Array(vm.leaves.length * 2).fill(NaN);
+    vm.leaves.forEach((l, i) => {
+      const p = this.pins.get(l.key);
+      if (p) [a[2 * i], a[2 * i + 1]] = p;
+    });
+    return a;
+  }
+
+  async relayout(): Promise<void> {
+    if (!this.vm || !this.groups) return;
+    this.events.status('laying out…');
+    try {
+      const { result, ms, started, finished } = await this.layout.layout(this.expanded);
+      this.marks.workerStart = started - performance.timeOrigin;
+      this.marks.workerEnd = finished - performance.timeOrigin;
+      this.lastExpanded = this.expanded.slice();
+      this.layoutMs = ms;
+      this.marks.layout = performance.now();
+      this.scene = new Scene(this.vm, this.groups, result);
+      this.marks.scene = performance.now();
+      this.renderer.setScene(this.scene);
+      if (this.fitPending) this.openView();
+      this.fitPending = false;
+      this.events.layoutDone(ms, result);
+      const hidden = this.vm.hiddenConstants ? `, ${this.vm.hiddenConstants} constants hidden` : '';
+      this.events.status(
+        `${this.vm.leaves.length.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
+      );
+    } catch (e) {
+      if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
+      throw e;
+    }
+  }
+
+  /** Re-sends the graph with the current pins (after arrange or a move) and lays it out again. */
+  async repin(): Promise<void> {
+    if (!this.vm || !this.groups) return;
+    this.lastHier = hierGraph(this.vm, this.groups, this.pinnedArray());
+    this.layout.setGraph(this.lastHier);
+    await this.relayout();
+  }
+
+  async arrange(): Promise<void> {
+    this.pins.clear();
+    await this.repin();
+  }
+
+  async setShowConstants(on: boolean): Promise<void> {
+    this.showConstants = on;
+    if (this.api) await this.setGraph(this.api, false);
+  }
+
+  async toggleGroup(k: number): Promise<void> {
+    this.expanded[k] = this.expanded[k] ? 0 : 1;
+    await this.relayout();
+  }
+
+  async expandAll(on: boolean): Promise<void> {
+    this.expanded.fill(on ? 1 : 0);
+    this.expanded[0] = 1;
+    await this.relayout();
+  }
+
+  /** Selects a node by server id, expanding the groups that hide it, and centres the view on it. */
+  async focusNode(nodeId: number): Promise<boolean> {
+    const i = this.vm?.byNodeId.get(nodeId);
+    if (i === undefined || !this.groups) return false;
+    let changed = false;
+    for (let k = this.groups.leafGroup[i]; k > 0; k = this.groups.parent[k]) {
+      if (!this.expanded[k]) changed = true;
+      this.expanded[k] = 1;
+    }
+    if (changed) await this.relayout();
+    this.select([i]);
+    const [x, y, w, h] = this.scene!.leafRect(i);
+    const c = this.renderer.camera;
+    c.scale = Math.max(c.scale, 0.8);
+    c.tx = this.canvas.width / 2 - (x + w / 2) * c.scale;
+    c.ty = this.canvas.height / 2 - (y + h / 2) * c.scale;
+    this.renderer.request();
+    return true;
+  }
+
+  select(leaves: number[], add = false): void {
+    if (!add) this.selected.clear();
+    for (const i of leaves) this.selected.add(i);
+    this.renderer.state.selectedEdge = -1;
+    this.renderer.invalidate();
+    this.events.selectionChanged();
+  }
+
+  /** The first view of a graph: all of it when that is readable, else its top at a readable zoom
+   *  (a tall model fitted whole would show only coloured boxes; F fits it). */
+  openView(): void {
+    if (!this.scene) return;
+    this.fit();
+    const c = this.renderer.camera;
+    if (c.scale >= 0.6) return;
+    const [x0, y0, x1] = this.scene.bounds;
+    c.scale = 0.8;
+    c.tx = this.canvas.width / 2 - ((x0 + x1) / 2) * c.scale;
+    c.ty = 30 - y0 * c.scale;
+    this.renderer.request();
+  }
+
+  fit(): void {
+    if (!this.scene) return;
+    const [x0, y0, x1, y1] = this.scene.bounds;
+    this.zoomToBox(x0 - 40, y0 - 40, x1 + 40, y1 + 40, 1.5);
+  }
+
+  zoomToBox(x0: number, y0: number, x1: number, y1: number, maxScale = 8): void {
+    const { width, height } = this.canvas;
+    const s = Math.min(width / Math.max(1, x1 - x0), height / Math.max(1, y1 - y0), maxScale);
+    const c = this.renderer.camera;
+    c.scale = Math.max(s, 1e-4);
+    c.tx = width / 2 - ((x0 + x1) / 2) * c.scale;
+    c.ty = height / 2 - ((y0 + y1) / 2) * c.scale;
+    this.renderer.request();
+  }
+
+  zoomAt(factor: number, px: number, py: number): void {
+    const c = this.renderer.camera;
+    const s = Math.min(8, Math.max(1e-4, c.scale * factor));
+    c.tx = px - ((px - c.tx) * s) / c.scale;
+    c.ty = py - ((py - c.ty) * s) / c.scale;
+    c.scale = s;
+    this.renderer.request();
+  }
+
+  pan(dx: number, dy: number): void {
+    this.renderer.camera.tx += dx;
+    this.renderer.camera.ty += dy;
+    this.renderer.request();
+  }
+
+  /** Pixel (device) coordinates of a mouse event on the canvas. */
+  px(ev: MouseEvent): [number, number] {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = this.canvas.width / Math.max(1, r.width);
+    return [(ev.clientX - r.left) * dpr, (ev.clientY - r.top) * dpr];
+  }
+
+  pickAt(ev: MouseEvent): Pick | null {
+    if (!this.scene) return null;
+    const [wx, wy] = this.renderer.toWorld(...this.px(ev));
+    return this.scene.pick(wx, wy, this.renderer.camera.scale);
+  }
+
+  private bind(): void {
+    const c = this.canvas;
+    c.addEventListener('wheel', (ev) => this.onWheel(ev), { passive: false });
+    c.addEventListener('pointerdown', (ev) => this.onDown(ev));
+    c.addEventListener('pointermove', (ev) => this.onMove(ev));
+    c.addEventListener('pointerup', (ev) => this.onUp(ev));
+    c.addEventListener('dblclick', (ev) => this.onDouble(ev));
+    c.addEventListener('contextmenu', (ev) => ev.preventDefault());
+    c.addEventListener('dragover', (ev) => ev.preventDefault());
+    c.addEventListener('drop', (ev) => {
+      ev.preventDefault();
+      const key = ev.dataTransfer?.getData('application/x-tessera-op');
+      if (!key) return;
+      const [wx, wy] = this.renderer.toWorld(...this.px(ev));
+      this.events.dropOp(key, wx, wy);
+    });
+  }
+
+  private onWheel(ev: WheelEvent): void {
+    ev.preventDefault();
+    const [x, y] = this.px(ev);
+    if (ev.ctrlKey || ev.metaKey) this.zoomAt(Math.exp(-ev.deltaY * 0.002), x, y);
+    else if (ev.shiftKey) this.pan(-ev.deltaY, 0);
+    else this.pan(-ev.deltaX, -ev.deltaY);
+  }
+
+  private onDown(ev: PointerEvent): void {
+    const [x, y] = this.px(ev);
+    this.canvas.setPointerCapture(ev.pointerId);
+    if (ev.button === 1 || ev.button === 2) {
+      ev.preventDefault();
+      this.drag = { kind: 'pan', x, y };
+      return;
+    }
+    if (ev.button !== 0) return;
+    const hit = this.pickAt(ev);
+    if (ev.altKey || this.boxZoomNext || !hit) {
+      this.drag = { kind: 'box', x, y, zoom: ev.altKey || this.boxZoomNext };
+      this.boxZoomNext = false;
+      return;
+    }
+    if (hit.kind === 'terminal') {
+      this.drag = { kind: 'link', from: hit, x, y };
+      return;
+    }
+    if (hit.kind === 'node') {
+      const additive = ev.ctrlKey || ev.shiftKey;
+      if (additive && this.selected.has(hit.leaf)) {
+        this.selected.delete(hit.leaf);
+        this.select([...this.selected]);
+      } else if (!this.selected.has(hit.leaf) || additive) this.select([hit.leaf], additive);
+      const start = new Map<number, [number, number]>();
+      for (const i of this.selected) start.set(i, [this.scene!.lay.itemX[i], this.scene!.lay.itemY[i]]);
+      this.drag = { kind: 'move', x, y, moved: false, start };
+      return;
+    }
+    if (hit.kind === 'edge') {
+      this.selected.clear();
+      this.renderer.state.selectedEdge = hit.edge;
+      this.renderer.invalidate();
+      this.events.selectionChanged();
+      return;
+    }
+    this.select([]);
+  }
+
+  private onMove(ev: PointerEvent): void {
+    const d = this.drag;
+    if (!d) return;
+    const [x, y] = this.px(ev);
+    const s = this.renderer.camera.scale;
+    if (d.kind === 'pan') {
+      this.pan(x - d.x, y - d.y);
+      d.x = x;
+      d.y = y;
+    } else if (d.kind === 'move') {
+      const lay = this.scene!.lay;
+      for (const [i, [sx, sy]] of d.start) {
+        lay.itemX[i] = sx + (x - d.x) / s;
+        lay.itemY[i] = sy + (y - d.y) / s;
+      }
+      d.moved = true;
+      this.renderer.invalidate();
+    } else if (d.kind === 'link') {
+      const [fx, fy] = this.scene!.termPos(d.from.leaf, d.from.side, d.from.port);
+      this.renderer.overlay = [fx, fy, ...this.renderer.toWorld(x, y)];
+      this.renderer.request();
+    } else {
+      const r = this.canvas.getBoundingClientRect();
+      const k = r.width / this.canvas.width;
+      Object.assign(this.marquee.style, {
+        display: 'block',
+        left: `${Math.min(x, d.x) * k}px`,
+        top: `${Math.min(y, d.y) * k}px`,
+        width: `${Math.abs(x - d.x) * k}px`,
+        height: `${Math.abs(y - d.y) * k}px`,
+      });
+      this.marquee.classList.toggle('zoom', d.zoom);
+    }
+  }
+
+  private onUp(ev: PointerEvent): void {
+    const d = this.drag;
+    this.drag = null;
+    if (!d) return;
+    const [x, y] = this.px(ev);
+    if (d.kind === 'move' && d.moved) {
+      const lay = this.scene!.lay;
+      for (const i of d.start.keys()) this.pins.set(this.vm!.leaves[i].key, [lay.itemX[i], lay.itemY[i]]);
+      this.events.moved();
+      void this.repin();
+    } else if (d.kind === 'link') {
+      this.renderer.overlay = [];
+      this.renderer.request();
+      const hit = this.pickAt(ev);
+      if (hit?.kind === 'terminal' && hit.side !== d.from.side) {
+        const [from, to] = d.from.side === 'out' ? [d.from, hit] : [hit, d.from];
+        this.events.connect(from, to);
+      } else if (!hit && d.from.side === 'in' && Math.hypot(x - d.x, y - d.y) > 10) {
+        const t = this.vm!.leaves[d.from.leaf].inputs[d.from.port];
+        if (t?.value) this.events.disconnect(d.from.leaf, d.from.port);
+      }
+    } else if (d.kind === 'box') {
+      this.marquee.style.display = 'none';
+      if (Math.hypot(x - d.x, y - d.y) < 4) {
+        if (!d.zoom) this.select([]);
+        return;
+      }
+      const [ax, ay] = this.renderer.toWorld(Math.min(x, d.x), Math.min(y, d.y));
+      const [bx, by] = this.renderer.toWorld(Math.max(x, d.x), Math.max(y, d.y));
+      if (d.zoom) return this.zoomToBox(ax, ay, bx, by);
+      const inside = this.scene!.items.query(ax, ay, bx, by).filter((i) => {
+        const [ix, iy, iw, ih] = this.scene!.leafRect(i);
+        return i < this.scene!.n && ix >= ax && iy >= ay && ix + iw <= bx && iy + ih <= by;
+      });
+      this.select(inside, ev.ctrlKey || ev.shiftKey);
+    }
+  }
+
+  private onDouble(ev: MouseEvent): void {
+    const hit = this.pickAt(ev);
+    if (hit?.kind === 'group') void this.toggleGroup(hit.group);
+    else if (hit?.kind === 'terminal') this.events.terminalDoubleClick(hit);
+    else if (hit?.kind === 'node') this.events.nodeDoubleClick(hit.leaf);
+  }
+}
+
+function sameArray(a: ArrayLike<number>, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++)
+    if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) return false;
+  return true;
+}
+
+function sameLayoutInput(a: HierGraph, b: HierGraph): boolean {
+  return (
+    sameArray(a.leafW, b.leafW) &&
+    sameArray(a.leafH, b.leafH) &&
+    sameArray(a.leafGroup, b.leafGroup) &&
+    sameArray(a.groupParent, b.groupParent) &&
+    sameArray(a.groupLabelW, b.groupLabelW) &&
+    sameArray(a.edgeSrc, b.edgeSrc) &&
+    sameArray(a.edgeDst, b.edgeDst) &&
+    sameArray(a.pinned ?? [], b.pinned ?? [])
+  );
+}

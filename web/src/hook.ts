@@ -1,0 +1,126 @@
+// window.__tessera: scene state for tests and the benchmark, so they assert on what is drawn (nodes,
+// frame times, graph version) without reading pixels, and find nodes and terminals on screen.
+import type { App } from './app/app';
+
+export function installHook(app: App): void {
+  const c = app.canvas;
+  const r = c.renderer;
+  /** Page (CSS) coordinates of a world point. */
+  const toPage = (x: number, y: number): [number, number] => {
+    const rect = r.canvas.getBoundingClientRect();
+    const k = rect.width / r.canvas.width;
+    return [
+      rect.left + (x * r.camera.scale + r.camera.tx) * k,
+      rect.top + (y * r.camera.scale + r.camera.ty) * k,
+    ];
+  };
+  const leafByName = (name: string) => c.vm?.leaves.findIndex((l) => l.name === name) ?? -1;
+  const hook = {
+    get ready() {
+      return !!c.scene && app.busy === 0 && r.stats.frames > 0;
+    },
+    get busy() {
+      return app.busy;
+    },
+    get graphVersion() {
+      return app.graph?.version ?? -1;
+    },
+    get document() {
+      return app.doc;
+    },
+    get diagnostics() {
+      return app.diagnostics;
+    },
+    get graphPath() {
+      return app.graphPath;
+    },
+    openSubgraph: (id: number) => app.openSubgraph(id),
+    /** Runs an edit command and resolves when a frame showing its result has been drawn: ms taken. */
+    async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
+      const t0 = performance.now();
+      await app.run(cmd);
+      await new Promise<void>((resolve) =>
+        requestAnimationFrame(() => requestAnimationFrame(() => resolve())),
+      );
+      r.finish();
+      return performance.now() - t0;
+    },
+    get lastError() {
+      return app.lastError;
+    },
+    get layoutMs() {
+      return c.layoutMs;
+    },
+    get firstRenderMs() {
+      return app.firstRenderMs;
+    },
+    get marks() {
+      return c.marks;
+    },
+    get stats() {
+      return r.stats;
+    },
+    get camera() {
+      return { ...r.camera };
+    },
+    get nodeCount() {
+      return c.vm?.leaves.length ?? 0;
+    },
+    get selected() {
+      return [...c.selected].map((i) => c.vm!.leaves[i].name);
+    },
+    leaves() {
+      return (c.vm?.leaves ?? []).map((l, i) => ({
+        name: l.name,
+        id: l.id,
+        op: l.op,
+        kind: l.kind,
+        visible: !Number.isNaN(c.scene?.lay.itemX[i] ?? NaN),
+      }));
+    },
+    nodeCenter(name: string): [number, number] | null {
+      const i = leafByName(name);
+      if (i < 0 || !c.scene || Number.isNaN(c.scene.lay.itemX[i])) return null;
+      const [x, y, w, h] = c.scene.leafRect(i);
+      return toPage(x + w / 2, y + h / 2);
+    },
+    terminal(name: string, side: 'in' | 'out', port: number): [number, number] | null {
+      const i = leafByName(name);
+      if (i < 0 || !c.scene) return null;
+      return toPage(...c.scene.termPos(i, side, port));
+    },
+    toPage,
+    node(name: string) {
+      return app.graph?.nodes.find((n) => n.name === name) ?? null;
+    },
+    groupCenter(path: string): [number, number] | null {
+      const k = c.groups?.path.indexOf(path) ?? -1;
+      if (k < 0 || !c.scene) return null;
+      const [x, y, w, h] = c.scene.leafRect(c.scene.n + k);
+      if (Number.isNaN(x)) return null;
+      return toPage(x + w / 2, y + Math.min(h / 2, 12));
+    },
+    get visibleItems() {
+      return c.scene?.lay.stats.visibleItems ?? 0;
+    },
+    select(names: string[]) {
+      c.select(names.map(leafByName).filter((i) => i >= 0));
+    },
+    focus: (id: number) => c.focusNode(id),
+    expandAll: (on: boolean) => c.expandAll(on),
+    fit: () => c.fit(),
+    pan: (dx: number, dy: number) => c.pan(dx, dy),
+    zoomAt: (f: number, x: number, y: number) => c.zoomAt(f, x, y),
+    setCamera(scale: number, tx: number, ty: number) {
+      Object.assign(r.camera, { scale, tx, ty });
+      r.request();
+    },
+    exportImage: async (kind: 'svg' | 'png' | 'jpeg') => {
+      const b = await app.exportImage(kind);
+      return b
+        ? { type: b.type, size: b.size, head: kind === 'svg' ? (await b.text()).slice(0, 200) : '' }
+        : null;
+    },
+  };
+  (window as unknown as { __tessera: typeof hook }).__tessera = hook;
+}

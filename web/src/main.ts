@@ -1,0 +1,100 @@
+// Entry point: with ?token=... it talks to `tessera studio`; with ?fixture=synthetic it shows a
+// generated graph without a server (the large-graph benchmark and the renderer tests use this).
+import './style.css';
+import { StudioClient } from './api/client';
+import { App } from './app/app';
+import { syntheticGraph } from './fixtures/synthetic';
+import { menuBar } from './ui/menu';
+import { installHook } from './hook';
+
+const bootMs = performance.now();
+const $ = (id: string) => document.getElementById(id)!;
+const params = new URLSearchParams(location.search);
+const token = params.get('token') ?? '';
+const fixture = params.get('fixture');
+
+const app = new App(
+  {
+    tabs: $('tabs'),
+    left: $('left'),
+    right: $('right'),
+    bottom: $('bottom'),
+    canvas: $('canvas') as HTMLCanvasElement,
+    status: $('status'),
+    toast: $('toast'),
+    dialogs: $('dialogs'),
+  },
+  fixture ? null : new StudioClient(token),
+);
+installHook(app);
+const appMs = performance.now();
+
+const c = app.canvas;
+const toggle = (get: () => boolean, set: (v: boolean) => void) => () => set(!get());
+menuBar($('menubar'), [
+  [
+    'File',
+    [
+      { id: 'new', label: 'New…', action: () => app.newDialog() },
+      { id: 'open', label: 'Open…', action: () => app.openDialog() },
+      { id: 'save', label: 'Save', shortcut: 'Ctrl+S', action: () => void app.save() },
+      { id: 'save-as', label: 'Save as…', action: () => app.saveAsDialog() },
+      { id: 'export-svg', label: 'Export canvas as SVG', action: () => void app.exportImage('svg') },
+      { id: 'export-png', label: 'Export canvas as PNG', action: () => void app.exportImage('png') },
+      { id: 'export-jpeg', label: 'Export canvas as JPEG', action: () => void app.exportImage('jpeg') },
+    ],
+  ],
+  [
+    'Edit',
+    [
+      { id: 'undo', label: 'Undo', shortcut: 'Ctrl+Z', action: () => void app.undo() },
+      { id: 'redo', label: 'Redo', shortcut: 'Ctrl+Y', action: () => void app.redo() },
+      { id: 'delete', label: 'Delete', shortcut: 'Del', action: () => void app.deleteSelection() },
+    ],
+  ],
+  [
+    'View',
+    [
+      { id: 'fit', label: 'Fit to view', shortcut: 'F', action: () => c.fit() },
+      {
+        id: 'zoom-box',
+        label: 'Zoom to box (drag)',
+        shortcut: 'Alt+drag',
+        action: () => (c.boxZoomNext = true),
+      },
+      {
+        id: 'grid',
+        label: 'Grid',
+        action: toggle(
+          () => c.renderer.showGrid,
+          (v) => ((c.renderer.showGrid = v), c.renderer.invalidate()),
+        ),
+      },
+      {
+        id: 'constants',
+        label: 'Show all constants',
+        action: () => void c.setShowConstants(!c.showConstants),
+      },
+      { id: 'arrange', label: 'Arrange nodes', action: () => void app.arrange() },
+      { id: 'expand-all', label: 'Expand all groups', action: () => void c.expandAll(true) },
+      { id: 'collapse-all', label: 'Collapse all groups', action: () => void c.expandAll(false) },
+    ],
+  ],
+]);
+
+if (fixture === 'synthetic') {
+  const nodes = Number(params.get('nodes') ?? 1000);
+  const t0 = performance.now();
+  const graph = syntheticGraph({
+    nodes,
+    scoped: params.get('scoped') === '1',
+    seed: Number(params.get('seed') ?? 1),
+    errors: 3,
+  });
+  const generatedMs = performance.now() - t0;
+  void app
+    .showStatic(graph, `synthetic-${nodes}.onnx`, params.get('expand') === 'all')
+    .then(() => Object.assign(c.marks, { generatedMs, bootMs, appMs }));
+} else {
+  app.start().catch((e: unknown) => app.toast(`cannot reach the studio server: ${String(e)}`, true));
+}

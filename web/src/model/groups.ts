@@ -1,0 +1,86 @@
+// Groups from name scopes: '/encoder/layer.3/attention' nests as encoder > layer.3 > attention.
+// Group 0 is the root (the graph itself); a group's parent always has a smaller index.
+import { FONT, leafSize, textWidth } from './glyph';
+import type { HierGraph } from '../layout/hierarchy';
+import type { ViewModel } from './viewmodel';
+
+export interface Groups {
+  parent: number[];
+  path: string[]; // '/encoder/layer.3'
+  label: string[]; // 'layer.3'
+  leafGroup: Int32Array;
+  size: number[]; // leaves below, at any depth
+}
+
+export function buildGroups(vm: ViewModel): Groups {
+  const parent = [-1];
+  const path = [''];
+  const label = [''];
+  const index = new Map<string, number>([['', 0]]);
+  const groupOf = (scope: string): number => {
+    const known = index.get(scope);
+    if (known !== undefined) return known;
+    const cut = scope.lastIndexOf('/');
+    const up = groupOf(cut > 0 ? scope.slice(0, cut) : '');
+    const name = scope.slice(cut + 1);
+    if (!name) return up; // '/a//b' or a trailing '/': no empty groups
+    const k = parent.length;
+    parent.push(up);
+    path.push(scope);
+    label.push(name);
+    index.set(scope, k);
+    return k;
+  };
+  const leafGroup = new Int32Array(vm.leaves.length);
+  vm.leaves.forEach((l, i) => (leafGroup[i] = groupOf(l.scope.replace(/\/+$/, ''))));
+  const size = new Array<number>(parent.length).fill(0);
+  for (const g of leafGroup) size[g]++;
+  for (let k = parent.length - 1; k > 0; k--) size[parent[k]] += size[k];
+  return { parent, path, label, leafGroup, size };
+}
+
+export function hierGraph(vm: ViewModel, groups: Groups, pinned?: Float32Array): HierGraph {
+  const n = vm.leaves.length;
+  const leafW = new Float32Array(n);
+  const leafH = new Float32Array(n);
+  vm.leaves.forEach((l, i) => {
+    const [w, h] = leafSize(l);
+    leafW[i] = w;
+    leafH[i] = h;
+  });
+  return {
+    leafW,
+    leafH,
+    leafGroup: groups.leafGroup,
+    groupParent: Int32Array.from(groups.parent),
+    groupLabelW: Float32Array.from(groups.label, (s, k) =>
+      textWidth(`${s}  (${groups.size[k]})`, FONT.title),
+    ),
+    edgeSrc: Int32Array.from(vm.edges, (e) => e.src),
+    edgeDst: Int32Array.from(vm.edges, (e) => e.dst),
+    pinned,
+  };
+}
+
+/** Collapsed by default; expands breadth-first while the visible count stays under `budget`
+ *  (a model whose nodes all sit in one scope should not open as a single box). */
+export function defaultExpansion(groups: Groups, budget = 400): Uint8Array {
+  const ng = groups.parent.length;
+  const expanded = new Uint8Array(ng);
+  expanded[0] = 1;
+  const kids: number[][] = Array.from({ length: ng }, () => []);
+  for (let k = 1; k < ng; k++) kids[groups.parent[k]].push(k);
+  const direct = new Array<number>(ng).fill(0);
+  for (const g of groups.leafGroup) direct[g]++;
+  let visible = direct[0] + kids[0].length;
+  const queue = [...kids[0]];
+  while (queue.length) {
+    const k = queue.shift()!;
+    const extra = direct[k] + kids[k].length - 1;
+    if (visible + extra > budget) continue;
+    expanded[k] = 1;
+    visible += extra;
+    queue.push(...kids[k]);
+  }
+  return expanded;
+}

@@ -1,0 +1,217 @@
+// The neutral view model: what the canvas shows of one graph, built from the server's graph answer.
+// Graph inputs and outputs become nodes of their own; values become edges between terminals; Constant
+// nodes are hidden unless asked for, and their consumers' terminals then read as constant-fed.
+import type { ApiGraph, ApiNode, RegistryOp, Severity } from '../api/types';
+import { formatValue } from '../params/parse';
+
+export type TermState = 'free' | 'linked' | 'init';
+
+export interface Terminal {
+  value: string; // value name ('' when free)
+  label: string; // formal name from the schema, or the index
+  state: TermState;
+  optional: boolean;
+  variadicFree: boolean; // the extra free terminal a variadic input grows
+}
+
+export type LeafKind = 'node' | 'input' | 'output';
+
+export interface Leaf {
+  kind: LeafKind;
+  id: number; // server node id; -1 for graph inputs/outputs
+  key: string; // stable key: 'n:ID', 'i:NAME', 'o:NAME'
+  name: string;
+  op: string;
+  domain: string;
+  scope: string;
+  lines: string[]; // key attributes as text
+  inputs: Terminal[];
+  outputs: Terminal[];
+  severity: Severity;
+  subgraphs: number;
+}
+
+export interface Edge {
+  src: number; // leaf index
+  srcPort: number;
+  dst: number;
+  dstPort: number;
+  value: string;
+}
+
+export interface ViewModel {
+  version: number;
+  leaves: Leaf[];
+  edges: Edge[];
+  hiddenConstants: number;
+  byNodeId: Map<number, number>;
+}
+
+export interface ViewOptions {
+  showConstants: boolean;
+  registry?: Map<string, RegistryOp>;
+}
+
+export const registryKey = (domain: string, op: string) => `${domain || 'ai.onnx'}::${op}`;
+
+const MAX_ATTR_LINES = 3;
+
+function attrLines(node: ApiNode): string[] {
+  // Subgraphs first: they are what a double-click opens.
+  const lines: string[] = (node.subgraphs ?? []).map(
+    (g) => `${g.attribute}: ${g.nodes} nodes (open: double-click)`,
+  );
+  for (const a of node.attributes) {
+    if (lines.length === MAX_ATTR_LINES) break;
+    if (a.type === 'graph' || a.type === 'graphs') continue;
+    lines.push(`${a.name}: ${formatValue(a.type, a.value, 24)}`);
+  }
+  return lines;
+}
+
+function inputTerminals(
+  node: ApiNode,
+  op: RegistryOp | undefined,
+  state: (v: string) => TermState,
+): Terminal[] {
+  const formals = op?.inputs ?? [];
+  const terms: Terminal[] = [];
+  const variadic = formals.length > 0 && formals[formals.length - 1].option === 'variadic';
+  const count = Math.max(node.inputs.length, variadic ? formals.length - 1 : formals.length);
+  for (let i = 0; i < count; i++) {
+    const formal = formals[Math.min(i, formals.length - 1)];
+    const value = node.inputs[i] ?? '';
+    terms.push({
+      value,
+      label: formal?.name ?? String(i),
+      state: value ? state(value) : 'free',
+      optional: formal?.option === 'optional',
+      variadicFree: false,
+    });
+  }
+  if (variadic) {
+    const formal = formals[formals.length - 1];
+    terms.push({ value: '', label: formal.name, state: 'free', optional: true, variadicFree: true });
+  }
+  return terms;
+}
+
+function outputTerminals(node: ApiNode, op: RegistryOp | undefined, used: Set<string>): Terminal[] {
+  const formals = op?.outputs ?? [];
+  const count = Math.max(node.outputs.length, formals.filter((f) => f.option === 'single').length, 1);
+  const terms: Terminal[] = [];
+  for (let i = 0; i < count; i++) {
+    const value = node.outputs[i] ?? '';
+    const formal = formals[Math.min(i, formals.length - 1)];
+    terms.push({
+      value,
+      label: formal?.name ?? String(i),
+      state: value && used.has(value) ? 'linked' : 'free',
+      optional: formal?.option === 'optional',
+      variadicFree: false,
+    });
+  }
+  return terms;
+}
+
+export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
+  const initNames = new Set(g.initializers.map((i) => i.name));
+  const hidden = new Set<number>();
+  const constOutputs = new Set<string>();
+  if (!opts.showConstants) {
+    for (const n of g.nodes) {
+      if (n.op_type !== 'Constant' || n.domain) continue;
+      hidden.add(n.id);
+      for (const o of n.outputs) constOutputs.add(o);
+    }
+  }
+  const used = new Set<string>();
+  for (const n of g.nodes) for (const v of n.inputs) if (v) used.add(v);
+  for (const o of g.outputs) used.add(o.name);
+
+  const leaves: Leaf[] = [];
+  const producer = new Map<string, [number, number]>();
+  const stateOf = (v: string): TermState => (initNames.has(v) || constOutputs.has(v) ? 'init' : 'linked');
+
+  for (const inp of g.inputs) {
+    if (initNames.has(inp.name)) continue; // old-style inputs that are initializers are not graph inputs here
+    producer.set(inp.name, [leaves.length, 0]);
+    leaves.push({
+      kind: 'input',
+      id: -1,
+      key: `i:${inp.name}`,
+      name: inp.name,
+      op: 'Input',
+      domain: '',
+      scope: '',
+      lines: [`${inp.type} [${(inp.shape ?? []).join(', ')}]`],
+      inputs: [],
+      outputs: [
+        {
+          value: inp.name,
+          label: inp.name,
+          state: used.has(inp.name) ? 'linked' : 'free',
+          optional: false,
+          variadicFree: false,
+        },
+      ],
+      severity: null,
+      subgraphs: 0,
+    });
+  }
+  const byNodeId = new Map<number, number>();
+  for (const n of g.nodes) {
+    if (hidden.has(n.id)) continue;
+    const op = opts.registry?.get(registryKey(n.domain, n.op_type));
+    const leaf: Leaf = {
+      kind: 'node',
+      id: n.id,
+      key: `n:${n.id}`,
+      name: n.name,
+      op: n.op_type,
+      domain: n.domain,
+      scope: n.scope ?? '',
+      lines: attrLines(n),
+      inputs: inputTerminals(n, op, stateOf),
+      outputs: outputTerminals(n, op, used),
+      severity: n.severity ?? null,
+      subgraphs: n.subgraphs?.length ?? 0,
+    };
+    byNodeId.set(n.id, leaves.length);
+    n.outputs.forEach((v, i) => v && producer.set(v, [leaves.length, i]));
+    leaves.push(leaf);
+  }
+  for (const out of g.outputs) {
+    leaves.push({
+      kind: 'output',
+      id: -1,
+      key: `o:${out.name}`,
+      name: out.name,
+      op: 'Output',
+      domain: '',
+      scope: '',
+      lines: [`${out.type} [${(out.shape ?? []).join(', ')}]`],
+      inputs: [
+        {
+          value: out.name,
+          label: out.name,
+          state: producer.has(out.name) ? 'linked' : 'free',
+          optional: false,
+          variadicFree: false,
+        },
+      ],
+      outputs: [],
+      severity: null,
+      subgraphs: 0,
+    });
+  }
+
+  const edges: Edge[] = [];
+  leaves.forEach((leaf, dst) => {
+    leaf.inputs.forEach((t, dstPort) => {
+      const p = t.value ? producer.get(t.value) : undefined;
+      if (p) edges.push({ src: p[0], srcPort: p[1], dst, dstPort, value: t.value });
+    });
+  });
+  return { version: g.version, leaves, edges, hiddenConstants: hidden.size, byNodeId };
+}

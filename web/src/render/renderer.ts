@@ -1,0 +1,397 @@
+// The WebGL2 renderer: four instanced layers (boxes, edges, detail boxes, glyphs) and a grid, drawn on
+// demand (only when the camera or the scene changed), never through a UI framework's render cycle.
+import { FloatBuilder, InstancedLayer, checkProgram, program } from './gl';
+import { GLYPH_FS, GLYPH_VS, GRID_FS, GRID_VS, LINE_FS, LINE_VS, RECT_FS, RECT_VS } from './shaders';
+import { THEME } from './colors';
+import {
+  GLYPH_STRIDE,
+  LINE_STRIDE,
+  RECT_STRIDE,
+  Scene,
+  lodFor,
+  sharedAtlas,
+  type Lod,
+  type Region,
+  type SceneState,
+} from './scene';
+
+export interface Camera {
+  scale: number;
+  tx: number;
+  ty: number;
+}
+
+export interface FrameStats {
+  frames: number;
+  cacheRenders: number; // frames that re-rendered the scene (the others were a blit of the cache)
+  frameMs: number[]; // CPU time of the last frames
+  intervals: number[]; // time between the last frames (rAF), for fps
+  drawn: { items: number; rects: number; lines: number; glyphs: number };
+  lod: Lod;
+}
+
+const RECT_ATTRS = [
+  { name: 'a_rect', size: 4 },
+  { name: 'a_fill', size: 4 },
+  { name: 'a_stroke', size: 4 },
+  { name: 'a_style', size: 2 },
+];
+const LINE_ATTRS = [
+  { name: 'a_seg', size: 4 },
+  { name: 'a_color', size: 4 },
+  { name: 'a_width', size: 1 },
+];
+const GLYPH_ATTRS = [
+  { name: 'a_rect', size: 4 },
+  { name: 'a_uv', size: 4 },
+  { name: 'a_color', size: 4 },
+];
+
+export class Renderer {
+  readonly gl: WebGL2RenderingContext;
+  camera: Camera = { scale: 1, tx: 0, ty: 0 };
+  scene: Scene | null = null;
+  state: SceneState = { selected: new Set(), selectedEdge: -1 };
+  showGrid = true;
+  overlay: number[] = []; // extra segments (the link being dragged), world coordinates
+  stats: FrameStats = {
+    frames: 0,
+    cacheRenders: 0,
+    frameMs: [],
+    intervals: [],
+    drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 },
+    lod: 'near',
+  };
+  onFrame: (() => void) | null = null;
+
+  private progs: Record<'rect' | 'line' | 'glyph' | 'grid', WebGLProgram>;
+  private baseRects: InstancedLayer;
+  private edges: InstancedLayer;
+  private detailRects: InstancedLayer;
+  private glyphs: InstancedLayer;
+  private overlayLines: InstancedLayer;
+  private b = {
+    rects: new FloatBuilder(RECT_STRIDE),
+    lines: new FloatBuilder(LINE_STRIDE),
+    detail: new FloatBuilder(RECT_STRIDE),
+    glyphs: new FloatBuilder(GLYPH_STRIDE),
+    overlay: new FloatBuilder(LINE_STRIDE, 16),
+  };
+  private baseLod: string | null = null;
+  private baseRegion: Region | null = null;
+  private cache: Cache | null = null;
+  private atlasTex!: WebGLTexture;
+  private pending = false;
+  private lastFrame = 0;
+
+  constructor(readonly canvas: HTMLCanvasElement) {
+    const gl = canvas.getContext('webgl2', {
+      antialias: false,
+      premultipliedAlpha: false,
+      preserveDrawingBuffer: false,
+    });
+    if (!gl) throw new Error('this browser has no WebGL2: the studio canvas needs it');
+    this.gl = gl;
+    this.progs = {
+      rect: program(gl, RECT_VS, RECT_FS),
+      line: program(gl, LINE_VS, LINE_FS),
+      glyph: program(gl, GLYPH_VS, GLYPH_FS),
+      grid: program(gl, GRID_VS, GRID_FS),
+    };
+    this.baseRects = new InstancedLayer(gl, this.progs.rect, RECT_ATTRS);
+    this.detailRects = new InstancedLayer(gl, this.progs.rect, RECT_ATTRS);
+    this.edges = new InstancedLayer(gl, this.progs.line, LINE_ATTRS);
+    this.overlayLines = new InstancedLayer(gl, this.progs.line, LINE_ATTRS);
+    this.glyphs = new InstancedLayer(gl, this.progs.glyph, GLYPH_ATTRS);
+    this.uploadAtlas();
+  }
+
+  private uploadAtlas(): void {
+    const gl = this.gl;
+    const tex = gl.createTexture()!;
+    this.atlasTex = tex;
+    gl.bindTexture(gl.TEXTURE_2D, tex);
+    gl.texImage2D(
+      gl.TEXTURE_2D,
+      0,
+      gl.RGBA,
+      gl.RGBA,
+      gl.UNSIGNED_BYTE,
+      sharedAtlas().canvas as HTMLCanvasElement,
+    );
+    gl.generateMipmap(gl.TEXTURE_2D);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MIN_FILTER, gl.LINEAR_MIPMAP_LINEAR);
+    gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
+  }
+
+  setScene(scene: Scene | null): void {
+    this.scene = scene;
+    this.invalidate();
+  }
+
+  /** The scene's contents or selection changed: rebuild the layers on the next frame. */
+  invalidate(): void {
+    this.baseLod = null;
+    if (this.cache) this.cache.valid = false;
+    this.request();
+  }
+
+  request(): void {
+    if (this.pending) return;
+    this.pending = true;
+    requestAnimationFrame((t) => {
+      this.pending = false;
+      this.frame(t);
+    });
+  }
+
+  /** Waits for the GPU to finish the frame (reads one pixel back): honest first-render timing. */
+  finish(): void {
+    const px = new Uint8Array(4);
+    this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, px);
+  }
+
+  /** The visible world rectangle. */
+  view(): [number, number, number, number] {
+    const c = this.camera;
+    return [
+      -c.tx / c.scale,
+      -c.ty / c.scale,
+      (this.canvas.width - c.tx) / c.scale,
+      (this.canvas.height - c.ty) / c.scale,
+    ];
+  }
+
+  toWorld(px: number, py: number): [number, number] {
+    return [(px - this.camera.tx) / this.camera.scale, (py - this.camera.ty) / this.camera.scale];
+  }
+
+  resize(): void {
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(this.canvas.clientWidth * dpr));
+    const h = Math.max(1, Math.round(this.canvas.clientHeight * dpr));
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+    this.request();
+  }
+
+  private frame(t: number): void {
+    const t0 = performance.now();
+    if (this.lastFrame) push(this.stats.intervals, t - this.lastFrame);
+    this.lastFrame = t;
+    this.draw();
+    this.stats.frames++;
+    push(this.stats.frameMs, performance.now() - t0);
+    this.onFrame?.();
+  }
+
+  /** Draws now: the scene from the cache when the camera only moved within it, else re-rendered. */
+  draw(): void {
+    const gl = this.gl;
+    const W = this.canvas.width;
+    const H = this.canvas.height;
+    const { scale, tx, ty } = this.camera;
+    const mx = Math.round(W * CACHE_MARGIN);
+    const my = Math.round(H * CACHE_MARGIN);
+    const c = this.cache;
+    const dx = c ? Math.round(c.tx - tx) : 0;
+    const dy = c ? Math.round(c.ty - ty) : 0;
+    const valid =
+      c &&
+      c.valid &&
+      c.w === W + 2 * mx &&
+      c.h === H + 2 * my &&
+      c.scale === scale &&
+      Math.abs(dx) <= mx &&
+      Math.abs(dy) <= my;
+    if (!valid) {
+      this.renderCache(W + 2 * mx, H + 2 * my, { scale, tx: tx + mx, ty: ty + my });
+      this.cache!.tx = tx;
+      this.cache!.ty = ty;
+      this.stats.cacheRenders++;
+    }
+    const cc = this.cache!;
+    const ox = Math.round(cc.tx - tx);
+    const oy = Math.round(cc.ty - ty);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
+    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
+    gl.blitFramebuffer(
+      mx + ox,
+      my - oy,
+      mx + ox + W,
+      my - oy + H,
+      0,
+      0,
+      W,
+      H,
+      gl.COLOR_BUFFER_BIT,
+      gl.NEAREST,
+    );
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
+    if (this.overlay.length) this.drawOverlay(W, H);
+  }
+
+  private drawOverlay(W: number, H: number): void {
+    const gl = this.gl;
+    const o = this.b.overlay;
+    o.reset();
+    for (let k = 0; k + 3 < this.overlay.length; k += 4)
+      o.push(
+        this.overlay[k],
+        this.overlay[k + 1],
+        this.overlay[k + 2],
+        this.overlay[k + 3],
+        ...THEME.link,
+        2.5,
+      );
+    this.overlayLines.upload(o.data, o.count);
+    gl.viewport(0, 0, W, H);
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    this.setView(this.progs.line, this.camera, W, H);
+    this.overlayLines.draw();
+  }
+
+  private setView(p: WebGLProgram, cam: Camera, W: number, H: number): void {
+    const gl = this.gl;
+    checkProgram(gl, p);
+    gl.useProgram(p);
+    gl.uniform3f(gl.getUniformLocation(p, 'u_view'), cam.scale, cam.tx, cam.ty);
+    gl.uniform2f(gl.getUniformLocation(p, 'u_size'), W, H);
+  }
+
+  /** Renders the scene into the cache framebuffer (the view plus a margin on every side). */
+  private renderCache(W: number, H: number, cam: Camera): void {
+    const gl = this.gl;
+    const c = this.ensureCache(W, H);
+    const lod = lodFor(cam.scale);
+    this.stats.lod = lod;
+    const region: Region = [
+      -cam.tx / cam.scale,
+      -cam.ty / cam.scale,
+      (W - cam.tx) / cam.scale,
+      (H - cam.ty) / cam.scale,
+    ];
+    this.rebuild(lod, region);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, c.fb);
+    gl.viewport(0, 0, W, H);
+    const bg = THEME.background;
+    gl.clearColor(bg[0], bg[1], bg[2], 1);
+    gl.clear(gl.COLOR_BUFFER_BIT);
+    gl.enable(gl.BLEND);
+    gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
+    if (this.showGrid) {
+      this.setView(this.progs.grid, cam, W, H);
+      gl.uniform1f(gl.getUniformLocation(this.progs.grid, 'u_step'), gridStep(cam.scale));
+      gl.uniform4f(gl.getUniformLocation(this.progs.grid, 'u_color'), ...THEME.grid);
+      gl.drawArrays(gl.TRIANGLES, 0, 3);
+    }
+    this.setView(this.progs.line, cam, W, H);
+    this.edges.draw();
+    this.setView(this.progs.rect, cam, W, H);
+    this.baseRects.draw();
+    this.detailRects.draw();
+    this.setView(this.progs.glyph, cam, W, H);
+    // Bound here, not once: creating the cache's texture rebinds unit 0.
+    gl.activeTexture(gl.TEXTURE0);
+    gl.bindTexture(gl.TEXTURE_2D, this.atlasTex);
+    this.glyphs.draw();
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    c.scale = cam.scale;
+    c.valid = true;
+  }
+
+  private ensureCache(W: number, H: number): Cache {
+    const gl = this.gl;
+    if (this.cache && this.cache.w === W && this.cache.h === H) return this.cache;
+    if (this.cache) {
+      gl.deleteFramebuffer(this.cache.fb);
+      gl.deleteTexture(this.cache.tex);
+    }
+    const tex = gl.createTexture()!;
+    gl.bindTexture(gl.TEXTURE_2D, tex);
+    gl.texStorage2D(gl.TEXTURE_2D, 1, gl.RGBA8, W, H);
+    const fb = gl.createFramebuffer()!;
+    gl.bindFramebuffer(gl.FRAMEBUFFER, fb);
+    gl.framebufferTexture2D(gl.FRAMEBUFFER, gl.COLOR_ATTACHMENT0, gl.TEXTURE_2D, tex, 0);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    this.cache = { fb, tex, w: W, h: H, scale: 0, tx: 0, ty: 0, valid: false };
+    return this.cache;
+  }
+
+  /** Instance data for `region`: the base layers cover a wider area (rebuilt when the region leaves it,
+   *  or all of the graph when it is small enough or zoomed out), the detail layers just the region. */
+  private rebuild(lod: Lod, region: Region): void {
+    const s = this.scene;
+    if (!s) {
+      for (const layer of [this.baseRects, this.edges, this.detailRects, this.glyphs]) layer.count = 0;
+      this.stats.drawn = { items: 0, rects: 0, lines: 0, glyphs: 0 };
+      return;
+    }
+    // Far out the base depends on the scale too (boxes merged per pixel cell): rebuilt per zoom step.
+    const scale = this.camera.scale;
+    const baseLod = lod === 'far' ? `far:${scale < 0.05 ? Math.round(Math.log2(scale) * 4) : ''}` : 'near';
+    const covered = this.baseRegion === null || contains(this.baseRegion, region);
+    if (this.baseLod !== baseLod || !covered) {
+      const wide = s.n <= WHOLE_SCENE_ITEMS || lod === 'far';
+      const [x0, y0, x1, y1] = region;
+      const w = x1 - x0;
+      const h = y1 - y0;
+      this.baseRegion = wide ? null : [x0 - w, y0 - h, x1 + w, y1 + h];
+      s.buildBase(
+        this.state,
+        lod === 'far' ? 'far' : 'near',
+        scale,
+        this.b.rects,
+        this.b.lines,
+        this.baseRegion ?? undefined,
+      );
+      this.baseRects.upload(this.b.rects.data, this.b.rects.count);
+      this.edges.upload(this.b.lines.data, this.b.lines.count);
+      this.baseLod = baseLod;
+    }
+    const items = s.buildDetail(region, lod, this.b.detail, this.b.glyphs);
+    this.detailRects.upload(this.b.detail.data, this.b.detail.count);
+    this.glyphs.upload(this.b.glyphs.data, this.b.glyphs.count);
+    this.stats.drawn = {
+      items: lod === 'far' ? s.n : items,
+      rects: this.baseRects.count + this.detailRects.count,
+      lines: this.edges.count,
+      glyphs: this.glyphs.count,
+    };
+  }
+}
+
+interface Cache {
+  fb: WebGLFramebuffer;
+  tex: WebGLTexture;
+  w: number;
+  h: number;
+  scale: number;
+  tx: number;
+  ty: number;
+  valid: boolean;
+}
+
+/** The cache covers the view plus this fraction of it on each side: panning within it is a blit. */
+const CACHE_MARGIN = 0.5;
+/** Scenes up to this many items keep all their boxes and edges in the base layers. */
+const WHOLE_SCENE_ITEMS = 4000;
+
+function contains(outer: Region, inner: Region): boolean {
+  return outer[0] <= inner[0] && outer[1] <= inner[1] && outer[2] >= inner[2] && outer[3] >= inner[3];
+}
+
+function push(a: number[], v: number): void {
+  a.push(v);
+  if (a.length > 240) a.shift();
+}
+
+/** Grid spacing in world units: 20 at 1:1, coarser when zoomed out so lines stay >= 10 px apart. */
+function gridStep(scale: number): number {
+  let step = 20;
+  while (step * scale < 10) step *= 5;
+  return step;
+}

@@ -1,0 +1,173 @@
+// The initializer editor: list and filter by name or type; create one from values typed in the tensor
+// syntax or generated (normal, zeros, positive or negative integers); preview; delete; attach to a free
+// input of the selected node. Values travel only when asked for (preview), never with the graph.
+import type { ApiNode, Command, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
+import { registryKey } from '../model/viewmodel';
+import { formatValue, parseValue } from '../params/parse';
+import { clear, h } from './dom';
+
+export interface InitializerActions {
+  run(cmd: Command): Promise<unknown>;
+  preview(name: string): Promise<TensorValue>;
+  selected(): ApiNode[];
+  registry(): Map<string, RegistryOp>;
+}
+
+const DTYPES = ['float', 'double', 'float16', 'int64', 'int32', 'int8', 'uint8', 'bool'];
+const FILLS: Array<[string, string]> = [
+  ['values', 'values typed in'],
+  ['normal', 'standard normal'],
+  ['zeros', 'zeros'],
+  ['uniform_int_pos', 'positive integers 1..9'],
+  ['uniform_int_neg', 'negative integers -9..-1'],
+];
+
+export function parseShape(text: string): number[] {
+  const v = parseValue('ints', text.trim() || '[]') as number[];
+  v.forEach((d, k) => {
+    if (d < 0) throw new Error(`shape[${k}]: dimensions are >= 0, got ${d}`);
+  });
+  return v;
+}
+
+export class InitializerPanel {
+  private inits: InitializerInfo[] = [];
+  private list: HTMLElement;
+  private filter: HTMLInputElement;
+  private out: HTMLElement;
+
+  constructor(
+    root: HTMLElement,
+    private readonly a: InitializerActions,
+  ) {
+    this.filter = h('input', {
+      type: 'search',
+      placeholder: 'Filter by name or type',
+      oninput: () => this.render(),
+    });
+    this.list = h('div', { className: 'init-list', 'data-testid': 'initializers' });
+    this.out = h('div', { className: 'init-preview' });
+    root.append(
+      h('div', { className: 'panel-title', text: 'Initializers' }),
+      this.filter,
+      this.list,
+      this.out,
+      this.form(),
+    );
+  }
+
+  setInitializers(inits: InitializerInfo[]): void {
+    this.inits = inits;
+    this.render();
+  }
+
+  private render(): void {
+    clear(this.list);
+    const q = this.filter.value.trim().toLowerCase();
+    const found = this.inits
+      .filter((i) => !q || i.name.toLowerCase().includes(q) || i.dtype.includes(q))
+      .slice(0, 400);
+    for (const i of found) {
+      this.list.append(
+        h(
+          'div',
+          { className: 'init-item', 'data-init': i.name },
+          h('span', { text: `${i.name}  ${i.dtype}[${i.shape.join(',')}]`, title: `${i.bytes} bytes` }),
+          h('button', {
+            text: 'view',
+            title: 'Preview the first values',
+            onclick: () => void this.preview(i.name),
+          }),
+          h('button', {
+            text: 'attach',
+            title: "Feed the selected node's first free input",
+            'data-attach': i.name,
+            onclick: () => void this.attach(i.name),
+          }),
+          h('button', {
+            text: '×',
+            title: 'Delete (its users are disconnected)',
+            onclick: () => void this.a.run({ type: 'remove_initializer', name: i.name }),
+          }),
+        ),
+      );
+    }
+  }
+
+  private async preview(name: string): Promise<void> {
+    try {
+      const t = await this.a.preview(name);
+      this.out.textContent = `${name} = ${formatValue('tensor', { ...t, shape: t.values && t.values.length < t.shape.reduce((x, y) => x * y, 1) ? [t.values.length] : t.shape }, 600)}`;
+    } catch (e) {
+      this.out.textContent = String((e as Error).message);
+    }
+  }
+
+  /** Connects the initializer to the selected node's first free input (the first free one of the schema). */
+  private async attach(name: string): Promise<void> {
+    const [node] = this.a.selected();
+    if (!node)
+      return void (this.out.textContent = 'Select a node first: the initializer feeds its first free input.');
+    const op = this.a.registry().get(registryKey(node.domain, node.op_type));
+    const count = Math.max(node.inputs.length, op?.inputs.length ?? 0);
+    for (let k = 0; k < count; k++)
+      if (!node.inputs[k]) return void this.a.run({ type: 'connect', node: node.id, index: k, value: name });
+    this.out.textContent = `${node.name} has no free input`;
+  }
+
+  private form(): HTMLElement {
+    const name = h('input', { type: 'text', placeholder: 'name', 'data-testid': 'init-name' });
+    const dtype = h(
+      'select',
+      { 'data-testid': 'init-dtype' },
+      ...DTYPES.map((d) => h('option', { value: d, text: d })),
+    );
+    const shape = h('input', {
+      type: 'text',
+      placeholder: 'shape, e.g. [8, 3, 3, 3]',
+      'data-testid': 'init-shape',
+    });
+    const fill = h(
+      'select',
+      { 'data-testid': 'init-fill' },
+      ...FILLS.map(([v, t]) => h('option', { value: v, text: t })),
+    );
+    const values = h('textarea', {
+      rows: 2,
+      placeholder: 'values, e.g. [[1, 2], [3, 4]]',
+      'data-testid': 'init-values',
+    });
+    const err = h('div', { className: 'error-text' });
+    const create = () => {
+      try {
+        if (!/^[A-Za-z_][A-Za-z0-9_.:/-]*$/.test(name.value.trim()))
+          throw new Error('name: letters, digits, _ . : / - and not empty');
+        const tensor: Record<string, unknown> = { name: name.value.trim(), dtype: dtype.value };
+        if (fill.value === 'values') {
+          const t = parseValue('tensor', values.value, dtype.value) as TensorValue;
+          tensor.shape = shape.value.trim() ? parseShape(shape.value) : t.shape;
+          tensor.values = t.values;
+        } else {
+          tensor.shape = parseShape(shape.value);
+          tensor.fill = { kind: fill.value, seed: 0 };
+        }
+        err.textContent = '';
+        void this.a.run({ type: 'add_initializer', tensor });
+      } catch (e) {
+        err.textContent = (e as Error).message;
+      }
+    };
+    return h(
+      'details',
+      { className: 'init-form' },
+      h('summary', { text: 'New initializer' }),
+      name,
+      dtype,
+      shape,
+      fill,
+      values,
+      h('button', { text: 'Create', 'data-testid': 'init-create', onclick: create }),
+      err,
+    );
+  }
+}

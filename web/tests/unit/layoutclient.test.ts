@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { LayoutCancelled, LayoutClient } from '../../src/layout/client';
+import type { HierGraph } from '../../src/layout/hierarchy';
+
+/** A worker that records messages and answers only when told to. */
+class FakeWorker {
+  onmessage: ((ev: MessageEvent) => void) | null = null;
+  onerror: ((ev: ErrorEvent) => void) | null = null;
+  sent: Array<{ type: string; job?: number }> = [];
+  terminated = false;
+  postMessage(m: { type: string; job?: number }): void {
+    this.sent.push(m);
+  }
+  terminate(): void {
+    this.terminated = true;
+  }
+  answer(m: unknown): void {
+    this.onmessage?.({ data: m } as MessageEvent);
+  }
+}
+
+const graph = {} as HierGraph;
+
+describe('layout client', () => {
+  it('supersedes a job in flight with a newer one', async () => {
+    const w = new FakeWorker();
+    const client = new LayoutClient(() => w as unknown as Worker);
+    client.setGraph(graph);
+    const first = client.layout(new Uint8Array(1));
+    const second = client.layout(new Uint8Array(1));
+    await expect(first).rejects.toBeInstanceOf(LayoutCancelled);
+    w.answer({ type: 'done', job: 2, result: { width: 1 }, ms: 1, started: 0, finished: 0 });
+    await expect(second).resolves.toMatchObject({ result: { width: 1 } });
+  });
+
+  it('cancels cooperatively, and replaces a worker that does not answer', async () => {
+    const workers: FakeWorker[] = [];
+    const client = new LayoutClient(() => {
+      workers.push(new FakeWorker());
+      return workers[workers.length - 1] as unknown as Worker;
+    });
+    client.setGraph(graph);
+    const job = client.layout(new Uint8Array(1));
+    client.cancel(20);
+    expect(workers[0].sent.at(-1)).toMatchObject({ type: 'cancel', job: 1 });
+    await expect(job).rejects.toBeInstanceOf(LayoutCancelled);
+    expect(workers[0].terminated).toBe(true);
+    expect(workers).toHaveLength(2);
+    expect(workers[1].sent[0]).toMatchObject({ type: 'graph' }); // the new worker gets the graph again
+  });
+
+  it('reports a worker error to the job waiting for it', async () => {
+    const w = new FakeWorker();
+    const client = new LayoutClient(() => w as unknown as Worker);
+    client.setGraph(graph);
+    const job = client.layout(new Uint8Array(1));
+    w.answer({ type: 'error', job: 1, message: 'layout asked before any graph was sent' });
+    await expect(job).rejects.toThrow('layout asked before any graph was sent');
+  });
+});

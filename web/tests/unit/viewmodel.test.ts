@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiGraph, RegistryOp } from '../../src/api/types';
+import { buildGroups, defaultExpansion } from '../../src/model/groups';
+import { buildViewModel, registryKey } from '../../src/model/viewmodel';
+import { matchOps } from '../../src/ui/palette';
+
+const conv: RegistryOp = {
+  domain: '',
+  op_type: 'Conv',
+  since_version: 11,
+  category: 'nn',
+  inputs: [
+    { name: 'X', option: 'single', types: ['T'] },
+    { name: 'W', option: 'single', types: ['T'] },
+    { name: 'B', option: 'optional', types: ['T'] },
+  ],
+  outputs: [{ name: 'Y', option: 'single', types: ['T'] }],
+  attributes: [{ name: 'kernel_shape', type: 'ints', required: false }],
+};
+const concat: RegistryOp = {
+  ...conv,
+  op_type: 'Concat',
+  category: 'tensor',
+  inputs: [{ name: 'inputs', option: 'variadic', types: ['T'] }],
+  attributes: [],
+};
+const registry = new Map([conv, concat].map((o) => [registryKey(o.domain, o.op_type), o]));
+
+const graph: ApiGraph = {
+  version: 3,
+  graph: 'main',
+  nodes: [
+    {
+      id: 1,
+      name: 'k',
+      op_type: 'Constant',
+      domain: '',
+      scope: '',
+      inputs: [],
+      outputs: ['kc'],
+      attributes: [],
+    },
+    {
+      id: 2,
+      name: '/enc/layer.0/conv',
+      op_type: 'Conv',
+      domain: '',
+      scope: '/enc/layer.0',
+      inputs: ['x', 'W', ''],
+      outputs: ['y'],
+      attributes: [],
+    },
+    {
+      id: 3,
+      name: '/enc/cat',
+      op_type: 'Concat',
+      domain: '',
+      scope: '/enc',
+      inputs: ['y', 'kc'],
+      outputs: ['z'],
+      attributes: [],
+    },
+  ],
+  inputs: [{ name: 'x', type: 'tensor(float)', shape: [1, 3] }],
+  outputs: [{ name: 'z', type: 'tensor(float)', shape: [1, 6] }],
+  initializers: [{ name: 'W', dtype: 'float', shape: [8, 3, 3, 3], bytes: 864 }],
+};
+
+describe('view model', () => {
+  it('hides constants, colours terminals, grows variadic inputs and links values', () => {
+    const vm = buildViewModel(graph, { showConstants: false, registry });
+    expect(vm.hiddenConstants).toBe(1);
+    expect(vm.leaves.map((l) => l.key)).toEqual(['i:x', 'n:2', 'n:3', 'o:z']);
+    const conv = vm.leaves[1];
+    expect(conv.inputs.map((t) => t.state)).toEqual(['linked', 'init', 'free']);
+    expect(conv.inputs.map((t) => t.optional)).toEqual([false, false, true]);
+    const cat = vm.leaves[2];
+    expect(cat.inputs.map((t) => [t.state, t.variadicFree])).toEqual([
+      ['linked', false],
+      ['init', false],
+      ['free', true],
+    ]);
+    expect(vm.edges.map((e) => `${e.src}:${e.srcPort}->${e.dst}:${e.dstPort}`)).toEqual([
+      '0:0->1:0',
+      '1:0->2:0',
+      '2:0->3:0',
+    ]);
+  });
+
+  it('shows constants as nodes when asked', () => {
+    const vm = buildViewModel(graph, { showConstants: true, registry });
+    expect(vm.leaves.some((l) => l.op === 'Constant')).toBe(true);
+    expect(vm.leaves[3].inputs[1].state).toBe('linked'); // Concat's input from the visible Constant
+  });
+
+  it('groups by name scope', () => {
+    const vm = buildViewModel(graph, { showConstants: false, registry });
+    const g = buildGroups(vm);
+    expect(g.path).toEqual(['', '/enc', '/enc/layer.0']);
+    expect(g.parent).toEqual([-1, 0, 1]);
+    expect(g.size).toEqual([4, 2, 1]);
+    expect([...defaultExpansion(g, 1)]).toEqual([1, 0, 0]);
+    expect([...defaultExpansion(g)]).toEqual([1, 1, 1]);
+  });
+});
+
+describe('palette search', () => {
+  it('matches name, domain and category, exact names first', () => {
+    const ops = [
+      concat,
+      conv,
+      { ...conv, op_type: 'ConvTranspose' },
+      { ...conv, op_type: 'QLinearConv', domain: 'com.microsoft' },
+    ];
+    expect(matchOps(ops, 'conv').map((o) => o.op_type)).toEqual(['Conv', 'ConvTranspose', 'QLinearConv']);
+    expect(matchOps(ops, 'microsoft').map((o) => o.op_type)).toEqual(['QLinearConv']);
+    expect(matchOps(ops, 'tensor').map((o) => o.op_type)).toEqual(['Concat']);
+  });
+});
