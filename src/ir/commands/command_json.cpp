@@ -194,6 +194,12 @@ const std::map<std::string, Reader, std::less<>>& readers() {
        [](const json& j, const std::string& w) {
          return std::make_unique<ReplaceFunction>(function_from_json(require_field(j, "function", w), w));
        }},
+      {"replace_graph",
+       [](const json& j, const std::string& w) {
+         std::string what = optional_string_field(j, "description", w);
+         return std::make_unique<ReplaceGraph>(path_of(j, w), graph_from_json(require_field(j, "graph", w), w),
+                                               what.empty() ? "Replace graph" : what);
+       }},
       {"remove_function",
        [](const json& j, const std::string& w) {
          GraphPath::FunctionKey k = function_key_of(j, w);

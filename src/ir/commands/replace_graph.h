@@ -18,6 +18,9 @@ class ReplaceGraph : public GraphCommand {
   void apply(Model& m) override;
   void undo(Model& m) override;
   std::string description() const override { return what_; }
+  nlohmann::json to_json() const override;
+  // Every node of the two graphs (removed and added), their inputs, outputs, initializers and types.
+  void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
  private:
   Graph graph_;  // the new graph before apply, the old one after (apply and undo swap)
