@@ -7,9 +7,9 @@
 
 #include "check/checker.h"
 #include "cli/commands.h"
+#include "cli/run_inputs.h"
 #include "onnx/onnx_io.h"
 #include "passes/inline_functions.h"
-#include "cli/run_inputs.h"
 #include "passes/pipeline.h"
 #include "runtime/pass_target.h"
 

@@ -105,7 +105,8 @@ void add_profile_command(CLI::App& app, int& status) {
     int runs = s->iterations;
     double layer_sum_us = table.total_us() / runs;
     auto lat = profiler::summarize(ms);
-    profiler::ReportInfo info{s->model, s->backend, s->threads, s->optimization, s->iterations, s->warmup, feeds};
+    profiler::ReportInfo info{s->model,      s->backend, s->threads, s->optimization,
+                              s->iterations, s->warmup,  feeds};
     auto j = profiler::report_json(info, *session, lat, layers, layer_sum_us, runs);
     if (!report->empty()) {
       std::string text = j.dump(2) + "\n";
@@ -124,7 +125,9 @@ void add_profile_command(CLI::App& app, int& status) {
     const auto& st = session->last_stats();
     std::string where;
     for (const auto& b : session->backends())
-      if (b.nodes) where += fmt::format("{}{} ({}, {} nodes)", where.empty() ? "" : ", ", b.device, b.device_name, b.nodes);
+      if (b.nodes)
+        where +=
+            fmt::format("{}{} ({}, {} nodes)", where.empty() ? "" : ", ", b.device, b.device_name, b.nodes);
     fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers on {}\n", s->model, runs, s->warmup,
                s->optimization, layers.size(), where);
     print_table(layers, layer_sum_us, runs, *top == 0 ? layers.size() : *top);

@@ -399,12 +399,12 @@ std::string memory_line(const rt::RunStats& st) {
   std::string prepared = st.prepared_weight_bytes ? fmt::format(", kernels' prepared copies {}",
                                                                 human_bytes(st.prepared_weight_bytes))
                                                   : "";
-  std::string released = st.released_weight_bytes ? fmt::format(", originals released {}",
-                                                                human_bytes(st.released_weight_bytes))
-                                                  : "";
-  std::string line = fmt::format("peak {} (planner lower bound {}; weights {}{}{})", human_bytes(st.memory.peak_bytes),
-                                 human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes), prepared,
-                                 released);
+  std::string released = st.released_weight_bytes
+                             ? fmt::format(", originals released {}", human_bytes(st.released_weight_bytes))
+                             : "";
+  std::string line =
+      fmt::format("peak {} (planner lower bound {}; weights {}{}{})", human_bytes(st.memory.peak_bytes),
+                  human_bytes(st.memory.lower_bound_bytes), human_bytes(st.weight_bytes), prepared, released);
   // Device memory, for each device backend (the host is the line above).
   for (size_t i = 0; i + 1 < st.devices.size(); ++i) {
     const auto& d = st.devices[i];

@@ -64,6 +64,6 @@ bool eliminate_dead_nodes(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(eliminate_dead_nodes) {
-  reg.add(
-      {"eliminate_dead_nodes", tessera::passes::OptLevel::kBasic, 1000, tessera::passes::eliminate_dead_nodes});
+  reg.add({"eliminate_dead_nodes", tessera::passes::OptLevel::kBasic, 1000,
+           tessera::passes::eliminate_dead_nodes});
 }

@@ -43,5 +43,6 @@ bool fold_conv_batchnorm(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fold_conv_batchnorm) {
-  reg.add({"fold_conv_batchnorm", tessera::passes::OptLevel::kBasic, 80, tessera::passes::fold_conv_batchnorm});
+  reg.add(
+      {"fold_conv_batchnorm", tessera::passes::OptLevel::kBasic, 80, tessera::passes::fold_conv_batchnorm});
 }

@@ -58,6 +58,6 @@ bool fold_unsqueeze_squeeze(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fold_unsqueeze_squeeze) {
-  reg.add(
-      {"fold_unsqueeze_squeeze", tessera::passes::OptLevel::kBasic, 50, tessera::passes::fold_unsqueeze_squeeze});
+  reg.add({"fold_unsqueeze_squeeze", tessera::passes::OptLevel::kBasic, 50,
+           tessera::passes::fold_unsqueeze_squeeze});
 }

@@ -34,6 +34,6 @@ bool fuse_conv_activation(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_conv_activation) {
-  reg.add(
-      {"fuse_conv_activation", tessera::passes::OptLevel::kExtended, 70, tessera::passes::fuse_conv_activation});
+  reg.add({"fuse_conv_activation", tessera::passes::OptLevel::kExtended, 70,
+           tessera::passes::fuse_conv_activation});
 }

@@ -62,5 +62,9 @@ bool fuse_matmul_bias(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_matmul_bias) {
-  reg.add({"fuse_matmul_bias", tessera::passes::OptLevel::kLayout, 10, tessera::passes::fuse_matmul_bias, {"cpu"}});
+  reg.add({"fuse_matmul_bias",
+           tessera::passes::OptLevel::kLayout,
+           10,
+           tessera::passes::fuse_matmul_bias,
+           {"cpu"}});
 }

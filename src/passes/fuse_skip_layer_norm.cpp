@@ -76,6 +76,6 @@ bool fuse_skip_layer_norm(RuleContext& ctx, size_t i) {
 }  // namespace tessera::passes
 
 TESSERA_REGISTER_RULES(fuse_skip_layer_norm) {
-  reg.add(
-      {"fuse_skip_layer_norm", tessera::passes::OptLevel::kExtended, 50, tessera::passes::fuse_skip_layer_norm});
+  reg.add({"fuse_skip_layer_norm", tessera::passes::OptLevel::kExtended, 50,
+           tessera::passes::fuse_skip_layer_norm});
 }

@@ -45,8 +45,8 @@ class KernelOracle {
 class NodeEvaluator {
  public:
   virtual ~NodeEvaluator() = default;
-  virtual std::optional<std::vector<ir::Tensor>> evaluate(const ir::Model& model, const ir::Node& node,
-                                                          const std::vector<const ir::Tensor*>& inputs) const = 0;
+  virtual std::optional<std::vector<ir::Tensor>> evaluate(
+      const ir::Model& model, const ir::Node& node, const std::vector<const ir::Tensor*>& inputs) const = 0;
 };
 
 struct Target {

@@ -56,7 +56,8 @@ nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs) {
 
 void LayerTable::add(const rt::RunStats& run) {
   for (const auto& ev : run.events) {
-    Layer& l = by_node_[{ev.graph_path, ev.node_id == 0 ? std::hash<std::string>{}(ev.node_name) : ev.node_id}];
+    Layer& l =
+        by_node_[{ev.graph_path, ev.node_id == 0 ? std::hash<std::string>{}(ev.node_name) : ev.node_id}];
     l.graph = ev.graph_path;
     l.node_id = ev.node_id;
     l.name = ev.node_name;
@@ -122,21 +123,25 @@ nlohmann::json report_json(const ReportInfo& info, const rt::Session& session, c
                 {"producer", m.producer_name + (m.producer_version.empty() ? "" : " " + m.producer_version)},
                 {"opset", m.opset_version("").value_or(0)},
                 {"nodes_after_optimization", m.graph.nodes.size()}};
-  j["settings"] = {{"backend", info.backend},       {"threads", info.threads}, {"optimization", info.optimization},
-                   {"iterations", info.iterations}, {"warmup", info.warmup},   {"inputs", inputs_json(info)}};
+  j["settings"] = {
+      {"backend", info.backend},       {"threads", info.threads}, {"optimization", info.optimization},
+      {"iterations", info.iterations}, {"warmup", info.warmup},   {"inputs", inputs_json(info)}};
   // The backends that ran the model, in order of preference; the host (CPU) last. `device` (the first,
   // where most layers ran) is version 1's single device, kept for readers of that version.
   const std::vector<rt::BackendInfo> placed = session.backends();
   nlohmann::json backends = nlohmann::json::array();
   for (const auto& b : placed)
-    backends.push_back({{"backend", b.name}, {"device", b.device}, {"name", b.device_name}, {"nodes", b.nodes}});
+    backends.push_back(
+        {{"backend", b.name}, {"device", b.device}, {"name", b.device_name}, {"nodes", b.nodes}});
   j["backends"] = backends;
   const rt::BackendInfo& first = placed.front();
   j["device"] = {{"kind", first.name == "cpu" ? "cpu" : first.name},
                  {"name", first.device_name},
                  {"hardware_threads", std::thread::hardware_concurrency()}};
-  j["latency_ms"] = {
-      {"mean", latency.mean_ms}, {"median", latency.median_ms}, {"min", latency.min_ms}, {"max", latency.max_ms}};
+  j["latency_ms"] = {{"mean", latency.mean_ms},
+                     {"median", latency.median_ms},
+                     {"min", latency.min_ms},
+                     {"max", latency.max_ms}};
   j["layer_sum_ms"] = layer_sum_us / 1000.0;
   j["memory"] = memory_json(session.last_stats());
   j["layers"] = nlohmann::json::array();

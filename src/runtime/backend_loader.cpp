@@ -107,8 +107,9 @@ std::unique_ptr<Backend> load_backend(const std::string& name, const BackendOpti
                                          error[0] ? error : "the library declined without a reason"));
   std::unique_ptr<Backend> owned(b);
   if (owned->interface_version() != kBackendInterfaceVersion)
-    throw BackendUnavailable(fmt::format("backend '{}' implements interface version {}, this Tessera needs {}",
-                                         name, owned->interface_version(), kBackendInterfaceVersion));
+    throw BackendUnavailable(
+        fmt::format("backend '{}' implements interface version {}, this Tessera needs {}", name,
+                    owned->interface_version(), kBackendInterfaceVersion));
   return owned;
 }
 

@@ -24,7 +24,8 @@ class FrameHost : public ExecutionHost {
     return planner_ ? planner_->allocate(dtype, std::move(shape)) : Tensor::zeros(dtype, std::move(shape));
   }
   Tensor allocate_uninitialized(DataType dtype, Shape shape) override {
-    return planner_ ? planner_->allocate(dtype, std::move(shape), false) : Tensor::zeros(dtype, std::move(shape));
+    return planner_ ? planner_->allocate(dtype, std::move(shape), false)
+                    : Tensor::zeros(dtype, std::move(shape));
   }
   Stream& stream() override { return backend_ ? backend_->stream() : host_stream(); }
   std::vector<Value> run_subgraph(const ExecGraph& g, std::span<const Value> inputs) override {

@@ -16,7 +16,11 @@ void throw_unsupported_dtype(std::string_view what, DataType dt) {
 
 KernelInfo::KernelInfo(const ir::Node& node, const ops::OpSchema* schema, int opset,
                        std::vector<std::pair<std::string, const ExecGraph*>> subgraphs, NodeTypes types)
-    : node_(&node), schema_(schema), since_(opset), subgraphs_(std::move(subgraphs)), types_(std::move(types)) {}
+    : node_(&node),
+      schema_(schema),
+      since_(opset),
+      subgraphs_(std::move(subgraphs)),
+      types_(std::move(types)) {}
 
 namespace {
 const ir::Type& unknown_type() {

@@ -30,7 +30,8 @@ class EvaluatorHost : public ExecutionHost {
 }  // namespace
 
 bool BackendKernelOracle::has_kernel(const ir::Model& model, const ir::Node& node) const {
-  const ops::OpSchema* schema = ops::OpRegistry::global().find(node.domain, node.op_type, opset_for(model, node));
+  const ops::OpSchema* schema =
+      ops::OpRegistry::global().find(node.domain, node.op_type, opset_for(model, node));
   if (!schema) return false;
   KernelInfo info(node, schema, schema->since_version());
   for (const Backend* b : backends_)
@@ -38,9 +39,10 @@ bool BackendKernelOracle::has_kernel(const ir::Model& model, const ir::Node& nod
   return false;
 }
 
-std::optional<std::vector<ir::Tensor>> CpuNodeEvaluator::evaluate(const ir::Model& model, const ir::Node& node,
-                                                                  const std::vector<const ir::Tensor*>& inputs) const {
-  const ops::OpSchema* schema = ops::OpRegistry::global().find(node.domain, node.op_type, opset_for(model, node));
+std::optional<std::vector<ir::Tensor>> CpuNodeEvaluator::evaluate(
+    const ir::Model& model, const ir::Node& node, const std::vector<const ir::Tensor*>& inputs) const {
+  const ops::OpSchema* schema =
+      ops::OpRegistry::global().find(node.domain, node.op_type, opset_for(model, node));
   if (!schema) return std::nullopt;
   KernelInfo info(node, schema, schema->since_version());
   const KernelDef* def = KernelRegistry::cpu().find(info);

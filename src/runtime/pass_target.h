@@ -25,8 +25,9 @@ class BackendKernelOracle : public passes::KernelOracle {
 // Runs one node on the CPU's kernels, directly: a kernel, a context, heap memory, one thread.
 class CpuNodeEvaluator : public passes::NodeEvaluator {
  public:
-  std::optional<std::vector<ir::Tensor>> evaluate(const ir::Model& model, const ir::Node& node,
-                                                  const std::vector<const ir::Tensor*>& inputs) const override;
+  std::optional<std::vector<ir::Tensor>> evaluate(
+      const ir::Model& model, const ir::Node& node,
+      const std::vector<const ir::Tensor*>& inputs) const override;
 };
 
 // A target for the CPU at `level` (kernels and evaluator of the built-in CPU backend), for callers

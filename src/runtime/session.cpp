@@ -38,8 +38,8 @@ std::string first_errors(const check::Diagnostics& d) {
 
 // What the optimiser aims at: the backend the session prefers (a device where there is one), with the
 // layout and precision that backend runs best. Only the CPU's kernels read the blocked layout.
-passes::Target session_target(const SessionOptions& o, const Backend& primary, const passes::KernelOracle& kernels,
-                              const passes::NodeEvaluator& evaluator) {
+passes::Target session_target(const SessionOptions& o, const Backend& primary,
+                              const passes::KernelOracle& kernels, const passes::NodeEvaluator& evaluator) {
   passes::Target t;
   t.backend = std::string(primary.name());
   t.level = o.optimization;
@@ -82,7 +82,8 @@ size_t prepared_bytes(const ExecGraph& g) {
 }
 
 std::string label_of(const ir::Node& n) {
-  return n.name.empty() ? fmt::format("{} node", n.op_type) : fmt::format("node '{}' ({})", n.name, n.op_type);
+  return n.name.empty() ? fmt::format("{} node", n.op_type)
+                        : fmt::format("node '{}' ({})", n.name, n.op_type);
 }
 
 }  // namespace
@@ -102,7 +103,8 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   BackendKernelOracle oracle(std::move(kernels_of));
   CpuNodeEvaluator evaluator;
   passes::Target target = session_target(opts_, *backends_.front(), oracle, evaluator);
-  for (auto& r : passes::optimize(model_, target)) rewrites_.emplace_back(std::move(r.rule), std::move(r.node));
+  for (auto& r : passes::optimize(model_, target))
+    rewrites_.emplace_back(std::move(r.rule), std::move(r.node));
 
   pool_ = std::make_unique<ThreadPool>(opts_.threads);
   pool_->set_cancel_flag(&cancel_);
@@ -177,7 +179,8 @@ void Session::prepare_kernels() {
       } catch (const KernelError& e) {
         throw RunError(fmt::format("{}: {}: {}", g.path(), label_of(*en.node), e.what()));
       } catch (const OutOfMemory& e) {
-        throw RunError(fmt::format("{}: {}: preparing its weights: {}", g.path(), label_of(*en.node), e.what()));
+        throw RunError(
+            fmt::format("{}: {}: preparing its weights: {}", g.path(), label_of(*en.node), e.what()));
       }
       for (int s : ctx.released)
         if (auto it = unreleased.find(s); it != unreleased.end() && --it->second == 0) drop(s);
@@ -198,8 +201,8 @@ std::vector<BackendInfo> Session::backends() const {
   };
   count(*graph_);
   for (const auto& b : backends_)
-    out.push_back({std::string(b->name()), fmt::format("{}:{}", b->name(), b->device().index), b->device_name(),
-                   counts[b.get()]});
+    out.push_back({std::string(b->name()), fmt::format("{}:{}", b->name(), b->device().index),
+                   b->device_name(), counts[b.get()]});
   return out;
 }
 
@@ -236,7 +239,6 @@ void Session::check_feed(const ir::ValueInfo& vi, const Value& v) const {
                                  dims[i].value, shape_str(x.shape())));
 }
 
-
 std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>& feeds,
                                 const std::vector<std::string>& fetch) {
   std::lock_guard lock(run_mu_);
@@ -265,7 +267,8 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   for (auto& p : planners_) p->begin_run(replan);
   RunContext rc;
   rc.planner = planners_.back().get();
-  for (size_t i = 0; i + 1 < backends_.size(); ++i) rc.device_planners.emplace_back(backends_[i].get(), planners_[i].get());
+  for (size_t i = 0; i + 1 < backends_.size(); ++i)
+    rc.device_planners.emplace_back(backends_[i].get(), planners_[i].get());
   rc.pool = pool_.get();
   rc.cancel = &cancel_;
   stats_.events.clear();

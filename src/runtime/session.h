@@ -30,9 +30,9 @@ class ThreadPool;
 // The graph optimisation levels (src/passes/pipeline.h); each includes the ones before it. `layout`
 // (ONNX Runtime's "all") adds the backend's activation layout (the CPU's blocked one), which ties the
 // model to this kind of machine: the default for running, not for saving.
-using passes::OptLevel;
 using passes::opt_level_from_name;
 using passes::opt_level_name;
+using passes::OptLevel;
 
 struct SessionOptions {
   OptLevel optimization = OptLevel::kLayout;
@@ -54,7 +54,7 @@ struct NodeEvent {
   std::string node_name, op_type, kernel;
   std::string backend;  // "cpu", "cuda"
   std::string device;   // "cpu:0", "cuda:0"
-  std::string path;  // which of its paths the kernel took ("own gemm", "reference fallback"), or empty
+  std::string path;     // which of its paths the kernel took ("own gemm", "reference fallback"), or empty
   double start_us = 0, duration_us = 0;  // from the start of the run
   std::vector<Shape> output_shapes;
   std::vector<std::string> fused_from;  // names of the ONNX nodes a fused node replaced
@@ -69,8 +69,8 @@ struct DeviceMemoryStats {
 
 struct RunStats {
   double total_us = 0;
-  std::vector<NodeEvent> events;  // when profiling
-  MemoryStats memory;             // the host's
+  std::vector<NodeEvent> events;           // when profiling
+  MemoryStats memory;                      // the host's
   std::vector<DeviceMemoryStats> devices;  // every backend of the session, the host last
   size_t weight_bytes = 0;
   // The kernels' own copies of weights, reordered or packed into their layouts (OpKernel::
@@ -136,7 +136,7 @@ class Session {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ExecGraph> graph_;
   std::vector<std::pair<std::string, std::string>> rewrites_;  // (rule, node)
-  std::vector<std::vector<int64_t>> plan_shapes_;  // input shapes the plan was learned with
+  std::vector<std::vector<int64_t>> plan_shapes_;              // input shapes the plan was learned with
   bool planned_once_ = false;
   std::mutex run_mu_;
   std::atomic<bool> cancel_{false};

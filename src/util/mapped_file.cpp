@@ -1,7 +1,6 @@
 #include "util/mapped_file.h"
 
 #include <sys/mman.h>
-
 #include <unistd.h>
 
 #include <cerrno>

@@ -186,7 +186,8 @@ TEST_F(RunCli, RulesCanBeListedWithTheirBackendsAndSwitchedOff) {
   Result bad = tessera("run " + model_ + " -n 1 --shape x=2x4 --disable-rule no_such_rule");
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.out.find("no rewrite rule named 'no_such_rule'"), std::string::npos) << bad.out;
-  Result ok = tessera("run " + model_ + " -n 1 --shape x=2x4 --disable-rule fold_constants --disable-rule fuse_gelu");
+  Result ok =
+      tessera("run " + model_ + " -n 1 --shape x=2x4 --disable-rule fold_constants --disable-rule fuse_gelu");
   EXPECT_EQ(ok.status, 0) << ok.out;
 }
 

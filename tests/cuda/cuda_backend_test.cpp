@@ -35,9 +35,25 @@ class Cuda : public ::testing::Test {
 
 // Values over the float range where the functions are interesting, plus the special ones.
 std::vector<float> hard_inputs() {
-  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, 1e-30f, -1e-30f, 1e-40f, 88.0f, -88.0f, 89.0f,
-                          -104.0f, 20.0f, -20.0f, 1e30f, -1e30f, std::numeric_limits<float>::infinity(),
-                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()};
+  std::vector<float> v = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          0.5f,
+                          1e-30f,
+                          -1e-30f,
+                          1e-40f,
+                          88.0f,
+                          -88.0f,
+                          89.0f,
+                          -104.0f,
+                          20.0f,
+                          -20.0f,
+                          1e30f,
+                          -1e30f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
   for (int i = -200; i <= 200; ++i) v.push_back(static_cast<float>(i) * 0.0731f);
   for (int e = -20; e <= 20; ++e) v.push_back(std::ldexp(1.37f, e));
   return v;
@@ -76,7 +92,9 @@ double element(const rt::Tensor& t, int64_t i) {
 // or equal infinities.
 void expect_close(const rt::Tensor& got, const rt::Tensor& want, double ulps, const std::string& what) {
   ASSERT_EQ(got.shape(), want.shape()) << what;
-  double eps = got.dtype() == DataType::kFloat ? 0x1p-23 : got.dtype() == DataType::kFloat16 ? 0x1p-10 : 0x1p-7;
+  double eps = got.dtype() == DataType::kFloat     ? 0x1p-23
+               : got.dtype() == DataType::kFloat16 ? 0x1p-10
+                                                   : 0x1p-7;
   double tiny = got.dtype() == DataType::kFloat ? 1e-37 : got.dtype() == DataType::kFloat16 ? 6e-8 : 1e-37;
   int bad = 0;
   for (int64_t i = 0; i < got.numel() && bad < 5; ++i) {
@@ -94,7 +112,8 @@ void expect_close(const rt::Tensor& got, const rt::Tensor& want, double ulps, co
 
 TEST_F(Cuda, UnaryKernelsMatchTheReference) {
   auto x = hard_inputs();
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Erf", "Reciprocal"}) {
+  for (const char* op :
+       {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Erf", "Reciprocal"}) {
     for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16}) {
       rt::Shape shape{static_cast<int64_t>(x.size())};
       ir::Model m = one_node(op, t, {shape});
@@ -108,7 +127,8 @@ TEST_F(Cuda, UnaryKernelsMatchTheReference) {
       EXPECT_TRUE(on_gpu) << op << " did not run on the GPU";
       // float32: CUDA's expf/logf/tanhf/erff are within 2 ulp, the reference within 2: 4 together.
       // float16/bfloat16: both compute in float and round once: 1 ulp of the type.
-      expect_close(g, r, t == DataType::kFloat ? 4 : 1, std::string(op) + " " + std::string(ir::dtype_name(t)));
+      expect_close(g, r, t == DataType::kFloat ? 4 : 1,
+                   std::string(op) + " " + std::string(ir::dtype_name(t)));
     }
   }
 }
@@ -123,7 +143,8 @@ TEST_F(Cuda, BinaryKernelsBroadcastAsTheReferenceDoes) {
       rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
       auto fill = [](const rt::Shape& s, float k) {
         std::vector<float> v(static_cast<size_t>(rt::shape_numel(s)));
-        for (size_t i = 0; i < v.size(); ++i) v[i] = 0.25f + std::fabs(std::sin(k * static_cast<float>(i + 1)));
+        for (size_t i = 0; i < v.size(); ++i)
+          v[i] = 0.25f + std::fabs(std::sin(k * static_cast<float>(i + 1)));
         return rt::Tensor::from_vector<float>(DataType::kFloat, s, v);
       };
       std::vector<std::pair<std::string, rt::Value>> feeds = {{"x0", rt::Value(fill(sa, 0.7f))},

@@ -73,8 +73,9 @@ std::shared_ptr<void> CudaBackend::allocate(size_t bytes) {
     cudaGetLastError();
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
-    throw rt::OutOfMemory(fmt::format("out of GPU memory on cuda:{} allocating {} ({} free of {}): {}", device_,
-                                      human(bytes), human(free_b), human(total_b), cudaGetErrorString(e)));
+    throw rt::OutOfMemory(fmt::format("out of GPU memory on cuda:{} allocating {} ({} free of {}): {}",
+                                      device_, human(bytes), human(free_b), human(total_b),
+                                      cudaGetErrorString(e)));
   }
   return {p, [s](void* q) { cudaFreeAsync(q, s); }};
 }
@@ -84,12 +85,14 @@ void CudaBackend::fill_zero(void* p, size_t bytes, rt::Stream& s) {
 }
 
 void CudaBackend::copy_to_host(const rt::Tensor& src, void* dst, rt::Stream& s) {
-  check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, native(s)), "cudaMemcpyAsync (to host)");
+  check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, native(s)),
+        "cudaMemcpyAsync (to host)");
   check(cudaStreamSynchronize(native(s)), "cudaStreamSynchronize");
 }
 
 void CudaBackend::copy_from_host(const void* src, rt::Tensor& dst, rt::Stream& s) {
-  check(cudaMemcpyAsync(dst.raw(), src, dst.nbytes(), cudaMemcpyHostToDevice, native(s)), "cudaMemcpyAsync (to device)");
+  check(cudaMemcpyAsync(dst.raw(), src, dst.nbytes(), cudaMemcpyHostToDevice, native(s)),
+        "cudaMemcpyAsync (to device)");
 }
 
 std::unique_ptr<rt::Stream> CudaBackend::create_stream() {
@@ -117,15 +120,16 @@ extern "C" __attribute__((visibility("default"))) tessera::rt::Backend* tessera_
   using tessera::rt::kBackendInterfaceVersion;
   if (interface_version != kBackendInterfaceVersion) {
     say(error, error_size,
-        fmt::format("libtessera_cuda.so implements backend interface {}, tessera asks for {}", kBackendInterfaceVersion,
-                    interface_version));
+        fmt::format("libtessera_cuda.so implements backend interface {}, tessera asks for {}",
+                    kBackendInterfaceVersion, interface_version));
     return nullptr;
   }
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
     say(error, error_size,
-        e != cudaSuccess ? fmt::format("no usable CUDA device ({})", cudaGetErrorString(e)) : "no CUDA device");
+        e != cudaSuccess ? fmt::format("no usable CUDA device ({})", cudaGetErrorString(e))
+                         : "no CUDA device");
     cudaGetLastError();
     return nullptr;
   }

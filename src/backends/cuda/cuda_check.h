@@ -11,7 +11,8 @@ namespace tessera::cuda {
 
 inline void check(cudaError_t e, const char* what) {
   if (e == cudaSuccess) return;
-  throw rt::KernelError(fmt::format("CUDA error in {}: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e)));
+  throw rt::KernelError(
+      fmt::format("CUDA error in {}: {} ({})", what, cudaGetErrorString(e), cudaGetErrorName(e)));
 }
 
 inline cudaStream_t native(rt::Stream& s) {

@@ -117,8 +117,9 @@ void register_cuda_kernels(rt::KernelRegistry& reg) {
                                                                     {"Erf", UnaryOp::kErf},
                                                                     {"Reciprocal", UnaryOp::kReciprocal}}};
   for (auto [name, op] : kUnary)
-    reg.add(def(name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 1); },
-                [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<UnaryKernel>(op); }));
+    reg.add(def(
+        name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 1); },
+        [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<UnaryKernel>(op); }));
   constexpr std::array<std::pair<const char*, BinaryOp>, 5> kBinary{{{"Add", BinaryOp::kAdd},
                                                                      {"Sub", BinaryOp::kSub},
                                                                      {"Mul", BinaryOp::kMul},

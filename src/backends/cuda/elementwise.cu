@@ -10,20 +10,32 @@ namespace {
 template <class T>
 __device__ float load(const T* p, int64_t i);
 template <>
-__device__ float load<float>(const float* p, int64_t i) { return p[i]; }
+__device__ float load<float>(const float* p, int64_t i) {
+  return p[i];
+}
 template <>
-__device__ float load<__half>(const __half* p, int64_t i) { return __half2float(p[i]); }
+__device__ float load<__half>(const __half* p, int64_t i) {
+  return __half2float(p[i]);
+}
 template <>
-__device__ float load<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) { return __bfloat162float(p[i]); }
+__device__ float load<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
+  return __bfloat162float(p[i]);
+}
 
 template <class T>
 __device__ void store(T* p, int64_t i, float v);
 template <>
-__device__ void store<float>(float* p, int64_t i, float v) { p[i] = v; }
+__device__ void store<float>(float* p, int64_t i, float v) {
+  p[i] = v;
+}
 template <>
-__device__ void store<__half>(__half* p, int64_t i, float v) { p[i] = __float2half_rn(v); }
+__device__ void store<__half>(__half* p, int64_t i, float v) {
+  p[i] = __float2half_rn(v);
+}
 template <>
-__device__ void store<__nv_bfloat16>(__nv_bfloat16* p, int64_t i, float v) { p[i] = __float2bfloat16_rn(v); }
+__device__ void store<__nv_bfloat16>(__nv_bfloat16* p, int64_t i, float v) {
+  p[i] = __float2bfloat16_rn(v);
+}
 
 // Accurate forms (not the fast intrinsics): expf/logf/tanhf/erff are CUDA's correctly-rounded-to-a-few-
 // ulp library functions; sigmoid is written so that it does not cancel for large |x|.
@@ -60,19 +72,22 @@ __device__ float binary(float a, float b) {
 
 template <UnaryOp Op, class T>
 __global__ void unary_kernel(const T* x, T* y, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
     store(y, i, unary<Op>(load(x, i)));
 }
 
 template <BinaryOp Op, class T>
 __global__ void binary_same_kernel(const T* a, const T* b, T* y, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
     store(y, i, binary<Op>(load(a, i), load(b, i)));
 }
 
 template <BinaryOp Op, class T>
 __global__ void binary_broadcast_kernel(const T* a, const T* b, T* y, int64_t n, BroadcastShape s) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     int64_t rest = i, ia = 0, ib = 0;
     for (int d = s.rank - 1; d >= 0; --d) {
       int64_t idx = rest % s.out_dims[d];

@@ -197,7 +197,8 @@ const std::map<std::string, Reader, std::less<>>& readers() {
       {"replace_graph",
        [](const json& j, const std::string& w) {
          std::string what = optional_string_field(j, "description", w);
-         return std::make_unique<ReplaceGraph>(path_of(j, w), graph_from_json(require_field(j, "graph", w), w),
+         return std::make_unique<ReplaceGraph>(path_of(j, w),
+                                               graph_from_json(require_field(j, "graph", w), w),
                                                what.empty() ? "Replace graph" : what);
        }},
       {"remove_function",

@@ -27,8 +27,10 @@ nlohmann::json ReplaceGraph::to_json() const {
 void ReplaceGraph::changes(const Model& m, bool, std::vector<Change>& out) const {
   // After apply or undo, graph_ holds the graph that left and the model the one that came in.
   for (const Node& n : graph_.nodes) out.push_back(Change{Change::Kind::kNodeRemoved, path_, n.id});
-  for (const Node& n : resolve_graph(m, path_).nodes) out.push_back(Change{Change::Kind::kNodeAdded, path_, n.id});
-  for (auto k : {Change::Kind::kGraphIoChanged, Change::Kind::kInitializersChanged, Change::Kind::kValueInfoChanged})
+  for (const Node& n : resolve_graph(m, path_).nodes)
+    out.push_back(Change{Change::Kind::kNodeAdded, path_, n.id});
+  for (auto k :
+       {Change::Kind::kGraphIoChanged, Change::Kind::kInitializersChanged, Change::Kind::kValueInfoChanged})
     out.push_back(Change{k, path_, 0});
 }
 

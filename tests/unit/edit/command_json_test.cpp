@@ -292,13 +292,17 @@ TEST(AttributeJson, EveryWritableKindRoundTrips) {
 TEST(AttributeJson, RefusesSubgraphsNestedWithoutEnd) {
   json g = {{"name", "leaf"}};
   for (int i = 0; i < 100; ++i) {
-    g = {{"name", "g"}, {"nodes", {{{"op_type", "If"}, {"attributes", {{{"name", "then_branch"}, {"type", "graph"}, {"value", g}}}}}}}};
+    g = {{"name", "g"},
+         {"nodes",
+          {{{"op_type", "If"},
+            {"attributes", {{{"name", "then_branch"}, {"type", "graph"}, {"value", g}}}}}}}};
   }
   try {
     attribute_from_json({{"name", "body"}, {"type", "graph"}, {"value", g}});
     ADD_FAILURE() << "no error";
   } catch (const JsonError& e) {
-    EXPECT_NE(std::string(e.what()).find("subgraphs are nested more than 64 deep"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("subgraphs are nested more than 64 deep"), std::string::npos)
+        << e.what();
   }
 }
 

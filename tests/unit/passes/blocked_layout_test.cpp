@@ -179,7 +179,8 @@ TEST(BlockedLayout, LeavesNonConstantWeightsAlone) {
   auto w = b.input("w", F({Dim::of(16), Dim::of(16), Dim::of(3), Dim::of(3)}));
   b.output(b.node("Conv", {x, w}), F({Dim::of(1), Dim::of(16), Dim::of(3), Dim::of(3)}));
   ir::Model lay = m;
-  EXPECT_TRUE(optimize(lay, rt::cpu_target(OptLevel::kLayout)).empty() || count(lay.graph, "BlockedConv") == 0);
+  EXPECT_TRUE(optimize(lay, rt::cpu_target(OptLevel::kLayout)).empty() ||
+              count(lay.graph, "BlockedConv") == 0);
   EXPECT_EQ(count(lay.graph, "BlockedConv"), 0u);
 }
 

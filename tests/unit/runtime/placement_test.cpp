@@ -114,7 +114,8 @@ class SimDevice : public rt::Backend {
       d.create = std::move(f);
       registry_.add(std::move(d));
     };
-    add("Relu", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimUnary<ReluFn>>(i); });
+    add("Relu",
+        [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimUnary<ReluFn>>(i); });
     add("Add", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimAdd>(i); });
     g_sim_stream = &stream_;
   }
@@ -205,8 +206,8 @@ std::vector<float> expected_y(const rt::Tensor& x) {
 }  // namespace
 
 TEST_F(Placement, DeviceNodesRunOnTheDeviceWithOneCopyPerValueAndDevice) {
-  rt::Session s(mixed_model(64), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim",
-                                  .profile = true});
+  rt::Session s(mixed_model(64),
+                {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim", .profile = true});
   rt::Tensor x = ramp(64, -8.0f);
   for (int run = 0; run < 2; ++run) {
     auto outs = s.run({{"x", rt::Value(x)}});
@@ -265,7 +266,8 @@ TEST_F(Placement, AWeightHeldByAKernelOnTheDeviceIsReleasedOnTheHost) {
   rt::Tensor x = ramp(256, -30.0f);
   auto outs = s.run({{"x", rt::Value(x)}});
   auto want = expected_y(x);
-  for (int64_t i = 0; i < 256; ++i) EXPECT_NEAR(outs[0].tensor().data<float>()[i], want[static_cast<size_t>(i)], 1e-6f);
+  for (int64_t i = 0; i < 256; ++i)
+    EXPECT_NEAR(outs[0].tensor().data<float>()[i], want[static_cast<size_t>(i)], 1e-6f);
 }
 
 TEST_F(Placement, TheDeviceDeclinesTypesItHasNoKernelFor) {
@@ -278,7 +280,8 @@ TEST_F(Placement, TheDeviceDeclinesTypesItHasNoKernelFor) {
   b.output(r, Type::tensor(DataType::kInt32));
   rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
   EXPECT_EQ(s.backends()[0].nodes, 0u);
-  auto outs = s.run({{"x", rt::Value(rt::Tensor::from_vector<int32_t>(DataType::kInt32, {4}, {-2, 3, -1, 5}))}});
+  auto outs =
+      s.run({{"x", rt::Value(rt::Tensor::from_vector<int32_t>(DataType::kInt32, {4}, {-2, 3, -1, 5}))}});
   EXPECT_EQ(outs[0].tensor().data<int32_t>()[1], 3);
   EXPECT_EQ(counters_.to_device + counters_.to_host, 0u) << "nothing placed on the device, nothing copied";
 }
@@ -307,7 +310,8 @@ TEST_F(Placement, SubgraphsReadDeviceValuesThroughOneHostCopy) {
   b.output(out, Type::tensor(DataType::kFloat));
   rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
   rt::Tensor xv = ramp(8, -1.0f);
-  auto outs = s.run({{"x", rt::Value(xv)}, {"c", rt::Value(rt::Tensor::scalar<bool>(DataType::kBool, true))}});
+  auto outs =
+      s.run({{"x", rt::Value(xv)}, {"c", rt::Value(rt::Tensor::scalar<bool>(DataType::kBool, true))}});
   for (int64_t i = 0; i < 8; ++i)
     EXPECT_FLOAT_EQ(outs[0].tensor().data<float>()[i], -std::max(0.0f, xv.data<float>()[i]));
   EXPECT_EQ(counters_.to_host, 1u);
@@ -367,7 +371,8 @@ TEST(Backends, SwitchedOffRulesDoNotRewrite) {
     m.ir_version = 8;
     m.opset_imports = {{"", 17}};
     ir::GraphBuilder b(m.graph);
-    auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(1), Dim::of(2), Dim::of(5), Dim::of(5)}));
+    auto x = b.input(
+        "x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(1), Dim::of(2), Dim::of(5), Dim::of(5)}));
     auto w = b.random_normal("w", {3, 2, 3, 3}, 0.5f);
     auto c = b.node("Conv", {x, w}, {}, "conv");
     auto r = b.node("Relu", {c}, {}, "relu");
@@ -381,8 +386,9 @@ TEST(Backends, SwitchedOffRulesDoNotRewrite) {
   };
   rt::Session on(model(), {.optimization = rt::OptLevel::kExtended, .threads = 1});
   EXPECT_TRUE(fused(on));
-  rt::Session off(model(), {.optimization = rt::OptLevel::kExtended, .threads = 1,
-                            .disabled_rules = {"fuse_conv_activation"}});
+  rt::Session off(
+      model(),
+      {.optimization = rt::OptLevel::kExtended, .threads = 1, .disabled_rules = {"fuse_conv_activation"}});
   EXPECT_FALSE(fused(off));
   rt::Tensor x = rt::Tensor::zeros(DataType::kFloat, {1, 2, 5, 5});
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::sin(static_cast<float>(i));
