@@ -41,7 +41,7 @@ struct SessionOptions {
   int device = 0;                  // which device of the backend's kind
   bool profile = false;            // time every node of every run
   bool reference_kernels = false;  // only the reference kernels: the oracle the fast ones are tested against
-  std::vector<std::string> disabled_rules;  // rewrite rules switched off (passes::list_rules names)
+  std::vector<std::string> disabled_rules = {};  // rewrite rules switched off (passes::list_rules names)
 };
 
 using passes::kFusedFromKey;

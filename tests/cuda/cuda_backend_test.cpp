@@ -176,7 +176,9 @@ TEST_F(Cuda, MixedPlacementCopiesEachValueOncePerDevice) {
   std::map<std::string, int> ops;
   for (const auto& ev : gpu.last_stats().events) {
     ops[ev.op_type]++;
-    if (ev.backend == "cuda") EXPECT_EQ(ev.device, "cuda:0");
+    if (ev.backend == "cuda") {
+      EXPECT_EQ(ev.device, "cuda:0");
+    }
   }
   EXPECT_EQ(ops["MemcpyToDevice"], 2);  // x, softmax's output
   EXPECT_EQ(ops["MemcpyToHost"], 2);    // relu's output, the graph output

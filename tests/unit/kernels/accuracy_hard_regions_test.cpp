@@ -156,7 +156,9 @@ TEST(AccuracyHardRegions, IssueTableValues) {
       EXPECT_LE(c.ulps, 4) << "got " << r[p][0] << ", want " << w.y;
       EXPECT_FALSE(c.flushed) << "got " << r[p][0] << ", want " << w.y;
       EXPECT_FALSE(c.special_wrong) << "got " << r[p][0] << ", want " << w.y;
-      if (w.y > 0) EXPECT_GT(r[p][0], 0.0f);
+      if (w.y > 0) {
+        EXPECT_GT(r[p][0], 0.0f);
+      }
     }
   }
 }

@@ -757,8 +757,9 @@ TEST(FastVsReference, ElementwiseInUlpsOverTheWholeLine) {
     cases[i].max_ulps = ulps[i];
     std::string path = check(cases[i]);
     // Everything but Abs and Sqrt (exact on oneDNN) runs on the own accurate math.
-    if (cases[i].op != "Abs" && cases[i].op != "Sqrt")
+    if (cases[i].op != "Abs" && cases[i].op != "Sqrt") {
       EXPECT_EQ(path.rfind("own ", 0), 0u) << cases[i].label << ": " << path;
+    }
   }
 }
 
