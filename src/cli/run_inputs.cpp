@@ -96,7 +96,7 @@ size_t parse_memory_limit(const std::string& text) {
 
 std::string run_error_message(const std::exception& e) {
   std::string m = e.what();
-  if (m.find("for one tensor") == std::string::npos) return m;
+  if (m.find("for one tensor") == std::string::npos && m.find("for one run") == std::string::npos) return m;
   return m + (g_limit_from_free_memory
                   ? " (the memory available on this machine now; --memory-limit raises it)"
                   : " (--memory-limit)");

@@ -1,5 +1,7 @@
 #include "runtime/memory_planner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -180,6 +182,16 @@ Tensor MemoryPlanner::allocate(DataType dtype, Shape shape, bool zero) {
       if (zero) st->backend->fill_zero(p, bytes, st->backend->stream());
       return Tensor(dtype, std::move(shape), std::move(data), st->backend->device());
     }
+  }
+  // The host's run as a whole stays within the same limit as one tensor (rt::max_tensor_bytes: physical
+  // memory, or what `tessera run --memory-limit` sets): many tensors that each fit can still add up to
+  // more than the machine has, and must stop with a message here rather than in the kernel's OOM killer.
+  size_t held = (st->last_planned ? st->arena_bytes : 0) + st->heap_in_use + round_up(bytes);
+  if (st->backend->is_host() && held > max_tensor_bytes()) {
+    throw KernelError(fmt::format(
+        "a {} tensor of shape {} would bring the run's memory to {} bytes, more than the limit of {} bytes "
+        "for one run",
+        ir::dtype_name(dtype), shape_str(shape), held, max_tensor_bytes()));
   }
   if (!st->recording) st->fallbacks++;
   bool record = st->recording;

@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "runtime/kernel.h"
+
 namespace rt = tessera::rt;
 using tessera::ir::DataType;
 
@@ -76,4 +81,28 @@ TEST(MemoryPlanner, TensorsKeptPastTheRunAreNotPlanned) {
   p.end_run();
   EXPECT_EQ(p.stats().arena_bytes, 0u);  // the output escaped the run: it lives on the heap
   EXPECT_EQ(p.stats().lower_bound_bytes, 400u);
+}
+
+// Tensors that each fit the limit but together do not: the run stops before allocating the one that
+// would cross it, naming the total, and the planner works again after the limit is lifted.
+TEST(MemoryPlanner, TheRunAsAWholeStaysWithinTheLimit) {
+  rt::set_max_tensor_bytes(1 << 20);
+  rt::MemoryPlanner p;
+  p.begin_run(true);
+  std::vector<rt::Tensor> held;
+  std::string error;
+  try {
+    for (int i = 0; i < 8; ++i) held.push_back(p.allocate(DataType::kFloat, {64 * 1024}));  // 256 KiB each
+  } catch (const rt::KernelError& e) {
+    error = e.what();
+  }
+  EXPECT_EQ(held.size(), 4u) << "four 256 KiB tensors fill 1 MiB; the fifth would pass it";
+  EXPECT_NE(error.find("more than the limit of 1048576 bytes for one run"), std::string::npos) << error;
+  held.clear();
+  p.abort_run();
+  rt::set_max_tensor_bytes(0);
+  p.begin_run(true);
+  for (int i = 0; i < 8; ++i) held.push_back(p.allocate(DataType::kFloat, {64 * 1024}));
+  p.end_run();
+  EXPECT_EQ(held.size(), 8u);
 }
