@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # The GPU test machine's check, in one command (../shared/GPU.md). Build the bundle here first
-# (`bash scripts/bundle.sh`: dist/tessera with libtessera_cuda.so and tessera_cuda_tests), carry dist/
-# along, then there:
+# (`bash scripts/bundle.sh`: dist/tessera with libtessera_cuda.so and tessera_cuda_tests); the bundle is
+# over the device tool's 64 MiB, so pack it with the conformance suite and carry dist/pack:
+#   mkdir -p dist/pack && tar czf dist/pack/tessera.tgz -C dist tessera &&
+#     cp ../shared/conformance/onnx-node-tests.tgz dist/pack/
+# then there, after `mkdir -p dist && tar xzf dist/pack/tessera.tgz -C dist`:
 #   bash scripts/gpu-check.sh OUT_DIR [stage...]
 # Stages (all by default, in this order; each fits the device tool's 10-minute calls):
 #   unit       the CUDA backend's tests against the CPU's reference kernels (tessera_cuda_tests)
 #   memcheck   the same under compute-sanitizer memcheck (no error allowed)
 #   samples    the bundled sample models run and profiled with --backend cuda (and auto)
+#   conformance the ONNX node conformance suite with --backend cuda: pass rate and how many cases ran
+#              every node on the GPU (the suite's archive carried in dist/pack/onnx-node-tests.tgz)
 #   cpu        the CPU engine against ONNX Runtime (bench/gpu_machine_cpu.sh): the CPU figures hold
 # Each stage writes OUT_DIR/<stage>.log; the script's exit status is the number of failed stages.
 set -uo pipefail
@@ -41,6 +46,11 @@ samples() {
       --report "$out/profile_$(basename "$m" .onnx)_cuda.json" || return 1
   done
 }
+conformance() {
+  local dir=/tmp/tessera-conformance
+  rm -rf "$dir" && mkdir -p "$dir" && tar xzf dist/pack/onnx-node-tests.tgz -C "$dir" || return 1
+  "$bin/tessera_conformance_run" --dir "$dir/node" --backend cuda --jobs "$(nproc)" --list-failures "$out/conformance_failures.txt"
+}
 for stage in "${stages[@]}"; do
   case $stage in
     unit) run_stage unit "$bin/tessera_cuda_tests" ;;
@@ -48,6 +58,7 @@ for stage in "${stages[@]}"; do
     memcheck) run_stage memcheck compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
       "$bin/tessera_cuda_tests" ;;
     samples) run_stage samples samples ;;
+    conformance) run_stage conformance conformance ;;
     cpu) run_stage cpu env OUT="$out" SKIP_MODELS="${SKIP_MODELS:-0}" ROUNDS="${ROUNDS:-3}" ITERATIONS="${ITERATIONS:-30}" \
       bash bench/gpu_machine_cpu.sh ;;
     *) echo "unknown stage '$stage'"; failed=$((failed + 1)) ;;

@@ -40,8 +40,10 @@ void* open_library(const std::string& name, std::string& tried) {
     if (h) return handles[name] = h;
     const char* err = dlerror();
     std::string why = err ? err : "not found";
-    // A file that exists but does not load (a missing CUDA runtime library) says more than "not found".
+    // A file that exists but does not load (a missing CUDA runtime library) says more than "not found";
+    // a path that does not exist, or the loader not finding the library itself, says nothing.
     if (file.find('/') != std::string::npos && !std::filesystem::exists(file)) continue;
+    if (why.rfind(file + ":", 0) == 0) continue;
     tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why);
   }
   return nullptr;

@@ -1,4 +1,4 @@
-// Runs the ONNX node conformance suite on the CPU backend: for each case, load the model, feed
+// Runs the ONNX node conformance suite on a backend (the CPU by default): for each case, load the model, feed
 // test_data_set_*/input_K.pb, compare with output_K.pb (relative 1e-3, absolute 1e-5 unless
 // tolerances.txt says otherwise, with its reason). Prints pass, fail and skip counts.
 //
@@ -8,6 +8,10 @@
 //
 //   tessera_conformance_run [--dir DIR] [--filter REGEX] [--jobs N] [--timeout S] [--verbose]
 //                           [--optimization none|basic|extended|layout] [--list-failures FILE]
+//                           [--backend cpu|cuda|...]
+//
+// With a device backend the summary also says how many cases ran every node on the device, some of
+// them, or none (the rest falling back to the CPU).
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -42,6 +46,7 @@ struct Options {
   bool verbose = false;
   std::string optimization = "layout";
   std::string failures_file;
+  std::string backend = "cpu";
 };
 
 // "name  reason..." per line; '#' starts a comment line.
@@ -71,13 +76,26 @@ rt::Tolerance tolerance_for(const std::map<std::string, std::string>& tols, cons
   return t;
 }
 
-// Runs one case; returns "" on success or the reason it failed.
-std::string run_case(const fs::path& dir, const rt::Tolerance& tol, const std::string& opt) {
+// Where a case's nodes ran: "device" (all on the first backend, a device), "mixed", "host" (none there).
+std::string placement_of(const rt::Session& s) {
+  auto b = s.backends();
+  if (b.size() < 2) return "host";
+  size_t total = 0;
+  for (const auto& x : b) total += x.nodes;
+  if (b.front().nodes == 0) return "host";
+  return b.front().nodes == total ? "device" : "mixed";
+}
+
+// Runs one case; returns "" on success or the reason it failed; `placement` says where it ran.
+std::string run_case(const fs::path& dir, const rt::Tolerance& tol, const Options& o,
+                     std::string& placement) {
   ir::Model model = onnx::load_model(dir / "model.onnx");
   rt::SessionOptions so;
   so.threads = 1;
-  so.optimization = *rt::opt_level_from_name(opt);
+  so.optimization = *rt::opt_level_from_name(o.optimization);
+  so.backend = o.backend;
   rt::Session session(model, so);
+  placement = placement_of(session);
   const auto& g = session.model().graph;
   std::vector<fs::path> sets;
   for (const auto& e : fs::directory_iterator(dir))
@@ -146,6 +164,8 @@ int main(int argc, char** argv) {
       o.optimization = next();
     else if (a == "--list-failures")
       o.failures_file = next();
+    else if (a == "--backend")
+      o.backend = next();
     else {
       fmt::print(stderr, "unknown option {}\n", a);
       return 2;
@@ -172,18 +192,26 @@ int main(int argc, char** argv) {
   std::sort(cases.begin(), cases.end());
 
   int pass = 0, fail = 0, skipped = 0, onnx_total = 0, onnx_pass = 0, unexpected = 0;
+  std::map<std::string, int> placed;  // ai.onnx cases by where their nodes ran
   std::vector<std::string> failures;
   std::vector<Running> running;
   size_t next_case = 0;
   auto is_onnx = [](const std::string& n) {
     return n.find("_ai_onnx_ml_") == std::string::npos && n.find("training") == std::string::npos;
   };
-  auto finish = [&](Running& r, const std::string& result) {
+  auto finish = [&](Running& r, std::string result) {
+    // A child reports "<placement> PASS" or "<placement> FAIL why" (placement empty when it failed early).
+    std::string where;
+    if (auto sp = result.find(' '); sp != std::string::npos && result.rfind("FAIL", 0) != 0) {
+      where = result.substr(0, sp);
+      result = result.substr(sp + 1);
+    }
     bool ok = result.rfind("PASS", 0) == 0;
     bool listed = skips.count(r.name) > 0;
     if (is_onnx(r.name)) {
       onnx_total++;
       onnx_pass += ok;
+      if (ok) placed[where]++;
     }
     if (ok) {
       pass++;
@@ -212,8 +240,9 @@ int main(int argc, char** argv) {
         close(fds[0]);
         std::string msg;
         try {
-          std::string why = run_case(o.dir / name, tolerance_for(tols, name), o.optimization);
-          msg = why.empty() ? "PASS" : "FAIL " + why;
+          std::string where;
+          std::string why = run_case(o.dir / name, tolerance_for(tols, name), o, where);
+          msg = (where.empty() ? "host" : where) + (why.empty() ? " PASS" : " FAIL " + why);
         } catch (const std::exception& e) {
           msg = std::string("FAIL ") + e.what();
         }
@@ -265,6 +294,12 @@ int main(int argc, char** argv) {
   double rate = onnx_total ? 100.0 * onnx_pass / onnx_total : 100.0;
   fmt::print("conformance: {} cases: {} pass, {} fail, {} skipped (listed); ai.onnx {}/{} pass ({:.1f}%)\n",
              cases.size(), pass, fail, skipped, onnx_pass, onnx_total, rate);
+  if (o.backend != "cpu")
+    fmt::print(
+        "on backend {}: of the ai.onnx cases that pass, {} ran every node on the device ({:.1f}% of {}), "
+        "{} some nodes, {} none\n",
+        o.backend, placed["device"], onnx_total ? 100.0 * placed["device"] / onnx_total : 0.0, onnx_total,
+        placed["mixed"], placed["host"]);
   if (!o.failures_file.empty()) {
     std::ofstream f(o.failures_file);
     for (const auto& l : failures) f << l << "\n";
