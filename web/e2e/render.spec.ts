@@ -39,8 +39,9 @@ test('camera: Ctrl+wheel zoom, middle-drag pan, fit, zoom to a dragged box; text
   await page.keyboard.press('f');
   await expect.poll(() => hook<number>(page, 'camera.scale')).toBeLessThan(0.3);
   const cam0 = await hook<{ scale: number; tx: number }>(page, 'camera');
-  expect(await hook<string>(page, 'stats.lod')).toBe('far');
-  expect(await hook<number>(page, 'stats.drawn.glyphs')).toBe(0);
+  // The scene's statistics change with the next frame drawn, not with the camera: wait for it.
+  await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('far');
+  await expect.poll(() => hook<number>(page, 'stats.drawn.glyphs')).toBe(0);
 
   await page.mouse.move(cx, cy);
   await page.keyboard.down('Control');
