@@ -25,7 +25,7 @@
 
 namespace tessera::rt {
 
-inline constexpr int kBackendInterfaceVersion = 2;
+inline constexpr int kBackendInterfaceVersion = 3;
 
 // Told about every kernel launch when profiling is on; the GPU backend adds counters (CUPTI) here.
 class ProfilerHook {
@@ -61,6 +61,18 @@ class Backend {
   // Which of a graph's nodes (in graph order, with inferred types) this backend takes: by default each
   // node it supports. A device backend may decline nodes whose copies would cost more than they save.
   virtual std::vector<bool> claim(std::span<const KernelInfo* const> nodes) const;
+  // Which inputs of a node this backend's kernel reads in host memory (a Reshape's shape, a Slice's
+  // starts: small integer tensors that decide launch parameters), and which outputs it makes there
+  // (Shape, Size: the kernel sets them to host tensors it built). The compiler keeps those values on
+  // the host, copying them there when a device made them. On the host backend, every one.
+  virtual bool input_on_host(const KernelInfo& node, size_t input) const {
+    (void)node, (void)input;
+    return is_host();
+  }
+  virtual bool output_on_host(const KernelInfo& node, size_t output) const {
+    (void)node, (void)output;
+    return is_host();
+  }
   // The kernel and the name the profiler shows for it ("reference", "dnnl", ...).
   virtual std::pair<KernelPtr, std::string> create_kernel(const KernelInfo& info) const;
 

@@ -250,8 +250,10 @@ int ExecGraph::copy_slot(int slot, Backend* from, Backend* to, std::vector<ExecN
 void ExecGraph::insert_copies(Backend* host) {
   std::vector<Backend*> home(names_.size(), host);  // where each slot's value lives
   for (const auto& en : nodes_)
-    for (int s : en.outputs)
-      if (s >= 0) home[static_cast<size_t>(s)] = en.backend;
+    for (size_t k = 0; k < en.outputs.size(); ++k)
+      if (en.outputs[k] >= 0)
+        home[static_cast<size_t>(en.outputs[k])] =
+            en.backend->output_on_host(*en.info, k) ? host : en.backend;
   std::map<std::pair<int, Backend*>, int> copies;
   std::vector<ExecNode> placed;
   placed.reserve(nodes_.size());
@@ -266,8 +268,10 @@ void ExecGraph::insert_copies(Backend* host) {
   };
   for (auto& en : nodes_) {
     size_t own = en.node->inputs.size();
-    for (size_t k = 0; k < en.inputs.size(); ++k)  // subgraphs read outer values on the host
-      en.inputs[k] = reach(en.inputs[k], k < own ? en.backend : host);
+    for (size_t k = 0; k < en.inputs.size(); ++k) {  // subgraphs read outer values on the host
+      bool on_host = k >= own || en.backend->input_on_host(*en.info, k);
+      en.inputs[k] = reach(en.inputs[k], on_host ? host : en.backend);
+    }
     placed.push_back(std::move(en));
   }
   for (int& s : outputs_) s = reach(s, host);

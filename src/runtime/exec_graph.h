@@ -9,7 +9,9 @@
 // than the one that made it is copied once per device, before its first reader there (a node inserted
 // by the compiler, MemcpyToDevice / MemcpyToHost), and every later reader on that device reads the
 // copy: no value goes back and forth per node. Weights read on a device are copied there when the
-// graph is compiled. Graph inputs, outputs and outer-scope values live on the host.
+// graph is compiled. Graph inputs, outputs and outer-scope values live on the host, and so do the inputs
+// a device kernel reads on the host and the outputs it makes there (Backend::input_on_host: a Reshape's
+// shape, Shape's output), so a shape computation never travels to the device and back.
 #pragma once
 
 #include <memory>

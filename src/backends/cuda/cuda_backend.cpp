@@ -55,7 +55,7 @@ CudaBackend::CudaBackend(int device) : device_(device) {
   check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
   name_ = p.name;
   stream_ = std::make_unique<CudaStream>(device);
-  register_cuda_kernels(registry_);
+  register_cuda_kernels(table_);
 }
 
 CudaBackend::~CudaBackend() {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "backends/cuda/kernel_table.h"
 #include "runtime/backend.h"
 
 namespace tessera::cuda {
@@ -34,7 +35,13 @@ class CudaBackend : public rt::Backend {
   std::string_view name() const override { return "cuda"; }
   rt::Device device() const override { return {rt::DeviceKind::kCuda, device_}; }
   std::string device_name() const override { return name_; }
-  const rt::KernelRegistry& kernels() const override { return registry_; }
+  const rt::KernelRegistry& kernels() const override { return table_.registry(); }
+  bool input_on_host(const rt::KernelInfo& node, size_t input) const override {
+    return table_.input_on_host(node, input);
+  }
+  bool output_on_host(const rt::KernelInfo& node, size_t output) const override {
+    return table_.output_on_host(node, output);
+  }
 
   std::shared_ptr<void> allocate(size_t bytes) override;
   void fill_zero(void* p, size_t bytes, rt::Stream& s) override;
@@ -47,11 +54,8 @@ class CudaBackend : public rt::Backend {
  private:
   int device_;
   std::string name_;
-  rt::KernelRegistry registry_;
+  KernelTable table_;
   std::unique_ptr<CudaStream> stream_;
 };
-
-// The kernels of this backend (cuda_kernels.cpp).
-void register_cuda_kernels(rt::KernelRegistry& reg);
 
 }  // namespace tessera::cuda

@@ -1,41 +1,9 @@
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
+#include "backends/cuda/device_types.cuh"
 #include "backends/cuda/elementwise.h"
 
 namespace tessera::cuda {
 
 namespace {
-
-template <class T>
-__device__ float load(const T* p, int64_t i);
-template <>
-__device__ float load<float>(const float* p, int64_t i) {
-  return p[i];
-}
-template <>
-__device__ float load<__half>(const __half* p, int64_t i) {
-  return __half2float(p[i]);
-}
-template <>
-__device__ float load<__nv_bfloat16>(const __nv_bfloat16* p, int64_t i) {
-  return __bfloat162float(p[i]);
-}
-
-template <class T>
-__device__ void store(T* p, int64_t i, float v);
-template <>
-__device__ void store<float>(float* p, int64_t i, float v) {
-  p[i] = v;
-}
-template <>
-__device__ void store<__half>(__half* p, int64_t i, float v) {
-  p[i] = __float2half_rn(v);
-}
-template <>
-__device__ void store<__nv_bfloat16>(__nv_bfloat16* p, int64_t i, float v) {
-  p[i] = __float2bfloat16_rn(v);
-}
 
 // Accurate forms (not the fast intrinsics): expf/logf/tanhf/erff are CUDA's correctly-rounded-to-a-few-
 // ulp library functions; sigmoid is written so that it does not cancel for large |x|.

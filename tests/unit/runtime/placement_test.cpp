@@ -26,7 +26,7 @@ struct SimCounters {
   std::mutex mu;
   std::set<const void*> live;  // blocks the device handed out
   size_t to_device = 0, to_host = 0, bytes_in_use = 0, most_bytes = 0, prepared = 0;
-  bool foreign_pointer = false, wrong_stream = false;
+  bool foreign_pointer = false, wrong_stream = false, host_input_on_device = false;
 };
 
 class SimStream : public rt::Stream {
@@ -97,6 +97,37 @@ class SimAdd : public rt::OpKernel {
   rt::Shape own_shape_;
 };
 
+// Shape on the device: reads only the input's shape and makes its output on the host.
+class SimShape : public rt::OpKernel {
+ public:
+  explicit SimShape(const rt::KernelInfo&) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    expect_on_device(ctx, x);
+    std::vector<int64_t> dims(x.shape().begin(), x.shape().end());
+    auto n = static_cast<int64_t>(dims.size());
+    ctx.set_output(0, rt::Value(rt::Tensor::from_vector<int64_t>(DataType::kInt64, {n}, dims)));
+  }
+};
+
+// Reshape on the device: the data on the device, the shape read on the host.
+class SimReshape : public rt::OpKernel {
+ public:
+  explicit SimReshape(const rt::KernelInfo&) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    const rt::Tensor& shape = ctx.input(1);
+    expect_on_device(ctx, x);
+    if (shape.device().kind != rt::DeviceKind::kCpu) {
+      std::lock_guard lock(g_sim->mu);
+      g_sim->host_input_on_device = true;
+    }
+    rt::Shape out(shape.data<int64_t>(), shape.data<int64_t>() + shape.numel());
+    rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), out);
+    std::memcpy(y.raw(), x.raw(), x.nbytes());
+  }
+};
+
 bool all_float(const rt::KernelInfo& info) {
   for (size_t i = 0; i < info.input_count(); ++i)
     if (info.input_dtype(i) != DataType::kFloat) return false;
@@ -111,14 +142,21 @@ class SimDevice : public rt::Backend {
       d.op_type = op;
       d.name = "sim";
       d.supports = all_float;  // typed at session build: the device declines other element types
+      if (d.op_type == "Shape" || d.op_type == "Reshape") d.supports = {};  // any element type
       d.create = std::move(f);
       registry_.add(std::move(d));
     };
     add("Relu",
         [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimUnary<ReluFn>>(i); });
     add("Add", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimAdd>(i); });
+    add("Shape", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimShape>(i); });
+    add("Reshape", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimReshape>(i); });
     g_sim_stream = &stream_;
   }
+  bool input_on_host(const rt::KernelInfo& n, size_t i) const override {
+    return n.op_type() == "Reshape" && i == 1;
+  }
+  bool output_on_host(const rt::KernelInfo& n, size_t) const override { return n.op_type() == "Shape"; }
   std::string_view name() const override { return "sim"; }
   rt::Device device() const override { return {rt::DeviceKind::kSimulated, 0}; }
   std::string device_name() const override { return "simulated device"; }
@@ -239,6 +277,38 @@ TEST_F(Placement, DeviceNodesRunOnTheDeviceWithOneCopyPerValueAndDevice) {
   EXPECT_EQ(backends[0].name, "sim");
   EXPECT_EQ(backends[0].nodes, 3u);
   EXPECT_EQ(backends[1].nodes, 2u);
+}
+
+// y = Reshape(Relu(x), Shape(Relu(x)) computed on the host side...): the shape Shape makes on the host is
+// read there by the device's Reshape, and never copied to the device.
+TEST_F(Placement, InputsADeviceKernelReadsOnTheHostStayThere) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(2), Dim::of(6)}));
+  auto r = b.node("Relu", {x}, {}, "relu");
+  auto shape = b.node("Shape", {r}, {}, "shape");
+  auto flat = b.initializer(ir::make_tensor<int64_t>("flat", DataType::kInt64, {2}, {3, 4}));
+  auto y = b.node("Reshape", {r, flat}, {}, "reshape");
+  b.output(y, Type::tensor(DataType::kFloat));
+  b.output(shape, Type::tensor(DataType::kInt64));
+  rt::Session s(std::move(m),
+                {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim", .profile = true});
+  EXPECT_EQ(s.backends()[0].nodes, 3u);
+  rt::Tensor xv = ramp(12, -1.0f);
+  xv = rt::Tensor::from_vector<float>(DataType::kFloat, {2, 6},
+                                      std::vector<float>(xv.data<float>(), xv.data<float>() + 12));
+  auto outs = s.run({{"x", rt::Value(xv)}});
+  EXPECT_EQ(outs[0].tensor().shape(), (rt::Shape{3, 4}));
+  EXPECT_FLOAT_EQ(outs[0].tensor().data<float>()[11], std::max(0.0f, xv.data<float>()[11]));
+  EXPECT_EQ(outs[1].tensor().data<int64_t>()[1], 6);
+  EXPECT_FALSE(counters_.host_input_on_device) << "the Reshape's shape went to the device";
+  EXPECT_FALSE(counters_.foreign_pointer);
+  std::map<std::string, int> ops;
+  for (const auto& ev : s.last_stats().events) ops[ev.op_type]++;
+  EXPECT_EQ(ops["MemcpyToDevice"], 1) << "x only";
+  EXPECT_EQ(ops["MemcpyToHost"], 1) << "y only: Shape's output is already on the host";
 }
 
 TEST_F(Placement, EachDeviceHasItsOwnPlannedMemory) {

@@ -1,46 +1,17 @@
-// The CUDA backend's kernels, registered into its own registry. Each declares, from the node's inferred
+// The CUDA backend's elementwise kernels. Each declares, from the node's inferred
 // types, what it takes (float32, float16, bfloat16 tensors of one element type), so the session places
 // the node on the GPU only when every run can run there.
 #include <fmt/format.h>
 
 #include <array>
-#include <optional>
 
-#include "backends/cuda/cuda_backend.h"
-#include "backends/cuda/cuda_check.h"
-#include "backends/cuda/elementwise.h"
+#include "backends/cuda/kernel_table.h"
+#include "backends/cuda/kernel_util.h"
 #include "runtime/broadcast.h"
 
 namespace tessera::cuda {
 
 namespace {
-
-std::optional<ElemType> elem_type(rt::DataType t) {
-  switch (t) {
-    case rt::DataType::kFloat:
-      return ElemType::kFloat;
-    case rt::DataType::kFloat16:
-      return ElemType::kHalf;
-    case rt::DataType::kBFloat16:
-      return ElemType::kBFloat16;
-    default:
-      return std::nullopt;
-  }
-}
-
-// All inputs typed, of one element type the kernels have, and tensors.
-bool same_float_inputs(const rt::KernelInfo& info, size_t count) {
-  if (info.input_count() != count) return false;
-  rt::DataType t = info.input_dtype(0);
-  if (!elem_type(t)) return false;
-  for (size_t i = 0; i < count; ++i)
-    if (!info.has_input(i) || info.input_dtype(i) != t) return false;
-  return true;
-}
-
-void check_launch(rt::KernelContext& ctx) {
-  check(cudaGetLastError(), ctx.info().op_type().c_str());
-}
 
 class UnaryKernel : public rt::OpKernel {
  public:
@@ -91,21 +62,9 @@ class BinaryKernel : public rt::OpKernel {
   BinaryOp op_;
 };
 
-rt::KernelDef def(const char* op, std::function<bool(const rt::KernelInfo&)> supports, rt::KernelFactory f,
-                  int since_min = 1) {
-  rt::KernelDef d;
-  d.op_type = op;
-  d.since_min = since_min;
-  d.name = "cuda";
-  d.priority = 10;
-  d.supports = std::move(supports);
-  d.create = std::move(f);
-  return d;
-}
-
 }  // namespace
 
-void register_cuda_kernels(rt::KernelRegistry& reg) {
+void register_elementwise_kernels(KernelTable& reg) {
   constexpr std::array<std::pair<const char*, UnaryOp>, 10> kUnary{{{"Relu", UnaryOp::kRelu},
                                                                     {"Sigmoid", UnaryOp::kSigmoid},
                                                                     {"Tanh", UnaryOp::kTanh},
@@ -117,7 +76,7 @@ void register_cuda_kernels(rt::KernelRegistry& reg) {
                                                                     {"Erf", UnaryOp::kErf},
                                                                     {"Reciprocal", UnaryOp::kReciprocal}}};
   for (auto [name, op] : kUnary)
-    reg.add(def(
+    reg.add(cuda_def(
         name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 1); },
         [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<UnaryKernel>(op); }));
   constexpr std::array<std::pair<const char*, BinaryOp>, 5> kBinary{{{"Add", BinaryOp::kAdd},
@@ -127,12 +86,12 @@ void register_cuda_kernels(rt::KernelRegistry& reg) {
                                                                      {"Pow", BinaryOp::kPow}}};
   // From version 7 on: before it, broadcasting was the `broadcast`/`axis` attributes' business.
   for (auto [name, op] : kBinary)
-    reg.add(def(
+    reg.add(cuda_def(
         name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
         [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<BinaryKernel>(op); }, 7));
   // Max and Min are variadic in ONNX; the two-input form is the common one.
   for (auto [name, op] : {std::pair{"Max", BinaryOp::kMax}, std::pair{"Min", BinaryOp::kMin}})
-    reg.add(def(
+    reg.add(cuda_def(
         name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
         [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<BinaryKernel>(op); }, 8));
 }
