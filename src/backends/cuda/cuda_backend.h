@@ -50,6 +50,8 @@ class CudaBackend : public rt::Backend {
   rt::Stream& stream() override { return *stream_; }
   std::unique_ptr<rt::Stream> create_stream() override;
   std::unique_ptr<rt::Event> create_event() override;
+  void node_begin(const rt::KernelInfo& node) override;
+  void node_end() override;
 
  private:
   int device_;
