@@ -8,7 +8,7 @@
 //
 //   tessera_conformance_run [--dir DIR] [--filter REGEX] [--jobs N] [--timeout S] [--verbose]
 //                           [--optimization none|basic|extended|layout] [--list-failures FILE]
-//                           [--backend cpu|cuda|...]
+//                           [--backend cpu|cuda|...] [--precision fp32|fp16|...]
 //
 // With a device backend the summary also says how many cases ran every node on the device, some of
 // them, or none (the rest falling back to the CPU).
@@ -47,6 +47,7 @@ struct Options {
   std::string optimization = "layout";
   std::string failures_file;
   std::string backend = "cpu";
+  std::string precision = "fp32";
 };
 
 // "name  reason..." per line; '#' starts a comment line.
@@ -98,6 +99,8 @@ std::string run_case(const fs::path& dir, const rt::Tolerance& tol, const Option
   so.threads = 1;
   so.optimization = *rt::opt_level_from_name(o.optimization);
   so.backend = o.backend;
+  // The suite's expected outputs are float32 results: compared in float32 unless asked otherwise.
+  so.precision = tessera::passes::precision_from_name(o.precision);
   rt::Session session(model, so);
   placement = placement_of(session);
   const auto& g = session.model().graph;
@@ -170,10 +173,16 @@ int main(int argc, char** argv) {
       o.failures_file = next();
     else if (a == "--backend")
       o.backend = next();
+    else if (a == "--precision")
+      o.precision = next();
     else {
       fmt::print(stderr, "unknown option {}\n", a);
       return 2;
     }
+  }
+  if (!tessera::passes::precision_from_name(o.precision)) {
+    fmt::print(stderr, "unknown precision '{}' (fp32, tf32, fp16, bf16)\n", o.precision);
+    return 2;
   }
   if (!rt::opt_level_from_name(o.optimization)) {
     fmt::print(stderr, "unknown optimization level '{}'\n", o.optimization);
@@ -196,7 +205,7 @@ int main(int argc, char** argv) {
   std::sort(cases.begin(), cases.end());
 
   int pass = 0, fail = 0, skipped = 0, onnx_total = 0, onnx_pass = 0, unexpected = 0;
-  std::map<std::string, int> placed;  // ai.onnx cases by where their nodes ran
+  std::map<std::string, int> placed;      // ai.onnx cases by where their nodes ran
   std::map<std::string, int> off_device;  // passing ai.onnx cases kept off the device, by host operator
   std::vector<std::string> failures;
   std::vector<Running> running;
