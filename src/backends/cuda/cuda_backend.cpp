@@ -50,12 +50,13 @@ void CudaStream::synchronize() {
   check(cudaStreamSynchronize(s_), "cudaStreamSynchronize");
 }
 
-CudaBackend::CudaBackend(int device) : device_(device) {
+CudaBackend::CudaBackend(int device, passes::Precision precision) : device_(device) {
   check(cudaSetDevice(device), "cudaSetDevice");
   cudaDeviceProp p{};
   check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties");
   name_ = p.name;
   stream_ = std::make_unique<CudaStream>(device);
+  table_.precision = precision;
   register_cuda_kernels(table_);
 }
 
@@ -151,7 +152,8 @@ extern "C" __attribute__((visibility("default"))) tessera::rt::Backend* tessera_
     return nullptr;
   }
   try {
-    return new tessera::cuda::CudaBackend(device);
+    return new tessera::cuda::CudaBackend(device,
+                                          options ? options->precision : tessera::passes::Precision::kFp16);
   } catch (const std::exception& ex) {
     say(error, error_size, ex.what());
     return nullptr;

@@ -29,7 +29,7 @@ class CudaStream : public rt::Stream {
 
 class CudaBackend : public rt::Backend {
  public:
-  explicit CudaBackend(int device);
+  CudaBackend(int device, passes::Precision precision);
   ~CudaBackend() override;
 
   std::string_view name() const override { return "cuda"; }
