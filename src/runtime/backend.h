@@ -95,6 +95,13 @@ class Backend {
   // model. The default does nothing.
   virtual void node_begin(const KernelInfo& node) { (void)node; }
   virtual void node_end() {}
+  // Device graphs (CUDA graphs): the work queued on stream() between begin_capture() and end_capture()
+  // is recorded, not run, into one graph that replay() launches again with the same device pointers.
+  // begin_capture() returns false where the backend has none; end_capture() returns null when the work
+  // could not be captured (a kernel synchronised, memory had to be allocated): it then did not run.
+  virtual bool begin_capture() { return false; }
+  virtual std::shared_ptr<void> end_capture() { return nullptr; }
+  virtual void replay(const std::shared_ptr<void>& graph) { (void)graph; }
 };
 
 // A tensor of `dtype` and `shape` in `b`'s memory (uninitialised).

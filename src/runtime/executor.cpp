@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+#include <string_view>
+
 #include "runtime/backend.h"
 
 namespace tessera::rt {
@@ -131,6 +134,107 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
   for (int s : en.release) f.slots[static_cast<size_t>(s)] = Value();
 }
 
+bool is_copy(const ExecNode& en, std::string_view op) {
+  return en.own_node && en.node->op_type == op;
+}
+
+// [begin, end) of the device nodes when the graph is copies to one device, nodes on it, copies back.
+std::optional<std::pair<size_t, size_t>> device_segment(const ExecGraph& g) {
+  const auto& nodes = g.nodes();
+  size_t i0 = 0;
+  while (i0 < nodes.size() && is_copy(nodes[i0], "MemcpyToDevice")) ++i0;
+  if (i0 == nodes.size() || nodes[i0].backend->is_host()) return std::nullopt;
+  const Backend* d = nodes[i0].backend;
+  size_t i1 = i0;
+  for (; i1 < nodes.size() && !nodes[i1].own_node; ++i1)
+    if (nodes[i1].backend != d || !nodes[i1].subgraphs.empty()) return std::nullopt;
+  for (size_t i = i1; i < nodes.size(); ++i)
+    if (!is_copy(nodes[i], "MemcpyToHost")) return std::nullopt;
+  return std::make_pair(i0, i1);
+}
+
+class Replayer {
+ public:
+  Replayer(const ExecGraph& g, Frame& f, FrameHost& host, RunContext& rc)
+      : nodes_(g.nodes()), f_(f), host_(host), rc_(rc), r_(*rc.replay) {}
+
+  void run() {
+    auto seg = device_segment(*f_.graph);
+    if (!seg) {
+      r_.disabled = true;
+      return run_range(0, nodes_.size());
+    }
+    auto [i0, i1] = *seg;
+    run_range(0, i0);
+    std::vector<std::pair<const void*, Shape>> ins;
+    for (size_t i = 0; i < i0; ++i)
+      for (int s : nodes_[i].outputs)
+        if (s >= 0 && f_.slots[static_cast<size_t>(s)].is_tensor())
+          ins.emplace_back(f_.slots[static_cast<size_t>(s)].tensor().raw(),
+                           f_.slots[static_cast<size_t>(s)].tensor().shape());
+    Backend& d = *nodes_[i0].backend;
+    if (r_.graph && ins == r_.inputs) {
+      d.replay(r_.graph);
+      r_.replays++;
+      for (const auto& x : r_.results)
+        f_.slots[static_cast<size_t>(x.slot)] =
+            Value(Tensor(x.dtype, x.shape, std::shared_ptr<void>(x.data, [](void*) {}), x.device));
+    } else if (rc_.may_capture) {
+      capture(d, i0, i1, std::move(ins));
+    } else {
+      run_range(i0, i1);
+    }
+    run_range(i1, nodes_.size());
+  }
+
+ private:
+  void run_range(size_t a, size_t b) {
+    for (size_t i = a; i < b; ++i) {
+      if (rc_.cancel && rc_.cancel->load()) throw RunError("run cancelled");
+      run_node(nodes_[i], f_, host_, rc_);
+    }
+  }
+
+  // Captures the device nodes into a graph and launches it. Where the work cannot be captured (a kernel
+  // synchronises or fails, memory had to be allocated), it runs the nodes as usual, and never tries again.
+  void capture(Backend& d, size_t i0, size_t i1, std::vector<std::pair<const void*, Shape>> ins) {
+    r_.graph.reset();
+    r_.results.clear();
+    if (!d.begin_capture()) {
+      r_.disabled = true;
+      return run_range(i0, i1);
+    }
+    std::shared_ptr<void> graph;
+    try {
+      run_range(i0, i1);
+      graph = d.end_capture();
+    } catch (const std::exception&) {
+      d.end_capture();
+    }
+    if (!graph) {
+      r_.disabled = true;
+      return run_range(i0, i1);  // the captured work did not run: run it now
+    }
+    d.replay(graph);
+    r_.graph = std::move(graph);
+    r_.inputs = std::move(ins);
+    r_.captures++;
+    for (size_t i = i1; i < nodes_.size(); ++i)
+      for (int s : nodes_[i].inputs) {
+        const Value& v = f_.slots[static_cast<size_t>(s)];
+        if (!v.is_tensor()) continue;
+        const Tensor& t = v.tensor();
+        r_.results.push_back({s, t.dtype(), t.shape(), const_cast<void*>(t.raw()), t.device()});
+      }
+  }
+
+  const std::vector<ExecNode>& nodes_;
+  Frame& f_;
+  FrameHost& host_;
+  RunContext& rc_;
+  DeviceReplay& r_;
+};
+
 }  // namespace
 
 std::vector<Value> run_graph(const ExecGraph& g, std::span<const Value> inputs, const Frame* parent,
@@ -152,9 +256,13 @@ std::vector<Value> run_graph(const ExecGraph& g, std::span<const Value> inputs, 
   }
   for (int s : g.unused()) f.slots[static_cast<size_t>(s)] = Value();
   FrameHost host(rc, f);
-  for (const auto& en : g.nodes()) {
-    if (rc.cancel && rc.cancel->load()) throw RunError("run cancelled");
-    run_node(en, f, host, rc);
+  if (!parent && rc.replay && !rc.replay->disabled && !rc.events) {
+    Replayer(g, f, host, rc).run();
+  } else {
+    for (const auto& en : g.nodes()) {
+      if (rc.cancel && rc.cancel->load()) throw RunError("run cancelled");
+      run_node(en, f, host, rc);
+    }
   }
   std::vector<Value> outs;
   outs.reserve(g.output_slots().size());

@@ -14,7 +14,29 @@
 
 namespace tessera::rt {
 
+// The main graph's device work as one replayable device graph, kept by the session across runs. It
+// applies where the main graph is copies to one device, nodes on that device, copies back (a model
+// that runs wholly on the GPU): the first run with a memory plan in use captures the device nodes, and
+// later runs with the same input buffers (same shapes, so the same plan) copy their inputs in, replay
+// the graph and copy the results out, without running the nodes' kernels on the host at all.
+struct DeviceReplay {
+  bool disabled = false;        // the graph's shape or a failed capture rules it out
+  std::shared_ptr<void> graph;  // null until captured
+  struct Result {               // a slot the copies back read: where the captured graph leaves it
+    int slot;
+    DataType dtype;
+    Shape shape;
+    void* data;  // in the device planner's arena (planned, so the same on every replay)
+    Device device;
+  };
+  std::vector<Result> results;
+  std::vector<std::pair<const void*, Shape>> inputs;  // the device buffers the copies in wrote then
+  size_t replays = 0, captures = 0;
+};
+
 struct RunContext {
+  DeviceReplay* replay = nullptr;    // non-null: the main graph may be captured and replayed
+  bool may_capture = false;          // the planners hand out planned memory this run (not recording)
   MemoryPlanner* planner = nullptr;  // the host's
   // Each device backend's planner (the host's is `planner`); a node allocates from its backend's.
   std::vector<std::pair<const Backend*, MemoryPlanner*>> device_planners;

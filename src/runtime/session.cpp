@@ -276,6 +276,11 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     rc.device_planners.emplace_back(backends_[i].get(), planners_[i].get());
   rc.pool = pool_.get();
   rc.cancel = &cancel_;
+  if (opts_.device_graphs && backends_.size() > 1) {
+    if (!replay_) replay_ = std::make_unique<DeviceReplay>();
+    rc.replay = replay_.get();
+    rc.may_capture = !replan;
+  }
   stats_.events.clear();
   if (opts_.profile) rc.events = &stats_.events;
   rc.start = std::chrono::steady_clock::now();
@@ -286,6 +291,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   } catch (...) {
     for (auto& p : planners_) p->abort_run();
     plan_shapes_.clear();  // a failed recording is no plan to keep
+    if (replay_) replay_->graph.reset();
     throw;
   }
   stats_.total_us =
@@ -300,6 +306,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
                               fmt::format("{}:{}", backends_[i]->name(), backends_[i]->device().index),
                               planners_[i]->stats(), 0});
   stats_.prepared_weight_bytes = prepared_bytes(*graph_);
+  stats_.device_graph_replays = replay_ ? replay_->replays : 0;
   plan_shapes_ = std::move(shapes);
   if (fetch.empty()) return outs;
   std::vector<Value> picked;

@@ -48,6 +48,9 @@ struct SessionOptions {
   // What the session computes in; unset: the backend's default (float16 with float32 accumulation on a
   // GPU, float32 on the CPU). runtime/precision.h.
   std::optional<passes::Precision> precision = std::nullopt;
+  // Replay a model that runs wholly on the GPU as one captured device graph (CUDA graphs) from its
+  // second run with the same input shapes on (re-captured when they change). executor.h.
+  bool device_graphs = true;
 };
 
 using passes::kFusedFromKey;
@@ -73,8 +76,12 @@ struct DeviceMemoryStats {
   size_t weight_bytes = 0;  // weights copied to this device (0 for the host, whose weights are the model's)
 };
 
+struct DeviceReplay;  // executor.h
+
 struct RunStats {
   double total_us = 0;
+  // Runs so far that replayed the captured device graph instead of running the nodes one by one.
+  size_t device_graph_replays = 0;
   std::vector<NodeEvent> events;           // when profiling
   MemoryStats memory;                      // the host's
   std::vector<DeviceMemoryStats> devices;  // every backend of the session, the host last
@@ -146,6 +153,7 @@ class Session {
   std::unique_ptr<ExecGraph> graph_;
   std::vector<std::pair<std::string, std::string>> rewrites_;  // (rule, node)
   PrecisionResult precision_;
+  std::unique_ptr<DeviceReplay> replay_;
   std::vector<std::vector<int64_t>> plan_shapes_;  // input shapes the plan was learned with
   bool planned_once_ = false;
   std::mutex run_mu_;

@@ -69,6 +69,16 @@ CudaBackend::~CudaBackend() {
 // cleared), so a smaller run can follow in the same process.
 std::shared_ptr<void> CudaBackend::allocate(size_t bytes) {
   void* p = nullptr;
+  if (capturing_) {
+    // Not stream-ordered while a graph is captured (it would become part of the graph): a plain
+    // allocation, and the capture is given up (its addresses would not be stable).
+    allocated_while_capturing_ = true;
+    if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+      cudaGetLastError();
+      throw rt::OutOfMemory(fmt::format("out of GPU memory on cuda:{} allocating {}", device_, human(bytes)));
+    }
+    return {p, [](void* q) { cudaFree(q); }};
+  }
   cudaStream_t s = native(*stream_);
   cudaError_t e = cudaMallocAsync(&p, std::max<size_t>(bytes, 1), s);
   if (e != cudaSuccess) {
@@ -103,6 +113,41 @@ std::unique_ptr<rt::Stream> CudaBackend::create_stream() {
 
 std::unique_ptr<rt::Event> CudaBackend::create_event() {
   return std::make_unique<CudaEvent>();
+}
+
+// Relaxed mode: other threads' CUDA calls (a plain cudaMalloc above) stay legal during the capture.
+bool CudaBackend::begin_capture() {
+  cudaStream_t s = native(*stream_);
+  if (cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  capturing_ = true;
+  allocated_while_capturing_ = false;
+  return true;
+}
+
+std::shared_ptr<void> CudaBackend::end_capture() {
+  capturing_ = false;
+  cudaGraph_t g = nullptr;
+  cudaError_t e = cudaStreamEndCapture(native(*stream_), &g);
+  if (e != cudaSuccess || !g || allocated_while_capturing_) {
+    cudaGetLastError();  // a capture a kernel broke (it synchronised): the stream is usable again
+    if (g) cudaGraphDestroy(g);
+    return nullptr;
+  }
+  cudaGraphExec_t exec = nullptr;
+  e = cudaGraphInstantiate(&exec, g, 0);
+  cudaGraphDestroy(g);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return {exec, [](void* x) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(x)); }};
+}
+
+void CudaBackend::replay(const std::shared_ptr<void>& graph) {
+  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph.get()), native(*stream_)), "cudaGraphLaunch");
 }
 
 // NVTX ranges cost a call into an empty stub unless a tool (Nsight Systems) is attached, so they are

@@ -50,6 +50,9 @@ class CudaBackend : public rt::Backend {
   rt::Stream& stream() override { return *stream_; }
   std::unique_ptr<rt::Stream> create_stream() override;
   std::unique_ptr<rt::Event> create_event() override;
+  bool begin_capture() override;
+  std::shared_ptr<void> end_capture() override;
+  void replay(const std::shared_ptr<void>& graph) override;
   void node_begin(const rt::KernelInfo& node) override;
   void node_end() override;
 
@@ -57,6 +60,8 @@ class CudaBackend : public rt::Backend {
   int device_;
   std::string name_;
   KernelTable table_;
+  bool capturing_ = false;
+  bool allocated_while_capturing_ = false;
   std::unique_ptr<CudaStream> stream_;
 };
 
