@@ -85,6 +85,43 @@ const dnnl::memory& ReorderedWeights::get(const rt::Tensor& w, const dnnl::memor
   return memory_;
 }
 
+void PreparedWeights::prepare(const rt::Tensor& w, const dnnl::memory::desc& plain,
+                              const dnnl::memory::desc& want) {
+  dnnl::stream strm(dnnl_engine());
+  dnnl::memory from(plain, dnnl_engine(), const_cast<void*>(w.raw()));
+  main_ = dnnl::memory(want, dnnl_engine());
+  dnnl::reorder(from, main_).execute(strm, from, main_);
+  strm.wait();
+  plain_ = plain;
+  others_.clear();
+}
+
+const dnnl::memory& PreparedWeights::get(const dnnl::memory::desc& want, dnnl::stream& strm) {
+  if (main_.get_desc() == want) return main_;
+  for (const auto& m : others_)
+    if (m.get_desc() == want) return m;
+  dnnl::memory m(want, dnnl_engine());
+  dnnl::reorder(main_, m).execute(strm, main_, m);
+  strm.wait();
+  others_.push_back(m);
+  return others_.back();
+}
+
+std::vector<float> PreparedWeights::plain(dnnl::stream& strm) const {
+  std::vector<float> out(plain_.get_size() / sizeof(float));
+  dnnl::memory to(plain_, dnnl_engine(), out.data());
+  dnnl::reorder(main_, to).execute(strm, const_cast<dnnl::memory&>(main_), to);
+  strm.wait();
+  return out;
+}
+
+size_t PreparedWeights::bytes() const {
+  if (!main_) return 0;
+  size_t n = main_.get_desc().get_size();
+  for (const auto& m : others_) n += m.get_desc().get_size();
+  return n;
+}
+
 std::optional<bool> env_switch(const char* name) {
   const char* v = std::getenv(name);
   if (!v) return std::nullopt;

@@ -6,6 +6,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/kernel.h"
 
@@ -42,6 +43,27 @@ class ReorderedWeights {
   rt::Tensor source_;
 };
 
+// A constant weight held only in a primitive's layout from session build (OpKernel::prepare), its
+// original released. Primitives made later for other shapes may want another layout: they get a copy
+// reordered from the prepared one (kept per layout), so the original is never needed again. The caller
+// holds the kernel's mutex.
+class PreparedWeights {
+ public:
+  // Reorders `w` (laid out as `plain`) into `want`.
+  void prepare(const rt::Tensor& w, const dnnl::memory::desc& plain, const dnnl::memory::desc& want);
+  explicit operator bool() const { return static_cast<bool>(main_); }
+  // The weights in layout `want`.
+  const dnnl::memory& get(const dnnl::memory::desc& want, dnnl::stream& strm);
+  // The weights back in their plain layout (for kernels that pack them their own way).
+  std::vector<float> plain(dnnl::stream& strm) const;
+  size_t bytes() const;
+
+ private:
+  dnnl::memory main_;
+  dnnl::memory::desc plain_;
+  std::vector<dnnl::memory> others_;
+};
+
 // The reordered weights held in a kernel's primitive cache (a map of entries with a `weights` member),
 // for OpKernel::prepared_bytes. The caller holds the kernel's mutex.
 template <class Cache>
@@ -66,6 +88,9 @@ rt::KernelDef dnnl_kernel(std::string op_type, std::string domain = {}) {
   rt::KernelDef d = rt::KernelDef::of<K>(std::move(op_type)).in_domain(std::move(domain));
   d.priority = kDnnlPriority;
   d.name = "dnnl";
+  // A kernel with a static `supports(const KernelInfo&)` declines, when the session is built, the nodes
+  // it does not take (other element types, ranks, attributes): the reference kernel runs them.
+  if constexpr (requires(const rt::KernelInfo& i) { K::supports(i); }) d.supports = &K::supports;
   return d;
 }
 
