@@ -147,18 +147,31 @@ void ConvActivation::apply(rt::ThreadPool& pool, float* y, int64_t n) const {
 
 namespace {
 
-// The largest magnitude's bit pattern: for non-negative floats the integer order is the float order,
-// and infinities and NaNs lie at 0x7f800000 and above. Integer max vectorises where float max (with its
-// NaN rules) does not.
+// The largest magnitude's bit pattern over x[0, n): for non-negative floats the integer order is the
+// float order, and infinities and NaNs lie at 0x7f800000 and above. Integer max vectorises where float
+// max (with its NaN rules) does not; the build targets baseline x86-64, where the unsigned max is
+// emulated (4 GB/s), so the AVX2 version (vpmaxud, 50 GB/s from cache) runs where the CPU has it.
+[[gnu::always_inline]] inline uint32_t max_magnitude_loop(const float* x, int64_t n) {
+  uint32_t m = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, x + i, sizeof bits);
+    m = std::max(m, bits & 0x7fffffffu);
+  }
+  return m;
+}
+uint32_t max_magnitude_baseline(const float* x, int64_t n) {
+  return max_magnitude_loop(x, n);
+}
+[[gnu::target("avx2")]] uint32_t max_magnitude_avx2(const float* x, int64_t n) {
+  return max_magnitude_loop(x, n);
+}
+
 uint32_t max_magnitude_bits(rt::ThreadPool& pool, const float* x, int64_t n) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
   std::atomic<uint32_t> result{0};
   pool.parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
-    uint32_t m = 0;
-    for (int64_t i = b; i < e; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, x + i, sizeof bits);
-      m = std::max(m, bits & 0x7fffffffu);
-    }
+    const uint32_t m = avx2 ? max_magnitude_avx2(x + b, e - b) : max_magnitude_baseline(x + b, e - b);
     uint32_t cur = result.load(std::memory_order_relaxed);
     while (m > cur && !result.compare_exchange_weak(cur, m)) {
     }

@@ -92,17 +92,24 @@ void PreparedWeights::prepare(const rt::Tensor& w, const dnnl::memory::desc& pla
   main_ = dnnl::memory(want, dnnl_engine());
   dnnl::reorder(from, main_).execute(strm, from, main_);
   strm.wait();
+  used_ = false;
   plain_ = plain;
   others_.clear();
 }
 
 const dnnl::memory& PreparedWeights::get(const dnnl::memory::desc& want, dnnl::stream& strm) {
+  const bool first = !used_;
+  used_ = true;
   if (main_.get_desc() == want) return main_;
   for (const auto& m : others_)
     if (m.get_desc() == want) return m;
   dnnl::memory m(want, dnnl_engine());
   dnnl::reorder(main_, m).execute(strm, main_, m);
   strm.wait();
+  if (first) {  // the layout prepared for was a guess no primitive used: replace it
+    main_ = m;
+    return main_;
+  }
   others_.push_back(m);
   return others_.back();
 }

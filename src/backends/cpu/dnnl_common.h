@@ -44,9 +44,10 @@ class ReorderedWeights {
 };
 
 // A constant weight held only in a primitive's layout from session build (OpKernel::prepare), its
-// original released. Primitives made later for other shapes may want another layout: they get a copy
-// reordered from the prepared one (kept per layout), so the original is never needed again. The caller
-// holds the kernel's mutex.
+// original released. The first primitive that uses it may want another layout (oneDNN chooses by the
+// threads it is made for): the copy is reordered into that one and the prepared one dropped. Later
+// primitives for other shapes that want yet another layout get a copy of their own (kept per layout),
+// so the original is never needed again. The caller holds the kernel's mutex.
 class PreparedWeights {
  public:
   // Reorders `w` (laid out as `plain`) into `want`.
@@ -60,6 +61,7 @@ class PreparedWeights {
 
  private:
   dnnl::memory main_;
+  bool used_ = false;  // whether a primitive has used main_ yet
   dnnl::memory::desc plain_;
   std::vector<dnnl::memory> others_;
 };

@@ -61,6 +61,9 @@ class DnnlConv : public rt::OpKernel {
     if (!e) return;
     prepared_.prepare(*w, e->wts_plain, e->pd.weights_desc());
     w_shape_ = w->shape();
+    // oneDNN makes a primitive for the OpenMP threads of the moment, unknown here (the session's pool
+    // sets them per run): the runs make their own.
+    cache_.clear();
     ctx.release(1);
   }
 
