@@ -80,10 +80,15 @@ class DnnlToBlocked : public rt::OpKernel {
   explicit DnnlToBlocked(const rt::KernelInfo& info)
       : reference_(make_reference_kernel(info)), block_(info.get_int("block")) {}
 
+  // A float NCHW input and a block oneDNN has a layout for.
+  static bool supports(const rt::KernelInfo& info) {
+    return inputs_float(info, {0}) && inferred_rank(info, 0) == 4 && blocked_tag(info.get_int("block", 0));
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     auto tag = blocked_tag(block_);
-    if (x.dtype() != ir::DataType::kFloat || x.rank() != 4 || !tag) return reference_->compute(ctx);
+    if (x.rank() != 4 || !tag) return reference_->compute(ctx);
     set_dnnl_threads(ctx);
     rt::Tensor& y = ctx.output_uninitialized(
         0, x.dtype(), {x.dim(0), channel_blocks(x.dim(1), block_), x.dim(2), x.dim(3), block_});
@@ -103,10 +108,15 @@ class DnnlFromBlocked : public rt::OpKernel {
   explicit DnnlFromBlocked(const rt::KernelInfo& info)
       : reference_(make_reference_kernel(info)), channels_(info.get_int("channels")) {}
 
+  // A float blocked input.
+  static bool supports(const rt::KernelInfo& info) {
+    return inputs_float(info, {0}) && inferred_rank(info, 0) == 5;
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     auto from = blocked_desc(x.shape(), channels_);
-    if (x.dtype() != ir::DataType::kFloat || !from) return reference_->compute(ctx);
+    if (!from) return reference_->compute(ctx);  // channels that do not fit the blocks: its message
     set_dnnl_threads(ctx);
     rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), {x.dim(0), channels_, x.dim(2), x.dim(3)});
     if (x.dim(2) * x.dim(3) == 1) {
@@ -528,9 +538,14 @@ class DnnlBlockedPool : public rt::OpKernel {
     }
   }
 
+  // A float blocked input; not AveragePool counting pads with ceil_mode.
+  static bool supports(const rt::KernelInfo& info) {
+    return inputs_float(info, {0}) && inferred_rank(info, 0) == 5 && DnnlBlockedPool(info).supported_;
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
-    if (!supported_ || x.dtype() != ir::DataType::kFloat || x.rank() != 5) return reference_->compute(ctx);
+    if (x.rank() != 5) return reference_->compute(ctx);
     auto src = blocked_desc(x.shape(), x.dim(1) * x.dim(4));
     auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, window_.kernel);
     if (!src || !g) return reference_->compute(ctx);

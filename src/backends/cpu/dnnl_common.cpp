@@ -71,6 +71,17 @@ rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info) {
   return nullptr;
 }
 
+bool inputs_float(const rt::KernelInfo& info, std::initializer_list<size_t> which) {
+  for (size_t i : which)
+    if (info.has_input(i) && info.input_dtype(i) != ir::DataType::kFloat) return false;
+  return true;
+}
+
+int64_t inferred_rank(const rt::KernelInfo& info, size_t i) {
+  const auto& shape = info.input_type(i).shape;
+  return shape ? static_cast<int64_t>(shape->size()) : -1;
+}
+
 int64_t reference_fallbacks() {
   return g_fallbacks.load(std::memory_order_relaxed);
 }

@@ -3,6 +3,7 @@
 // shapes it does not take).
 #pragma once
 
+#include <initializer_list>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <string>
@@ -23,6 +24,12 @@ dnnl::memory::format_tag plain_tag(size_t rank);
 // returned kernel counts in reference_fallbacks() and sets the path "reference fallback"
 // (KernelContext::set_path).
 rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info);
+
+// What the kernels' `supports` read from inference (KernelInfo): whether every input among `which`
+// that the node has is float32 (an optional input left out passes; an unknown type does not), and input
+// i's rank (-1 when unknown).
+bool inputs_float(const rt::KernelInfo& info, std::initializer_list<size_t> which);
+int64_t inferred_rank(const rt::KernelInfo& info, size_t i);
 
 // How many times, in this process, a fast kernel handed a node to its reference kernel: tests check that
 // the fast path really ran.
