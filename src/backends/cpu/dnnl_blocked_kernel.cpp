@@ -187,7 +187,13 @@ class DnnlBlockedConv : public rt::OpKernel {
     auto xs = static_input_shape();
     if (!xs) return;
     Entry* e = entry(*xs, w->shape(), has_bias_, has_z_, act_.fuse(true));
-    if (!e) return;
+    // Winograd's weights format can be reordered into but not out of: a run whose primitive wants
+    // another form of it (other threads, other shapes) would need the original, which is kept.
+    const bool reorderable = e && e->pd.weights_desc().data.format_kind == dnnl_blocked;
+    if (!reorderable) {
+      cache_.clear();
+      return;
+    }
     prepared_.prepare(*w, e->wts_plain, e->pd.weights_desc());
     w_shape_ = w->shape();
     // oneDNN makes a primitive for the OpenMP threads of the moment, unknown here (the session's pool
