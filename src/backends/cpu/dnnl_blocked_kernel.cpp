@@ -211,7 +211,7 @@ class DnnlBlockedConv : public rt::OpKernel {
     if (auto g = depthwise_fits(ctx, x, ws)) return run_depthwise(ctx, x, w, *g);
     const bool fused = act_.fuse(!act_.needs_finite_sums() || sums_finite(ctx, x, w));
     Entry* e = entry(x.shape(), ws, ctx.has_input(2), ctx.has_input(3), fused);
-    if (!e) return reference(ctx);
+    if (!e) return reference(ctx, x);
     ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     rt::Tensor& y = run(ctx, *e, x, w);
@@ -390,7 +390,12 @@ class DnnlBlockedConv : public rt::OpKernel {
     depthwise_conv(ctx.threads(), x.data<float>(), x.dim(0), dg, depthwise_, ep, y.data<float>());
   }
 
-  void reference(rt::KernelContext& ctx) const {
+  // The reference kernel, for shapes oneDNN does not take; it needs the original weights, gone when
+  // they were prepared: then the message says what does not fit.
+  void reference(rt::KernelContext& ctx, const rt::Tensor& x) const {
+    if (prepared_)
+      ctx.fail(fmt::format("input {} does not fit the convolution's weights {} (laid out at session build)",
+                           rt::Value(x).describe(), rt::shape_str(w_shape_)));
     if (!reference_) ctx.fail("no reference BlockedConv kernel");
     reference_->compute(ctx);
   }

@@ -78,10 +78,10 @@ class DnnlConv : public rt::OpKernel {
     std::lock_guard lock(mu_);
     const rt::Tensor* w = prepared_ ? nullptr : &ctx.input(1);
     const rt::Shape& ws = w ? w->shape() : w_shape_;
-    if (!reference_ok(x.shape(), ws)) return reference(ctx);
+    if (!reference_ok(x.shape(), ws)) return reference(ctx, x);
     const bool fused = act_.fuse(!act_.needs_finite_sums() || sums_finite(ctx, x, w));
     Entry* e = entry(x.shape(), ws, ctx.has_input(2), fused);
-    if (!e) return reference(ctx);
+    if (!e) return reference(ctx, x);
     ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     rt::Tensor& y = run(ctx, *e, x, w);
@@ -102,7 +102,12 @@ class DnnlConv : public rt::OpKernel {
     rt::Shape out_shape;
   };
 
-  void reference(rt::KernelContext& ctx) const {
+  // The reference kernel, for shapes oneDNN does not take; it needs the original weights, gone when
+  // they were prepared: then the message says what does not fit.
+  void reference(rt::KernelContext& ctx, const rt::Tensor& x) const {
+    if (prepared_)
+      ctx.fail(fmt::format("input {} does not fit the convolution's weights {} (laid out at session build)",
+                           rt::Value(x).describe(), rt::shape_str(w_shape_)));
     if (!reference_) ctx.fail("no reference Conv kernel");
     reference_->compute(ctx);
   }
