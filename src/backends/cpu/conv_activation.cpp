@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backends/cpu/run_hooks.h"
 #include "runtime/thread_pool.h"
 
 namespace tessera::cpu {
@@ -91,6 +92,23 @@ dnnl::post_ops ConvActivation::post_ops(bool fused) const {
       break;
   }
   return ops;
+}
+
+std::optional<double> ConvActivation::output_bound(double sums) const {
+  switch (kind_) {
+    case Kind::kRelu:
+      return sums;
+    case Kind::kClip: {
+      // clip(v) is v, lo or hi: |.| <= max(sums, |lo|) (hi wins only above v, or below lo's magnitude),
+      // and it lies in [lo, hi].
+      const double lo = std::fabs(alpha_), hi = std::fabs(beta_);
+      return std::min(std::max(lo, hi), std::max(sums, lo));
+    }
+    case Kind::kHardSigmoid:
+      return 1.0;
+    default:
+      return std::nullopt;
+  }
 }
 
 bool ConvActivation::keeps_zero() const {
@@ -210,6 +228,67 @@ bool FiniteSums::check(rt::ThreadPool& pool, const float* x, int64_t nx, const f
     zmax = magnitude(zm);
   }
   return magnitude(xm) * w_l1_ + zmax < static_cast<double>(FLT_MAX) / 1024;
+}
+
+std::optional<double> FiniteSums::check(rt::ThreadPool& pool, const rt::Tensor& x,
+                                        const rt::Tensor* z) const {
+  if (!weights_finite_) return std::nullopt;
+  auto bits = [&](const rt::Tensor& t) {
+    if (t.rank() != 5) return max_magnitude_bits(pool, t.data<float>(), t.numel());
+    ScannedBlocked& scanned = ScannedBlocked::instance();
+    if (auto known = scanned.find(t)) return *known;
+    const uint32_t b = max_magnitude_bits(pool, t.data<float>(), t.numel());
+    scanned.add(t, b);
+    return b;
+  };
+  const uint32_t xm = bits(x);
+  if (xm >= kInfBits) return std::nullopt;
+  double zmax = 0;
+  if (z) {
+    const uint32_t zm = bits(*z);
+    if (zm >= kInfBits) return std::nullopt;
+    zmax = magnitude(zm);
+  }
+  const double bound = magnitude(xm) * w_l1_ + zmax;
+  if (!(bound < static_cast<double>(FLT_MAX) / 1024)) return std::nullopt;
+  return bound;
+}
+
+ScannedBlocked& ScannedBlocked::instance() {
+  static ScannedBlocked s;
+  return s;
+}
+
+bool ScannedBlocked::same_owner(const Entry& e, const rt::Tensor& t) {
+  const std::weak_ptr<void>& o = e.owner;
+  return !o.owner_before(t.storage()) && !t.storage().owner_before(o);
+}
+
+std::optional<uint32_t> ScannedBlocked::find(const rt::Tensor& t) {
+  std::lock_guard lock(mu_);
+  for (const Entry& e : entries_)
+    if (e.data == t.raw() && e.numel == t.numel() && !e.owner.expired() && same_owner(e, t)) return e.bits;
+  return std::nullopt;
+}
+
+void ScannedBlocked::add(const rt::Tensor& t, uint32_t bits) {
+  std::lock_guard lock(mu_);
+  std::erase_if(entries_, [](const Entry& e) { return e.owner.expired(); });
+  entries_.push_back(Entry{t.storage(), t.raw(), t.numel(), bits});
+}
+
+void ScannedBlocked::clear() {
+  std::lock_guard lock(mu_);
+  entries_.clear();
+}
+
+void begin_run() {
+  ScannedBlocked::instance().clear();
+}
+
+void ScannedBlocked::forget(const rt::Tensor& t) {
+  std::lock_guard lock(mu_);
+  std::erase_if(entries_, [&](const Entry& e) { return e.owner.expired() || same_owner(e, t); });
 }
 
 void clear_blocked_padding(float* y, const rt::Shape& s, int64_t channels) {

@@ -8,8 +8,12 @@
 //   convolution, on Tessera's own vectorised math (own_eltwise.h).
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/own_eltwise.h"
 #include "runtime/kernel.h"
@@ -40,6 +44,8 @@ class ConvActivation {
   // y = act(y) in float32 as the standalone op computes it (NaN kept), for `n` values split over the
   // pool.
   void apply(rt::ThreadPool& pool, float* y, int64_t n) const;
+  // A bound of |act(v)| for |v| <= `sums` (Relu, Clip, HardSigmoid); nullopt for the others.
+  std::optional<double> output_bound(double sums) const;
   // Whether act(0) is 0 (else a blocked output's padded lanes must be cleared after apply()).
   bool keeps_zero() const;
 
@@ -61,10 +67,42 @@ class FiniteSums {
   // max|x| * max_oc sum|w_oc| + max|z| far below FLT_MAX (a margin that covers Winograd's
   // transforms and rounding).
   bool check(rt::ThreadPool& pool, const float* x, int64_t nx, const float* z, int64_t nz) const;
+  // The same for float tensors; a blocked (rank 5) tensor's scan is remembered (ScannedBlocked).
+  // Returns the bound of the sums' magnitudes (max|x| * max_oc sum|w_oc| + max|z|) when finite.
+  std::optional<double> check(rt::ThreadPool& pool, const rt::Tensor& x, const rt::Tensor* z) const;
 
  private:
   bool weights_finite_ = false;
   double w_l1_ = 0;
+};
+
+// The largest magnitude (as float bits) of blocked tensors in the current run, by storage: found by
+// FiniteSums' scans, or known from how a convolution made its output (the bound of its sums). A
+// residual Z is the input of the block's first convolution, and each convolution's input the output of
+// the one before: neither is read again. Within a run a tensor does not change, but for a convolution
+// writing its output into Z's storage, which forgets it first; between runs a tensor the caller holds
+// may, so Session::run begins by forgetting everything (cpu::begin_run). A storage is known by its
+// owner (a tensor allocated again at the same address is another one).
+class ScannedBlocked {
+ public:
+  static ScannedBlocked& instance();
+  // The largest magnitude's bits of `t` when scanned before.
+  std::optional<uint32_t> find(const rt::Tensor& t);
+  void add(const rt::Tensor& t, uint32_t bits);
+  // `t`'s storage is about to be overwritten.
+  void forget(const rt::Tensor& t);
+  void clear();
+
+ private:
+  struct Entry {
+    std::weak_ptr<void> owner;
+    const void* data;
+    int64_t numel;
+    uint32_t bits;
+  };
+  static bool same_owner(const Entry& e, const rt::Tensor& t);
+  std::mutex mu_;
+  std::vector<Entry> entries_;
 };
 
 // Clears the padded lanes of a blocked [N, Cb, H, W, b] float tensor holding `channels` channels.

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -209,13 +210,18 @@ class DnnlBlockedConv : public rt::OpKernel {
     const rt::Shape& ws = w ? w->shape() : w_shape_;
     if (pointwise_fits(ctx, x, ws)) return run_pointwise(ctx, x, w);
     if (auto g = depthwise_fits(ctx, x, ws)) return run_depthwise(ctx, x, w, *g);
-    const bool fused = act_.fuse(!act_.needs_finite_sums() || sums_finite(ctx, x, w));
+    std::optional<double> bound;
+    if (act_.needs_finite_sums()) bound = sums_bound(ctx, x, w);
+    const bool fused = act_.fuse(!act_.needs_finite_sums() || bound.has_value());
     Entry* e = entry(x.shape(), ws, ctx.has_input(2), ctx.has_input(3), fused);
     if (!e) return reference(ctx, x);
     ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     rt::Tensor& y = run(ctx, *e, x, w);
-    if (fused) return;
+    if (fused) {
+      if (bound) remember_output(y, *bound);
+      return;
+    }
     act_.apply(ctx.threads(), y.data<float>(), y.numel());
     if (!act_.keeps_zero()) clear_blocked_padding(y.data<float>(), y.shape(), ws[0]);
   }
@@ -263,21 +269,38 @@ class DnnlBlockedConv : public rt::OpKernel {
     return s;
   }
 
-  // Whether this run's convolution sums (bias and Z included) are all finite (ConvActivation::fuse).
-  bool sums_finite(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w) const {
+  // A bound of this run's convolution sums' magnitudes (bias and Z included) when they are all finite
+  // (ConvActivation::fuse).
+  std::optional<double> sums_bound(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w) const {
+    double bias_max = 0;
     if (const rt::Tensor* b = ctx.optional_input(2)) {
-      for (float v : std::span(b->data<float>(), static_cast<size_t>(b->numel())))
-        if (!(std::fabs(v) < 1e30f)) return false;
+      for (float v : std::span(b->data<float>(), static_cast<size_t>(b->numel()))) {
+        if (!(std::fabs(v) < 1e30f)) return std::nullopt;
+        bias_max = std::max(bias_max, static_cast<double>(std::fabs(v)));
+      }
     }
     const rt::Tensor* z = ctx.optional_input(3);
-    const float* zp = z ? z->data<float>() : nullptr;
-    const int64_t nz = z ? z->numel() : 0;
+    std::optional<double> bound;
     if (w) {  // weights that are not constant: their bounds now
-      if (w->numel() == 0) return true;
+      if (w->numel() == 0) return bias_max;
       FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
-      return sums.check(ctx.threads(), x.data<float>(), x.numel(), zp, nz);
+      bound = sums.check(ctx.threads(), x, z);
+    } else {
+      bound = sums_.check(ctx.threads(), x, z);
     }
-    return sums_.check(ctx.threads(), x.data<float>(), x.numel(), zp, nz);
+    if (!bound) return std::nullopt;
+    return *bound + bias_max;
+  }
+
+  // What the output is known to hold after the fused activation, for the next convolution's check.
+  void remember_output(const rt::Tensor& y, double sums) const {
+    const std::optional<double> out = act_.output_bound(sums);
+    if (!out) return;
+    float f = static_cast<float>(*out);
+    f = std::nextafter(f, std::numeric_limits<float>::infinity());  // rounded up
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof bits);
+    ScannedBlocked::instance().add(y, bits & 0x7fffffffu);
   }
 
   // The plain OIHW weights, for the own kernels to pack: the input, or the prepared copy reordered back.
@@ -331,7 +354,10 @@ class DnnlBlockedConv : public rt::OpKernel {
         ctx.fail(fmt::format("Z {} must have the output's blocked shape {}", rt::Value(*z).describe(),
                              rt::shape_str(out_shape)));
       ep.z = z->data<float>();
-      if (rt::Tensor* y = ctx.output_reusing(0, 3, ir::DataType::kFloat, out_shape)) return *y;
+      if (rt::Tensor* y = ctx.output_reusing(0, 3, ir::DataType::kFloat, out_shape)) {
+        ScannedBlocked::instance().forget(*y);  // Z's storage now gets the output
+        return *y;
+      }
     }
     return ctx.output_uninitialized(0, ir::DataType::kFloat, out_shape);
   }
@@ -493,6 +519,7 @@ class DnnlBlockedConv : public rt::OpKernel {
       // is Z itself, summed into in place; otherwise Z is copied in parallel (megabytes: one thread
       // copying cost as much as the convolution on 16).
       out = ctx.output_reusing(0, 3, ir::DataType::kFloat, e.out_shape);
+      if (out) ScannedBlocked::instance().forget(*out);  // Z's storage now gets the output
       if (!out) {
         out = &ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
         parallel_copy(ctx, *z, *out);
