@@ -12,6 +12,7 @@
 #include "check/graph_checker.h"
 #include "ir/commands/rename_value.h"
 #include "ops/registry.h"
+#include "transforms/cast_cleanup.h"
 #include "transforms/standalone.h"
 #include "transforms/tensor_convert.h"
 
@@ -531,6 +532,23 @@ std::string first_errors(const check::Diagnostics& d) {
   return s;
 }
 
+// The Casts that cancel across graphs (remove_redundant_casts), kept only if the model still
+// type-checks: a failure there is a bug, reported rather than written.
+void remove_casts_checked(ir::Model& m, Report& r) {
+  ir::Model cleaned = m;
+  Report extra;
+  if (remove_redundant_casts(cleaned, extra) == 0) return;
+  auto check = check::check_model(cleaned);
+  if (check.diagnostics.has_errors()) {
+    r.warnings.push_back("removing redundant Casts broke type checking; they stay:" +
+                         first_errors(check.diagnostics));
+    return;
+  }
+  m = std::move(cleaned);
+  for (auto& [what, n] : extra.counts) r.add(what, n);
+  for (auto& d : extra.details) r.details.push_back(std::move(d));
+}
+
 }  // namespace
 
 ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, Report& report) {
@@ -553,6 +571,7 @@ ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, R
     ir::Model out = convert_once(m, o, r, retry, types);
     auto after = check::check_model(out);
     if (!after.diagnostics.has_errors()) {
+      remove_casts_checked(out, r);
       report = std::move(r);
       return out;
     }
