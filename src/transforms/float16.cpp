@@ -89,6 +89,7 @@ class GraphConverter {
   void decide_kept();
   void fix_output_boundaries();
   void convert_initializers();
+  ir::Tensor cached_convert(const ir::Tensor& t, ConversionStats* st);
   void drop_noop_casts();
   const std::string& resolve(const std::string& v) const {
     auto it = alias_.find(v);
@@ -325,7 +326,7 @@ void GraphConverter::convert_initializers() {
   for (auto& t : g_.initializers) {
     if (t.dtype != DataType::kFloat || kept_.count(t.name)) continue;
     ConversionStats st;
-    t = convert_tensor(t, s_.o.to, &st);
+    t = cached_convert(t, &st);
     note_conversion("initializer", t, st);
     s_.report.add("initializers converted");
   }
@@ -336,6 +337,21 @@ void GraphConverter::convert_initializers() {
     note_conversion("sparse initializer", sp.values, st);
     s_.report.add("initializers converted");
   }
+}
+
+ir::Tensor GraphConverter::cached_convert(const ir::Tensor& t, ConversionStats* st) {
+  const void* key = t.data ? static_cast<const void*>(t.data.get()) : nullptr;
+  if (!s_.o.cache || !key) return convert_tensor(t, s_.o.to, st);
+  auto it = s_.o.cache->by_buffer.find(key);
+  if (it == s_.o.cache->by_buffer.end()) {
+    ConversionStats fresh;
+    ir::Tensor converted = convert_tensor(t, s_.o.to, &fresh);
+    it = s_.o.cache->by_buffer.emplace(key, std::make_pair(std::move(converted), fresh)).first;
+  }
+  *st = it->second.second;
+  ir::Tensor out = it->second.first;
+  out.name = t.name;  // two initializers may share one buffer
+  return out;
 }
 
 void GraphConverter::convert_node(ir::Node& n) {
