@@ -204,7 +204,8 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
         "even with every named node in float32 the model breaks the tolerance: {}", everything.where));
   }
   // From everything float32 (known to pass), hand groups to float16 one at a time, keeping each hand-over
-  // that passes; a group that fails is split in halves, tried first. Every state kept was run, so the
+  // that passes; a group that fails is split in halves, tried after the groups already queued. Every
+  // state kept was run, so the
   // result is within tolerance; when the run budget is spent, the groups not yet tried stay float32.
   std::set<std::string> keep(all.begin(), all.end());
   std::deque<std::vector<std::string>> queue = initial_groups(c, o.initial_groups);
@@ -230,9 +231,11 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
                                            g[0], t.where, t.worst));
       continue;
     }
+    // Breadth first: every group is tried whole before any is split finer, so a spent budget leaves
+    // fine detail undecided rather than whole layers untried.
     auto mid = g.begin() + static_cast<ptrdiff_t>(g.size() / 2);
-    queue.emplace_front(mid, g.end());
-    queue.emplace_front(g.begin(), mid);
+    queue.emplace_back(g.begin(), mid);
+    queue.emplace_back(mid, g.end());
   }
   if (untried) report.add("nodes not tried (run budget spent)", untried);
   return finish(h, o, {keep.begin(), keep.end()}, s, report);

@@ -6,9 +6,10 @@
 // model with every candidate node float32 (which must pass), it hands groups to float16 one at a time,
 // keeping each hand-over whose run passes. The first groups are runs of the non-sensitive nodes in file
 // order (layers), then each sensitive operator type (reductions, exponentials and logarithms,
-// normalisation, Softmax, Div) as a whole; a group that fails is split in halves, tried first, down to
-// single nodes. Each state kept was run, so the result is within tolerance; the search stops after
-// `max_runs` runs, the groups not yet tried staying float32. Weights are converted once for all runs.
+// normalisation, Softmax, Div) as a whole; a group that fails is split in halves, queued after the
+// groups already waiting (breadth first), down to single nodes. Each state kept was run, so the result
+// is within tolerance; the search stops after `max_runs` runs, the groups not yet tried staying
+// float32. Weights are converted once for all runs.
 #pragma once
 
 #include <string>
