@@ -303,7 +303,8 @@ class Cleanup {
     std::unordered_map<std::string, std::string> renamed;
     for (const auto& [graph, from, to] : a.alias) {
       std::string target = to;
-      for (auto it = renamed.find(target); it != renamed.end(); it = renamed.find(target)) target = it->second;
+      for (auto it = renamed.find(target); it != renamed.end(); it = renamed.find(target))
+        target = it->second;
       const std::string& old_name = from;
       std::erase_if(graph->value_info, [&old_name](const ir::ValueInfo& vi) { return vi.name == old_name; });
       ir::rename_value_in_scope(*graph, from, target);
