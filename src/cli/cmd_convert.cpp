@@ -95,6 +95,9 @@ void add_amp(CLI::App* convert, int& status) {
   cmd->add_option("--backend", run->backend, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--threads", run->threads, "Threads (default: all)");
+  cmd->add_option("--max-runs", opts->max_runs,
+                  "Model runs the search may spend (default 40); nodes not tried by then stay float32")
+      ->check(CLI::Range(2, 100000));
   cmd->callback([io, opts, run, &status] {
     run_transform("convert amp", *io, status, [&](ir::Model& m) {
       run->optimization = "basic";

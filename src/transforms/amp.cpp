@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <optional>
 #include <set>
 
+#include "check/checker.h"
 #include "transforms/float16.h"
 
 namespace tessera::transforms {
@@ -61,6 +64,7 @@ class Searcher {
     FloatConvertOptions fo;
     fo.keep_io_types = o_.keep_io_types;
     fo.node_block_list = blocked;
+    fo.cache = cache_;
     Report r;
     ir::Model low;
     try {
@@ -76,30 +80,6 @@ class Searcher {
       return {false, INFINITY, e.what()};
     }
     return out;
-  }
-
-  // The nodes of `candidates` that must stay float32 when `base` stays float32 too; `base` plus all of
-  // `candidates` is known to pass.
-  std::vector<std::string> needed(const std::vector<std::string>& candidates, std::vector<std::string> base,
-                                  Report& report) {
-    if (candidates.empty()) return {};
-    Outcome t = test(base);
-    if (t.ok) return {};
-    if (candidates.size() == 1) {
-      report.details.push_back(fmt::format("node '{}' stays float32: in float16 {} ({:.3g}x the tolerance)",
-                                           candidates[0], t.where, t.worst));
-      return candidates;
-    }
-    auto mid = candidates.begin() + static_cast<ptrdiff_t>(candidates.size() / 2);
-    std::vector<std::string> first(candidates.begin(), mid), second(mid, candidates.end());
-    std::vector<std::string> with_second = base;
-    with_second.insert(with_second.end(), second.begin(), second.end());
-    std::vector<std::string> r1 = needed(first, with_second, report);
-    std::vector<std::string> with_r1 = base;
-    with_r1.insert(with_r1.end(), r1.begin(), r1.end());
-    std::vector<std::string> r2 = needed(second, with_r1, report);
-    r1.insert(r1.end(), r2.begin(), r2.end());
-    return r1;
   }
 
   int runs() const { return runs_; }
@@ -129,6 +109,7 @@ class Searcher {
   const AmpOptions& o_;
   const std::vector<Feeds>& feeds_;
   std::vector<std::vector<rt::Value>> refs_;
+  std::shared_ptr<ConvertedTensors> cache_ = std::make_shared<ConvertedTensors>();
   int runs_ = 0;
 };
 
@@ -147,20 +128,66 @@ Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string
   return report;
 }
 
+// The named nodes the search may keep float32: no control flow (their bodies convert node by node), no
+// function calls, and only nodes that read or write a float32 tensor (shape arithmetic has nothing to
+// convert). The sensitive ones grouped by operator type, the others in file order.
+struct Candidates {
+  std::vector<std::string> rest;
+  std::map<std::string, std::vector<std::string>> sensitive;  // op type -> nodes
+  std::vector<std::string> all() const {
+    std::vector<std::string> v = rest;
+    for (const auto& [op, names] : sensitive) v.insert(v.end(), names.begin(), names.end());
+    return v;
+  }
+};
+
+Candidates candidates(const ir::Model& m) {
+  auto types = check::check_model(m).value_types;
+  for (const auto& vi : m.graph.inputs) types.emplace(vi.name, vi.type);
+  for (const auto& t : m.graph.initializers) types.emplace(t.name, ir::Type::tensor(t.dtype));
+  auto is_float = [&](const std::string& v) {
+    auto it = types.find(v);
+    return it != types.end() && it->second.is_tensor() && it->second.elem == ir::DataType::kFloat;
+  };
+  Candidates c;
+  for (const auto& n : m.graph.nodes) {
+    bool subgraphs = std::any_of(n.attributes.begin(), n.attributes.end(),
+                                 [](const ir::Attribute& a) { return !a.graphs.empty(); });
+    if (n.name.empty() || subgraphs || m.find_function(n.domain, n.op_type, n.overload)) continue;
+    if (n.op_type == "Constant") continue;  // follows its readers (a Constant read only in float32 stays so)
+    bool floats = std::any_of(n.inputs.begin(), n.inputs.end(), is_float) ||
+                  std::any_of(n.outputs.begin(), n.outputs.end(), is_float);
+    if (!floats) continue;
+    if (sensitive(n)) {
+      c.sensitive[n.op_type].push_back(n.name);
+    } else {
+      c.rest.push_back(n.name);
+    }
+  }
+  return c;
+}
+
+// Groups to hand to float16, most promising first: the other nodes in `chunks` runs of file order (a run
+// of layers), then each sensitive operator type as a whole.
+std::deque<std::vector<std::string>> initial_groups(const Candidates& c, int chunks) {
+  std::deque<std::vector<std::string>> q;
+  size_t n = c.rest.size(), k = static_cast<size_t>(std::max(1, chunks));
+  for (size_t i = 0; i < k; ++i) {
+    size_t lo = n * i / k, hi = n * (i + 1) / k;
+    if (lo < hi)
+      q.emplace_back(c.rest.begin() + static_cast<ptrdiff_t>(lo),
+                     c.rest.begin() + static_cast<ptrdiff_t>(hi));
+  }
+  for (const auto& [op, names] : c.sensitive) q.push_back(names);
+  return q;
+}
+
 }  // namespace
 
 Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>& feeds) {
   if (feeds.empty()) throw TransformError("convert amp needs at least one set of inputs");
   const ir::Model& m = h.model();
-  std::vector<std::string> hot, rest;
-  for (const auto& n : m.graph.nodes) {
-    // The block list names nodes; unnamed ones, control flow (whose bodies convert node by node) and
-    // function calls follow the conversion.
-    bool subgraphs = std::any_of(n.attributes.begin(), n.attributes.end(),
-                                 [](const ir::Attribute& a) { return !a.graphs.empty(); });
-    if (n.name.empty() || subgraphs || m.find_function(n.domain, n.op_type, n.overload)) continue;
-    (sensitive(n) ? hot : rest).push_back(n.name);
-  }
+  Candidates c = candidates(m);
   Report report;
   std::optional<Searcher> found;
   try {
@@ -170,18 +197,48 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   }
   Searcher& s = *found;
   if (s.test({}).ok) return finish(h, o, {}, s, report);  // the whole model in float16
-  std::vector<std::string> all = hot;
-  all.insert(all.end(), rest.begin(), rest.end());
+  std::vector<std::string> all = c.all();
   Outcome everything = s.test(all);
   if (!everything.ok) {
     throw TransformError(fmt::format(
         "even with every named node in float32 the model breaks the tolerance: {}", everything.where));
   }
-  // The other nodes needed in float32 with the sensitive ones kept, then which sensitive ones are needed.
-  std::vector<std::string> extra = s.needed(rest, hot, report);
-  std::vector<std::string> keep = s.needed(hot, extra, report);
-  keep.insert(keep.end(), extra.begin(), extra.end());
-  return finish(h, o, keep, s, report);
+  // From everything float32 (known to pass), hand groups to float16 one at a time, keeping each hand-over
+  // that passes; a group that fails is split in halves, tried after the groups already queued. Every
+  // state kept was run, so the
+  // result is within tolerance; when the run budget is spent, the groups not yet tried stay float32.
+  std::set<std::string> keep(all.begin(), all.end());
+  std::deque<std::vector<std::string>> queue = initial_groups(c, o.initial_groups);
+  int64_t untried = 0;
+  while (!queue.empty()) {
+    std::vector<std::string> g = std::move(queue.front());
+    queue.pop_front();
+    if (s.runs() >= o.max_runs) {
+      untried += static_cast<int64_t>(g.size());
+      for (const auto& name : g)
+        report.details.push_back(fmt::format("node '{}' stays float32: not tried (run budget spent)", name));
+      continue;
+    }
+    std::set<std::string> trial = keep;
+    for (const auto& name : g) trial.erase(name);
+    Outcome t = s.test({trial.begin(), trial.end()});
+    if (t.ok) {
+      keep = std::move(trial);
+      continue;
+    }
+    if (g.size() == 1) {
+      report.details.push_back(fmt::format("node '{}' stays float32: in float16 {} ({:.3g}x the tolerance)",
+                                           g[0], t.where, t.worst));
+      continue;
+    }
+    // Breadth first: every group is tried whole before any is split finer, so a spent budget leaves
+    // fine detail undecided rather than whole layers untried.
+    auto mid = g.begin() + static_cast<ptrdiff_t>(g.size() / 2);
+    queue.emplace_back(g.begin(), mid);
+    queue.emplace_back(mid, g.end());
+  }
+  if (untried) report.add("nodes not tried (run budget spent)", untried);
+  return finish(h, o, {keep.begin(), keep.end()}, s, report);
 }
 
 }  // namespace tessera::transforms

@@ -2,12 +2,14 @@
 // output stays within atol + rtol * |reference| of the float32 model on the given inputs, checked by
 // running Tessera's engine.
 //
-// Instead of onnxconverter-common's loop that tries one node at a time, it starts from the nodes known
-// to be sensitive (reductions, exponentials and logarithms, normalisation, Softmax) kept float32, and
-// bisects: when a set of float16 nodes breaks the tolerance, its halves are tried with the other half
-// kept float32, down to the single nodes that must stay float32; then the sensitive nodes are bisected
-// the same way to hand back those that are fine in float16. A model that converts whole costs one run;
-// k nodes that must stay float32 among n cost about k * log2(n) runs.
+// Instead of onnxconverter-common's loop that tries one node at a time, it searches over groups: from the
+// model with every candidate node float32 (which must pass), it hands groups to float16 one at a time,
+// keeping each hand-over whose run passes. The first groups are runs of the non-sensitive nodes in file
+// order (layers), then each sensitive operator type (reductions, exponentials and logarithms,
+// normalisation, Softmax, Div) as a whole; a group that fails is split in halves, queued after the
+// groups already waiting (breadth first), down to single nodes. Each state kept was run, so the result
+// is within tolerance; the search stops after `max_runs` runs, the groups not yet tried staying
+// float32. Weights are converted once for all runs.
 #pragma once
 
 #include <string>
@@ -25,6 +27,8 @@ struct AmpOptions {
   double atol = 1e-3;
   rt::SessionOptions session;  // how the model runs (backend, threads, optimisation)
   bool keep_io_types = true;   // inputs and outputs stay float32, so the same feeds run both models
+  int max_runs = 40;           // model runs the search may spend; then the untried nodes stay float32
+  int initial_groups = 8;      // the non-sensitive nodes are first tried in this many runs of file order
 };
 
 using Feeds = std::vector<std::pair<std::string, rt::Value>>;

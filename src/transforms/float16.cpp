@@ -12,6 +12,7 @@
 #include "check/graph_checker.h"
 #include "ir/commands/rename_value.h"
 #include "ops/registry.h"
+#include "transforms/cast_cleanup.h"
 #include "transforms/standalone.h"
 #include "transforms/tensor_convert.h"
 
@@ -88,6 +89,7 @@ class GraphConverter {
   void decide_kept();
   void fix_output_boundaries();
   void convert_initializers();
+  ir::Tensor cached_convert(const ir::Tensor& t, ConversionStats* st);
   void drop_noop_casts();
   const std::string& resolve(const std::string& v) const {
     auto it = alias_.find(v);
@@ -324,7 +326,7 @@ void GraphConverter::convert_initializers() {
   for (auto& t : g_.initializers) {
     if (t.dtype != DataType::kFloat || kept_.count(t.name)) continue;
     ConversionStats st;
-    t = convert_tensor(t, s_.o.to, &st);
+    t = cached_convert(t, &st);
     note_conversion("initializer", t, st);
     s_.report.add("initializers converted");
   }
@@ -335,6 +337,21 @@ void GraphConverter::convert_initializers() {
     note_conversion("sparse initializer", sp.values, st);
     s_.report.add("initializers converted");
   }
+}
+
+ir::Tensor GraphConverter::cached_convert(const ir::Tensor& t, ConversionStats* st) {
+  const void* key = t.data ? static_cast<const void*>(t.data.get()) : nullptr;
+  if (!s_.o.cache || !key) return convert_tensor(t, s_.o.to, st);
+  auto it = s_.o.cache->by_buffer.find(key);
+  if (it == s_.o.cache->by_buffer.end()) {
+    ConversionStats fresh;
+    ir::Tensor converted = convert_tensor(t, s_.o.to, &fresh);
+    it = s_.o.cache->by_buffer.emplace(key, std::make_pair(std::move(converted), fresh)).first;
+  }
+  *st = it->second.second;
+  ir::Tensor out = it->second.first;
+  out.name = t.name;  // two initializers may share one buffer
+  return out;
 }
 
 void GraphConverter::convert_node(ir::Node& n) {
@@ -531,6 +548,23 @@ std::string first_errors(const check::Diagnostics& d) {
   return s;
 }
 
+// The Casts that cancel across graphs (remove_redundant_casts), kept only if the model still
+// type-checks: a failure there is a bug, reported rather than written.
+void remove_casts_checked(ir::Model& m, Report& r) {
+  ir::Model cleaned = m;
+  Report extra;
+  if (remove_redundant_casts(cleaned, extra) == 0) return;
+  auto check = check::check_model(cleaned);
+  if (check.diagnostics.has_errors()) {
+    r.warnings.push_back("removing redundant Casts broke type checking; they stay:" +
+                         first_errors(check.diagnostics));
+    return;
+  }
+  m = std::move(cleaned);
+  for (auto& [what, n] : extra.counts) r.add(what, n);
+  for (auto& d : extra.details) r.details.push_back(std::move(d));
+}
+
 }  // namespace
 
 ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, Report& report) {
@@ -553,6 +587,7 @@ ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, R
     ir::Model out = convert_once(m, o, r, retry, types);
     auto after = check::check_model(out);
     if (!after.diagnostics.has_errors()) {
+      remove_casts_checked(out, r);
       report = std::move(r);
       return out;
     }

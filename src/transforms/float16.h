@@ -9,13 +9,23 @@
 // each edge into and out of the block, not one per node.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ir/commands/history.h"
+#include "transforms/tensor_convert.h"
 #include "transforms/transform.h"
 
 namespace tessera::transforms {
+
+// Initializers already converted, by their buffer: a caller converting one model many times (convert
+// amp tries many block lists) converts each weight once.
+struct ConvertedTensors {
+  std::unordered_map<const void*, std::pair<ir::Tensor, ConversionStats>> by_buffer;
+};
 
 struct FloatConvertOptions {
   ir::DataType to = ir::DataType::kFloat16;  // kFloat16 or kBFloat16
@@ -25,6 +35,8 @@ struct FloatConvertOptions {
   // float32. Every name must name a node of the model (in any graph): a missing one is an error.
   std::vector<std::string> op_block_list;
   std::vector<std::string> node_block_list;
+  // Optional: reused between conversions of the same model (same target type).
+  std::shared_ptr<ConvertedTensors> cache;
 };
 
 // Converts the model `h` edits, as one undo step. Throws TransformError, the model untouched, when a

@@ -96,5 +96,19 @@ TEST(Amp, MediumToleranceHoldsOnUnseenInputs) {
   }
 }
 
+TEST(Amp, SpentRunBudgetLeavesTheRestFloat32WithinTolerance) {
+  ir::Model m = dense_model();
+  ir::Model original = m;
+  ir::History h(m);
+  const double rtol = 2e-3, atol = 2e-4;
+  AmpOptions o = options(rtol, atol);
+  o.max_runs = 3;  // all float16, all float32, one group
+  Report r = convert_amp(h, o, {test::feeds_for(m, 1)});
+  EXPECT_EQ(r.get("model runs"), 3);
+  EXPECT_GT(r.get("nodes not tried (run budget spent)"), 0);
+  auto feeds = test::feeds_for(original, 1);
+  EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0);
+}
+
 }  // namespace
 }  // namespace tessera::transforms

@@ -35,7 +35,8 @@ std::vector<std::vector<double>> run_model(const ir::Model& m,
 ::testing::AssertionResult onnx_checker_accepts(const ir::Model& m);
 bool have_python_onnx();
 
-// Nothing in the model (any graph) is a Cast reading another Cast's output.
+// Nothing in the model (any graph) is a Cast reading another Cast's output (in its graph or an enclosing
+// one), or a Cast reading a control-flow output that each body makes with a Cast.
 ::testing::AssertionResult no_cast_pairs(const ir::Model& m);
 int count_op(const ir::Model& m, const std::string& op);  // all graphs, function bodies too
 
