@@ -383,6 +383,37 @@ json changes_json(const std::vector<ir::Change>& changes) {
   return out;
 }
 
+// The nodes an edit added or changed, as GET nodes/{id} gives them ({"ID": node}), when there are few
+// and all in one graph: the app patches its copy of that graph without a request per node. Null
+// otherwise (or for a node gone again by the end of the edit): the app fetches what it needs.
+json changed_nodes(Document& doc, const std::vector<ir::Change>& changes) {
+  constexpr size_t kMaxNodes = 64;
+  const ir::Model& m = doc.model();
+  json out = json::object();
+  for (const ir::Change& c : changes) {
+    bool node_change = c.kind == ir::Change::Kind::kNodeAdded || c.kind == ir::Change::Kind::kNodeChanged;
+    if (!node_change) continue;
+    if (c.path != changes.front().path || out.size() >= kMaxNodes) return nullptr;
+    const ir::Graph* g = nullptr;
+    try {
+      g = &ir::resolve_graph(m, c.path);
+    } catch (const ir::CommandError&) {
+      return nullptr;
+    }
+    size_t index = g->node_index(c.node);
+    if (index == SIZE_MAX) return nullptr;
+    std::string graph = ir::path_string(m, c.path);
+    json severity = nullptr;
+    for (const check::Diagnostic& d : doc.checker().result().diagnostics.items) {
+      if (d.graph != graph || d.node_index != static_cast<int>(index)) continue;
+      if (d.severity == check::Severity::kError) severity = "error";
+      if (d.severity == check::Severity::kWarning && severity.is_null()) severity = "warning";
+    }
+    out[std::to_string(c.node)] = node_json(m, g->nodes[index], severity);
+  }
+  return out;
+}
+
 json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
   json ids = json::array();
   for (const ir::Change& c : changes) {
@@ -391,7 +422,8 @@ json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
   return {{"document", doc.to_json()},
           {"changes", changes_json(changes)},
           {"diagnostics", diagnostics_json(doc.model(), doc.checker().result().diagnostics)},
-          {"node_ids", std::move(ids)}};
+          {"node_ids", std::move(ids)},
+          {"nodes", changed_nodes(doc, changes)}};
 }
 
 json run_commands(Document& doc, const json& body) {

@@ -39,10 +39,14 @@ export function installHook(app: App): void {
     async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
       const t0 = performance.now();
       await app.run(cmd);
-      await new Promise<void>((resolve) =>
-        requestAnimationFrame(() => requestAnimationFrame(() => resolve())),
-      );
+      // The renderer's frame runs in the next animation frame (requested by the edit), before this
+      // callback; finish() waits for the GPU to complete it. The second frame is the compositor's.
+      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
       r.finish();
+      app.editMarks.rendered = performance.now();
+      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+      r.finish();
+      app.editMarks.drawn = performance.now();
       return performance.now() - t0;
     },
     get lastError() {
@@ -53,6 +57,9 @@ export function installHook(app: App): void {
     },
     get firstRenderMs() {
       return app.firstRenderMs;
+    },
+    get editMarks() {
+      return app.editMarks;
     },
     get marks() {
       return c.marks;

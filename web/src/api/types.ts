@@ -103,6 +103,8 @@ export interface CommandAnswer {
   changes: Change[];
   diagnostics: Diagnostic[];
   node_ids?: number[];
+  /** The nodes the edit added or changed ({id: node}, as GET nodes/{id}), when few and in one graph. */
+  nodes?: Record<string, ApiNode> | null;
 }
 
 export interface RegistryFormal {

@@ -8,6 +8,7 @@ import type {
   CommandAnswer,
   Diagnostic,
   DocumentInfo,
+  Severity,
   FunctionKey,
   GraphPath,
   RegistryOp,
@@ -49,6 +50,8 @@ export class App {
   private outerNames = new Set<string>(); // names of the graphs holding the subgraph shown
   firstRenderMs = 0;
   lastError = '';
+  /** performance.now() of the last edit's stages: sent, answered, nodes fetched, view updated (bench). */
+  editMarks: Record<string, number> = {};
   private palette: Palette;
   private explorer: Explorer;
   private initPanel: InitializerPanel;
@@ -75,7 +78,11 @@ export class App {
       layoutDone: () => this.onLayout(),
       status: (s) => (shell.status.textContent = s),
     });
-    const [paletteBox, explorerBox, initBox] = leftTabs(shell.left, ['Layers', 'Explorer', 'Initializers']);
+    const [paletteBox, explorerBox, initBox] = leftTabs(
+      shell.left,
+      ['Layers', 'Explorer', 'Initializers'],
+      (k) => (k === 1 ? this.explorer.shown() : k === 2 ? this.initPanel.shown() : undefined),
+    );
     this.explorer = new Explorer(
       explorerBox,
       (id) => {
@@ -260,25 +267,31 @@ export class App {
 
   private async apply(answer: Promise<CommandAnswer>): Promise<CommandAnswer | undefined> {
     return this.guard(async () => {
+      this.editMarks = { sent: performance.now() };
       const a = await answer;
+      this.editMarks.answered = performance.now();
       this.updateDoc(a.document);
       this.diagnostics = a.diagnostics;
       this.checklist.show(a.diagnostics);
       if (!(await this.patchGraph(a))) await this.refreshGraph();
+      this.editMarks.updated = performance.now();
       return a;
     });
   }
 
   /** An answer whose changes are only nodes changed, added or removed in the graph shown patches the
-   *  graph with those nodes (GET /nodes/{id}) instead of re-fetching all of it: on a large model that is
-   *  the difference between a few small answers and megabytes. Severities come from the diagnostics.
-   *  Returns false when the graph must be re-fetched. */
+   *  graph with those nodes (sent with the answer, or GET /nodes/{id}) instead of re-fetching all of it:
+   *  on a large model that is the difference between a few small answers and megabytes. Severities
+   *  come from the diagnostics; only the nodes whose severity changed are touched. Changed nodes whose
+   *  links stay are patched into the canvas in place (canvas.patchNodes); anything else rebuilds its
+   *  view model. Returns false when the graph must be re-fetched. */
   private async patchGraph(a: CommandAnswer): Promise<boolean> {
     const g = this.graph;
     if (!g || !this.client || !this.doc || !a.changes.length) return false;
     const here = JSON.stringify(this.graphPath ?? { steps: [] });
     const changed = new Set<number>();
     const removed = new Set<number>();
+    let added = false;
     for (const c of a.changes) {
       const path = JSON.stringify(c.path ?? { steps: [] });
       if (c.node === undefined || path !== here) return false;
@@ -288,34 +301,74 @@ export class App {
       } else if (c.kind === 'node_changed' || c.kind === 'node_added') {
         changed.add(c.node);
         removed.delete(c.node);
+        added ||= c.kind === 'node_added';
       } else return false;
     }
     const nodes = await Promise.all(
-      [...changed].map((id) => this.client!.node(this.doc!.id, id, this.graphPath)),
+      [...changed].map((id) => a.nodes?.[id] ?? this.client!.node(this.doc!.id, id, this.graphPath)),
     );
-    if (removed.size) g.nodes = g.nodes.filter((n) => !removed.has(n.id));
-    const index = new Map(g.nodes.map((n, i) => [n.id, i]));
+    this.editMarks.fetched = performance.now();
+    if (removed.size) {
+      g.nodes = g.nodes.filter((n) => !removed.has(n.id));
+      this.nodePos = null;
+    }
+    const pos = this.nodePositions(g);
     for (const n of nodes) {
-      const i = index.get(n.id);
-      if (i === undefined)
-        g.nodes.push(n); // added: add_node appends at the end of the node list
-      else g.nodes[i] = n;
+      const i = pos.get(n.id);
+      if (i !== undefined) g.nodes[i] = n;
+      else pos.set(n.id, g.nodes.push(n) - 1); // added: add_node appends at the end of the node list
     }
-    const rank = { error: 3, warning: 2, info: 1 } as const;
-    const severity = new Map<number, 'error' | 'warning' | 'info'>();
-    const byId = new Map(g.nodes.map((n) => [n.id, n]));
-    for (const d of a.diagnostics) {
-      if (d.node_id === undefined || byId.get(d.node_id)?.name !== d.node) continue;
-      const cur = severity.get(d.node_id);
-      if (!cur || rank[d.severity] > rank[cur]) severity.set(d.node_id, d.severity);
-    }
-    for (const n of g.nodes) n.severity = severity.get(n.id) === 'info' ? null : (severity.get(n.id) ?? null);
+    const touched = this.patchSeverities(g, a.diagnostics);
     g.version = a.document.version;
-    await this.canvas.setGraph(g, false);
+    const patch = new Map<number, ApiNode>();
+    for (const n of [...nodes, ...touched]) patch.set(n.id, n);
+    const inPlace = !added && !removed.size && (await this.canvas.patchNodes(g, [...patch.values()]));
+    if (!inPlace) await this.canvas.setGraph(g, false);
     this.showParams();
     this.showLists();
     return true;
   }
+
+  /** Index of each node id in this.graph.nodes, kept across patches that do not reorder the list. */
+  private nodePos: Map<number, number> | null = null;
+  private nodePositions(g: ApiGraph): Map<number, number> {
+    if (!this.nodePos || this.nodePosOf !== g) {
+      this.nodePos = new Map(g.nodes.map((n, i) => [n.id, i]));
+      this.nodePosOf = g;
+    }
+    return this.nodePos;
+  }
+  private nodePosOf: ApiGraph | null = null;
+
+  /** Sets each node's severity (error or warning, the worst) from the diagnostics of the graph shown,
+   *  touching only nodes whose severity changed or is named by a diagnostic; returns those it changed. */
+  private patchSeverities(g: ApiGraph, diagnostics: Diagnostic[]): ApiNode[] {
+    const pos = this.nodePositions(g);
+    const rank = { error: 3, warning: 2, info: 1 } as const;
+    const worst = new Map<number, 'error' | 'warning' | 'info'>();
+    for (const d of diagnostics) {
+      const i = d.node_id === undefined ? undefined : pos.get(d.node_id);
+      if (i === undefined || g.nodes[i].name !== d.node) continue;
+      const cur = worst.get(d.node_id!);
+      if (!cur || rank[d.severity] > rank[cur]) worst.set(d.node_id!, d.severity);
+    }
+    const next = new Map<number, Severity>();
+    for (const [id, s] of worst) if (s !== 'info') next.set(id, s);
+    const before = this.severities?.of === g ? this.severities.map : severitiesOf(g);
+    const out: ApiNode[] = [];
+    for (const id of new Set([...before.keys(), ...next.keys()])) {
+      const i = pos.get(id);
+      if (i === undefined) continue;
+      const n = g.nodes[i];
+      const s = next.get(id) ?? null;
+      if ((n.severity ?? null) === s) continue;
+      n.severity = s;
+      out.push(n);
+    }
+    this.severities = { of: g, map: next };
+    return out;
+  }
+  private severities: { of: ApiGraph; map: Map<number, Severity> } | null = null;
 
   /** Commands act on the graph shown: a subgraph's edits go through the document's one history. */
   private withPath(cmd: Command): Command {
@@ -519,8 +572,11 @@ export class App {
   selectedNodes(): ApiNode[] {
     const vm = this.canvas.vm;
     if (!vm || !this.graph) return [];
-    const byId = new Map(this.graph.nodes.map((n) => [n.id, n]));
-    return [...this.canvas.selected].map((i) => byId.get(vm.leaves[i].id)).filter((n): n is ApiNode => !!n);
+    const g = this.graph;
+    const pos = this.nodePositions(g);
+    return [...this.canvas.selected]
+      .map((i) => g.nodes[pos.get(vm.leaves[i].id) ?? -1])
+      .filter((n): n is ApiNode => !!n);
   }
 
   private showLists(): void {
@@ -809,7 +865,7 @@ export class App {
 }
 
 /** Tabs over the left panel: one container per title, the first shown. */
-function leftTabs(root: HTMLElement, titles: string[]): HTMLElement[] {
+function leftTabs(root: HTMLElement, titles: string[], shown: (k: number) => void): HTMLElement[] {
   const boxes = titles.map((t) => h('div', { className: 'left-page', 'data-page': t.toLowerCase() }));
   const buttons = titles.map((t, k) =>
     h('button', {
@@ -819,6 +875,7 @@ function leftTabs(root: HTMLElement, titles: string[]): HTMLElement[] {
       onclick: () => {
         boxes.forEach((b, j) => (b.style.display = j === k ? '' : 'none'));
         buttons.forEach((b, j) => b.classList.toggle('active', j === k));
+        shown(k);
       },
     }),
   );
@@ -833,6 +890,13 @@ interface SubTab {
   label: string;
   parent: GraphPath | null;
   outer: Set<string>;
+}
+
+/** Node id -> severity (errors and warnings) as the graph answer gives them. */
+function severitiesOf(g: ApiGraph): Map<number, Severity> {
+  const out = new Map<number, Severity>();
+  for (const n of g.nodes) if (n.severity) out.set(n.id, n.severity);
+  return out;
 }
 
 function namesOf(g: ApiGraph | null): string[] {

@@ -7,7 +7,9 @@ import { LayoutCancelled, LayoutClient } from '../layout/client';
 import LayoutWorker from '../layout/worker?worker&inline';
 import type { HierGraph, HierResult } from '../layout/hierarchy';
 import { buildGroups, defaultExpansion, hierGraph, type Groups } from '../model/groups';
-import { buildViewModel, type ViewModel } from '../model/viewmodel';
+import { buildViewModel, patchedLeaf, type ViewModel } from '../model/viewmodel';
+import type { ApiNode } from '../api/types';
+import { leafSize } from '../model/glyph';
 import { Renderer } from '../render/renderer';
 import { Scene, type Pick } from '../render/scene';
 
@@ -115,6 +117,52 @@ export class CanvasView {
     this.marks.sent = performance.now();
     this.fitPending = fit;
     await this.relayout();
+  }
+
+  /** An edit that changed nodes without touching the graph's structure (a rename, an attribute, a
+   *  severity) patches those leaves in place: no view model, groups or scene rebuilt, no layout unless a
+   *  node's size changed (then only its group and the groups holding it are laid out again, from the
+   *  worker's cache). `nodes`: the nodes as the server now has them; `api` already holds them.
+   *  False when the edit needs setGraph (new, removed or re-linked nodes, hidden constants...). */
+  async patchNodes(api: ApiGraph, nodes: ApiNode[]): Promise<boolean> {
+    const vm = this.vm;
+    const hg = this.lastHier;
+    if (!vm || !hg || !this.scene) return false;
+    const patched: Array<[number, NonNullable<ReturnType<typeof patchedLeaf>>]> = [];
+    for (const n of nodes) {
+      const i = vm.byNodeId.get(n.id);
+      const leaf = i === undefined ? null : patchedLeaf(vm.leaves[i], n);
+      if (!leaf) return false;
+      patched.push([i!, leaf]);
+    }
+    this.marks = { graph: performance.now() };
+    let resized = false;
+    for (const [i, leaf] of patched) {
+      vm.leaves[i] = leaf;
+      const [w, h] = leafSize(leaf);
+      if (w === hg.leafW[i] && h === hg.leafH[i]) continue;
+      hg.leafW[i] = w;
+      hg.leafH[i] = h;
+      resized = true;
+    }
+    this.api = api;
+    vm.version = api.version;
+    this.marks.viewModel = performance.now();
+    if (!resized) {
+      // Badges, selection outlines and text stay within a few units of the box.
+      const m = 12;
+      this.renderer.invalidateRegions(
+        patched.map(([i]) => {
+          const [x, y, w, h] = this.scene!.leafRect(i);
+          return [x - m, y - m, x + w + m, y + h + m];
+        }),
+      );
+      return true;
+    }
+    this.layout.setGraph(hg);
+    this.fitPending = false;
+    await this.relayout();
+    return true;
   }
 
   private pinnedArray(): Float32Array {

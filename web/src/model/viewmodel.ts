@@ -56,7 +56,7 @@ export const registryKey = (domain: string, op: string) => `${domain || 'ai.onnx
 
 const MAX_ATTR_LINES = 3;
 
-function attrLines(node: ApiNode): string[] {
+export function attrLines(node: ApiNode): string[] {
   // Subgraphs first: they are what a double-click opens.
   const lines: string[] = (node.subgraphs ?? []).map(
     (g) => `${g.attribute}: ${g.nodes} nodes (open: double-click)`,
@@ -214,4 +214,26 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
     });
   });
   return { version: g.version, leaves, edges, hiddenConstants: hidden.size, byNodeId };
+}
+
+/** A leaf patched with what an edit changed on its node, when that cannot change the graph's
+ *  structure: same operator, scope and values in and out (so the same terminals and edges), not a
+ *  Constant (hidden or not by the view options). Null when the view model must be rebuilt. */
+export function patchedLeaf(leaf: Leaf, n: ApiNode): Leaf | null {
+  if (leaf.kind !== 'node' || leaf.id !== n.id || n.op_type === 'Constant') return null;
+  if (n.op_type !== leaf.op || n.domain !== leaf.domain || (n.scope ?? '') !== leaf.scope) return null;
+  if (!sameValues(n.inputs, leaf.inputs) || !sameValues(n.outputs, leaf.outputs)) return null;
+  return {
+    ...leaf,
+    name: n.name,
+    lines: attrLines(n),
+    severity: n.severity ?? null,
+    subgraphs: n.subgraphs?.length ?? 0,
+  };
+}
+
+function sameValues(values: string[], terms: Terminal[]): boolean {
+  if (values.length > terms.length) return false;
+  for (let k = 0; k < terms.length; k++) if ((values[k] ?? '') !== terms[k].value) return false;
+  return true;
 }

@@ -36,8 +36,10 @@ export class InitializerPanel {
   private filter: HTMLInputElement;
   private out: HTMLElement;
 
+  private stale = false;
+
   constructor(
-    root: HTMLElement,
+    private readonly root: HTMLElement,
     private readonly a: InitializerActions,
   ) {
     this.filter = h('input', {
@@ -56,12 +58,19 @@ export class InitializerPanel {
     );
   }
 
+  /** Rendered now when the panel shows, else when it is next shown (shown()). */
   setInitializers(inits: InitializerInfo[]): void {
     this.inits = inits;
-    this.render();
+    this.stale = true;
+    if (this.root.style.display !== 'none') this.render();
+  }
+
+  shown(): void {
+    if (this.stale) this.render();
   }
 
   private render(): void {
+    this.stale = false;
     clear(this.list);
     const q = this.filter.value.trim().toLowerCase();
     const found = this.inits
