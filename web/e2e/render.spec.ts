@@ -113,3 +113,33 @@ test('exports the whole graph as SVG, PNG and JPEG', async ({ page }) => {
     }
   }
 });
+
+test('an edit that keeps the links re-renders only the changed node, pixel for pixel as a full render', async ({
+  page,
+}) => {
+  await open(page, 'fixture=synthetic&nodes=2000');
+  const target = (await hook<Array<{ name: string; id: number; op: string }>>(page, 'leaves()')).find(
+    (l) => l.op === 'Relu',
+  )!;
+  await hook(page, `focus(${target.id})`); // centred at 80% or more, where names are drawn
+  await hook(page, 'pan(-150, 220)'); // off centre: a scissor upside down would miss it
+  await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('near');
+  const before = await hook<number>(page, 'cacheDigest(true)');
+  const partial = await hook<number>(page, 'stats.partialRenders');
+  const renders = await hook<number>(page, 'stats.cacheRenders');
+  const renamed = `${target.name.slice(0, -1)}Z`;
+  expect(
+    await hook(
+      page,
+      `patchNode(${JSON.stringify(target.name)}, ${JSON.stringify({ name: renamed, severity: 'error' })})`,
+    ),
+  ).toBe(true);
+  const after = await hook<number>(page, 'cacheDigest()');
+  expect(await hook<number>(page, 'stats.partialRenders')).toBe(partial + 1);
+  expect(await hook<number>(page, 'stats.cacheRenders')).toBe(renders); // no full re-render
+  expect(after).not.toBe(before);
+  expect(await hook<number>(page, 'cacheDigest(true)')).toBe(after);
+  await page.screenshot({ path: artifact('render-patched.png') });
+  // Linking differently is not a patch: the canvas rebuilds (setGraph) instead.
+  expect(await hook(page, `patchNode(${JSON.stringify(renamed)}, {"inputs": []})`)).toBe(false);
+});

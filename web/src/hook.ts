@@ -49,6 +49,20 @@ export function installHook(app: App): void {
       app.editMarks.drawn = performance.now();
       return performance.now() - t0;
     },
+    /** The cached view's pixel hash after the next frame; `full` re-renders all of it first. */
+    async cacheDigest(full = false): Promise<number> {
+      if (full) r.invalidate();
+      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+      return r.cacheDigest();
+    },
+    /** Patches a node of the graph shown as an edit answer would (the offline fixture has no server). */
+    async patchNode(name: string, fields: Record<string, unknown>): Promise<boolean> {
+      const g = app.graph;
+      const i = g?.nodes.findIndex((n) => n.name === name) ?? -1;
+      if (!g || i < 0) return false;
+      g.nodes[i] = { ...g.nodes[i], ...fields };
+      return c.patchNodes(g, [g.nodes[i]]);
+    },
     get lastError() {
       return app.lastError;
     },

@@ -56,7 +56,17 @@ export const registryKey = (domain: string, op: string) => `${domain || 'ai.onnx
 
 const MAX_ATTR_LINES = 3;
 
+/** Lines per node object: the graph held by the app keeps its node objects across edits (a patch
+ *  replaces only the nodes that changed), so rebuilding the view model formats only those. */
+const linesCache = new WeakMap<ApiNode, string[]>();
+
 export function attrLines(node: ApiNode): string[] {
+  let lines = linesCache.get(node);
+  if (!lines) linesCache.set(node, (lines = formatLines(node)));
+  return lines;
+}
+
+function formatLines(node: ApiNode): string[] {
   // Subgraphs first: they are what a double-click opens.
   const lines: string[] = (node.subgraphs ?? []).map(
     (g) => `${g.attribute}: ${g.nodes} nodes (open: double-click)`,
@@ -114,6 +124,18 @@ function outputTerminals(node: ApiNode, op: RegistryOp | undefined, used: Set<st
   return terms;
 }
 
+/** The leaf made for each node object, reused while its terminals read the same: after an edit, the
+ *  app's graph keeps every node object but the few that changed, and a rebuild of a 50,000-node view
+ *  model then allocates almost nothing (allocation and collection were most of its cost). */
+const leafCache = new WeakMap<ApiNode, { leaf: Leaf; op: RegistryOp | undefined }>();
+
+function sameStates(leaf: Leaf, stateOf: (v: string) => TermState, used: Set<string>): boolean {
+  for (const t of leaf.inputs) if (t.state !== (t.value ? stateOf(t.value) : 'free')) return false;
+  for (const t of leaf.outputs)
+    if (t.state !== (t.value && used.has(t.value) ? 'linked' : 'free')) return false;
+  return true;
+}
+
 export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
   const initNames = new Set(g.initializers.map((i) => i.name));
   const hidden = new Set<number>();
@@ -163,20 +185,28 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
   for (const n of g.nodes) {
     if (hidden.has(n.id)) continue;
     const op = opts.registry?.get(registryKey(n.domain, n.op_type));
-    const leaf: Leaf = {
-      kind: 'node',
-      id: n.id,
-      key: `n:${n.id}`,
-      name: n.name,
-      op: n.op_type,
-      domain: n.domain,
-      scope: n.scope ?? '',
-      lines: attrLines(n),
-      inputs: inputTerminals(n, op, stateOf),
-      outputs: outputTerminals(n, op, used),
-      severity: n.severity ?? null,
-      subgraphs: n.subgraphs?.length ?? 0,
-    };
+    const cached = leafCache.get(n);
+    let leaf: Leaf;
+    if (cached && cached.op === op && sameStates(cached.leaf, stateOf, used)) {
+      leaf = cached.leaf;
+      leaf.severity = n.severity ?? null; // the app updates severities on the node objects it keeps
+    } else {
+      leaf = {
+        kind: 'node',
+        id: n.id,
+        key: `n:${n.id}`,
+        name: n.name,
+        op: n.op_type,
+        domain: n.domain,
+        scope: n.scope ?? '',
+        lines: attrLines(n),
+        inputs: inputTerminals(n, op, stateOf),
+        outputs: outputTerminals(n, op, used),
+        severity: n.severity ?? null,
+        subgraphs: n.subgraphs?.length ?? 0,
+      };
+      leafCache.set(n, { leaf, op });
+    }
     byNodeId.set(n.id, leaves.length);
     n.outputs.forEach((v, i) => v && producer.set(v, [leaves.length, i]));
     leaves.push(leaf);

@@ -164,6 +164,20 @@ export class Renderer {
     this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, px);
   }
 
+  /** FNV-1a hash of the cached view's pixels (tests: a partial re-render must equal a full one). */
+  cacheDigest(): number {
+    const c = this.cache;
+    if (!c) return 0;
+    const gl = this.gl;
+    const px = new Uint8Array(c.w * c.h * 4);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, c.fb);
+    gl.readPixels(0, 0, c.w, c.h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < px.length; i++) h = Math.imul(h ^ px[i], 0x01000193);
+    return h >>> 0;
+  }
+
   /** The visible world rectangle. */
   view(): [number, number, number, number] {
     const c = this.camera;

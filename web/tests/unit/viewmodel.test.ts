@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiGraph, RegistryOp } from '../../src/api/types';
 import { buildGroups, defaultExpansion } from '../../src/model/groups';
-import { buildViewModel, registryKey } from '../../src/model/viewmodel';
+import { buildViewModel, patchedLeaf, registryKey } from '../../src/model/viewmodel';
 import { matchOps } from '../../src/ui/palette';
 
 const conv: RegistryOp = {
@@ -101,6 +101,55 @@ describe('view model', () => {
     expect(g.size).toEqual([4, 2, 1]);
     expect([...defaultExpansion(g, 1)]).toEqual([1, 0, 0]);
     expect([...defaultExpansion(g)]).toEqual([1, 1, 1]);
+  });
+});
+
+describe('edits patched in place', () => {
+  const node = (i: number) => graph.nodes[i];
+  it('patches a renamed or re-parameterised node, keeping terminals and links', () => {
+    const vm = buildViewModel(graph, { showConstants: false, registry });
+    const conv = vm.leaves[1];
+    const renamed = { ...node(1), name: '/enc/layer.0/conv2', severity: 'error' as const };
+    renamed.attributes = [{ name: 'kernel_shape', type: 'ints', value: [3, 3] }];
+    const p = patchedLeaf(conv, renamed)!;
+    expect(p.name).toBe('/enc/layer.0/conv2');
+    expect(p.lines).toEqual(['kernel_shape: [3, 3]']);
+    expect(p.severity).toBe('error');
+    expect(p.inputs).toBe(conv.inputs);
+    expect(conv.name).toBe('/enc/layer.0/conv'); // the old leaf is left as it was
+  });
+
+  it('refuses what changes the structure: links, operator, scope, constants', () => {
+    const vm = buildViewModel(graph, { showConstants: true, registry });
+    const conv = vm.leaves.find((l) => l.id === 2)!;
+    expect(patchedLeaf(conv, { ...node(1), inputs: ['x', 'W', 'x'] })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), outputs: ['y2'] })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), op_type: 'ConvTranspose' })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), scope: '/enc' })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), id: 3 })).toBeNull();
+    const k = vm.leaves.find((l) => l.id === 1)!;
+    expect(patchedLeaf(k, { ...node(0), name: 'k2' })).toBeNull();
+    // A trailing omitted optional input reads the same as a shorter list.
+    expect(patchedLeaf(conv, { ...node(1), inputs: ['x', 'W'] })).not.toBeNull();
+  });
+
+  it('reuses the leaves of unchanged node objects on rebuild, unless their terminals read differently', () => {
+    const g: ApiGraph = { ...graph, nodes: graph.nodes.map((n) => ({ ...n })) };
+    const a = buildViewModel(g, { showConstants: false, registry });
+    const b = buildViewModel(g, { showConstants: false, registry });
+    expect(b.leaves[1]).toBe(a.leaves[1]);
+    expect(b.leaves[2]).toBe(a.leaves[2]);
+    // Graph output z removed: the Concat's output terminal becomes free, so its leaf is rebuilt.
+    const c = buildViewModel({ ...g, outputs: [] }, { showConstants: false, registry });
+    expect(c.leaves[2]).not.toBe(a.leaves[2]);
+    expect(c.leaves[2].outputs[0].state).toBe('free');
+    expect(c.leaves[1]).toBe(a.leaves[1]);
+    // A severity set on the node object shows on the reused leaf.
+    g.nodes[1].severity = 'warning';
+    expect(buildViewModel(g, { showConstants: false, registry }).leaves[1].severity).toBe('warning');
+    // Another registry (another document's opsets) rebuilds.
+    const other = new Map([...registry].map(([k, o]) => [k, { ...o }]));
+    expect(buildViewModel(g, { showConstants: false, registry: other }).leaves[1]).not.toBe(a.leaves[1]);
   });
 });
 
