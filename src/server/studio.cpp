@@ -447,6 +447,26 @@ json run_commands(Document& doc, const json& body) {
   return edit_answer(doc, changes);
 }
 
+// "io": {"i:NAME": [x, y], "o:NAME": [x, y]}: graph inputs and outputs, which are not nodes. Replaces
+// what the graph had (an input the user arranged away from its pin is dropped).
+std::map<std::string, std::pair<double, double>> parse_io_positions(const ir::Graph& g, const json& io) {
+  if (!io.is_object()) throw HttpError{400, "'io' must be an object of 'i:NAME' or 'o:NAME' to [x, y]"};
+  std::map<std::string, std::pair<double, double>> parsed;
+  for (auto& [key, xy] : io.items()) {
+    bool input = key.starts_with("i:");
+    if (!input && !key.starts_with("o:"))
+      throw HttpError{400, fmt::format("'io': '{}' is not 'i:NAME' or 'o:NAME'", key)};
+    if (!xy.is_array() || xy.size() != 2 || !xy[0].is_number() || !xy[1].is_number())
+      throw HttpError{400, fmt::format("'io'['{}'] must be [x, y]", key)};
+    std::string name = key.substr(2);
+    bool exists = input ? g.find_input(name) != nullptr : g.find_output(name) != nullptr;
+    if (!exists)
+      throw HttpError{404, fmt::format("graph {} '{}' does not exist", input ? "input" : "output", name)};
+    parsed[key] = {xy[0].get<double>(), xy[1].get<double>()};
+  }
+  return parsed;
+}
+
 void set_positions(Document& doc, const json& body) {
   ir::GraphPath p = ir::graph_path_from_json(body.contains("path") ? body["path"] : json(nullptr));
   const ir::Graph& g = resolve_or_404(doc.model(), p);
@@ -465,8 +485,12 @@ void set_positions(Document& doc, const json& body) {
       throw HttpError{404, fmt::format("node #{} does not exist", key)};
     parsed.push_back({id, {xy[0].get<double>(), xy[1].get<double>()}});
   }
-  auto& slot = doc.positions()[ir::graph_path_to_json(p).dump()];
+  std::map<std::string, std::pair<double, double>> io;
+  if (body.contains("io")) io = parse_io_positions(g, body["io"]);
+  std::string key = ir::graph_path_to_json(p).dump();
+  auto& slot = doc.positions()[key];
   for (auto& [id, xy] : parsed) slot[id] = xy;
+  if (body.contains("io")) doc.io_positions()[key] = std::move(io);
 }
 
 }  // namespace

@@ -288,6 +288,63 @@ TEST_F(Studio, OpenEditUndoRedoSaveReopen) {
   EXPECT_EQ(get("/api/documents/" + id2).first, 404);
 }
 
+// Graph inputs and outputs are not nodes: their positions go by name ("i:x", "o:y"), into the companion
+// file's "inputs"/"outputs", and come back on reopen; bad keys and unknown names are refused, nothing kept.
+TEST_F(Studio, GraphInputAndOutputPositionsSurviveSaveAndReopen) {
+  start();
+  std::string id = open("a.onnx");
+  json g = graph(id);
+  std::string out = g["outputs"][0]["name"];
+  std::string relu = std::to_string(g["nodes"][0]["id"].get<int64_t>());
+  std::string url = "/api/documents/" + id + "/positions";
+  auto put = [&](const json& body) {
+    auto r = client_->Put(url.c_str(), auth(), body.dump(), "application/json");
+    return std::make_pair(r ? r->status : 0, r ? json::parse(r->body, nullptr, false) : json());
+  };
+  json io{{"i:x", {1, 2}}, {"o:" + out, {3.5, 4}}};
+  EXPECT_EQ(put(json{{"positions", {{relu, {5, 6}}}}, {"io", io}}).first, 200);
+  EXPECT_EQ(graph(id)["io_positions"], io);
+  auto [s1, e1] = put(json{{"positions", json::object()}, {"io", {{"x", {1, 2}}}}});
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(error_of(e1), "'io': 'x' is not 'i:NAME' or 'o:NAME'");
+  auto [s2, e2] = put(json{{"positions", {{relu, {50, 60}}}}, {"io", {{"i:nope", {1, 2}}}}});
+  EXPECT_EQ(s2, 404);
+  EXPECT_EQ(error_of(e2), "graph input 'nope' does not exist");
+  EXPECT_EQ(put(json{{"positions", json::object()}, {"io", {{"o:" + out, {1}}}}}).first, 400);
+  json after = graph(id);
+  EXPECT_EQ(after["io_positions"], io);
+  EXPECT_EQ(after["positions"][relu], json({5, 6}));  // a refused request keeps nothing of itself
+
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json{{"path", "io.onnx"}}).first, 200);
+  std::ifstream in(root_ / "io.onnx.tessera.json");
+  json companion = json::parse(in);
+  EXPECT_EQ(companion["graphs"]["main"]["inputs"], json({{"x", {1, 2}}}));
+  EXPECT_EQ(companion["graphs"]["main"]["outputs"], json({{out, {3.5, 4}}}));
+  EXPECT_EQ(graph(open("io.onnx"))["io_positions"], io);
+}
+
+// An edit's answer carries the nodes it added or changed, as GET nodes/{id} gives them.
+TEST_F(Studio, EditAnswerCarriesTheChangedNodes) {
+  start();
+  std::string id = open("a.onnx");
+  std::string cmds = "/api/documents/" + id + "/commands";
+  auto [status, renamed] =
+      post(cmds, json{{"command", {{"type", "rename_node"}, {"node", 1}, {"name", "renamed"}}}});
+  ASSERT_EQ(status, 200) << renamed.dump();
+  EXPECT_EQ(renamed["nodes"]["1"], get("/api/documents/" + id + "/nodes/1").second);
+  EXPECT_EQ(renamed["nodes"]["1"]["name"], "renamed");
+  json conv = {{"type", "add_node"},
+               {"node", {{"name", "conv"}, {"op_type", "Conv"}, {"inputs", {"x"}}, {"outputs", {"c"}}}}};
+  json added = post(cmds, json{{"command", conv}}).second;
+  std::string conv_id = std::to_string(added["node_ids"][0].get<int64_t>());
+  EXPECT_EQ(added["nodes"][conv_id]["severity"], "error");  // W is not connected
+  EXPECT_EQ(added["nodes"][conv_id], get("/api/documents/" + id + "/nodes/" + conv_id).second);
+  // Removed nodes are not sent; edits of graph inputs carry no nodes.
+  json removed =
+      post(cmds, json{{"command", {{"type", "remove_node"}, {"node", added["node_ids"][0]}}}}).second;
+  EXPECT_EQ(removed["nodes"], json::object());
+}
+
 TEST_F(Studio, TwoDocumentsAreIndependent) {
   start();
   std::string a = open("a.onnx"), b = open("sub/b.onnx");

@@ -235,6 +235,20 @@ test('edits the sample through the server and keeps the edits across save and re
     [1, 1],
   ]);
 
+  // The graph input dragged elsewhere: its position (it is not a node) is kept like the nodes'.
+  await page.evaluate(`window.__tessera.focus(${conv.id})`);
+  const inAt = (await t<[number, number]>(page, `nodeCenter(${JSON.stringify(input.name)})`))!;
+  const inPos = (await t<[number, number]>(page, `leafPos(${JSON.stringify(input.name)})`))!;
+  await page.mouse.move(inAt[0], inAt[1]);
+  await page.mouse.down();
+  await page.mouse.move(inAt[0] - 60, inAt[1] - 40, { steps: 4 });
+  await page.mouse.up();
+  await expect
+    .poll(() => t<[number, number]>(page, `leafPos(${JSON.stringify(input.name)})`))
+    .not.toEqual(inPos);
+  await expect.poll(() => t<number>(page, 'busy')).toBe(0);
+  const movedTo = (await t<[number, number]>(page, `leafPos(${JSON.stringify(input.name)})`))!;
+
   // Save, then reload the page: the server's document and the file on disk have every edit.
   const mtime = statSync(model).mtimeMs;
   await page.keyboard.press('Control+s');
@@ -249,6 +263,11 @@ test('edits the sample through the server and keeps the edits across save and re
   expect(info.status).toBe(0);
   expect(info.stdout).toContain('Relu');
   expect(existsSync(`${model}.tessera.json`)).toBe(true); // the canvas positions beside the model
+  const companion = JSON.parse(readFileSync(`${model}.tessera.json`, 'utf8'));
+  expect(companion.graphs.main.inputs[input.name]).toEqual(movedTo.map(Math.round));
+  expect(await t<[number, number]>(page, `leafPos(${JSON.stringify(input.name)})`)).toEqual(
+    movedTo.map(Math.round),
+  );
   await page.screenshot({ path: artifact('studio-reloaded.png') });
 
   // Export the whole canvas.

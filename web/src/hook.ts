@@ -105,6 +105,12 @@ export function installHook(app: App): void {
       const [x, y, w, h] = c.scene.leafRect(i);
       return toPage(x + w / 2, y + h / 2);
     },
+    /** World position (top left) of a leaf: where the layout or the user's pin put it. */
+    leafPos(name: string): [number, number] | null {
+      const i = leafByName(name);
+      if (i < 0 || !c.scene || Number.isNaN(c.scene.lay.itemX[i])) return null;
+      return [c.scene.lay.itemX[i], c.scene.lay.itemY[i]];
+    },
     terminal(name: string, side: 'in' | 'out', port: number): [number, number] | null {
       const i = leafByName(name);
       if (i < 0 || !c.scene) return null;

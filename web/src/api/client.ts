@@ -103,12 +103,18 @@ export class StudioClient {
   redo(id: string): Promise<CommandAnswer> {
     return this.request('POST', `/api/documents/${id}/redo`, {});
   }
+  /** `io`: graph inputs and outputs ('i:NAME' / 'o:NAME'), replacing those the graph had. */
   putPositions(
     id: string,
     positions: Record<string, [number, number]>,
     path: GraphPath | null = null,
+    io: Record<string, [number, number]> = {},
   ): Promise<unknown> {
-    return this.request('PUT', `/api/documents/${id}/positions`, path ? { path, positions } : { positions });
+    return this.request(
+      'PUT',
+      `/api/documents/${id}/positions`,
+      path ? { path, positions, io } : { positions, io },
+    );
   }
 }
 

@@ -57,6 +57,8 @@ export interface ApiGraph {
   initializers: InitializerInfo[];
   value_types?: Record<string, { type: string; shape?: Dim[] | null }>;
   positions?: Record<string, [number, number]>;
+  /** Graph inputs and outputs placed by the user: 'i:NAME' / 'o:NAME' -> [x, y]. */
+  io_positions?: Record<string, [number, number]>;
   opset_imports?: Array<{ domain: string; version: number }>;
   functions?: FunctionKey[];
 }

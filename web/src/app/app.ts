@@ -555,11 +555,15 @@ export class App {
   async savePositions(): Promise<void> {
     if (!this.client || !this.doc) return;
     const positions: Record<string, [number, number]> = {};
-    for (const [key, p] of this.canvas.pins)
-      if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
-    await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath));
+    const io: Record<string, [number, number]> = {};
+    for (const [key, p] of this.canvas.pins) {
+      const xy: [number, number] = [Math.round(p[0]), Math.round(p[1])];
+      if (key.startsWith('n:')) positions[key.slice(2)] = xy;
+      else io[key] = xy; // graph inputs and outputs: 'i:NAME', 'o:NAME'
+    }
+    await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath, io));
     // The graph held here is patched rather than re-fetched after most edits: keep its positions current.
-    if (this.graph) this.graph.positions = positions;
+    if (this.graph) Object.assign(this.graph, { positions, io_positions: io });
   }
 
   async arrange(): Promise<void> {

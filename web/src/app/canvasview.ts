@@ -93,6 +93,7 @@ export class CanvasView {
       this.groups.path.forEach((p, k) => (this.expanded[k] = k === 0 || prevExpanded.has(p) ? 1 : 0));
     this.pins.clear();
     for (const [id, pos] of Object.entries(api.positions ?? {})) this.pins.set(`n:${id}`, pos);
+    for (const [key, pos] of Object.entries(api.io_positions ?? {})) this.pins.set(key, pos);
     this.selected.clear();
     this.vm.leaves.forEach((l, i) => prevSel.has(l.key) && this.selected.add(i));
     this.renderer.state.selectedEdge = -1;

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { ApiGraph, RegistryOp } from '../../src/api/types';
 import { buildGroups, defaultExpansion } from '../../src/model/groups';
 import { buildViewModel, patchedLeaf, registryKey } from '../../src/model/viewmodel';
+import { counted } from '../../src/ui/checklist';
 import { matchOps } from '../../src/ui/palette';
 
 const conv: RegistryOp = {
@@ -164,5 +165,13 @@ describe('palette search', () => {
     expect(matchOps(ops, 'conv').map((o) => o.op_type)).toEqual(['Conv', 'ConvTranspose', 'QLinearConv']);
     expect(matchOps(ops, 'microsoft').map((o) => o.op_type)).toEqual(['QLinearConv']);
     expect(matchOps(ops, 'tensor').map((o) => o.op_type)).toEqual(['Concat']);
+  });
+});
+
+describe('type-check list title', () => {
+  it('counts in the singular for one', () => {
+    expect(counted(1, 'error')).toBe('1 error');
+    expect(counted(0, 'warning')).toBe('0 warnings');
+    expect(counted(12000, 'error')).toBe('12,000 errors');
   });
 });
