@@ -1,6 +1,7 @@
 // window.__tessera: scene state for tests and the benchmark, so they assert on what is drawn (nodes,
 // frame times, graph version) without reading pixels, and find nodes and terminals on screen.
 import type { App } from './app/app';
+import type { ExportOptions } from './export/export';
 
 export function installHook(app: App): void {
   const c = app.canvas;
@@ -142,12 +143,31 @@ export function installHook(app: App): void {
       Object.assign(r.camera, { scale, tx, ty });
       r.request();
     },
-    exportImage: async (kind: 'svg' | 'png' | 'jpeg') => {
-      const b = await app.exportImage(kind);
-      return b
-        ? { type: b.type, size: b.size, head: kind === 'svg' ? (await b.text()).slice(0, 200) : '' }
-        : null;
+    get exportOptions() {
+      return app.exportOptions;
+    },
+    exportImage: async (kind: 'svg' | 'png' | 'jpeg', options?: Partial<ExportOptions>) => {
+      const b = await app.exportImage(kind, { ...app.exportOptions, ...options });
+      if (!b) return null;
+      const text = kind === 'svg' ? await b.text() : '';
+      return {
+        type: b.type,
+        size: b.size,
+        head: text.slice(0, 200),
+        svg: text,
+        pixels: await cornerPixel(b),
+      };
     },
   };
   (window as unknown as { __tessera: typeof hook }).__tessera = hook;
+}
+
+/** RGBA of a raster export's top-left pixel (the background, in the margin), [] for SVG. */
+async function cornerPixel(b: Blob): Promise<number[]> {
+  if (b.type === 'image/svg+xml') return [];
+  const img = await createImageBitmap(b);
+  const c = new OffscreenCanvas(1, 1);
+  const ctx = c.getContext('2d')!;
+  ctx.drawImage(img, 0, 0);
+  return [...ctx.getImageData(0, 0, 1, 1).data];
 }

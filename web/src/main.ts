@@ -39,6 +39,7 @@ menuBar($('menubar'), [
       { id: 'open', label: 'Open…', action: () => app.openDialog() },
       { id: 'save', label: 'Save', shortcut: 'Ctrl+S', action: () => void app.save() },
       { id: 'save-as', label: 'Save as…', action: () => app.saveAsDialog() },
+      { id: 'export', label: 'Export…', action: () => app.exportDialog() },
       { id: 'export-svg', label: 'Export canvas as SVG', action: () => void app.exportImage('svg') },
       { id: 'export-png', label: 'Export canvas as PNG', action: () => void app.exportImage('png') },
       { id: 'export-jpeg', label: 'Export canvas as JPEG', action: () => void app.exportImage('jpeg') },

@@ -13,7 +13,7 @@ import type {
   GraphPath,
   RegistryOp,
 } from '../api/types';
-import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
+import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { registryKey } from '../model/viewmodel';
 import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
@@ -728,9 +728,12 @@ export class App {
     );
   }
 
+  /** The options File > Export uses: the last chosen in the export dialog. */
+  exportOptions: ExportOptions = { ...DEFAULT_EXPORT };
+
   async exportImage(
     kind: 'svg' | 'png' | 'jpeg',
-    o: ExportOptions = { background: true, grid: false, margin: 40 },
+    o: ExportOptions = this.exportOptions,
   ): Promise<Blob | null> {
     const scene = this.canvas.scene;
     if (!scene) return null;
@@ -754,6 +757,66 @@ export class App {
   }
 
   // ---- dialogs ----
+
+  /** File > Export…: format, background (the scheme's, transparent, white or a colour), grid, colour
+   *  scheme; the whole graph. The choices stay for the File > Export items. */
+  exportDialog(): void {
+    const o = this.exportOptions;
+    const select = (id: string, options: Array<[string, string]>, value: string) =>
+      h(
+        'select',
+        { 'data-testid': id },
+        ...options.map(([v, text]) => h('option', { value: v, text, selected: v === value })),
+      );
+    const format = select(
+      'export-format',
+      [
+        ['svg', 'SVG'],
+        ['png', 'PNG'],
+        ['jpeg', 'JPEG'],
+      ],
+      'png',
+    );
+    const custom = o.background.startsWith('#') ? o.background : '#ffffff';
+    const bg = select(
+      'export-background',
+      [
+        ['scheme', "the colour scheme's"],
+        ['transparent', 'transparent (JPEG: white)'],
+        ['white', 'white'],
+        ['custom', 'custom colour'],
+      ],
+      o.background.startsWith('#') ? 'custom' : o.background,
+    );
+    const colour = h('input', { type: 'color', value: custom, 'data-testid': 'export-colour' });
+    const grid = h('input', { type: 'checkbox', checked: o.grid, 'data-testid': 'export-grid' });
+    const scheme = select(
+      'export-scheme',
+      [
+        ['dark', 'dark (as the canvas)'],
+        ['light', 'light (for print)'],
+      ],
+      o.scheme,
+    );
+    const go = () => {
+      const background = (bg.value === 'custom' ? colour.value : bg.value) as ExportOptions['background'];
+      this.exportOptions = {
+        ...o,
+        background,
+        grid: grid.checked,
+        scheme: scheme.value as ExportOptions['scheme'],
+      };
+      clear(this.shell.dialogs);
+      void this.guard(() => this.exportImage(format.value as 'svg' | 'png' | 'jpeg'));
+    };
+    this.dialog('Export the whole graph', [
+      h('div', { className: 'field' }, h('label', { text: 'format' }), format),
+      h('div', { className: 'field' }, h('label', { text: 'background' }), bg, colour),
+      h('div', { className: 'field' }, h('label', { text: 'grid' }), grid),
+      h('div', { className: 'field' }, h('label', { text: 'colour scheme' }), scheme),
+      h('button', { text: 'Export', 'data-testid': 'export-go', onclick: go }),
+    ]);
+  }
 
   openDialog(dir = ''): void {
     if (!this.client) return;
