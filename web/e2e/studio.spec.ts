@@ -4,7 +4,15 @@
 // find the edits, export SVG and PNG. Skipped (with the reason) where the binary has no studio yet.
 import { expect, test, type Page } from '@playwright/test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { artifact, ready } from './util';
@@ -166,6 +174,37 @@ test('edits the sample through the server and keeps the edits across save and re
   const convNode = await t<{ inputs: string[] }>(page, `node(${JSON.stringify(conv.name)})`);
   expect(convNode.inputs.slice(0, 2)).toEqual([input.name, 'W_new']);
   await expect.poll(() => notConnected(page, conv.name)).toBe(0);
+
+  // Another initializer from a .npy file (its header gives dtype and shape), switched in for W, then
+  // detached; both undone, W_new feeds the Conv again.
+  const npyPath = join(root, 'W_npy.npy');
+  writeFileSync(npyPath, npyFile('<f4', [8, 3, 3, 3]));
+  await page.getByTestId('init-name').fill('');
+  await page.getByTestId('init-npy').setInputFiles(npyPath);
+  await expect(page.getByTestId('init-shape')).toHaveValue('[8, 3, 3, 3]');
+  await expect(page.getByTestId('init-name')).toHaveValue('W_npy');
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  await expect(page.locator('[data-init="W_npy"]')).toContainText('float[8,3,3,3]');
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-node').locator('[data-switch="1"]').selectOption('W_npy');
+  await settle(page, v);
+  const inputsOf = async () =>
+    (await t<{ inputs: string[] }>(page, `node(${JSON.stringify(conv.name)})`)).inputs;
+  expect((await inputsOf())[1]).toBe('W_npy');
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-node').locator('[data-detach="1"]').click();
+  await settle(page, v);
+  expect((await inputsOf())[1] ?? '').toBe('');
+  await expect.poll(() => notConnected(page, conv.name)).toBeGreaterThan(0);
+  for (let k = 0; k < 2; k++) {
+    v = await t<number>(page, 'graphVersion');
+    await page.evaluate('document.activeElement.blur()');
+    await page.keyboard.press('Control+z');
+    await settle(page, v);
+  }
+  expect((await inputsOf())[1]).toBe('W_new');
   await page.getByTestId('left-layers').click();
   await page.screenshot({ path: artifact('studio-connected.png') });
 
@@ -505,3 +544,24 @@ test('designs a small CNN from scratch; the saved file passes the checkers and r
   const run = spawnSync(bin, ['run', file, '--iterations', '1'], { encoding: 'utf8' });
   expect(run.status, run.stdout + run.stderr).toBe(0);
 });
+
+/** A .npy file (format 1.0, C order) of zeros: descr like '<f4'. */
+function npyFile(descr: string, shape: number[]): Buffer {
+  let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${shape.join(', ')},), }`;
+  while ((10 + header.length + 1) % 64) header += ' ';
+  header += '\n';
+  const pre = Buffer.from([
+    0x93,
+    0x4e,
+    0x55,
+    0x4d,
+    0x50,
+    0x59,
+    1,
+    0,
+    header.length & 255,
+    header.length >> 8,
+  ]);
+  const size = shape.reduce((a, b) => a * b, 1) * Number(descr.slice(2));
+  return Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.alloc(size)]);
+}

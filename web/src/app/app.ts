@@ -589,7 +589,9 @@ export class App {
   }
 
   private showParams(): void {
-    this.params.show(this.selectedNodes(), this.registry, this.graph, this.doc);
+    const sel = this.selectedNodes();
+    this.params.show(sel, this.registry, this.graph, this.doc);
+    this.initPanel.showNode(sel.length === 1 ? sel[0] : undefined);
   }
 
   private onLayout(): void {
