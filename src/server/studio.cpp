@@ -569,6 +569,15 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     ir::GraphPath p = path_param(req);
     resolve_or_404(doc->model(), p);
     answer(res, 200, graph_json(*doc, p));
+  } else if (parts.size() == 5 && action == "functions" && m == "GET") {
+    // One local function, whole (the k-th of the graph answer's "functions"): what replace_function takes.
+    char* end = nullptr;
+    unsigned long k = std::strtoul(parts[4].c_str(), &end, 10);
+    const auto& fs = doc->model().functions;
+    if (parts[4].empty() || *end != '\0' || k >= fs.size())
+      throw HttpError{404, fmt::format("function #{} does not exist: the model has {} local function{}",
+                                       parts[4], fs.size(), fs.size() == 1 ? "" : "s")};
+    answer(res, 200, ir::function_to_json(fs[k]));
   } else if (parts.size() == 5 && action == "nodes" && m == "GET") {
     ir::GraphPath p = path_param(req);
     const ir::Graph& g = resolve_or_404(doc->model(), p);

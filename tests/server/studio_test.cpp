@@ -455,6 +455,32 @@ TEST_F(Studio, LocalFunctionsAreListedAndTheirCallsMarked) {
   EXPECT_EQ(body["nodes"][0]["op_type"], "Add");
 }
 
+// A local function, whole, for the app to edit and send back with replace_function.
+TEST_F(Studio, GivesALocalFunctionWhole) {
+  start();
+  std::string id = open("a.onnx");
+  json fn = {{"domain", "local"},
+             {"name", "Twice"},
+             {"inputs", {"X"}},
+             {"outputs", {"Y"}},
+             {"attributes", {"alpha"}},
+             {"opset_imports", {{{"domain", ""}, {"version", 17}}}},
+             {"nodes", {{{"name", "r"}, {"op_type", "Relu"}, {"inputs", {"X"}}, {"outputs", {"Y"}}}}}};
+  ASSERT_EQ(post("/api/documents/" + id + "/commands",
+                 json{{"command", {{"type", "add_function"}, {"function", fn}}}})
+                .first,
+            200);
+  auto [status, got] = get("/api/documents/" + id + "/functions/0");
+  ASSERT_EQ(status, 200) << got.dump();
+  EXPECT_EQ(got["name"], "Twice");
+  EXPECT_EQ(got["attributes"], json({"alpha"}));
+  EXPECT_EQ(got["nodes"][0]["op_type"], "Relu");
+  auto [missing, error] = get("/api/documents/" + id + "/functions/1");
+  EXPECT_EQ(missing, 404);
+  EXPECT_EQ(error_of(error), "function #1 does not exist: the model has 1 local function");
+  EXPECT_EQ(get("/api/documents/" + id + "/functions/x").first, 404);
+}
+
 TEST_F(Studio, ServesTheWebAppWithContentTypes) {
   start(base_ / "web");
   httplib::Headers h = auth();
