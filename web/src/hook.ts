@@ -36,6 +36,10 @@ export function installHook(app: App): void {
       return app.graphPath;
     },
     openSubgraph: (id: number) => app.openSubgraph(id),
+    get graph() {
+      return app.graph;
+    },
+    undo: () => app.undo(),
     /** Runs an edit command and resolves when a frame showing its result has been drawn: ms taken. */
     async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
       const t0 = performance.now();

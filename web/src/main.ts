@@ -51,6 +51,12 @@ menuBar($('menubar'), [
       { id: 'undo', label: 'Undo', shortcut: 'Ctrl+Z', action: () => void app.undo() },
       { id: 'redo', label: 'Redo', shortcut: 'Ctrl+Y', action: () => void app.redo() },
       { id: 'delete', label: 'Delete', shortcut: 'Del', action: () => void app.deleteSelection() },
+      {
+        id: 'make-function',
+        label: 'Make a local function of the selection…',
+        action: () => app.functionDialog(true),
+      },
+      { id: 'new-function', label: 'New local function…', action: () => app.functionDialog(false) },
     ],
   ],
   [

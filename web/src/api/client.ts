@@ -81,6 +81,10 @@ export class StudioClient {
       `/api/documents/${id}/initializers/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
     );
   }
+  /** The k-th local function of the model, whole (what replace_function takes). */
+  localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
+    return this.request('GET', `/api/documents/${id}/functions/${k}`);
+  }
   diagnostics(id: string): Promise<{ version: number; diagnostics: Diagnostic[] }> {
     return this.request('GET', `/api/documents/${id}/diagnostics`);
   }

@@ -24,6 +24,7 @@ import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
 import { CanvasView, type TerminalRef } from './canvasview';
+import { emptyFunction, functionFromSelection } from './functions';
 
 export interface Shell {
   tabs: HTMLElement;
@@ -120,6 +121,13 @@ export class App {
       setMetadata: (fields) => void this.run({ type: 'set_model_metadata', ...fields }),
       setOpset: (domain, version) => void this.run({ type: 'set_opset_import', domain, version }),
       openFunction: (f) => this.openFunction(f),
+      newFunction: () => this.functionDialog(false),
+      deleteFunction: (f) =>
+        void this.run({
+          type: 'remove_function',
+          function: f.overload ? f : { domain: f.domain, name: f.name },
+        }),
+      editFunctionAttributes: (k) => void this.functionAttributesDialog(k),
     });
     this.checklist = new CheckList(
       shell.bottom,
@@ -756,6 +764,67 @@ export class App {
     a.click();
     a.remove();
     return blob;
+  }
+
+  // ---- local functions ----
+
+  /** New local function: empty (an Identity), or made of the selected nodes, which one call replaces. */
+  functionDialog(fromSelection: boolean): void {
+    const g = this.graph;
+    if (!g || !this.doc) return;
+    const taken = new Set((g.functions ?? []).map((f) => f.name));
+    let k = 0;
+    while (taken.has(`Function_${k}`)) k++;
+    const name = h('input', { type: 'text', value: `Function_${k}`, 'data-testid': 'function-name' });
+    const err = h('div', { className: 'error-text' });
+    const create = () => {
+      try {
+        const n = name.value.trim();
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(n)) throw new Error('name: a C identifier');
+        if (taken.has(n)) throw new Error(`a local function '${n}' exists already`);
+        const cmds = fromSelection
+          ? functionFromSelection(g, this.selectedNodes(), n, this.uniqueName(`${n}_call`))
+          : emptyFunction(g, n);
+        clear(this.shell.dialogs);
+        void this.runBatch(fromSelection ? `Make function ${n} of the selection` : `New function ${n}`, cmds);
+      } catch (e) {
+        err.textContent = (e as Error).message;
+      }
+    };
+    this.dialog(fromSelection ? 'Make a local function of the selection' : 'New local function', [
+      h('div', { className: 'field' }, h('label', { text: 'name (domain local)' }), name),
+      err,
+      h('button', { text: 'Create', 'data-testid': 'function-create', onclick: create }),
+    ]);
+  }
+
+  /** A local function's attribute parameters (names its body's nodes may refer to), comma separated. */
+  async functionAttributesDialog(k: number): Promise<void> {
+    if (!this.client || !this.doc) return;
+    const fn = await this.guard(() => this.client!.localFunction(this.doc!.id, k));
+    if (!fn) return;
+    const names = h('input', {
+      type: 'text',
+      value: fn.attributes.join(', '),
+      'data-testid': 'function-attrs',
+    });
+    const err = h('div', { className: 'error-text' });
+    const save = () => {
+      const list = names.value
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x);
+      const bad = list.find((x) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(x));
+      if (bad !== undefined) return void (err.textContent = `'${bad}' is not a C identifier`);
+      if (new Set(list).size !== list.length) return void (err.textContent = 'a name appears twice');
+      clear(this.shell.dialogs);
+      void this.run({ type: 'replace_function', function: { ...fn, attributes: list } });
+    };
+    this.dialog(`Attribute parameters of ${String(fn.name)}`, [
+      h('div', { className: 'field' }, h('label', { text: 'names, comma separated' }), names),
+      err,
+      h('button', { text: 'Save', 'data-testid': 'function-attrs-save', onclick: save }),
+    ]);
   }
 
   // ---- dialogs ----
