@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ir/commands/command_json.h"
+#include "onnx/external_data.h"
 #include "server/graph_json.h"
 #include "util/safe_open.h"
 
@@ -426,6 +427,30 @@ json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
           {"nodes", changed_nodes(doc, changes)}};
 }
 
+// Initializers whose bytes stay in an external file name it relative to the model's folder: refused for
+// a model never saved (no folder yet), and checked like a load checks them (the file beneath the folder,
+// a regular file, the byte range inside it) before the command runs.
+void check_external_tensors(const Document& doc, const json& cmd) {
+  if (cmd.is_array()) {
+    for (const json& c : cmd) check_external_tensors(doc, c);
+    return;
+  }
+  if (!cmd.is_object()) return;
+  if (cmd.contains("commands")) check_external_tensors(doc, cmd["commands"]);
+  if (!cmd.contains("tensor") || !cmd["tensor"].is_object() || !cmd["tensor"].contains("external")) return;
+  ir::Tensor t = ir::tensor_from_json(cmd["tensor"], "command: ");
+  std::string label = fmt::format("initializer '{}'", t.name);
+  if (!doc.path()) {
+    throw HttpError{400, fmt::format("{}: external data needs a saved model (its location is relative to the "
+                                     "model's folder): save the model first",
+                                     label)};
+  }
+  std::optional<int64_t> need = t.expected_bytes();
+  onnx::detail::ExternalFiles files(doc.path()->parent_path());
+  std::string problem = files.problem(label, *t.external, need.value_or(0));
+  if (!problem.empty()) throw HttpError{400, problem};
+}
+
 json run_commands(Document& doc, const json& body) {
   std::unique_ptr<ir::Command> cmd;
   if (body.contains("command")) {
@@ -436,6 +461,7 @@ json run_commands(Document& doc, const json& body) {
   } else {
     throw HttpError{400, "the request needs 'command' or 'commands'"};
   }
+  check_external_tensors(doc, body.contains("command") ? body["command"] : body["commands"]);
   if (body.contains("expect_version") && !body["expect_version"].is_null()) {
     int64_t expected = ir::int_field(body, "expect_version", "");
     if (static_cast<uint64_t>(expected) != doc.version()) {

@@ -481,6 +481,57 @@ TEST_F(Studio, GivesALocalFunctionWhole) {
   EXPECT_EQ(get("/api/documents/" + id + "/functions/x").first, 404);
 }
 
+// An initializer whose bytes stay in a file beside the model: refused for a model never saved, checked
+// against the model's folder, and its values there once saved.
+TEST_F(Studio, ExternalInitializerNeedsASavedModelAndAFileInItsFolder) {
+  start();
+  json ext_tensor = {{"name", "w_ext"},
+                     {"dtype", "float"},
+                     {"shape", {2}},
+                     {"external", {{"location", "w.bin"}, {"offset", 4}, {"length", 8}}}};
+  json add = {{"command", {{"type", "add_initializer"}, {"tensor", ext_tensor}}}};
+  auto [s0, created] = post("/api/documents/new", json{{"opset", 17}});
+  ASSERT_EQ(s0, 200);
+  std::string fresh = created["id"];
+  auto [s1, e1] = post("/api/documents/" + fresh + "/commands", add);
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(error_of(e1),
+            "initializer 'w_ext': external data needs a saved model (its location is relative to the model's "
+            "folder): save the model first");
+
+  std::string id = open("a.onnx");
+  std::string cmds = "/api/documents/" + id + "/commands";
+  auto [s2, e2] = post(cmds, add);
+  EXPECT_EQ(s2, 400);
+  EXPECT_NE(error_of(e2).find("initializer 'w_ext': external data location 'w.bin'"), std::string::npos)
+      << error_of(e2);
+  {
+    std::ofstream f(root_ / "w.bin", std::ios::binary);
+    float v[3] = {9, 1.5f, -2};
+    f.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  json too_far = add;
+  too_far["command"]["tensor"]["external"]["offset"] = 8;
+  EXPECT_EQ(post(cmds, too_far).first, 400);  // 8 bytes from offset 8 run past the 12-byte file
+  json bad_length = add;
+  bad_length["command"]["tensor"]["external"]["length"] = 12;
+  auto [s3, e3] = post(cmds, bad_length);
+  EXPECT_EQ(s3, 400);
+  EXPECT_NE(error_of(e3).find("'length' is 12 bytes; float[2] needs 8"), std::string::npos) << e3.dump();
+  EXPECT_EQ(graph(id)["initializers"].size(), 0u);
+
+  auto [s4, ok] = post(cmds, add);
+  ASSERT_EQ(s4, 200) << ok.dump();
+  json inits = graph(id)["initializers"];
+  ASSERT_EQ(inits.size(), 1u);
+  EXPECT_EQ(inits[0]["bytes"], 8);
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json{{"path", "ext.onnx"}}).first, 200);
+  std::string reopened = open("ext.onnx");
+  auto [s5, values] = get("/api/documents/" + reopened + "/initializers/w_ext");
+  ASSERT_EQ(s5, 200) << values.dump();
+  EXPECT_EQ(values["values"], json({1.5, -2}));
+}
+
 TEST_F(Studio, ServesTheWebAppWithContentTypes) {
   start(base_ / "web");
   httplib::Headers h = auth();
