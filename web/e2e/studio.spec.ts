@@ -345,6 +345,28 @@ test('File > New opens a second document in its own tab, with its opset in the p
   await expect(page.locator('.palette-item[data-op="LayerNormalization"]')).toHaveCount(0);
   await page.getByTestId('palette-search').fill('Relu');
   await expect(page.locator('.palette-item[data-op="Relu"]')).toHaveCount(1);
+  // External data names a file beside the model: refused while this one was never saved...
+  const external = async () => {
+    await page.getByTestId('left-initializers').click();
+    if (!(await page.getByTestId('init-name').isVisible())) await page.locator('.init-form summary').click();
+    await page.getByTestId('init-name').fill('w_ext');
+    await page.getByTestId('init-shape').fill('[2]');
+    await page.getByTestId('init-fill').selectOption('external');
+    await page.getByTestId('init-ext-location').fill('w_ext.bin');
+    await page.getByTestId('init-ext-offset').fill('4');
+    await page.getByTestId('init-create').click();
+  };
+  await external();
+  await expect(page.getByTestId('toast')).toContainText('external data needs a saved model');
+  // ... and taken from the file beside the saved sample.
+  writeFileSync(join(root, 'w_ext.bin'), Buffer.from(new Float32Array([9, 1.5, -2]).buffer));
+  await tabs.first().click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBeGreaterThan(2);
+  const v = await t<number>(page, 'graphVersion');
+  await external();
+  await settle(page, v);
+  await expect(page.locator('[data-init="w_ext"]')).toContainText('float[2]');
+  await page.getByTestId('left-layers').click();
   // Switching back shows the sample again.
   await tabs.first().click();
   await expect.poll(() => t<number>(page, 'nodeCount')).toBeGreaterThan(2);

@@ -22,6 +22,7 @@ const FILLS: Array<[string, string]> = [
   ['uniform_int_pos', 'positive integers 1..9'],
   ['uniform_int_neg', 'negative integers -9..-1'],
   ['npy', 'from a .npy file'],
+  ['external', 'external data (a file beside the saved model)'],
 ];
 
 export function parseShape(text: string): number[] {
@@ -192,6 +193,23 @@ export class InitializerPanel {
     });
     const err = h('div', { className: 'error-text' });
     const file = h('input', { type: 'file', accept: '.npy', 'data-testid': 'init-npy' });
+    const location = h('input', {
+      type: 'text',
+      placeholder: 'external: file, relative to the model',
+      'data-testid': 'init-ext-location',
+    });
+    const offset = h('input', {
+      type: 'number',
+      min: 0,
+      placeholder: 'offset',
+      'data-testid': 'init-ext-offset',
+    });
+    const length = h('input', {
+      type: 'number',
+      min: 0,
+      placeholder: 'length',
+      'data-testid': 'init-ext-length',
+    });
     // A .npy file's header fills in its dtype and shape (checked here, read again by the server).
     file.addEventListener('change', () => {
       const f = file.files?.[0];
@@ -221,6 +239,14 @@ export class InitializerPanel {
           parseNpyHeader(buf); // its errors, before sending megabytes
           delete tensor.dtype; // the file's own dtype and shape
           tensor.npy_base64 = toBase64(buf);
+        } else if (fill.value === 'external') {
+          // The server refuses it for a model never saved, and checks the file and the byte range.
+          if (!location.value.trim()) throw new Error('external: the file, relative to the model');
+          tensor.shape = parseShape(shape.value);
+          const ext: Record<string, unknown> = { location: location.value.trim() };
+          if (offset.value) ext.offset = Number(offset.value);
+          if (length.value) ext.length = Number(length.value);
+          tensor.external = ext;
         } else if (fill.value === 'values') {
           const t = parseValue('tensor', values.value, dtype.value) as TensorValue;
           tensor.shape = shape.value.trim() ? parseShape(shape.value) : t.shape;
@@ -245,6 +271,9 @@ export class InitializerPanel {
       fill,
       values,
       file,
+      location,
+      offset,
+      length,
       h('button', { text: 'Create', 'data-testid': 'init-create', onclick: () => void create() }),
       err,
     );
