@@ -330,7 +330,11 @@ export class App {
     g.version = a.document.version;
     const patch = new Map<number, ApiNode>();
     for (const n of [...nodes, ...touched]) patch.set(n.id, n);
-    const inPlace = !added && !removed.size && (await this.canvas.patchNodes(g, [...patch.values()]));
+    const addedNodes = nodes.filter((n) => a.node_ids?.includes(n.id));
+    const onlyAdded = added && !removed.size && addedNodes.length === patch.size;
+    const inPlace = onlyAdded
+      ? await this.canvas.appendNodes(g, addedNodes)
+      : !added && !removed.size && (await this.canvas.patchNodes(g, [...patch.values()]));
     if (!inPlace) await this.canvas.setGraph(g, false);
     this.showParams();
     this.showLists();

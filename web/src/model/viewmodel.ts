@@ -45,6 +45,11 @@ export interface ViewModel {
   edges: Edge[];
   hiddenConstants: number;
   byNodeId: Map<number, number>;
+  /** What appending a node needs (appendNodes): value -> [leaf, port] of its producer, values read. */
+  producer?: Map<string, [number, number]>;
+  used?: Set<string>;
+  stateOf?: (v: string) => TermState;
+  registry?: Map<string, RegistryOp>;
 }
 
 export interface ViewOptions {
@@ -243,7 +248,64 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
       if (p) edges.push({ src: p[0], srcPort: p[1], dst, dstPort, value: t.value });
     });
   });
-  return { version: g.version, leaves, edges, hiddenConstants: hidden.size, byNodeId };
+  return {
+    version: g.version,
+    leaves,
+    edges,
+    hiddenConstants: hidden.size,
+    byNodeId,
+    producer,
+    used,
+    stateOf,
+    registry: opts.registry,
+  };
+}
+
+/** Appends nodes just added at the end of the graph as leaves at the end of `vm` (after the graph
+ *  outputs: leaf order does not matter to the layout), with their edges, and marks the outputs they now
+ *  read as linked. Returns the leaf indices, or null when the view model must be rebuilt: a Constant
+ *  (hidden or not by the options), or an output some existing node or graph output already reads. */
+export function appendNodes(vm: ViewModel, nodes: ApiNode[]): number[] | null {
+  const { producer, used, stateOf } = vm;
+  if (!producer || !used || !stateOf) return null;
+  for (const n of nodes) {
+    if (n.op_type === 'Constant' || vm.byNodeId.has(n.id)) return null;
+    if (n.outputs.some((v) => v && (used.has(v) || producer.has(v)))) return null;
+  }
+  const out: number[] = [];
+  for (const n of nodes) {
+    const op = vm.registry?.get(registryKey(n.domain, n.op_type));
+    const i = vm.leaves.length;
+    vm.leaves.push({
+      kind: 'node',
+      id: n.id,
+      key: `n:${n.id}`,
+      name: n.name,
+      op: n.op_type,
+      domain: n.domain,
+      scope: n.scope ?? '',
+      lines: attrLines(n),
+      inputs: inputTerminals(n, op, stateOf),
+      outputs: outputTerminals(n, op, used),
+      severity: n.severity ?? null,
+      subgraphs: n.subgraphs?.length ?? 0,
+    });
+    vm.byNodeId.set(n.id, i);
+    n.outputs.forEach((v, k) => v && producer.set(v, [i, k]));
+    vm.leaves[i].inputs.forEach((t, dstPort) => {
+      const p = t.value ? producer.get(t.value) : undefined;
+      if (!p) return;
+      vm.edges.push({ src: p[0], srcPort: p[1], dst: i, dstPort, value: t.value });
+      used.add(t.value);
+      const src = vm.leaves[p[0]];
+      if (src.outputs[p[1]]?.state !== 'free') return;
+      // A copy: leaves are shared with the cache of the previous view model.
+      const outputs = src.outputs.map((o, k) => (k === p[1] ? { ...o, state: 'linked' as const } : o));
+      vm.leaves[p[0]] = { ...src, outputs };
+    });
+    out.push(i);
+  }
+  return out;
 }
 
 /** A leaf patched with what an edit changed on its node, when that cannot change the graph's

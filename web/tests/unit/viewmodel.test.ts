@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiGraph, RegistryOp } from '../../src/api/types';
-import { buildGroups, defaultExpansion } from '../../src/model/groups';
-import { buildViewModel, patchedLeaf, registryKey } from '../../src/model/viewmodel';
+import type { ApiGraph, ApiNode, RegistryOp } from '../../src/api/types';
+import { appendToGroups, buildGroups, defaultExpansion } from '../../src/model/groups';
+import { appendNodes, buildViewModel, patchedLeaf, registryKey } from '../../src/model/viewmodel';
 import { counted } from '../../src/ui/checklist';
 import { matchOps } from '../../src/ui/palette';
 
@@ -173,5 +173,72 @@ describe('type-check list title', () => {
     expect(counted(1, 'error')).toBe('1 error');
     expect(counted(0, 'warning')).toBe('0 warnings');
     expect(counted(12000, 'error')).toBe('12,000 errors');
+  });
+});
+
+describe('nodes appended in place', () => {
+  it('gives the leaves, edges, terminal states and groups a full rebuild gives', () => {
+    const added: ApiNode = {
+      id: 9,
+      name: '/enc/new/relu',
+      op_type: 'Relu',
+      domain: '',
+      scope: '/enc/new',
+      inputs: ['y'],
+      outputs: ['r'],
+      attributes: [],
+    };
+    // y feeds the Concat already; a graph without a consumer of z's producer shows the free -> linked case.
+    const base: ApiGraph = { ...graph, nodes: graph.nodes.map((n) => ({ ...n })), outputs: [] };
+    const vm = buildViewModel(base, { showConstants: false, registry });
+    const groups = buildGroups(vm);
+    const cat = vm.leaves.findIndex((l) => l.id === 3);
+    expect(vm.leaves[cat].outputs[0].state).toBe('free');
+    const z: ApiNode = {
+      ...added,
+      id: 10,
+      name: '/enc/z_user',
+      scope: '/enc',
+      inputs: ['z'],
+      outputs: ['q'],
+    };
+    const leaves = appendNodes(vm, [added, z])!;
+    const newGroups = appendToGroups(groups, vm, leaves);
+    const full = buildViewModel(
+      { ...base, nodes: [...base.nodes, added, z] },
+      { showConstants: false, registry },
+    );
+    const fullGroups = buildGroups(full);
+    const byKey = (v: typeof vm) => new Map(v.leaves.map((l) => [l.key, l]));
+    expect(byKey(vm)).toEqual(byKey(full));
+    const edgeKeys = (v: typeof vm) =>
+      v.edges.map((e) => `${v.leaves[e.src].key}:${e.srcPort}->${v.leaves[e.dst].key}:${e.dstPort}`).sort();
+    expect(edgeKeys(vm)).toEqual(edgeKeys(full));
+    expect(vm.leaves[cat].outputs[0].state).toBe('linked'); // z is read now
+    expect(newGroups.map((k) => groups.path[k])).toEqual(['/enc/new']);
+    const sizeOf = (g: typeof groups) => new Map(g.path.map((p, k) => [p, g.size[k]]));
+    expect(sizeOf(groups)).toEqual(sizeOf(fullGroups));
+    vm.leaves.forEach((l, i) =>
+      expect(groups.path[groups.leafGroup[i]]).toBe(
+        fullGroups.path[fullGroups.leafGroup[full.leaves.findIndex((f) => f.key === l.key)]],
+      ),
+    );
+  });
+
+  it('refuses what needs a rebuild: constants, outputs already read', () => {
+    const vm = buildViewModel(graph, { showConstants: false, registry });
+    const k: ApiNode = {
+      id: 7,
+      name: 'k2',
+      op_type: 'Constant',
+      domain: '',
+      scope: '',
+      inputs: [],
+      outputs: ['k2'],
+      attributes: [],
+    };
+    expect(appendNodes(vm, [k])).toBeNull();
+    const dangling = { ...k, op_type: 'Relu', outputs: ['z'] }; // z is a graph output already produced
+    expect(appendNodes(vm, [dangling])).toBeNull();
   });
 });
