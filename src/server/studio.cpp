@@ -387,7 +387,9 @@ json changes_json(const std::vector<ir::Change>& changes) {
 // The nodes an edit added or changed, as GET nodes/{id} gives them ({"ID": node}), when there are few
 // and all in one graph: the app patches its copy of that graph without a request per node. Null
 // otherwise (or for a node gone again by the end of the edit): the app fetches what it needs.
-json changed_nodes(Document& doc, const std::vector<ir::Change>& changes) {
+// `indices`: each node's position in its graph's node list (an undone removal puts a node back where it
+// was, add_node may insert), so the app keeps its copy of the list in the server's order.
+json changed_nodes(Document& doc, const std::vector<ir::Change>& changes, json& indices) {
   constexpr size_t kMaxNodes = 64;
   const ir::Model& m = doc.model();
   json out = json::object();
@@ -411,11 +413,15 @@ json changed_nodes(Document& doc, const std::vector<ir::Change>& changes) {
       if (d.severity == check::Severity::kWarning && severity.is_null()) severity = "warning";
     }
     out[std::to_string(c.node)] = node_json(m, g->nodes[index], severity);
+    indices[std::to_string(c.node)] = index;
   }
   return out;
 }
 
 json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
+  json indices = json::object();
+  json nodes = changed_nodes(doc, changes, indices);
+  if (nodes.is_null() || indices.empty()) indices = nullptr;
   json ids = json::array();
   for (const ir::Change& c : changes) {
     if (c.kind == ir::Change::Kind::kNodeAdded) ids.push_back(c.node);
@@ -424,7 +430,8 @@ json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
           {"changes", changes_json(changes)},
           {"diagnostics", diagnostics_json(doc.model(), doc.checker().result().diagnostics)},
           {"node_ids", std::move(ids)},
-          {"nodes", changed_nodes(doc, changes)}};
+          {"nodes", std::move(nodes)},
+          {"node_indices", std::move(indices)}};
 }
 
 // Initializers whose bytes stay in an external file name it relative to the model's folder: refused for

@@ -339,10 +339,13 @@ TEST_F(Studio, EditAnswerCarriesTheChangedNodes) {
   std::string conv_id = std::to_string(added["node_ids"][0].get<int64_t>());
   EXPECT_EQ(added["nodes"][conv_id]["severity"], "error");  // W is not connected
   EXPECT_EQ(added["nodes"][conv_id], get("/api/documents/" + id + "/nodes/" + conv_id).second);
-  // Removed nodes are not sent; edits of graph inputs carry no nodes.
-  json removed =
-      post(cmds, json{{"command", {{"type", "remove_node"}, {"node", added["node_ids"][0]}}}}).second;
-  EXPECT_EQ(removed["nodes"], json::object());
+  EXPECT_EQ(added["node_indices"][conv_id], 1);
+  // Removed nodes are not sent; undone, the node comes back where it was.
+  json first = post(cmds, json{{"command", {{"type", "remove_node"}, {"node", 1}}}}).second;
+  EXPECT_EQ(first["nodes"], json::object());
+  json back = post("/api/documents/" + id + "/undo", std::string()).second;
+  EXPECT_EQ(back["nodes"]["1"]["name"], "renamed");
+  EXPECT_EQ(back["node_indices"]["1"], 0);
 }
 
 TEST_F(Studio, TwoDocumentsAreIndependent) {

@@ -647,4 +647,9 @@ test('makes a local function of two nodes, edits its attributes, deletes it, und
   const restored = await t<N[]>(page, 'graph.nodes');
   expect(restored.some((n) => n.id === a.id) && restored.some((n) => n.id === b.id)).toBe(true);
   expect(await t<unknown[]>(page, 'graph.functions')).toEqual([]);
+  // The nodes put back by the undo sit where the server has them (the answer gives their indices).
+  const order = restored.map((n) => n.id);
+  await page.reload();
+  await ready(page);
+  expect((await t<N[]>(page, 'graph.nodes')).map((n) => n.id)).toEqual(order);
 });

@@ -107,6 +107,8 @@ export interface CommandAnswer {
   node_ids?: number[];
   /** The nodes the edit added or changed ({id: node}, as GET nodes/{id}), when few and in one graph. */
   nodes?: Record<string, ApiNode> | null;
+  /** Where those nodes sit in their graph's node list ({id: index}). */
+  node_indices?: Record<string, number> | null;
 }
 
 export interface RegistryFormal {

@@ -320,11 +320,18 @@ export class App {
       g.nodes = g.nodes.filter((n) => !removed.has(n.id));
       this.nodePos = null;
     }
-    const pos = this.nodePositions(g);
-    for (const n of nodes) {
+    let pos = this.nodePositions(g);
+    const index = (n: ApiNode) => a.node_indices?.[n.id] ?? Infinity;
+    for (const n of [...nodes].sort((x, y) => index(x) - index(y))) {
       const i = pos.get(n.id);
+      const at = index(n);
       if (i !== undefined) g.nodes[i] = n;
-      else pos.set(n.id, g.nodes.push(n) - 1); // added: add_node appends at the end of the node list
+      else if (at < g.nodes.length) {
+        // Inserted (add_node at a position, an undone removal): the list keeps the server's order.
+        g.nodes.splice(at, 0, n);
+        this.nodePos = null;
+        pos = this.nodePositions(g);
+      } else pos.set(n.id, g.nodes.push(n) - 1); // appended
     }
     const touched = this.patchSeverities(g, a.diagnostics);
     g.version = a.document.version;
