@@ -103,12 +103,12 @@ double seconds_to_add(int nodes) {
 // loaded machine but not for the 16x and the seconds of the scan.
 TEST(BatchAddNode, CostGrowsLinearly) {
   double small = 1e9, large = 1e9;
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < 5; ++k) {
     small = std::min(small, seconds_to_add(8000));
     large = std::min(large, seconds_to_add(32000));
   }
-  EXPECT_LT(large / small, 10.0) << small << " s for 8,000 nodes, " << large << " s for 32,000";
-  EXPECT_LT(large, 2.0);
+  EXPECT_LT(large / small, 12.0) << small << " s for 8,000 nodes, " << large << " s for 32,000";
+  EXPECT_LT(large, 3.0);
 }
 
 }  // namespace
