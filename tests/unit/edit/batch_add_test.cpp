@@ -98,17 +98,17 @@ double seconds_to_add(int nodes) {
   return s;
 }
 
-// Scanning the graph per node made 50,000 additions take 30-40 s (quadratic). Four times the nodes now
-// takes 4-6 times as long (allocation and cache effects past a few MB); the bounds leave room for a
-// loaded machine but not for the 16x and the seconds of the scan.
+// Scanning the graph per node made 50,000 additions take 30-40 s (quadratic: 20,000 took 39 s through the
+// server, 8,000 about 4 s). 32,000 now take well under 0.1 s here. The ratio to 8,000 is reported, not
+// checked: past a few MB the nodes leave the caches and it reads 6-13 with the machine's load.
 TEST(BatchAddNode, CostGrowsLinearly) {
   double small = 1e9, large = 1e9;
-  for (int k = 0; k < 5; ++k) {
+  for (int k = 0; k < 3; ++k) {
     small = std::min(small, seconds_to_add(8000));
     large = std::min(large, seconds_to_add(32000));
   }
-  EXPECT_LT(large / small, 12.0) << small << " s for 8,000 nodes, " << large << " s for 32,000";
-  EXPECT_LT(large, 3.0);
+  EXPECT_LT(large, 1.5) << small << " s for 8,000 nodes, " << large << " s for 32,000 (ratio "
+                        << large / small << ")";
 }
 
 }  // namespace
