@@ -79,6 +79,22 @@ const browser = await chromium.launch({
   args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox', '--disable-background-networking', '--no-first-run'],
 });
 const results = { first: [], rename: [], add: [] };
+// Where an edit's time goes: the server's answer, fetching the changed nodes, the view update (view
+// model, layout, scene) and the frame, from the app's marks (ms since the command was sent).
+const stages = (m) =>
+  ['answered', 'fetched', 'updated', 'rendered', 'drawn']
+    .filter((k) => m[k] !== undefined)
+    .map((k) => `${k} ${(m[k] - m.sent).toFixed(0)}`)
+    .join(', ');
+const canvasStages = (m) =>
+  Object.entries(m)
+    .filter(([k]) => k !== 'graph' && typeof m.graph === 'number')
+    .map(([k, v]) => `${k} +${(v - m.graph).toFixed(0)}`)
+    .join(', ');
+const breakdown = async (page, what) => {
+  const [e, c, f, partial] = await page.evaluate(() => [window.__tessera.editMarks, window.__tessera.marks, window.__tessera.stats.frameMs.at(-1), window.__tessera.stats.partialRenders]);
+  console.log(`  ${what}: ${stages(e)} ms; canvas: ${canvasStages(c)}; last frame ${f.toFixed(0)} ms, partial renders ${partial}`);
+};
 for (let r = 0; r < runs; r++) {
   const s = await startServer([model]);
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -88,12 +104,14 @@ for (let r = 0; r < runs; r++) {
   const target = await page.evaluate(() => window.__tessera.leaves().find((l) => l.op === 'Relu'));
   const renamed = target.name.replace(/Relu_(\d+)$/, (_, k) => `Relx_${k}`);
   results.rename.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'rename_node', node: target.id, name: renamed }));
+  await breakdown(page, 'rename');
   results.add.push(
     await page.evaluate((c) => window.__tessera.editTimed(c), {
       type: 'add_node',
       node: { name: '/block.0/layer.0/Extra', op_type: 'Relu', inputs: ['x'], outputs: ['extra_out'] },
     }),
   );
+  await breakdown(page, 'add');
   await page.close();
   s.server.kill('SIGINT');
 }

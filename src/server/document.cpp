@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "onnx/onnx_io.h"
@@ -49,9 +51,41 @@ json Document::to_json() const {
           {"changed_on_disk", changed}};
 }
 
-// The companion file: {"version": 1, "graphs": {"main": {"positions": {"conv_1": [x, y]}},
-// "function custom.Gelu": {"path": {...}, "positions": {...}}}}, positions keyed by node name.
+// The companion file: {"version": 1, "graphs": {"main": {"positions": {"conv_1": [x, y]},
+// "inputs": {"x": [x, y]}, "outputs": {"y": [x, y]}}, "function custom.Gelu": {"path": {...},
+// "positions": {...}}}}, positions keyed by node name, graph inputs and outputs by value name.
 // A missing or unreadable companion file only loses positions, never the model.
+namespace {
+bool is_xy(const json& xy) {
+  return xy.is_array() && xy.size() == 2 && xy[0].is_number() && xy[1].is_number();
+}
+
+bool has_value(const std::vector<ir::ValueInfo>& list, const std::string& name) {
+  return std::any_of(list.begin(), list.end(), [&](const ir::ValueInfo& v) { return v.name == name; });
+}
+
+// entry[field] = {"NAME": [x, y]} for the graph inputs (or outputs) `list` still has, into `out` as
+// PREFIX + NAME.
+void load_io(const json& entry, const char* field, const char* prefix, const std::vector<ir::ValueInfo>& list,
+             std::map<std::string, std::pair<double, double>>& out) {
+  if (!entry.contains(field) || !entry[field].is_object()) return;
+  for (auto& [name, xy] : entry[field].items()) {
+    if (is_xy(xy) && has_value(list, name)) out[prefix + name] = {xy[0].get<double>(), xy[1].get<double>()};
+  }
+}
+}  // namespace
+
+// Positions of graph inputs and outputs `g` still has, from "i:NAME"/"o:NAME" keys.
+json io_positions_json(const ir::Graph& g, const std::map<std::string, std::pair<double, double>>& io) {
+  json out = json::object();
+  for (const auto& [key, xy] : io) {
+    std::string name = key.substr(2);
+    bool exists = key.starts_with("i:") ? has_value(g.inputs, name) : has_value(g.outputs, name);
+    if (exists) out[key] = {xy.first, xy.second};
+  }
+  return out;
+}
+
 void Document::load_layout() {
   std::ifstream in(layout_path(*path_));
   if (!in) return;
@@ -63,21 +97,38 @@ void Document::load_layout() {
       ir::GraphPath p =
           entry.contains("path") ? ir::graph_path_from_json(entry["path"]) : ir::GraphPath::main_graph();
       ir::Graph& g = ir::resolve_graph(model_, p);
-      auto& out = positions_[ir::graph_path_to_json(p).dump()];
+      std::string key = ir::graph_path_to_json(p).dump();
+      auto& out = positions_[key];
       for (auto& [name, xy] : entry["positions"].items()) {
         ir::Node* n = g.find_node(name);
-        if (!n || !xy.is_array() || xy.size() != 2 || !xy[0].is_number() || !xy[1].is_number()) continue;
+        if (!n || !is_xy(xy)) continue;
         out[n->id] = {xy[0].get<double>(), xy[1].get<double>()};
       }
+      load_io(entry, "inputs", "i:", g.inputs, io_positions_[key]);
+      load_io(entry, "outputs", "o:", g.outputs, io_positions_[key]);
     } catch (const std::exception&) {
       continue;  // a graph that no longer exists
     }
   }
 }
 
+namespace {
+// {"inputs": {"x": [x, y]}, "outputs": {...}} into a companion file's graph entry.
+void add_io(json& entry, const ir::Graph& g, const std::map<std::string, std::pair<double, double>>& io) {
+  json positions = io_positions_json(g, io);
+  for (const auto& [key, xy] : positions.items()) {
+    entry[key.starts_with("i:") ? "inputs" : "outputs"][key.substr(2)] = xy;
+  }
+}
+}  // namespace
+
 void Document::save(const fs::path& file) {
   json graphs = json::object();
-  for (const auto& [key, by_id] : positions_) {
+  std::set<std::string> keys;
+  for (const auto& [key, by_id] : positions_) keys.insert(key);
+  for (const auto& [key, io] : io_positions_) keys.insert(key);
+  for (const std::string& key : keys) {
+    const auto& by_id = positions_[key];
     ir::GraphPath p = ir::graph_path_from_json(json::parse(key));
     const ir::Graph* g = nullptr;
     try {
@@ -91,6 +142,7 @@ void Document::save(const fs::path& file) {
       if (n && !n->name.empty()) pos[n->name] = {xy.first, xy.second};
     }
     json entry{{"positions", std::move(pos)}};
+    add_io(entry, *g, io_positions_[key]);
     if (p != ir::GraphPath::main_graph()) entry["path"] = ir::graph_path_to_json(p);
     graphs[ir::path_string(model_, p)] = std::move(entry);
   }

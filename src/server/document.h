@@ -35,6 +35,8 @@ FileStamp stamp_of(const std::filesystem::path& file);
 
 // Node id -> canvas coordinates, per graph (keyed by the graph path's JSON text).
 using Positions = std::map<std::string, std::map<ir::NodeId, std::pair<double, double>>>;
+// Graph inputs and outputs, which are not nodes: "i:NAME" / "o:NAME" -> coordinates, per graph.
+using IoPositions = std::map<std::string, std::map<std::string, std::pair<double, double>>>;
 
 class Document {
  public:
@@ -49,6 +51,7 @@ class Document {
   ir::History& history() { return history_; }
   uint64_t version() const { return version_; }
   Positions& positions() { return positions_; }
+  IoPositions& io_positions() { return io_positions_; }
   IncrementalChecker& checker() { return checker_; }
 
   // Every request on the document holds this for its whole run.
@@ -79,6 +82,7 @@ class Document {
   ir::History history_{model_};
   uint64_t version_ = 0;
   Positions positions_;
+  IoPositions io_positions_;
   FileStamp stamp_;
   IncrementalChecker checker_;
   std::vector<ir::Change> pending_;
@@ -90,6 +94,9 @@ std::unique_ptr<Document> open_document(std::string id, const std::filesystem::p
 // An empty model importing ai.onnx `opset` and the given domains.
 std::unique_ptr<Document> new_document(std::string id, std::string name, int64_t opset,
                                        const std::vector<ir::OpsetImport>& domains);
+
+// {"i:NAME": [x, y], "o:NAME": [x, y]} for the graph inputs and outputs g still has.
+json io_positions_json(const ir::Graph& g, const std::map<std::string, std::pair<double, double>>& io);
 
 // The companion file beside a model: MODEL.onnx.tessera.json.
 std::filesystem::path layout_path(const std::filesystem::path& model_file);

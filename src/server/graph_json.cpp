@@ -98,6 +98,8 @@ json graph_json(Document& doc, const ir::GraphPath& p) {
       if (g.find_node(id)) j["positions"][std::to_string(id)] = {xy.first, xy.second};
     }
   }
+  auto io = doc.io_positions().find(ir::graph_path_to_json(p).dump());
+  j["io_positions"] = io == doc.io_positions().end() ? json::object() : io_positions_json(g, io->second);
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "ir/commands/command_json.h"
+#include "onnx/external_data.h"
 #include "server/graph_json.h"
 #include "util/safe_open.h"
 
@@ -383,7 +384,44 @@ json changes_json(const std::vector<ir::Change>& changes) {
   return out;
 }
 
+// The nodes an edit added or changed, as GET nodes/{id} gives them ({"ID": node}), when there are few
+// and all in one graph: the app patches its copy of that graph without a request per node. Null
+// otherwise (or for a node gone again by the end of the edit): the app fetches what it needs.
+// `indices`: each node's position in its graph's node list (an undone removal puts a node back where it
+// was, add_node may insert), so the app keeps its copy of the list in the server's order.
+json changed_nodes(Document& doc, const std::vector<ir::Change>& changes, json& indices) {
+  constexpr size_t kMaxNodes = 64;
+  const ir::Model& m = doc.model();
+  json out = json::object();
+  for (const ir::Change& c : changes) {
+    bool node_change = c.kind == ir::Change::Kind::kNodeAdded || c.kind == ir::Change::Kind::kNodeChanged;
+    if (!node_change) continue;
+    if (c.path != changes.front().path || out.size() >= kMaxNodes) return nullptr;
+    const ir::Graph* g = nullptr;
+    try {
+      g = &ir::resolve_graph(m, c.path);
+    } catch (const ir::CommandError&) {
+      return nullptr;
+    }
+    size_t index = g->node_index(c.node);
+    if (index == SIZE_MAX) return nullptr;
+    std::string graph = ir::path_string(m, c.path);
+    json severity = nullptr;
+    for (const check::Diagnostic& d : doc.checker().result().diagnostics.items) {
+      if (d.graph != graph || d.node_index != static_cast<int>(index)) continue;
+      if (d.severity == check::Severity::kError) severity = "error";
+      if (d.severity == check::Severity::kWarning && severity.is_null()) severity = "warning";
+    }
+    out[std::to_string(c.node)] = node_json(m, g->nodes[index], severity);
+    indices[std::to_string(c.node)] = index;
+  }
+  return out;
+}
+
 json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
+  json indices = json::object();
+  json nodes = changed_nodes(doc, changes, indices);
+  if (nodes.is_null() || indices.empty()) indices = nullptr;
   json ids = json::array();
   for (const ir::Change& c : changes) {
     if (c.kind == ir::Change::Kind::kNodeAdded) ids.push_back(c.node);
@@ -391,7 +429,33 @@ json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
   return {{"document", doc.to_json()},
           {"changes", changes_json(changes)},
           {"diagnostics", diagnostics_json(doc.model(), doc.checker().result().diagnostics)},
-          {"node_ids", std::move(ids)}};
+          {"node_ids", std::move(ids)},
+          {"nodes", std::move(nodes)},
+          {"node_indices", std::move(indices)}};
+}
+
+// Initializers whose bytes stay in an external file name it relative to the model's folder: refused for
+// a model never saved (no folder yet), and checked like a load checks them (the file beneath the folder,
+// a regular file, the byte range inside it) before the command runs.
+void check_external_tensors(const Document& doc, const json& cmd) {
+  if (cmd.is_array()) {
+    for (const json& c : cmd) check_external_tensors(doc, c);
+    return;
+  }
+  if (!cmd.is_object()) return;
+  if (cmd.contains("commands")) check_external_tensors(doc, cmd["commands"]);
+  if (!cmd.contains("tensor") || !cmd["tensor"].is_object() || !cmd["tensor"].contains("external")) return;
+  ir::Tensor t = ir::tensor_from_json(cmd["tensor"], "command: ");
+  std::string label = fmt::format("initializer '{}'", t.name);
+  if (!doc.path()) {
+    throw HttpError{400, fmt::format("{}: external data needs a saved model (its location is relative to the "
+                                     "model's folder): save the model first",
+                                     label)};
+  }
+  std::optional<int64_t> need = t.expected_bytes();
+  onnx::detail::ExternalFiles files(doc.path()->parent_path());
+  std::string problem = files.problem(label, *t.external, need.value_or(0));
+  if (!problem.empty()) throw HttpError{400, problem};
 }
 
 json run_commands(Document& doc, const json& body) {
@@ -404,6 +468,7 @@ json run_commands(Document& doc, const json& body) {
   } else {
     throw HttpError{400, "the request needs 'command' or 'commands'"};
   }
+  check_external_tensors(doc, body.contains("command") ? body["command"] : body["commands"]);
   if (body.contains("expect_version") && !body["expect_version"].is_null()) {
     int64_t expected = ir::int_field(body, "expect_version", "");
     if (static_cast<uint64_t>(expected) != doc.version()) {
@@ -413,6 +478,26 @@ json run_commands(Document& doc, const json& body) {
   }
   std::vector<ir::Change> changes = doc.edit([&](ir::History& h) { h.execute(std::move(cmd)); });
   return edit_answer(doc, changes);
+}
+
+// "io": {"i:NAME": [x, y], "o:NAME": [x, y]}: graph inputs and outputs, which are not nodes. Replaces
+// what the graph had (an input the user arranged away from its pin is dropped).
+std::map<std::string, std::pair<double, double>> parse_io_positions(const ir::Graph& g, const json& io) {
+  if (!io.is_object()) throw HttpError{400, "'io' must be an object of 'i:NAME' or 'o:NAME' to [x, y]"};
+  std::map<std::string, std::pair<double, double>> parsed;
+  for (auto& [key, xy] : io.items()) {
+    bool input = key.starts_with("i:");
+    if (!input && !key.starts_with("o:"))
+      throw HttpError{400, fmt::format("'io': '{}' is not 'i:NAME' or 'o:NAME'", key)};
+    if (!xy.is_array() || xy.size() != 2 || !xy[0].is_number() || !xy[1].is_number())
+      throw HttpError{400, fmt::format("'io'['{}'] must be [x, y]", key)};
+    std::string name = key.substr(2);
+    bool exists = input ? g.find_input(name) != nullptr : g.find_output(name) != nullptr;
+    if (!exists)
+      throw HttpError{404, fmt::format("graph {} '{}' does not exist", input ? "input" : "output", name)};
+    parsed[key] = {xy[0].get<double>(), xy[1].get<double>()};
+  }
+  return parsed;
 }
 
 void set_positions(Document& doc, const json& body) {
@@ -433,8 +518,12 @@ void set_positions(Document& doc, const json& body) {
       throw HttpError{404, fmt::format("node #{} does not exist", key)};
     parsed.push_back({id, {xy[0].get<double>(), xy[1].get<double>()}});
   }
-  auto& slot = doc.positions()[ir::graph_path_to_json(p).dump()];
+  std::map<std::string, std::pair<double, double>> io;
+  if (body.contains("io")) io = parse_io_positions(g, body["io"]);
+  std::string key = ir::graph_path_to_json(p).dump();
+  auto& slot = doc.positions()[key];
   for (auto& [id, xy] : parsed) slot[id] = xy;
+  if (body.contains("io")) doc.io_positions()[key] = std::move(io);
 }
 
 }  // namespace
@@ -513,6 +602,15 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     ir::GraphPath p = path_param(req);
     resolve_or_404(doc->model(), p);
     answer(res, 200, graph_json(*doc, p));
+  } else if (parts.size() == 5 && action == "functions" && m == "GET") {
+    // One local function, whole (the k-th of the graph answer's "functions"): what replace_function takes.
+    char* end = nullptr;
+    unsigned long k = std::strtoul(parts[4].c_str(), &end, 10);
+    const auto& fs = doc->model().functions;
+    if (parts[4].empty() || *end != '\0' || k >= fs.size())
+      throw HttpError{404, fmt::format("function #{} does not exist: the model has {} local function{}",
+                                       parts[4], fs.size(), fs.size() == 1 ? "" : "s")};
+    answer(res, 200, ir::function_to_json(fs[k]));
   } else if (parts.size() == 5 && action == "nodes" && m == "GET") {
     ir::GraphPath p = path_param(req);
     const ir::Graph& g = resolve_or_404(doc->model(), p);

@@ -288,6 +288,66 @@ TEST_F(Studio, OpenEditUndoRedoSaveReopen) {
   EXPECT_EQ(get("/api/documents/" + id2).first, 404);
 }
 
+// Graph inputs and outputs are not nodes: their positions go by name ("i:x", "o:y"), into the companion
+// file's "inputs"/"outputs", and come back on reopen; bad keys and unknown names are refused, nothing kept.
+TEST_F(Studio, GraphInputAndOutputPositionsSurviveSaveAndReopen) {
+  start();
+  std::string id = open("a.onnx");
+  json g = graph(id);
+  std::string out = g["outputs"][0]["name"];
+  std::string relu = std::to_string(g["nodes"][0]["id"].get<int64_t>());
+  std::string url = "/api/documents/" + id + "/positions";
+  auto put = [&](const json& body) {
+    auto r = client_->Put(url.c_str(), auth(), body.dump(), "application/json");
+    return std::make_pair(r ? r->status : 0, r ? json::parse(r->body, nullptr, false) : json());
+  };
+  json io{{"i:x", {1, 2}}, {"o:" + out, {3.5, 4}}};
+  EXPECT_EQ(put(json{{"positions", {{relu, {5, 6}}}}, {"io", io}}).first, 200);
+  EXPECT_EQ(graph(id)["io_positions"], io);
+  auto [s1, e1] = put(json{{"positions", json::object()}, {"io", {{"x", {1, 2}}}}});
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(error_of(e1), "'io': 'x' is not 'i:NAME' or 'o:NAME'");
+  auto [s2, e2] = put(json{{"positions", {{relu, {50, 60}}}}, {"io", {{"i:nope", {1, 2}}}}});
+  EXPECT_EQ(s2, 404);
+  EXPECT_EQ(error_of(e2), "graph input 'nope' does not exist");
+  EXPECT_EQ(put(json{{"positions", json::object()}, {"io", {{"o:" + out, {1}}}}}).first, 400);
+  json after = graph(id);
+  EXPECT_EQ(after["io_positions"], io);
+  EXPECT_EQ(after["positions"][relu], json({5, 6}));  // a refused request keeps nothing of itself
+
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json{{"path", "io.onnx"}}).first, 200);
+  std::ifstream in(root_ / "io.onnx.tessera.json");
+  json companion = json::parse(in);
+  EXPECT_EQ(companion["graphs"]["main"]["inputs"], json({{"x", {1, 2}}}));
+  EXPECT_EQ(companion["graphs"]["main"]["outputs"], json({{out, {3.5, 4}}}));
+  EXPECT_EQ(graph(open("io.onnx"))["io_positions"], io);
+}
+
+// An edit's answer carries the nodes it added or changed, as GET nodes/{id} gives them.
+TEST_F(Studio, EditAnswerCarriesTheChangedNodes) {
+  start();
+  std::string id = open("a.onnx");
+  std::string cmds = "/api/documents/" + id + "/commands";
+  auto [status, renamed] =
+      post(cmds, json{{"command", {{"type", "rename_node"}, {"node", 1}, {"name", "renamed"}}}});
+  ASSERT_EQ(status, 200) << renamed.dump();
+  EXPECT_EQ(renamed["nodes"]["1"], get("/api/documents/" + id + "/nodes/1").second);
+  EXPECT_EQ(renamed["nodes"]["1"]["name"], "renamed");
+  json conv = {{"type", "add_node"},
+               {"node", {{"name", "conv"}, {"op_type", "Conv"}, {"inputs", {"x"}}, {"outputs", {"c"}}}}};
+  json added = post(cmds, json{{"command", conv}}).second;
+  std::string conv_id = std::to_string(added["node_ids"][0].get<int64_t>());
+  EXPECT_EQ(added["nodes"][conv_id]["severity"], "error");  // W is not connected
+  EXPECT_EQ(added["nodes"][conv_id], get("/api/documents/" + id + "/nodes/" + conv_id).second);
+  EXPECT_EQ(added["node_indices"][conv_id], 1);
+  // Removed nodes are not sent; undone, the node comes back where it was.
+  json first = post(cmds, json{{"command", {{"type", "remove_node"}, {"node", 1}}}}).second;
+  EXPECT_EQ(first["nodes"], json::object());
+  json back = post("/api/documents/" + id + "/undo", std::string()).second;
+  EXPECT_EQ(back["nodes"]["1"]["name"], "renamed");
+  EXPECT_EQ(back["node_indices"]["1"], 0);
+}
+
 TEST_F(Studio, TwoDocumentsAreIndependent) {
   start();
   std::string a = open("a.onnx"), b = open("sub/b.onnx");
@@ -396,6 +456,83 @@ TEST_F(Studio, LocalFunctionsAreListedAndTheirCallsMarked) {
   ASSERT_EQ(s2, 200) << body.dump();
   EXPECT_EQ(body["graph"], "function custom.Twice");
   EXPECT_EQ(body["nodes"][0]["op_type"], "Add");
+}
+
+// A local function, whole, for the app to edit and send back with replace_function.
+TEST_F(Studio, GivesALocalFunctionWhole) {
+  start();
+  std::string id = open("a.onnx");
+  json fn = {{"domain", "local"},
+             {"name", "Twice"},
+             {"inputs", {"X"}},
+             {"outputs", {"Y"}},
+             {"attributes", {"alpha"}},
+             {"opset_imports", {{{"domain", ""}, {"version", 17}}}},
+             {"nodes", {{{"name", "r"}, {"op_type", "Relu"}, {"inputs", {"X"}}, {"outputs", {"Y"}}}}}};
+  ASSERT_EQ(post("/api/documents/" + id + "/commands",
+                 json{{"command", {{"type", "add_function"}, {"function", fn}}}})
+                .first,
+            200);
+  auto [status, got] = get("/api/documents/" + id + "/functions/0");
+  ASSERT_EQ(status, 200) << got.dump();
+  EXPECT_EQ(got["name"], "Twice");
+  EXPECT_EQ(got["attributes"], json({"alpha"}));
+  EXPECT_EQ(got["nodes"][0]["op_type"], "Relu");
+  auto [missing, error] = get("/api/documents/" + id + "/functions/1");
+  EXPECT_EQ(missing, 404);
+  EXPECT_EQ(error_of(error), "function #1 does not exist: the model has 1 local function");
+  EXPECT_EQ(get("/api/documents/" + id + "/functions/x").first, 404);
+}
+
+// An initializer whose bytes stay in a file beside the model: refused for a model never saved, checked
+// against the model's folder, and its values there once saved.
+TEST_F(Studio, ExternalInitializerNeedsASavedModelAndAFileInItsFolder) {
+  start();
+  json ext_tensor = {{"name", "w_ext"},
+                     {"dtype", "float"},
+                     {"shape", {2}},
+                     {"external", {{"location", "w.bin"}, {"offset", 4}, {"length", 8}}}};
+  json add = {{"command", {{"type", "add_initializer"}, {"tensor", ext_tensor}}}};
+  auto [s0, created] = post("/api/documents/new", json{{"opset", 17}});
+  ASSERT_EQ(s0, 200);
+  std::string fresh = created["id"];
+  auto [s1, e1] = post("/api/documents/" + fresh + "/commands", add);
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(error_of(e1),
+            "initializer 'w_ext': external data needs a saved model (its location is relative to the model's "
+            "folder): save the model first");
+
+  std::string id = open("a.onnx");
+  std::string cmds = "/api/documents/" + id + "/commands";
+  auto [s2, e2] = post(cmds, add);
+  EXPECT_EQ(s2, 400);
+  EXPECT_NE(error_of(e2).find("initializer 'w_ext': external data location 'w.bin'"), std::string::npos)
+      << error_of(e2);
+  {
+    std::ofstream f(root_ / "w.bin", std::ios::binary);
+    float v[3] = {9, 1.5f, -2};
+    f.write(reinterpret_cast<const char*>(v), sizeof v);
+  }
+  json too_far = add;
+  too_far["command"]["tensor"]["external"]["offset"] = 8;
+  EXPECT_EQ(post(cmds, too_far).first, 400);  // 8 bytes from offset 8 run past the 12-byte file
+  json bad_length = add;
+  bad_length["command"]["tensor"]["external"]["length"] = 12;
+  auto [s3, e3] = post(cmds, bad_length);
+  EXPECT_EQ(s3, 400);
+  EXPECT_NE(error_of(e3).find("'length' is 12 bytes; float[2] needs 8"), std::string::npos) << e3.dump();
+  EXPECT_EQ(graph(id)["initializers"].size(), 0u);
+
+  auto [s4, ok] = post(cmds, add);
+  ASSERT_EQ(s4, 200) << ok.dump();
+  json inits = graph(id)["initializers"];
+  ASSERT_EQ(inits.size(), 1u);
+  EXPECT_EQ(inits[0]["bytes"], 8);
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json{{"path", "ext.onnx"}}).first, 200);
+  std::string reopened = open("ext.onnx");
+  auto [s5, values] = get("/api/documents/" + reopened + "/initializers/w_ext");
+  ASSERT_EQ(s5, 200) << values.dump();
+  EXPECT_EQ(values["values"], json({1.5, -2}));
 }
 
 TEST_F(Studio, ServesTheWebAppWithContentTypes) {

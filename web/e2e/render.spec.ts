@@ -113,3 +113,85 @@ test('exports the whole graph as SVG, PNG and JPEG', async ({ page }) => {
     }
   }
 });
+
+test('an edit that keeps the links re-renders only the changed node, pixel for pixel as a full render', async ({
+  page,
+}) => {
+  await open(page, 'fixture=synthetic&nodes=2000');
+  const target = (await hook<Array<{ name: string; id: number; op: string }>>(page, 'leaves()')).find(
+    (l) => l.op === 'Relu',
+  )!;
+  await hook(page, `focus(${target.id})`); // centred at 80% or more, where names are drawn
+  await hook(page, 'pan(-150, 220)'); // off centre: a scissor upside down would miss it
+  await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('near');
+  const before = await hook<number>(page, 'cacheDigest(true)');
+  const partial = await hook<number>(page, 'stats.partialRenders');
+  const renders = await hook<number>(page, 'stats.cacheRenders');
+  const renamed = `${target.name.slice(0, -1)}Z`;
+  expect(
+    await hook(
+      page,
+      `patchNode(${JSON.stringify(target.name)}, ${JSON.stringify({ name: renamed, severity: 'error' })})`,
+    ),
+  ).toBe(true);
+  const after = await hook<number>(page, 'cacheDigest()');
+  expect(await hook<number>(page, 'stats.partialRenders')).toBe(partial + 1);
+  expect(await hook<number>(page, 'stats.cacheRenders')).toBe(renders); // no full re-render
+  expect(after).not.toBe(before);
+  expect(await hook<number>(page, 'cacheDigest(true)')).toBe(after);
+  await page.screenshot({ path: artifact('render-patched.png') });
+  // Linking differently is not a patch: the canvas rebuilds (setGraph) instead.
+  expect(await hook(page, `patchNode(${JSON.stringify(renamed)}, {"inputs": []})`)).toBe(false);
+});
+
+test('export options: background, grid and colour scheme, through the dialog and for each format', async ({
+  page,
+}) => {
+  await open(page, 'fixture=synthetic&nodes=200&scoped=1');
+  type Out = { type: string; svg: string; pixels: number[] };
+  const ex = (kind: string, o: object) => hook<Out>(page, `exportImage('${kind}', ${JSON.stringify(o)})`);
+  const dark = await ex('svg', { background: 'scheme', grid: false, scheme: 'dark' });
+  expect(dark.svg).toContain('class="background" x=');
+  expect(dark.svg).toContain('fill="rgba(28,29,33,1)"'); // the canvas's background
+  expect(dark.svg).not.toContain('id="grid"');
+  const none = await ex('svg', { background: 'transparent', grid: true, scheme: 'dark' });
+  expect(none.svg).not.toContain('class="background"');
+  expect(none.svg).toContain('<pattern id="grid"');
+  const light = await ex('svg', { background: 'scheme', grid: false, scheme: 'light' });
+  expect(light.svg).toContain('fill="rgba(255,255,255,1)"');
+  expect(light.svg).toContain('fill="rgba(28,29,33,1)">'); // text is dark on light
+  expect(light.svg).not.toContain('fill="rgba(230,232,236,1)"'); // the dark scheme's text colour
+  expect((await ex('png', { background: 'transparent' })).pixels[3]).toBe(0);
+  expect((await ex('jpeg', { background: 'transparent' })).pixels.slice(0, 3)).toEqual([255, 255, 255]);
+  expect((await ex('png', { background: '#336699' })).pixels).toEqual([0x33, 0x66, 0x99, 255]);
+  const refused = await page.evaluate(
+    `window.__tessera.exportImage('svg', { background: '#12' }).catch((e) => e.message)`,
+  );
+  expect(refused).toBe("background colour '#12' is not #rrggbb");
+
+  // The dialog: a custom colour, the grid and the light scheme for a PNG.
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-export').click();
+  await page.getByTestId('export-format').selectOption('png');
+  await page.getByTestId('export-background').selectOption('custom');
+  await page.getByTestId('export-colour').fill('#204060');
+  await page.getByTestId('export-grid').check();
+  await page.getByTestId('export-scheme').selectOption('light');
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByTestId('export-go').click(),
+  ]);
+  const path = artifact('export-options.png');
+  await download.saveAs(path);
+  expect(readFileSync(path).subarray(0, 8).toString('hex')).toBe('89504e470d0a1a0a');
+  // The choices stay for File > Export (grid off here to read the background itself).
+  expect(await hook(page, 'exportOptions')).toEqual({
+    background: '#204060',
+    grid: true,
+    scheme: 'light',
+    margin: 40,
+  });
+  expect(await hook(page, 'exportImage("png", { grid: false })')).toMatchObject({
+    pixels: [0x20, 0x40, 0x60, 255],
+  });
+});

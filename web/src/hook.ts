@@ -1,6 +1,7 @@
 // window.__tessera: scene state for tests and the benchmark, so they assert on what is drawn (nodes,
 // frame times, graph version) without reading pixels, and find nodes and terminals on screen.
 import type { App } from './app/app';
+import type { ExportOptions } from './export/export';
 
 export function installHook(app: App): void {
   const c = app.canvas;
@@ -35,15 +36,37 @@ export function installHook(app: App): void {
       return app.graphPath;
     },
     openSubgraph: (id: number) => app.openSubgraph(id),
+    get graph() {
+      return app.graph;
+    },
+    undo: () => app.undo(),
     /** Runs an edit command and resolves when a frame showing its result has been drawn: ms taken. */
     async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
       const t0 = performance.now();
       await app.run(cmd);
-      await new Promise<void>((resolve) =>
-        requestAnimationFrame(() => requestAnimationFrame(() => resolve())),
-      );
+      // The renderer's frame runs in the next animation frame (requested by the edit), before this
+      // callback; finish() waits for the GPU to complete it. The second frame is the compositor's.
+      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
       r.finish();
+      app.editMarks.rendered = performance.now();
+      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+      r.finish();
+      app.editMarks.drawn = performance.now();
       return performance.now() - t0;
+    },
+    /** The cached view's pixel hash after the next frame; `full` re-renders all of it first. */
+    async cacheDigest(full = false): Promise<number> {
+      if (full) r.invalidate();
+      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+      return r.cacheDigest();
+    },
+    /** Patches a node of the graph shown as an edit answer would (the offline fixture has no server). */
+    async patchNode(name: string, fields: Record<string, unknown>): Promise<boolean> {
+      const g = app.graph;
+      const i = g?.nodes.findIndex((n) => n.name === name) ?? -1;
+      if (!g || i < 0) return false;
+      g.nodes[i] = { ...g.nodes[i], ...fields };
+      return c.patchNodes(g, [g.nodes[i]]);
     },
     get lastError() {
       return app.lastError;
@@ -53,6 +76,9 @@ export function installHook(app: App): void {
     },
     get firstRenderMs() {
       return app.firstRenderMs;
+    },
+    get editMarks() {
+      return app.editMarks;
     },
     get marks() {
       return c.marks;
@@ -83,6 +109,12 @@ export function installHook(app: App): void {
       if (i < 0 || !c.scene || Number.isNaN(c.scene.lay.itemX[i])) return null;
       const [x, y, w, h] = c.scene.leafRect(i);
       return toPage(x + w / 2, y + h / 2);
+    },
+    /** World position (top left) of a leaf: where the layout or the user's pin put it. */
+    leafPos(name: string): [number, number] | null {
+      const i = leafByName(name);
+      if (i < 0 || !c.scene || Number.isNaN(c.scene.lay.itemX[i])) return null;
+      return [c.scene.lay.itemX[i], c.scene.lay.itemY[i]];
     },
     terminal(name: string, side: 'in' | 'out', port: number): [number, number] | null {
       const i = leafByName(name);
@@ -115,12 +147,31 @@ export function installHook(app: App): void {
       Object.assign(r.camera, { scale, tx, ty });
       r.request();
     },
-    exportImage: async (kind: 'svg' | 'png' | 'jpeg') => {
-      const b = await app.exportImage(kind);
-      return b
-        ? { type: b.type, size: b.size, head: kind === 'svg' ? (await b.text()).slice(0, 200) : '' }
-        : null;
+    get exportOptions() {
+      return app.exportOptions;
+    },
+    exportImage: async (kind: 'svg' | 'png' | 'jpeg', options?: Partial<ExportOptions>) => {
+      const b = await app.exportImage(kind, { ...app.exportOptions, ...options });
+      if (!b) return null;
+      const text = kind === 'svg' ? await b.text() : '';
+      return {
+        type: b.type,
+        size: b.size,
+        head: text.slice(0, 200),
+        svg: text,
+        pixels: await cornerPixel(b),
+      };
     },
   };
   (window as unknown as { __tessera: typeof hook }).__tessera = hook;
+}
+
+/** RGBA of a raster export's top-left pixel (the background, in the margin), [] for SVG. */
+async function cornerPixel(b: Blob): Promise<number[]> {
+  if (b.type === 'image/svg+xml') return [];
+  const img = await createImageBitmap(b);
+  const c = new OffscreenCanvas(1, 1);
+  const ctx = c.getContext('2d')!;
+  ctx.drawImage(img, 0, 0);
+  return [...ctx.getImageData(0, 0, 1, 1).data];
 }

@@ -39,6 +39,7 @@ menuBar($('menubar'), [
       { id: 'open', label: 'Open…', action: () => app.openDialog() },
       { id: 'save', label: 'Save', shortcut: 'Ctrl+S', action: () => void app.save() },
       { id: 'save-as', label: 'Save as…', action: () => app.saveAsDialog() },
+      { id: 'export', label: 'Export…', action: () => app.exportDialog() },
       { id: 'export-svg', label: 'Export canvas as SVG', action: () => void app.exportImage('svg') },
       { id: 'export-png', label: 'Export canvas as PNG', action: () => void app.exportImage('png') },
       { id: 'export-jpeg', label: 'Export canvas as JPEG', action: () => void app.exportImage('jpeg') },
@@ -50,6 +51,12 @@ menuBar($('menubar'), [
       { id: 'undo', label: 'Undo', shortcut: 'Ctrl+Z', action: () => void app.undo() },
       { id: 'redo', label: 'Redo', shortcut: 'Ctrl+Y', action: () => void app.redo() },
       { id: 'delete', label: 'Delete', shortcut: 'Del', action: () => void app.deleteSelection() },
+      {
+        id: 'make-function',
+        label: 'Make a local function of the selection…',
+        action: () => app.functionDialog(true),
+      },
+      { id: 'new-function', label: 'New local function…', action: () => app.functionDialog(false) },
     ],
   ],
   [

@@ -2,12 +2,37 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "ir/commands/add_node_index.h"
+#include "ir/commands/node_commands.h"
+
 namespace tessera::ir {
 
+namespace {
+// A run of add_node commands on one graph checks names against an index built when the run starts
+// (add_node_index.h); any other command ends the run, since it may change what the index holds.
+void apply_one(Model& m, Command& c, std::optional<AddNodeIndex>& index) {
+  auto* add = dynamic_cast<AddNode*>(&c);
+  if (!add) {
+    index.reset();
+    c.apply(m);
+    return;
+  }
+  if (!index || !(index->path == add->path())) {
+    index.reset();
+    std::vector<Graph*> scopes = resolve_scopes(m, add->path());
+    index.emplace(add->path(), scopes);
+  }
+  add->apply_indexed(m, *index);
+}
+}  // namespace
+
 void BatchCommand::apply(Model& m) {
+  std::optional<AddNodeIndex> index;
   for (size_t i = 0; i < commands_.size(); ++i) {
     try {
-      commands_[i]->apply(m);
+      apply_one(m, *commands_[i], index);
     } catch (const CommandError& e) {
       for (size_t j = i; j-- > 0;) commands_[j]->undo(m);
       if (commands_.size() == 1) throw;

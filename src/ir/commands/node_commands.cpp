@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "ir/commands/add_node_index.h"
+
 namespace tessera::ir {
 
 namespace {
@@ -22,13 +24,26 @@ AddNode::AddNode(GraphPath path, Node node, size_t position)
 
 void AddNode::apply(Model& m) {
   std::vector<Graph*> scopes = resolve_scopes(m, path_);
+  apply_to(scopes, nullptr);
+}
+
+void AddNode::apply_indexed(Model& m, AddNodeIndex& index) {
+  std::vector<Graph*> scopes = resolve_scopes(m, path_);
+  apply_to(scopes, &index);
+}
+
+// With an index, a name found there goes through the scanning check, which names the graph that holds
+// it: errors read the same either way, and only the error path pays for the scan.
+void AddNode::apply_to(std::vector<Graph*>& scopes, AddNodeIndex* index) {
   Graph& g = *scopes.back();
   if (node_.op_type.empty()) throw CommandError("a node needs an op type");
   if (position_ != SIZE_MAX && position_ > g.nodes.size()) {
     throw CommandError(fmt::format("position {} is out of range for graph {} ({} nodes)", position_,
                                    graph_label(g), g.nodes.size()));
   }
-  if (!node_.name.empty() && g.find_node(node_.name)) {
+  bool name_taken =
+      !node_.name.empty() && (!index || index->node_names.count(node_.name)) && g.find_node(node_.name);
+  if (name_taken) {
     throw CommandError(
         fmt::format("a node named '{}' already exists in graph {}", node_.name, graph_label(g)));
   }
@@ -39,23 +54,31 @@ void AddNode::apply(Model& m) {
         node_.outputs.begin() + static_cast<ptrdiff_t>(i)) {
       throw CommandError(fmt::format("output '{}' appears twice in the new node", out));
     }
-    require_new_value(scopes, out);
+    if (!index || index->taken_values.count(out)) require_new_value(scopes, out);
   }
   // The id is a function of the graph's state, so redo, which sees the state the first apply saw,
   // gives the node the same id again and commands recorded after this one still find it. (A
   // remembered id could be taken by then if this command were replayed elsewhere.)
   next_id_before_ = g.next_node_id;
   id_ = g.next_node_id;
-  while (g.find_node(id_)) ++id_;  // a graph built by hand may have ids at or past its counter
+  auto id_taken = [&](NodeId id) { return index ? index->ids.count(id) > 0 : g.find_node(id) != nullptr; };
+  while (id_taken(id_)) ++id_;  // a graph built by hand may have ids at or past its counter
   Node n = node_;
   n.id = id_;
-  insert_at(g.nodes, std::min(position_, g.nodes.size()), std::move(n));
+  size_t at = std::min(position_, g.nodes.size());
+  insert_at(g.nodes, at, std::move(n));
   g.next_node_id = id_ + 1;
+  if (index) index->added(g.nodes[at]);
 }
 
+// Batches undo last first, so the node is most often the graph's last: search from the back.
 void AddNode::undo(Model& m) {
   Graph& g = graph(m);
-  erase_at(g.nodes, g.node_index(id_));
+  for (size_t i = g.nodes.size(); i-- > 0;) {
+    if (g.nodes[i].id != id_) continue;
+    erase_at(g.nodes, i);
+    break;
+  }
   g.next_node_id = next_id_before_;
 }
 

@@ -9,6 +9,8 @@
 
 namespace tessera::ir {
 
+struct AddNodeIndex;
+
 // Inserts `node` at `position` (appends for SIZE_MAX) with a fresh id from the graph; the node's own
 // id is ignored. Its outputs must be new names. Undo removes it and gives the id back to the counter,
 // so redo assigns the same id again and commands recorded after this one still find the node.
@@ -16,13 +18,18 @@ class AddNode : public GraphCommand {
  public:
   AddNode(GraphPath path, Node node, size_t position = SIZE_MAX);
   void apply(Model& m) override;
+  // apply, checking names and ids against `index` (a batch's run of additions to one graph) instead of
+  // scanning the graph; `index` is updated with the new node. Same effects and errors as apply.
+  void apply_indexed(Model& m, AddNodeIndex& index);
   void undo(Model& m) override;
   std::string description() const override;
   nlohmann::json to_json() const override;
   void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
   NodeId node_id() const { return id_; }  // 0 until the first apply
+  const GraphPath& path() const { return path_; }
 
  private:
+  void apply_to(std::vector<Graph*>& scopes, AddNodeIndex* index);
   Node node_;
   size_t position_;
   NodeId id_ = 0;

@@ -252,6 +252,12 @@ json tensor_to_json(const Tensor& t, size_t max_values) {
   std::optional<int64_t> n = t.numel();
   std::optional<int64_t> bytes = t.expected_bytes();
   if (bytes) j["bytes"] = *bytes;
+  // Bytes still in their external file: the reference, not the values (they are not loaded).
+  if (t.external && !t.data) {
+    j["external"] = {{"location", t.external->location}, {"offset", t.external->offset}};
+    if (t.external->length >= 0) j["external"]["length"] = t.external->length;
+    return j;
+  }
   if (!n) return j;
   bool finite = true;
   if (t.dtype == DataType::kFloat || t.dtype == DataType::kDouble) {
@@ -267,6 +273,35 @@ json tensor_to_json(const Tensor& t, size_t max_values) {
   j["raw_base64"] = base64_encode(std::string_view(reinterpret_cast<const char*>(b.data()), b.size()));
   return j;
 }
+
+// {"location": "weights.bin", "offset"?: 0, "length"?: N}: the bytes stay in a file beside the model
+// (the studio checks the file and the range against the saved model's folder before the command runs;
+// saving copies them). length, when given, must be what the shape needs.
+namespace {
+Tensor from_external(Tensor like, const json& e, const std::string& w) {
+  if (!e.is_object())
+    throw JsonError(fmt::format("{}'external' must be an object {{location, offset, length}}", w));
+  ExternalData ext;
+  ext.location = string_field(e, "location", w + "'external': ");
+  if (ext.location.empty()) throw JsonError(fmt::format("{}'external': 'location' is empty", w));
+  for (const char* key : {"offset", "length"}) {
+    if (!e.contains(key)) continue;
+    if (!e[key].is_number_integer() || e[key].get<int64_t>() < 0)
+      throw JsonError(fmt::format("{}'external': '{}' must be a non-negative integer", w, key));
+  }
+  ext.offset = e.value("offset", int64_t{0});
+  ext.length = e.value("length", int64_t{-1});
+  std::optional<int64_t> need = like.expected_bytes();
+  if (like.dtype == DataType::kString) throw JsonError(fmt::format("{}string tensors cannot be external", w));
+  if (ext.length >= 0 && need && ext.length != *need) {
+    throw JsonError(fmt::format("{}'external': 'length' is {} bytes; {}{} needs {}", w, ext.length,
+                                dtype_name(like.dtype), fmt::format("[{}]", fmt::join(like.dims, ", ")),
+                                *need));
+  }
+  like.external = std::move(ext);
+  return like;
+}
+}  // namespace
 
 Tensor tensor_from_json(const json& j, const std::string& where) {
   Tensor like;
@@ -295,6 +330,7 @@ Tensor tensor_from_json(const json& j, const std::string& where) {
   if (!have_dtype) throw JsonError(fmt::format("{}'dtype' is missing", w));
   if (!have_shape) throw JsonError(fmt::format("{}'shape' is missing", w));
   check_size(like, where);
+  if (j.contains("external")) return from_external(like, j["external"], w);
   if (j.contains("values")) return from_values(like, j["values"], w);
   if (j.contains("raw_base64")) return from_raw(like, j["raw_base64"], w);
   if (j.contains("fill")) return from_fill(like, j["fill"], w);

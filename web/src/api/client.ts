@@ -81,6 +81,10 @@ export class StudioClient {
       `/api/documents/${id}/initializers/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
     );
   }
+  /** The k-th local function of the model, whole (what replace_function takes). */
+  localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
+    return this.request('GET', `/api/documents/${id}/functions/${k}`);
+  }
   diagnostics(id: string): Promise<{ version: number; diagnostics: Diagnostic[] }> {
     return this.request('GET', `/api/documents/${id}/diagnostics`);
   }
@@ -103,12 +107,18 @@ export class StudioClient {
   redo(id: string): Promise<CommandAnswer> {
     return this.request('POST', `/api/documents/${id}/redo`, {});
   }
+  /** `io`: graph inputs and outputs ('i:NAME' / 'o:NAME'), replacing those the graph had. */
   putPositions(
     id: string,
     positions: Record<string, [number, number]>,
     path: GraphPath | null = null,
+    io: Record<string, [number, number]> = {},
   ): Promise<unknown> {
-    return this.request('PUT', `/api/documents/${id}/positions`, path ? { path, positions } : { positions });
+    return this.request(
+      'PUT',
+      `/api/documents/${id}/positions`,
+      path ? { path, positions, io } : { positions, io },
+    );
   }
 }
 

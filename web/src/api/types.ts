@@ -57,6 +57,8 @@ export interface ApiGraph {
   initializers: InitializerInfo[];
   value_types?: Record<string, { type: string; shape?: Dim[] | null }>;
   positions?: Record<string, [number, number]>;
+  /** Graph inputs and outputs placed by the user: 'i:NAME' / 'o:NAME' -> [x, y]. */
+  io_positions?: Record<string, [number, number]>;
   opset_imports?: Array<{ domain: string; version: number }>;
   functions?: FunctionKey[];
 }
@@ -103,6 +105,10 @@ export interface CommandAnswer {
   changes: Change[];
   diagnostics: Diagnostic[];
   node_ids?: number[];
+  /** The nodes the edit added or changed ({id: node}, as GET nodes/{id}), when few and in one graph. */
+  nodes?: Record<string, ApiNode> | null;
+  /** Where those nodes sit in their graph's node list ({id: index}). */
+  node_indices?: Record<string, number> | null;
 }
 
 export interface RegistryFormal {

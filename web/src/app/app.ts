@@ -8,11 +8,12 @@ import type {
   CommandAnswer,
   Diagnostic,
   DocumentInfo,
+  Severity,
   FunctionKey,
   GraphPath,
   RegistryOp,
 } from '../api/types';
-import { exportRaster, exportSvg, type ExportOptions } from '../export/export';
+import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { registryKey } from '../model/viewmodel';
 import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
@@ -23,6 +24,7 @@ import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
 import { CanvasView, type TerminalRef } from './canvasview';
+import { emptyFunction, functionFromSelection } from './functions';
 
 export interface Shell {
   tabs: HTMLElement;
@@ -49,6 +51,8 @@ export class App {
   private outerNames = new Set<string>(); // names of the graphs holding the subgraph shown
   firstRenderMs = 0;
   lastError = '';
+  /** performance.now() of the last edit's stages: sent, answered, nodes fetched, view updated (bench). */
+  editMarks: Record<string, number> = {};
   private palette: Palette;
   private explorer: Explorer;
   private initPanel: InitializerPanel;
@@ -75,7 +79,11 @@ export class App {
       layoutDone: () => this.onLayout(),
       status: (s) => (shell.status.textContent = s),
     });
-    const [paletteBox, explorerBox, initBox] = leftTabs(shell.left, ['Layers', 'Explorer', 'Initializers']);
+    const [paletteBox, explorerBox, initBox] = leftTabs(
+      shell.left,
+      ['Layers', 'Explorer', 'Initializers'],
+      (k) => (k === 1 ? this.explorer.shown() : k === 2 ? this.initPanel.shown() : undefined),
+    );
     this.explorer = new Explorer(
       explorerBox,
       (id) => {
@@ -113,6 +121,13 @@ export class App {
       setMetadata: (fields) => void this.run({ type: 'set_model_metadata', ...fields }),
       setOpset: (domain, version) => void this.run({ type: 'set_opset_import', domain, version }),
       openFunction: (f) => this.openFunction(f),
+      newFunction: () => this.functionDialog(false),
+      deleteFunction: (f) =>
+        void this.run({
+          type: 'remove_function',
+          function: f.overload ? f : { domain: f.domain, name: f.name },
+        }),
+      editFunctionAttributes: (k) => void this.functionAttributesDialog(k),
     });
     this.checklist = new CheckList(
       shell.bottom,
@@ -260,25 +275,31 @@ export class App {
 
   private async apply(answer: Promise<CommandAnswer>): Promise<CommandAnswer | undefined> {
     return this.guard(async () => {
+      this.editMarks = { sent: performance.now() };
       const a = await answer;
+      this.editMarks.answered = performance.now();
       this.updateDoc(a.document);
       this.diagnostics = a.diagnostics;
       this.checklist.show(a.diagnostics);
       if (!(await this.patchGraph(a))) await this.refreshGraph();
+      this.editMarks.updated = performance.now();
       return a;
     });
   }
 
   /** An answer whose changes are only nodes changed, added or removed in the graph shown patches the
-   *  graph with those nodes (GET /nodes/{id}) instead of re-fetching all of it: on a large model that is
-   *  the difference between a few small answers and megabytes. Severities come from the diagnostics.
-   *  Returns false when the graph must be re-fetched. */
+   *  graph with those nodes (sent with the answer, or GET /nodes/{id}) instead of re-fetching all of it:
+   *  on a large model that is the difference between a few small answers and megabytes. Severities
+   *  come from the diagnostics; only the nodes whose severity changed are touched. Changed nodes whose
+   *  links stay are patched into the canvas in place (canvas.patchNodes); anything else rebuilds its
+   *  view model. Returns false when the graph must be re-fetched. */
   private async patchGraph(a: CommandAnswer): Promise<boolean> {
     const g = this.graph;
     if (!g || !this.client || !this.doc || !a.changes.length) return false;
     const here = JSON.stringify(this.graphPath ?? { steps: [] });
     const changed = new Set<number>();
     const removed = new Set<number>();
+    let added = false;
     for (const c of a.changes) {
       const path = JSON.stringify(c.path ?? { steps: [] });
       if (c.node === undefined || path !== here) return false;
@@ -288,34 +309,85 @@ export class App {
       } else if (c.kind === 'node_changed' || c.kind === 'node_added') {
         changed.add(c.node);
         removed.delete(c.node);
+        added ||= c.kind === 'node_added';
       } else return false;
     }
     const nodes = await Promise.all(
-      [...changed].map((id) => this.client!.node(this.doc!.id, id, this.graphPath)),
+      [...changed].map((id) => a.nodes?.[id] ?? this.client!.node(this.doc!.id, id, this.graphPath)),
     );
-    if (removed.size) g.nodes = g.nodes.filter((n) => !removed.has(n.id));
-    const index = new Map(g.nodes.map((n, i) => [n.id, i]));
-    for (const n of nodes) {
-      const i = index.get(n.id);
-      if (i === undefined)
-        g.nodes.push(n); // added: add_node appends at the end of the node list
-      else g.nodes[i] = n;
+    this.editMarks.fetched = performance.now();
+    if (removed.size) {
+      g.nodes = g.nodes.filter((n) => !removed.has(n.id));
+      this.nodePos = null;
     }
-    const rank = { error: 3, warning: 2, info: 1 } as const;
-    const severity = new Map<number, 'error' | 'warning' | 'info'>();
-    const byId = new Map(g.nodes.map((n) => [n.id, n]));
-    for (const d of a.diagnostics) {
-      if (d.node_id === undefined || byId.get(d.node_id)?.name !== d.node) continue;
-      const cur = severity.get(d.node_id);
-      if (!cur || rank[d.severity] > rank[cur]) severity.set(d.node_id, d.severity);
+    let pos = this.nodePositions(g);
+    const index = (n: ApiNode) => a.node_indices?.[n.id] ?? Infinity;
+    for (const n of [...nodes].sort((x, y) => index(x) - index(y))) {
+      const i = pos.get(n.id);
+      const at = index(n);
+      if (i !== undefined) g.nodes[i] = n;
+      else if (at < g.nodes.length) {
+        // Inserted (add_node at a position, an undone removal): the list keeps the server's order.
+        g.nodes.splice(at, 0, n);
+        this.nodePos = null;
+        pos = this.nodePositions(g);
+      } else pos.set(n.id, g.nodes.push(n) - 1); // appended
     }
-    for (const n of g.nodes) n.severity = severity.get(n.id) === 'info' ? null : (severity.get(n.id) ?? null);
+    const touched = this.patchSeverities(g, a.diagnostics);
     g.version = a.document.version;
-    await this.canvas.setGraph(g, false);
+    const patch = new Map<number, ApiNode>();
+    for (const n of [...nodes, ...touched]) patch.set(n.id, n);
+    const addedNodes = nodes.filter((n) => a.node_ids?.includes(n.id));
+    const onlyAdded = added && !removed.size && addedNodes.length === patch.size;
+    const inPlace = onlyAdded
+      ? await this.canvas.appendNodes(g, addedNodes)
+      : !added && !removed.size && (await this.canvas.patchNodes(g, [...patch.values()]));
+    if (!inPlace) await this.canvas.setGraph(g, false);
     this.showParams();
     this.showLists();
     return true;
   }
+
+  /** Index of each node id in this.graph.nodes, kept across patches that do not reorder the list. */
+  private nodePos: Map<number, number> | null = null;
+  private nodePositions(g: ApiGraph): Map<number, number> {
+    if (!this.nodePos || this.nodePosOf !== g) {
+      this.nodePos = new Map(g.nodes.map((n, i) => [n.id, i]));
+      this.nodePosOf = g;
+    }
+    return this.nodePos;
+  }
+  private nodePosOf: ApiGraph | null = null;
+
+  /** Sets each node's severity (error or warning, the worst) from the diagnostics of the graph shown,
+   *  touching only nodes whose severity changed or is named by a diagnostic; returns those it changed. */
+  private patchSeverities(g: ApiGraph, diagnostics: Diagnostic[]): ApiNode[] {
+    const pos = this.nodePositions(g);
+    const rank = { error: 3, warning: 2, info: 1 } as const;
+    const worst = new Map<number, 'error' | 'warning' | 'info'>();
+    for (const d of diagnostics) {
+      const i = d.node_id === undefined ? undefined : pos.get(d.node_id);
+      if (i === undefined || g.nodes[i].name !== d.node) continue;
+      const cur = worst.get(d.node_id!);
+      if (!cur || rank[d.severity] > rank[cur]) worst.set(d.node_id!, d.severity);
+    }
+    const next = new Map<number, Severity>();
+    for (const [id, s] of worst) if (s !== 'info') next.set(id, s);
+    const before = this.severities?.of === g ? this.severities.map : severitiesOf(g);
+    const out: ApiNode[] = [];
+    for (const id of new Set([...before.keys(), ...next.keys()])) {
+      const i = pos.get(id);
+      if (i === undefined) continue;
+      const n = g.nodes[i];
+      const s = next.get(id) ?? null;
+      if ((n.severity ?? null) === s) continue;
+      n.severity = s;
+      out.push(n);
+    }
+    this.severities = { of: g, map: next };
+    return out;
+  }
+  private severities: { of: ApiGraph; map: Map<number, Severity> } | null = null;
 
   /** Commands act on the graph shown: a subgraph's edits go through the document's one history. */
   private withPath(cmd: Command): Command {
@@ -502,11 +574,15 @@ export class App {
   async savePositions(): Promise<void> {
     if (!this.client || !this.doc) return;
     const positions: Record<string, [number, number]> = {};
-    for (const [key, p] of this.canvas.pins)
-      if (key.startsWith('n:')) positions[key.slice(2)] = [Math.round(p[0]), Math.round(p[1])];
-    await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath));
+    const io: Record<string, [number, number]> = {};
+    for (const [key, p] of this.canvas.pins) {
+      const xy: [number, number] = [Math.round(p[0]), Math.round(p[1])];
+      if (key.startsWith('n:')) positions[key.slice(2)] = xy;
+      else io[key] = xy; // graph inputs and outputs: 'i:NAME', 'o:NAME'
+    }
+    await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath, io));
     // The graph held here is patched rather than re-fetched after most edits: keep its positions current.
-    if (this.graph) this.graph.positions = positions;
+    if (this.graph) Object.assign(this.graph, { positions, io_positions: io });
   }
 
   async arrange(): Promise<void> {
@@ -519,8 +595,11 @@ export class App {
   selectedNodes(): ApiNode[] {
     const vm = this.canvas.vm;
     if (!vm || !this.graph) return [];
-    const byId = new Map(this.graph.nodes.map((n) => [n.id, n]));
-    return [...this.canvas.selected].map((i) => byId.get(vm.leaves[i].id)).filter((n): n is ApiNode => !!n);
+    const g = this.graph;
+    const pos = this.nodePositions(g);
+    return [...this.canvas.selected]
+      .map((i) => g.nodes[pos.get(vm.leaves[i].id) ?? -1])
+      .filter((n): n is ApiNode => !!n);
   }
 
   private showLists(): void {
@@ -529,7 +608,9 @@ export class App {
   }
 
   private showParams(): void {
-    this.params.show(this.selectedNodes(), this.registry, this.graph, this.doc);
+    const sel = this.selectedNodes();
+    this.params.show(sel, this.registry, this.graph, this.doc);
+    this.initPanel.showNode(sel.length === 1 ? sel[0] : undefined);
   }
 
   private onLayout(): void {
@@ -668,9 +749,12 @@ export class App {
     );
   }
 
+  /** The options File > Export uses: the last chosen in the export dialog. */
+  exportOptions: ExportOptions = { ...DEFAULT_EXPORT };
+
   async exportImage(
     kind: 'svg' | 'png' | 'jpeg',
-    o: ExportOptions = { background: true, grid: false, margin: 40 },
+    o: ExportOptions = this.exportOptions,
   ): Promise<Blob | null> {
     const scene = this.canvas.scene;
     if (!scene) return null;
@@ -693,7 +777,128 @@ export class App {
     return blob;
   }
 
+  // ---- local functions ----
+
+  /** New local function: empty (an Identity), or made of the selected nodes, which one call replaces. */
+  functionDialog(fromSelection: boolean): void {
+    const g = this.graph;
+    if (!g || !this.doc) return;
+    const taken = new Set((g.functions ?? []).map((f) => f.name));
+    let k = 0;
+    while (taken.has(`Function_${k}`)) k++;
+    const name = h('input', { type: 'text', value: `Function_${k}`, 'data-testid': 'function-name' });
+    const err = h('div', { className: 'error-text' });
+    const create = () => {
+      try {
+        const n = name.value.trim();
+        if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(n)) throw new Error('name: a C identifier');
+        if (taken.has(n)) throw new Error(`a local function '${n}' exists already`);
+        const cmds = fromSelection
+          ? functionFromSelection(g, this.selectedNodes(), n, this.uniqueName(`${n}_call`))
+          : emptyFunction(g, n);
+        clear(this.shell.dialogs);
+        void this.runBatch(fromSelection ? `Make function ${n} of the selection` : `New function ${n}`, cmds);
+      } catch (e) {
+        err.textContent = (e as Error).message;
+      }
+    };
+    this.dialog(fromSelection ? 'Make a local function of the selection' : 'New local function', [
+      h('div', { className: 'field' }, h('label', { text: 'name (domain local)' }), name),
+      err,
+      h('button', { text: 'Create', 'data-testid': 'function-create', onclick: create }),
+    ]);
+  }
+
+  /** A local function's attribute parameters (names its body's nodes may refer to), comma separated. */
+  async functionAttributesDialog(k: number): Promise<void> {
+    if (!this.client || !this.doc) return;
+    const fn = await this.guard(() => this.client!.localFunction(this.doc!.id, k));
+    if (!fn) return;
+    const names = h('input', {
+      type: 'text',
+      value: fn.attributes.join(', '),
+      'data-testid': 'function-attrs',
+    });
+    const err = h('div', { className: 'error-text' });
+    const save = () => {
+      const list = names.value
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x);
+      const bad = list.find((x) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(x));
+      if (bad !== undefined) return void (err.textContent = `'${bad}' is not a C identifier`);
+      if (new Set(list).size !== list.length) return void (err.textContent = 'a name appears twice');
+      clear(this.shell.dialogs);
+      void this.run({ type: 'replace_function', function: { ...fn, attributes: list } });
+    };
+    this.dialog(`Attribute parameters of ${String(fn.name)}`, [
+      h('div', { className: 'field' }, h('label', { text: 'names, comma separated' }), names),
+      err,
+      h('button', { text: 'Save', 'data-testid': 'function-attrs-save', onclick: save }),
+    ]);
+  }
+
   // ---- dialogs ----
+
+  /** File > Export…: format, background (the scheme's, transparent, white or a colour), grid, colour
+   *  scheme; the whole graph. The choices stay for the File > Export items. */
+  exportDialog(): void {
+    const o = this.exportOptions;
+    const select = (id: string, options: Array<[string, string]>, value: string) =>
+      h(
+        'select',
+        { 'data-testid': id },
+        ...options.map(([v, text]) => h('option', { value: v, text, selected: v === value })),
+      );
+    const format = select(
+      'export-format',
+      [
+        ['svg', 'SVG'],
+        ['png', 'PNG'],
+        ['jpeg', 'JPEG'],
+      ],
+      'png',
+    );
+    const custom = o.background.startsWith('#') ? o.background : '#ffffff';
+    const bg = select(
+      'export-background',
+      [
+        ['scheme', "the colour scheme's"],
+        ['transparent', 'transparent (JPEG: white)'],
+        ['white', 'white'],
+        ['custom', 'custom colour'],
+      ],
+      o.background.startsWith('#') ? 'custom' : o.background,
+    );
+    const colour = h('input', { type: 'color', value: custom, 'data-testid': 'export-colour' });
+    const grid = h('input', { type: 'checkbox', checked: o.grid, 'data-testid': 'export-grid' });
+    const scheme = select(
+      'export-scheme',
+      [
+        ['dark', 'dark (as the canvas)'],
+        ['light', 'light (for print)'],
+      ],
+      o.scheme,
+    );
+    const go = () => {
+      const background = (bg.value === 'custom' ? colour.value : bg.value) as ExportOptions['background'];
+      this.exportOptions = {
+        ...o,
+        background,
+        grid: grid.checked,
+        scheme: scheme.value as ExportOptions['scheme'],
+      };
+      clear(this.shell.dialogs);
+      void this.guard(() => this.exportImage(format.value as 'svg' | 'png' | 'jpeg'));
+    };
+    this.dialog('Export the whole graph', [
+      h('div', { className: 'field' }, h('label', { text: 'format' }), format),
+      h('div', { className: 'field' }, h('label', { text: 'background' }), bg, colour),
+      h('div', { className: 'field' }, h('label', { text: 'grid' }), grid),
+      h('div', { className: 'field' }, h('label', { text: 'colour scheme' }), scheme),
+      h('button', { text: 'Export', 'data-testid': 'export-go', onclick: go }),
+    ]);
+  }
 
   openDialog(dir = ''): void {
     if (!this.client) return;
@@ -809,7 +1014,7 @@ export class App {
 }
 
 /** Tabs over the left panel: one container per title, the first shown. */
-function leftTabs(root: HTMLElement, titles: string[]): HTMLElement[] {
+function leftTabs(root: HTMLElement, titles: string[], shown: (k: number) => void): HTMLElement[] {
   const boxes = titles.map((t) => h('div', { className: 'left-page', 'data-page': t.toLowerCase() }));
   const buttons = titles.map((t, k) =>
     h('button', {
@@ -819,6 +1024,7 @@ function leftTabs(root: HTMLElement, titles: string[]): HTMLElement[] {
       onclick: () => {
         boxes.forEach((b, j) => (b.style.display = j === k ? '' : 'none'));
         buttons.forEach((b, j) => b.classList.toggle('active', j === k));
+        shown(k);
       },
     }),
   );
@@ -833,6 +1039,13 @@ interface SubTab {
   label: string;
   parent: GraphPath | null;
   outer: Set<string>;
+}
+
+/** Node id -> severity (errors and warnings) as the graph answer gives them. */
+function severitiesOf(g: ApiGraph): Map<number, Severity> {
+  const out = new Map<number, Severity>();
+  for (const n of g.nodes) if (n.severity) out.set(n.id, n.severity);
+  return out;
 }
 
 function namesOf(g: ApiGraph | null): string[] {

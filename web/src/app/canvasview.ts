@@ -6,8 +6,10 @@ import { LayoutCancelled, LayoutClient } from '../layout/client';
 // Inlined (a Blob URL): no second request, which took up to a second under load before the first layout.
 import LayoutWorker from '../layout/worker?worker&inline';
 import type { HierGraph, HierResult } from '../layout/hierarchy';
-import { buildGroups, defaultExpansion, hierGraph, type Groups } from '../model/groups';
-import { buildViewModel, type ViewModel } from '../model/viewmodel';
+import { appendToGroups, buildGroups, defaultExpansion, hierGraph, type Groups } from '../model/groups';
+import { appendNodes, buildViewModel, patchedLeaf, type ViewModel } from '../model/viewmodel';
+import type { ApiNode } from '../api/types';
+import { FONT, leafSize, textWidth } from '../model/glyph';
 import { Renderer } from '../render/renderer';
 import { Scene, type Pick } from '../render/scene';
 
@@ -91,6 +93,7 @@ export class CanvasView {
       this.groups.path.forEach((p, k) => (this.expanded[k] = k === 0 || prevExpanded.has(p) ? 1 : 0));
     this.pins.clear();
     for (const [id, pos] of Object.entries(api.positions ?? {})) this.pins.set(`n:${id}`, pos);
+    for (const [key, pos] of Object.entries(api.io_positions ?? {})) this.pins.set(key, pos);
     this.selected.clear();
     this.vm.leaves.forEach((l, i) => prevSel.has(l.key) && this.selected.add(i));
     this.renderer.state.selectedEdge = -1;
@@ -115,6 +118,117 @@ export class CanvasView {
     this.marks.sent = performance.now();
     this.fitPending = fit;
     await this.relayout();
+  }
+
+  /** An edit that changed nodes without touching the graph's structure (a rename, an attribute, a
+   *  severity) patches those leaves in place: no view model, groups or scene rebuilt, no layout unless a
+   *  node's size changed (then only its group and the groups holding it are laid out again, from the
+   *  worker's cache). `nodes`: the nodes as the server now has them; `api` already holds them.
+   *  False when the edit needs setGraph (new, removed or re-linked nodes, hidden constants...). */
+  async patchNodes(api: ApiGraph, nodes: ApiNode[]): Promise<boolean> {
+    const vm = this.vm;
+    const hg = this.lastHier;
+    if (!vm || !hg || !this.scene) return false;
+    const patched: Array<[number, NonNullable<ReturnType<typeof patchedLeaf>>]> = [];
+    for (const n of nodes) {
+      const i = vm.byNodeId.get(n.id);
+      const leaf = i === undefined ? null : patchedLeaf(vm.leaves[i], n);
+      if (!leaf) return false;
+      patched.push([i!, leaf]);
+    }
+    this.marks = { graph: performance.now() };
+    let resized = false;
+    for (const [i, leaf] of patched) {
+      vm.leaves[i] = leaf;
+      const [w, h] = leafSize(leaf);
+      if (w === hg.leafW[i] && h === hg.leafH[i]) continue;
+      hg.leafW[i] = w;
+      hg.leafH[i] = h;
+      resized = true;
+    }
+    this.api = api;
+    vm.version = api.version;
+    this.marks.viewModel = performance.now();
+    if (!resized) {
+      // Badges, selection outlines and text stay within a few units of the box.
+      const m = 12;
+      this.renderer.invalidateRegions(
+        patched.map(([i]) => {
+          const [x, y, w, h] = this.scene!.leafRect(i);
+          return [x - m, y - m, x + w + m, y + h + m];
+        }),
+      );
+      return true;
+    }
+    this.layout.setGraph(hg);
+    this.fitPending = false;
+    await this.relayout();
+    return true;
+  }
+
+  /** Nodes just appended to the graph (add_node) become leaves appended to the view model, its groups
+   *  and the layout input, instead of rebuilding all three (a 50,000-node rebuild is hundreds of ms);
+   *  the worker then re-lays out only the groups whose children changed. False when the view model
+   *  must be rebuilt (see appendNodes). */
+  async appendNodes(api: ApiGraph, nodes: ApiNode[]): Promise<boolean> {
+    const vm = this.vm;
+    const groups = this.groups;
+    const hg = this.lastHier;
+    if (!vm || !groups || !hg || !this.scene) return false;
+    const before = vm.edges.length;
+    const added = appendNodes(vm, nodes);
+    if (!added) return false;
+    this.marks = { graph: performance.now() };
+    const newGroups = appendToGroups(groups, vm, added);
+    const expanded = new Uint8Array(groups.parent.length);
+    expanded.set(this.expanded);
+    for (const k of newGroups) expanded[k] = 1; // a new scope opens, so the new node shows
+    this.expanded = expanded;
+    const n = vm.leaves.length;
+    const growF = (a: Float32Array, size: number, fill: number) => {
+      const b = new Float32Array(size).fill(fill);
+      b.set(a);
+      return b;
+    };
+    const growI = (a: Int32Array, size: number) => {
+      const b = new Int32Array(size);
+      b.set(a);
+      return b;
+    };
+    const leafW = growF(hg.leafW, n, 0);
+    const leafH = growF(hg.leafH, n, 0);
+    for (const i of added) [leafW[i], leafH[i]] = leafSize(vm.leaves[i]);
+    // Titles show the count of leaves below: the new leaves' ancestors' widths change.
+    const groupLabelW = Float32Array.from(groups.label, (label, k) =>
+      textWidth(`${label}  (${groups.size[k]})`, FONT.title),
+    );
+    const edgeSrc = growI(hg.edgeSrc, vm.edges.length);
+    const edgeDst = growI(hg.edgeDst, vm.edges.length);
+    for (let e = before; e < vm.edges.length; e++)
+      [edgeSrc[e], edgeDst[e]] = [vm.edges[e].src, vm.edges[e].dst];
+    const pinned = growF(hg.pinned ?? new Float32Array(hg.leafW.length * 2).fill(NaN), 2 * n, NaN);
+    for (const i of added) {
+      const p = this.pins.get(vm.leaves[i].key);
+      if (p) [pinned[2 * i], pinned[2 * i + 1]] = p;
+    }
+    this.lastHier = {
+      leafW,
+      leafH,
+      leafGroup: groups.leafGroup,
+      groupParent: Int32Array.from(groups.parent),
+      groupLabelW,
+      edgeSrc,
+      edgeDst,
+      pinned,
+    };
+    this.api = api;
+    vm.version = api.version;
+    this.marks.viewModel = performance.now();
+    this.layout.setGraph(this.lastHier);
+    this.marks.sent = performance.now();
+    this.fitPending = false;
+    await this.relayout();
+    return true;
   }
 
   private pinnedArray(): Float32Array {

@@ -8,7 +8,7 @@ export interface Groups {
   parent: number[];
   path: string[]; // '/encoder/layer.3'
   label: string[]; // 'layer.3'
-  leafGroup: Int32Array;
+  leafGroup: Int32Array; // replaced (longer) when leaves are appended
   size: number[]; // leaves below, at any depth
 }
 
@@ -17,6 +17,36 @@ export function buildGroups(vm: ViewModel): Groups {
   const path = [''];
   const label = [''];
   const index = new Map<string, number>([['', 0]]);
+  const groupOf = scopeGroups(parent, path, label, index);
+  const leafGroup = new Int32Array(vm.leaves.length);
+  vm.leaves.forEach((l, i) => (leafGroup[i] = groupOf(l.scope.replace(/\/+$/, ''))));
+  const size = new Array<number>(parent.length).fill(0);
+  for (const g of leafGroup) size[g]++;
+  for (let k = parent.length - 1; k > 0; k--) size[parent[k]] += size[k];
+  return { parent, path, label, leafGroup, size };
+}
+
+/** Groups for leaves appended to the view model (appendNodes): new scopes become new groups at the end
+ *  (a parent still before its children), sizes grow along the ancestors. Returns the new groups. */
+export function appendToGroups(groups: Groups, vm: ViewModel, leaves: number[]): number[] {
+  const index = new Map(groups.path.map((p, k) => [p, k]));
+  const before = groups.parent.length;
+  const groupOf = scopeGroups(groups.parent, groups.path, groups.label, index);
+  const leafGroup = new Int32Array(vm.leaves.length);
+  leafGroup.set(groups.leafGroup);
+  for (const i of leaves) leafGroup[i] = groupOf(vm.leaves[i].scope.replace(/\/+$/, ''));
+  groups.leafGroup = leafGroup;
+  for (let k = before; k < groups.parent.length; k++) groups.size.push(0);
+  for (const i of leaves) for (let k = leafGroup[i]; k >= 0; k = groups.parent[k]) groups.size[k]++;
+  return Array.from({ length: groups.parent.length - before }, (_, j) => before + j);
+}
+
+function scopeGroups(
+  parent: number[],
+  path: string[],
+  label: string[],
+  index: Map<string, number>,
+): (scope: string) => number {
   const groupOf = (scope: string): number => {
     const known = index.get(scope);
     if (known !== undefined) return known;
@@ -31,12 +61,7 @@ export function buildGroups(vm: ViewModel): Groups {
     index.set(scope, k);
     return k;
   };
-  const leafGroup = new Int32Array(vm.leaves.length);
-  vm.leaves.forEach((l, i) => (leafGroup[i] = groupOf(l.scope.replace(/\/+$/, ''))));
-  const size = new Array<number>(parent.length).fill(0);
-  for (const g of leafGroup) size[g]++;
-  for (let k = parent.length - 1; k > 0; k--) size[parent[k]] += size[k];
-  return { parent, path, label, leafGroup, size };
+  return groupOf;
 }
 
 export function hierGraph(vm: ViewModel, groups: Groups, pinned?: Float32Array): HierGraph {

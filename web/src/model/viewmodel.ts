@@ -45,6 +45,11 @@ export interface ViewModel {
   edges: Edge[];
   hiddenConstants: number;
   byNodeId: Map<number, number>;
+  /** What appending a node needs (appendNodes): value -> [leaf, port] of its producer, values read. */
+  producer?: Map<string, [number, number]>;
+  used?: Set<string>;
+  stateOf?: (v: string) => TermState;
+  registry?: Map<string, RegistryOp>;
 }
 
 export interface ViewOptions {
@@ -56,7 +61,17 @@ export const registryKey = (domain: string, op: string) => `${domain || 'ai.onnx
 
 const MAX_ATTR_LINES = 3;
 
-function attrLines(node: ApiNode): string[] {
+/** Lines per node object: the graph held by the app keeps its node objects across edits (a patch
+ *  replaces only the nodes that changed), so rebuilding the view model formats only those. */
+const linesCache = new WeakMap<ApiNode, string[]>();
+
+export function attrLines(node: ApiNode): string[] {
+  let lines = linesCache.get(node);
+  if (!lines) linesCache.set(node, (lines = formatLines(node)));
+  return lines;
+}
+
+function formatLines(node: ApiNode): string[] {
   // Subgraphs first: they are what a double-click opens.
   const lines: string[] = (node.subgraphs ?? []).map(
     (g) => `${g.attribute}: ${g.nodes} nodes (open: double-click)`,
@@ -114,6 +129,18 @@ function outputTerminals(node: ApiNode, op: RegistryOp | undefined, used: Set<st
   return terms;
 }
 
+/** The leaf made for each node object, reused while its terminals read the same: after an edit, the
+ *  app's graph keeps every node object but the few that changed, and a rebuild of a 50,000-node view
+ *  model then allocates almost nothing (allocation and collection were most of its cost). */
+const leafCache = new WeakMap<ApiNode, { leaf: Leaf; op: RegistryOp | undefined }>();
+
+function sameStates(leaf: Leaf, stateOf: (v: string) => TermState, used: Set<string>): boolean {
+  for (const t of leaf.inputs) if (t.state !== (t.value ? stateOf(t.value) : 'free')) return false;
+  for (const t of leaf.outputs)
+    if (t.state !== (t.value && used.has(t.value) ? 'linked' : 'free')) return false;
+  return true;
+}
+
 export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
   const initNames = new Set(g.initializers.map((i) => i.name));
   const hidden = new Set<number>();
@@ -163,20 +190,28 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
   for (const n of g.nodes) {
     if (hidden.has(n.id)) continue;
     const op = opts.registry?.get(registryKey(n.domain, n.op_type));
-    const leaf: Leaf = {
-      kind: 'node',
-      id: n.id,
-      key: `n:${n.id}`,
-      name: n.name,
-      op: n.op_type,
-      domain: n.domain,
-      scope: n.scope ?? '',
-      lines: attrLines(n),
-      inputs: inputTerminals(n, op, stateOf),
-      outputs: outputTerminals(n, op, used),
-      severity: n.severity ?? null,
-      subgraphs: n.subgraphs?.length ?? 0,
-    };
+    const cached = leafCache.get(n);
+    let leaf: Leaf;
+    if (cached && cached.op === op && sameStates(cached.leaf, stateOf, used)) {
+      leaf = cached.leaf;
+      leaf.severity = n.severity ?? null; // the app updates severities on the node objects it keeps
+    } else {
+      leaf = {
+        kind: 'node',
+        id: n.id,
+        key: `n:${n.id}`,
+        name: n.name,
+        op: n.op_type,
+        domain: n.domain,
+        scope: n.scope ?? '',
+        lines: attrLines(n),
+        inputs: inputTerminals(n, op, stateOf),
+        outputs: outputTerminals(n, op, used),
+        severity: n.severity ?? null,
+        subgraphs: n.subgraphs?.length ?? 0,
+      };
+      leafCache.set(n, { leaf, op });
+    }
     byNodeId.set(n.id, leaves.length);
     n.outputs.forEach((v, i) => v && producer.set(v, [leaves.length, i]));
     leaves.push(leaf);
@@ -213,5 +248,84 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
       if (p) edges.push({ src: p[0], srcPort: p[1], dst, dstPort, value: t.value });
     });
   });
-  return { version: g.version, leaves, edges, hiddenConstants: hidden.size, byNodeId };
+  return {
+    version: g.version,
+    leaves,
+    edges,
+    hiddenConstants: hidden.size,
+    byNodeId,
+    producer,
+    used,
+    stateOf,
+    registry: opts.registry,
+  };
+}
+
+/** Appends nodes just added at the end of the graph as leaves at the end of `vm` (after the graph
+ *  outputs: leaf order does not matter to the layout), with their edges, and marks the outputs they now
+ *  read as linked. Returns the leaf indices, or null when the view model must be rebuilt: a Constant
+ *  (hidden or not by the options), or an output some existing node or graph output already reads. */
+export function appendNodes(vm: ViewModel, nodes: ApiNode[]): number[] | null {
+  const { producer, used, stateOf } = vm;
+  if (!producer || !used || !stateOf) return null;
+  for (const n of nodes) {
+    if (n.op_type === 'Constant' || vm.byNodeId.has(n.id)) return null;
+    if (n.outputs.some((v) => v && (used.has(v) || producer.has(v)))) return null;
+  }
+  const out: number[] = [];
+  for (const n of nodes) {
+    const op = vm.registry?.get(registryKey(n.domain, n.op_type));
+    const i = vm.leaves.length;
+    vm.leaves.push({
+      kind: 'node',
+      id: n.id,
+      key: `n:${n.id}`,
+      name: n.name,
+      op: n.op_type,
+      domain: n.domain,
+      scope: n.scope ?? '',
+      lines: attrLines(n),
+      inputs: inputTerminals(n, op, stateOf),
+      outputs: outputTerminals(n, op, used),
+      severity: n.severity ?? null,
+      subgraphs: n.subgraphs?.length ?? 0,
+    });
+    vm.byNodeId.set(n.id, i);
+    n.outputs.forEach((v, k) => v && producer.set(v, [i, k]));
+    vm.leaves[i].inputs.forEach((t, dstPort) => {
+      const p = t.value ? producer.get(t.value) : undefined;
+      if (!p) return;
+      vm.edges.push({ src: p[0], srcPort: p[1], dst: i, dstPort, value: t.value });
+      used.add(t.value);
+      const src = vm.leaves[p[0]];
+      if (src.outputs[p[1]]?.state !== 'free') return;
+      // A copy: leaves are shared with the cache of the previous view model.
+      const outputs = src.outputs.map((o, k) => (k === p[1] ? { ...o, state: 'linked' as const } : o));
+      vm.leaves[p[0]] = { ...src, outputs };
+    });
+    out.push(i);
+  }
+  return out;
+}
+
+/** A leaf patched with what an edit changed on its node, when that cannot change the graph's
+ *  structure: same operator, scope and values in and out (so the same terminals and edges), not a
+ *  Constant (hidden or not by the view options). Null when the view model must be rebuilt. */
+export function patchedLeaf(leaf: Leaf, n: ApiNode): Leaf | null {
+  if (leaf.kind !== 'node' || leaf.id !== n.id || n.op_type === 'Constant') return null;
+  if (n.op_type !== leaf.op || n.domain !== leaf.domain || (n.scope ?? '') !== leaf.scope) return null;
+  if (!sameValues(n.inputs, leaf.inputs) || !sameValues(n.outputs, leaf.outputs)) return null;
+  return {
+    ...leaf,
+    name: n.name,
+    lines: attrLines(n),
+    severity: n.severity ?? null,
+    subgraphs: n.subgraphs?.length ?? 0,
+  };
+}
+
+function sameValues(values: string[], terms: Terminal[]): boolean {
+  if (values.length > terms.length) return false;
+  for (let k = 0; k < terms.length; k++) if ((values[k] ?? '') !== terms[k].value) return false;
+  return true;
 }

@@ -24,6 +24,7 @@ export interface Camera {
 export interface FrameStats {
   frames: number;
   cacheRenders: number; // frames that re-rendered the scene (the others were a blit of the cache)
+  partialRenders: number; // frames that re-rendered only the changed part of the cache
   frameMs: number[]; // CPU time of the last frames
   intervals: number[]; // time between the last frames (rAF), for fps
   drawn: { items: number; rects: number; lines: number; glyphs: number };
@@ -57,6 +58,7 @@ export class Renderer {
   stats: FrameStats = {
     frames: 0,
     cacheRenders: 0,
+    partialRenders: 0,
     frameMs: [],
     intervals: [],
     drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 },
@@ -132,9 +134,20 @@ export class Renderer {
   /** The scene's contents or selection changed: rebuild the layers on the next frame. */
   invalidate(): void {
     this.baseLod = null;
+    this.dirty = [];
     if (this.cache) this.cache.valid = false;
     this.request();
   }
+
+  /** Only what lies in these world rectangles changed (nodes patched in place, same geometry): the next
+   *  frame rebuilds the layers but rasterises just that part of the cached view (a scissor), which under
+   *  software WebGL is most of a frame's cost. */
+  invalidateRegions(rects: Region[]): void {
+    this.baseLod = null;
+    if (this.cache?.valid) this.dirty.push(...rects);
+    this.request();
+  }
+  private dirty: Region[] = [];
 
   request(): void {
     if (this.pending) return;
@@ -149,6 +162,20 @@ export class Renderer {
   finish(): void {
     const px = new Uint8Array(4);
     this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, px);
+  }
+
+  /** FNV-1a hash of the cached view's pixels (tests: a partial re-render must equal a full one). */
+  cacheDigest(): number {
+    const c = this.cache;
+    if (!c) return 0;
+    const gl = this.gl;
+    const px = new Uint8Array(c.w * c.h * 4);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, c.fb);
+    gl.readPixels(0, 0, c.w, c.h, gl.RGBA, gl.UNSIGNED_BYTE, px);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
+    let h = 0x811c9dc5;
+    for (let i = 0; i < px.length; i++) h = Math.imul(h ^ px[i], 0x01000193);
+    return h >>> 0;
   }
 
   /** The visible world rectangle. */
@@ -207,10 +234,15 @@ export class Renderer {
       Math.abs(dx) <= mx &&
       Math.abs(dy) <= my;
     if (!valid) {
+      this.dirty = [];
       this.renderCache(W + 2 * mx, H + 2 * my, { scale, tx: tx + mx, ty: ty + my });
       this.cache!.tx = tx;
       this.cache!.ty = ty;
       this.stats.cacheRenders++;
+    } else if (this.dirty.length) {
+      this.renderCache(c.w, c.h, { scale, tx: c.tx + mx, ty: c.ty + my }, this.dirty);
+      this.dirty = [];
+      this.stats.partialRenders++;
     }
     const cc = this.cache!;
     const ox = Math.round(cc.tx - tx);
@@ -263,9 +295,15 @@ export class Renderer {
   }
 
   /** Renders the scene into the cache framebuffer (the view plus a margin on every side). */
-  private renderCache(W: number, H: number, cam: Camera): void {
+  private renderCache(W: number, H: number, cam: Camera, only?: Region[]): void {
     const gl = this.gl;
     const c = this.ensureCache(W, H);
+    const box = only ? scissorBox(only, cam, W, H) : null;
+    if (only && !box) return; // nothing changed inside the cached view
+    if (box) {
+      gl.enable(gl.SCISSOR_TEST);
+      gl.scissor(...box);
+    }
     const lod = lodFor(cam.scale);
     this.stats.lod = lod;
     const region: Region = [
@@ -298,6 +336,7 @@ export class Renderer {
     gl.activeTexture(gl.TEXTURE0);
     gl.bindTexture(gl.TEXTURE_2D, this.atlasTex);
     this.glyphs.draw();
+    gl.disable(gl.SCISSOR_TEST);
     gl.bindFramebuffer(gl.FRAMEBUFFER, null);
     c.scale = cam.scale;
     c.valid = true;
@@ -382,6 +421,29 @@ const WHOLE_SCENE_ITEMS = 4000;
 
 function contains(outer: Region, inner: Region): boolean {
   return outer[0] <= inner[0] && outer[1] <= inner[1] && outer[2] >= inner[2] && outer[3] >= inner[3];
+}
+
+/** The GL scissor rectangle (x, y from the bottom, w, h) of the cache covering the world rectangles
+ *  `rects` seen through `cam`, with a pixel of slack; null when none of it is inside the cache. */
+function scissorBox(
+  rects: Region[],
+  cam: Camera,
+  W: number,
+  H: number,
+): [number, number, number, number] | null {
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity; // prettier-ignore
+  for (const [a, b, c, d] of rects) {
+    x0 = Math.min(x0, a * cam.scale + cam.tx);
+    y0 = Math.min(y0, b * cam.scale + cam.ty);
+    x1 = Math.max(x1, c * cam.scale + cam.tx);
+    y1 = Math.max(y1, d * cam.scale + cam.ty);
+  }
+  const left = Math.max(0, Math.floor(x0) - 1);
+  const right = Math.min(W, Math.ceil(x1) + 1);
+  const top = Math.max(0, Math.floor(y0) - 1);
+  const bottom = Math.min(H, Math.ceil(y1) + 1);
+  if (left >= right || top >= bottom) return null;
+  return [left, H - bottom, right - left, bottom - top];
 }
 
 function push(a: number[], v: number): void {

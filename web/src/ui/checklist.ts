@@ -13,7 +13,11 @@ export class CheckList {
     const errors = diags.filter((d) => d.severity === 'error').length;
     const warnings = diags.filter((d) => d.severity === 'warning').length;
     this.root.append(
-      h('div', { className: 'panel-title', text: `Type check: ${errors} errors, ${warnings} warnings` }),
+      h('div', {
+        className: 'panel-title',
+        'data-testid': 'checklist-title',
+        text: `Type check: ${counted(errors, 'error')}, ${counted(warnings, 'warning')}`,
+      }),
     );
     const table = h('table', { className: 'checklist', 'data-testid': 'checklist' });
     for (const d of diags) {
@@ -28,4 +32,9 @@ export class CheckList {
     }
     this.root.append(table);
   }
+}
+
+/** "1 error", "0 errors", "2 errors". */
+export function counted(n: number, noun: string): string {
+  return `${n.toLocaleString('en-US')} ${noun}${n === 1 ? '' : 's'}`;
 }

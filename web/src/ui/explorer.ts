@@ -11,8 +11,10 @@ export class Explorer {
   private filter: HTMLInputElement;
   private sort: HTMLSelectElement;
 
+  private stale = false;
+
   constructor(
-    root: HTMLElement,
+    private readonly root: HTMLElement,
     private readonly select: (id: number) => void,
     private readonly jump: (id: number) => void,
   ) {
@@ -38,12 +40,20 @@ export class Explorer {
     );
   }
 
+  /** Rendered now when the panel shows, else when it is next shown (shown()): an edit on a large
+   *  model does not rebuild a hidden list of hundreds of rows. */
   setNodes(nodes: ApiNode[]): void {
     this.nodes = nodes;
-    this.render();
+    this.stale = true;
+    if (this.root.style.display !== 'none') this.render();
+  }
+
+  shown(): void {
+    if (this.stale) this.render();
   }
 
   private render(): void {
+    this.stale = false;
     clear(this.list);
     const q = this.filter.value.trim().toLowerCase();
     let found = q

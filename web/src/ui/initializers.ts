@@ -3,6 +3,7 @@
 // input of the selected node. Values travel only when asked for (preview), never with the graph.
 import type { ApiNode, Command, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
 import { registryKey } from '../model/viewmodel';
+import { parseNpyHeader, toBase64 } from '../params/npy';
 import { formatValue, parseValue } from '../params/parse';
 import { clear, h } from './dom';
 
@@ -20,6 +21,8 @@ const FILLS: Array<[string, string]> = [
   ['zeros', 'zeros'],
   ['uniform_int_pos', 'positive integers 1..9'],
   ['uniform_int_neg', 'negative integers -9..-1'],
+  ['npy', 'from a .npy file'],
+  ['external', 'external data (a file beside the saved model)'],
 ];
 
 export function parseShape(text: string): number[] {
@@ -35,9 +38,13 @@ export class InitializerPanel {
   private list: HTMLElement;
   private filter: HTMLInputElement;
   private out: HTMLElement;
+  private nodeBox: HTMLElement;
+  private node: ApiNode | undefined;
+
+  private stale = false;
 
   constructor(
-    root: HTMLElement,
+    private readonly root: HTMLElement,
     private readonly a: InitializerActions,
   ) {
     this.filter = h('input', {
@@ -47,21 +54,31 @@ export class InitializerPanel {
     });
     this.list = h('div', { className: 'init-list', 'data-testid': 'initializers' });
     this.out = h('div', { className: 'init-preview' });
+    this.nodeBox = h('div', { className: 'init-node', 'data-testid': 'init-node' });
     root.append(
       h('div', { className: 'panel-title', text: 'Initializers' }),
       this.filter,
       this.list,
       this.out,
+      this.nodeBox,
       this.form(),
     );
   }
 
+  /** Rendered now when the panel shows, else when it is next shown (shown()). */
   setInitializers(inits: InitializerInfo[]): void {
     this.inits = inits;
-    this.render();
+    this.showNode(this.node);
+    this.stale = true;
+    if (this.root.style.display !== 'none') this.render();
+  }
+
+  shown(): void {
+    if (this.stale) this.render();
   }
 
   private render(): void {
+    this.stale = false;
     clear(this.list);
     const q = this.filter.value.trim().toLowerCase();
     const found = this.inits
@@ -103,6 +120,43 @@ export class InitializerPanel {
     }
   }
 
+  /** The selected node's inputs fed by initializers: switch each to another initializer, or detach it
+   *  (the input becomes free; the initializer stays). */
+  showNode(node: ApiNode | undefined): void {
+    this.node = node;
+    clear(this.nodeBox);
+    const names = new Set(this.inits.map((i) => i.name));
+    const fed = node ? node.inputs.map((v, k) => [v, k] as const).filter(([v]) => names.has(v)) : [];
+    if (!node || !fed.length) return;
+    this.nodeBox.append(
+      h('div', { className: 'panel-subtitle', text: `${node.name}: inputs from initializers` }),
+    );
+    for (const [value, k] of fed) {
+      const other = h(
+        'select',
+        {
+          'data-switch': String(k),
+          onchange: () => void this.a.run({ type: 'connect', node: node.id, index: k, value: other.value }),
+        },
+        ...this.inits.map((i) => h('option', { value: i.name, text: i.name, selected: i.name === value })),
+      );
+      this.nodeBox.append(
+        h(
+          'div',
+          { className: 'init-item' },
+          h('span', { text: `input ${k}` }),
+          other,
+          h('button', {
+            text: 'detach',
+            'data-detach': String(k),
+            title: 'Disconnect the initializer from this input',
+            onclick: () => void this.a.run({ type: 'disconnect', node: node.id, index: k }),
+          }),
+        ),
+      );
+    }
+  }
+
   /** Connects the initializer to the selected node's first free input (the first free one of the schema). */
   private async attach(name: string): Promise<void> {
     const [node] = this.a.selected();
@@ -138,12 +192,62 @@ export class InitializerPanel {
       'data-testid': 'init-values',
     });
     const err = h('div', { className: 'error-text' });
-    const create = () => {
+    const file = h('input', { type: 'file', accept: '.npy', 'data-testid': 'init-npy' });
+    const location = h('input', {
+      type: 'text',
+      placeholder: 'external: file, relative to the model',
+      'data-testid': 'init-ext-location',
+    });
+    const offset = h('input', {
+      type: 'number',
+      min: 0,
+      placeholder: 'offset',
+      'data-testid': 'init-ext-offset',
+    });
+    const length = h('input', {
+      type: 'number',
+      min: 0,
+      placeholder: 'length',
+      'data-testid': 'init-ext-length',
+    });
+    // A .npy file's header fills in its dtype and shape (checked here, read again by the server).
+    file.addEventListener('change', () => {
+      const f = file.files?.[0];
+      if (!f) return;
+      fill.value = 'npy';
+      void f.arrayBuffer().then((buf) => {
+        try {
+          const hd = parseNpyHeader(buf);
+          if ([...dtype.options].some((o) => o.value === hd.dtype)) dtype.value = hd.dtype;
+          shape.value = `[${hd.shape.join(', ')}]`;
+          if (!name.value.trim()) name.value = f.name.replace(/\.npy$/, '').replace(/[^A-Za-z0-9_]/g, '_');
+          err.textContent = '';
+        } catch (e) {
+          err.textContent = `${f.name}: ${(e as Error).message}`;
+        }
+      });
+    });
+    const create = async () => {
       try {
         if (!/^[A-Za-z_][A-Za-z0-9_.:/-]*$/.test(name.value.trim()))
           throw new Error('name: letters, digits, _ . : / - and not empty');
         const tensor: Record<string, unknown> = { name: name.value.trim(), dtype: dtype.value };
-        if (fill.value === 'values') {
+        if (fill.value === 'npy') {
+          const f = file.files?.[0];
+          if (!f) throw new Error('choose a .npy file');
+          const buf = await f.arrayBuffer();
+          parseNpyHeader(buf); // its errors, before sending megabytes
+          delete tensor.dtype; // the file's own dtype and shape
+          tensor.npy_base64 = toBase64(buf);
+        } else if (fill.value === 'external') {
+          // The server refuses it for a model never saved, and checks the file and the byte range.
+          if (!location.value.trim()) throw new Error('external: the file, relative to the model');
+          tensor.shape = parseShape(shape.value);
+          const ext: Record<string, unknown> = { location: location.value.trim() };
+          if (offset.value) ext.offset = Number(offset.value);
+          if (length.value) ext.length = Number(length.value);
+          tensor.external = ext;
+        } else if (fill.value === 'values') {
           const t = parseValue('tensor', values.value, dtype.value) as TensorValue;
           tensor.shape = shape.value.trim() ? parseShape(shape.value) : t.shape;
           tensor.values = t.values;
@@ -152,7 +256,7 @@ export class InitializerPanel {
           tensor.fill = { kind: fill.value, seed: 0 };
         }
         err.textContent = '';
-        void this.a.run({ type: 'add_initializer', tensor });
+        await this.a.run({ type: 'add_initializer', tensor });
       } catch (e) {
         err.textContent = (e as Error).message;
       }
@@ -166,7 +270,11 @@ export class InitializerPanel {
       shape,
       fill,
       values,
-      h('button', { text: 'Create', 'data-testid': 'init-create', onclick: create }),
+      file,
+      location,
+      offset,
+      length,
+      h('button', { text: 'Create', 'data-testid': 'init-create', onclick: () => void create() }),
       err,
     );
   }

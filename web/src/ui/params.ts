@@ -23,6 +23,9 @@ export interface ParamActions {
   setMetadata(fields: Record<string, string | number>): void;
   setOpset(domain: string, version: number | null): void;
   openFunction(f: FunctionKey): void;
+  newFunction(): void;
+  deleteFunction(f: FunctionKey): void;
+  editFunctionAttributes(k: number): void;
 }
 
 const C_IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -216,19 +219,36 @@ export class ParamEditor {
           'data-testid': 'opsets',
         }),
       ),
-      ...(graph.functions?.length
-        ? [
-            h('div', { className: 'panel-subtitle', text: 'Local functions' }),
-            ...graph.functions.map((f) =>
-              h('button', {
-                className: 'function-item',
-                text: `${f.domain ? f.domain + '.' : ''}${f.name}`,
-                title: 'Open its body in a tab',
-                onclick: () => this.actions.openFunction(f),
-              }),
-            ),
-          ]
-        : []),
+      h('div', { className: 'panel-subtitle', text: 'Local functions' }),
+      ...(graph.functions ?? []).map((f, k) =>
+        h(
+          'div',
+          { className: 'function-row', 'data-function': f.name },
+          h('button', {
+            className: 'function-item',
+            text: `${f.domain ? f.domain + '.' : ''}${f.name}`,
+            title: 'Open its body in a tab',
+            onclick: () => this.actions.openFunction(f),
+          }),
+          h('button', {
+            text: 'attributes…',
+            title: 'Edit its attribute parameters',
+            'data-testid': 'function-attributes',
+            onclick: () => this.actions.editFunctionAttributes(k),
+          }),
+          h('button', {
+            text: '×',
+            title: 'Delete the function (its calls are left for the type check to report)',
+            'data-testid': 'function-delete',
+            onclick: () => this.actions.deleteFunction(f),
+          }),
+        ),
+      ),
+      h('button', {
+        text: 'New function…',
+        'data-testid': 'function-new',
+        onclick: () => this.actions.newFunction(),
+      }),
       h('div', { className: 'panel-subtitle', text: 'Metadata' }),
     );
     for (const key of ['doc_string', 'producer_name', 'producer_version', 'domain', 'model_version']) {

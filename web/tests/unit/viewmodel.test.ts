@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiGraph, RegistryOp } from '../../src/api/types';
-import { buildGroups, defaultExpansion } from '../../src/model/groups';
-import { buildViewModel, registryKey } from '../../src/model/viewmodel';
+import type { ApiGraph, ApiNode, RegistryOp } from '../../src/api/types';
+import { appendToGroups, buildGroups, defaultExpansion } from '../../src/model/groups';
+import { appendNodes, buildViewModel, patchedLeaf, registryKey } from '../../src/model/viewmodel';
+import { counted } from '../../src/ui/checklist';
 import { matchOps } from '../../src/ui/palette';
 
 const conv: RegistryOp = {
@@ -104,6 +105,55 @@ describe('view model', () => {
   });
 });
 
+describe('edits patched in place', () => {
+  const node = (i: number) => graph.nodes[i];
+  it('patches a renamed or re-parameterised node, keeping terminals and links', () => {
+    const vm = buildViewModel(graph, { showConstants: false, registry });
+    const conv = vm.leaves[1];
+    const renamed = { ...node(1), name: '/enc/layer.0/conv2', severity: 'error' as const };
+    renamed.attributes = [{ name: 'kernel_shape', type: 'ints', value: [3, 3] }];
+    const p = patchedLeaf(conv, renamed)!;
+    expect(p.name).toBe('/enc/layer.0/conv2');
+    expect(p.lines).toEqual(['kernel_shape: [3, 3]']);
+    expect(p.severity).toBe('error');
+    expect(p.inputs).toBe(conv.inputs);
+    expect(conv.name).toBe('/enc/layer.0/conv'); // the old leaf is left as it was
+  });
+
+  it('refuses what changes the structure: links, operator, scope, constants', () => {
+    const vm = buildViewModel(graph, { showConstants: true, registry });
+    const conv = vm.leaves.find((l) => l.id === 2)!;
+    expect(patchedLeaf(conv, { ...node(1), inputs: ['x', 'W', 'x'] })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), outputs: ['y2'] })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), op_type: 'ConvTranspose' })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), scope: '/enc' })).toBeNull();
+    expect(patchedLeaf(conv, { ...node(1), id: 3 })).toBeNull();
+    const k = vm.leaves.find((l) => l.id === 1)!;
+    expect(patchedLeaf(k, { ...node(0), name: 'k2' })).toBeNull();
+    // A trailing omitted optional input reads the same as a shorter list.
+    expect(patchedLeaf(conv, { ...node(1), inputs: ['x', 'W'] })).not.toBeNull();
+  });
+
+  it('reuses the leaves of unchanged node objects on rebuild, unless their terminals read differently', () => {
+    const g: ApiGraph = { ...graph, nodes: graph.nodes.map((n) => ({ ...n })) };
+    const a = buildViewModel(g, { showConstants: false, registry });
+    const b = buildViewModel(g, { showConstants: false, registry });
+    expect(b.leaves[1]).toBe(a.leaves[1]);
+    expect(b.leaves[2]).toBe(a.leaves[2]);
+    // Graph output z removed: the Concat's output terminal becomes free, so its leaf is rebuilt.
+    const c = buildViewModel({ ...g, outputs: [] }, { showConstants: false, registry });
+    expect(c.leaves[2]).not.toBe(a.leaves[2]);
+    expect(c.leaves[2].outputs[0].state).toBe('free');
+    expect(c.leaves[1]).toBe(a.leaves[1]);
+    // A severity set on the node object shows on the reused leaf.
+    g.nodes[1].severity = 'warning';
+    expect(buildViewModel(g, { showConstants: false, registry }).leaves[1].severity).toBe('warning');
+    // Another registry (another document's opsets) rebuilds.
+    const other = new Map([...registry].map(([k, o]) => [k, { ...o }]));
+    expect(buildViewModel(g, { showConstants: false, registry: other }).leaves[1]).not.toBe(a.leaves[1]);
+  });
+});
+
 describe('palette search', () => {
   it('matches name, domain and category, exact names first', () => {
     const ops = [
@@ -115,5 +165,80 @@ describe('palette search', () => {
     expect(matchOps(ops, 'conv').map((o) => o.op_type)).toEqual(['Conv', 'ConvTranspose', 'QLinearConv']);
     expect(matchOps(ops, 'microsoft').map((o) => o.op_type)).toEqual(['QLinearConv']);
     expect(matchOps(ops, 'tensor').map((o) => o.op_type)).toEqual(['Concat']);
+  });
+});
+
+describe('type-check list title', () => {
+  it('counts in the singular for one', () => {
+    expect(counted(1, 'error')).toBe('1 error');
+    expect(counted(0, 'warning')).toBe('0 warnings');
+    expect(counted(12000, 'error')).toBe('12,000 errors');
+  });
+});
+
+describe('nodes appended in place', () => {
+  it('gives the leaves, edges, terminal states and groups a full rebuild gives', () => {
+    const added: ApiNode = {
+      id: 9,
+      name: '/enc/new/relu',
+      op_type: 'Relu',
+      domain: '',
+      scope: '/enc/new',
+      inputs: ['y'],
+      outputs: ['r'],
+      attributes: [],
+    };
+    // y feeds the Concat already; a graph without a consumer of z's producer shows the free -> linked case.
+    const base: ApiGraph = { ...graph, nodes: graph.nodes.map((n) => ({ ...n })), outputs: [] };
+    const vm = buildViewModel(base, { showConstants: false, registry });
+    const groups = buildGroups(vm);
+    const cat = vm.leaves.findIndex((l) => l.id === 3);
+    expect(vm.leaves[cat].outputs[0].state).toBe('free');
+    const z: ApiNode = {
+      ...added,
+      id: 10,
+      name: '/enc/z_user',
+      scope: '/enc',
+      inputs: ['z'],
+      outputs: ['q'],
+    };
+    const leaves = appendNodes(vm, [added, z])!;
+    const newGroups = appendToGroups(groups, vm, leaves);
+    const full = buildViewModel(
+      { ...base, nodes: [...base.nodes, added, z] },
+      { showConstants: false, registry },
+    );
+    const fullGroups = buildGroups(full);
+    const byKey = (v: typeof vm) => new Map(v.leaves.map((l) => [l.key, l]));
+    expect(byKey(vm)).toEqual(byKey(full));
+    const edgeKeys = (v: typeof vm) =>
+      v.edges.map((e) => `${v.leaves[e.src].key}:${e.srcPort}->${v.leaves[e.dst].key}:${e.dstPort}`).sort();
+    expect(edgeKeys(vm)).toEqual(edgeKeys(full));
+    expect(vm.leaves[cat].outputs[0].state).toBe('linked'); // z is read now
+    expect(newGroups.map((k) => groups.path[k])).toEqual(['/enc/new']);
+    const sizeOf = (g: typeof groups) => new Map(g.path.map((p, k) => [p, g.size[k]]));
+    expect(sizeOf(groups)).toEqual(sizeOf(fullGroups));
+    vm.leaves.forEach((l, i) =>
+      expect(groups.path[groups.leafGroup[i]]).toBe(
+        fullGroups.path[fullGroups.leafGroup[full.leaves.findIndex((f) => f.key === l.key)]],
+      ),
+    );
+  });
+
+  it('refuses what needs a rebuild: constants, outputs already read', () => {
+    const vm = buildViewModel(graph, { showConstants: false, registry });
+    const k: ApiNode = {
+      id: 7,
+      name: 'k2',
+      op_type: 'Constant',
+      domain: '',
+      scope: '',
+      inputs: [],
+      outputs: ['k2'],
+      attributes: [],
+    };
+    expect(appendNodes(vm, [k])).toBeNull();
+    const dangling = { ...k, op_type: 'Relu', outputs: ['z'] }; // z is a graph output already produced
+    expect(appendNodes(vm, [dangling])).toBeNull();
   });
 });
