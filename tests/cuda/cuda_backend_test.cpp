@@ -159,15 +159,17 @@ TEST_F(Cuda, BinaryKernelsBroadcastAsTheReferenceDoes) {
 }
 
 TEST_F(Cuda, MixedPlacementCopiesEachValueOncePerDevice) {
-  // Relu (GPU) -> Softmax (CPU for now) -> Add with a weight (GPU) -> Exp (GPU).
+  // Relu (GPU) -> LRN (an op the CUDA backend has no kernel for: the CPU) -> Add with a weight (GPU) ->
+  // Exp (GPU).
   ir::Model m;
   m.ir_version = 8;
   m.opset_imports = {{"", 17}};
   ir::GraphBuilder b(m.graph);
-  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(4), Dim::of(16)}));
+  auto x =
+      b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(1), Dim::of(4), Dim::of(4), Dim::of(4)}));
   auto r = b.node("Relu", {x}, {}, "relu");
-  auto s = b.node("Softmax", {r}, {}, "softmax");
-  auto w = b.random_normal("w", {4, 16}, 1.0f);
+  auto s = b.node("LRN", {r}, {ir::Attribute::of_int("size", 3)}, "lrn");
+  auto w = b.random_normal("w", {1, 4, 4, 4}, 1.0f);
   auto a = b.node("Add", {s, w}, {}, "add");
   b.output(b.node("Exp", {a}, {}, "exp"), Type::tensor(DataType::kFloat));
   rt::Session gpu(
@@ -176,7 +178,7 @@ TEST_F(Cuda, MixedPlacementCopiesEachValueOncePerDevice) {
   std::vector<float> xv(64);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(static_cast<float>(i)) * 3;
   std::vector<std::pair<std::string, rt::Value>> feeds = {
-      {"x", rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {4, 16}, xv))}};
+      {"x", rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {1, 4, 4, 4}, xv))}};
   expect_close(gpu.run(feeds)[0].tensor(), ref.run(feeds)[0].tensor(), 4, "mixed model");
   std::map<std::string, int> ops;
   for (const auto& ev : gpu.last_stats().events) {
@@ -185,7 +187,7 @@ TEST_F(Cuda, MixedPlacementCopiesEachValueOncePerDevice) {
       EXPECT_EQ(ev.device, "cuda:0");
     }
   }
-  EXPECT_EQ(ops["MemcpyToDevice"], 2);  // x, softmax's output
+  EXPECT_EQ(ops["MemcpyToDevice"], 2);  // x, lrn's output
   EXPECT_EQ(ops["MemcpyToHost"], 2);    // relu's output, the graph output
   EXPECT_EQ(gpu.backends().front().nodes, 3u);
 }

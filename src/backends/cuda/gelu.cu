@@ -7,11 +7,13 @@ namespace {
 
 template <GeluForm F>
 __device__ float gelu(float x, float alpha) {
-  if constexpr (F == GeluForm::kErf) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  // 0.5 x (1 + erf(x / sqrt 2)) as 0.5 x erfc(-x / sqrt 2): no cancellation where erf is near -1.
+  if constexpr (F == GeluForm::kErf) return 0.5f * x * erfcf(-x * 0.70710678118654752f);
   if constexpr (F == GeluForm::kTanh) {
-    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-    float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-    return 0.5f * x * (1.0f + tanhf(inner));
+    // 0.5 x (1 + tanh(u)) = x / (1 + exp(-2u)), u = sqrt(2/pi) (x + 0.044715 x^3): the same without
+    // the cancellation of 1 + tanh(u) for negative u.
+    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + expf(-2.0f * u));
   }
   // x * sigmoid(alpha x), in the form that does not overflow for large |alpha x|.
   float z = alpha * x;
