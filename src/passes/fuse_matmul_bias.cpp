@@ -66,5 +66,5 @@ TESSERA_REGISTER_RULES(fuse_matmul_bias) {
            tessera::passes::OptLevel::kLayout,
            10,
            tessera::passes::fuse_matmul_bias,
-           {"cpu"}});
+           {"cpu", "cuda"}});
 }
