@@ -1,0 +1,45 @@
+// Device launches of the typed data kernels: Cast, the comparisons and logical operators, IsNaN/IsInf,
+// integer arithmetic, CumSum, OneHot and EyeLike's diagonal.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda/data_ops.h"
+
+namespace tessera::cuda {
+
+// Float types convert through float32 as the CPU reference does; float to integer truncates toward
+// zero, NaN gives 0, values beyond int64 clamp to it, then narrower integers wrap.
+void launch_cast(ScalarType from, ScalarType to, const void* x, void* y, int64_t n, cudaStream_t s);
+
+enum class CompareOp { kEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual, kAnd, kOr, kXor };
+// y (bool) = a op b with broadcasting (b.s[0] and b.s[1] are a's and b's strides).
+void launch_compare(CompareOp op, ScalarType t, const void* a, const void* b, bool* y, int64_t n,
+                    const Broadcast3& shape, cudaStream_t s);
+void launch_not(const bool* x, bool* y, int64_t n, cudaStream_t s);
+// IsNaN when `nan`, otherwise IsInf with detect_positive / detect_negative.
+void launch_is_special(ScalarType t, bool nan, bool pos, bool neg, const void* x, bool* y, int64_t n,
+                       cudaStream_t s);
+
+enum class IntOp { kAdd, kSub, kMul, kDiv, kMod, kFmod, kMax, kMin, kBitAnd, kBitOr, kBitXor, kShl, kShr };
+// Integer arithmetic with broadcasting, wrapping on overflow; a division by 0 gives 0.
+void launch_int_binary(IntOp op, ScalarType t, const void* a, const void* b, void* y, int64_t n,
+                       const Broadcast3& shape, cudaStream_t s);
+void launch_bit_not(ScalarType t, const void* x, void* y, int64_t n, cudaStream_t s);
+
+// CumSum along the middle axis of [outer, len, inner], accumulating in float32 for the 16-bit floats.
+void launch_cumsum(ScalarType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner,
+                   bool exclusive, bool reverse, cudaStream_t s);
+
+// OneHot: out [outer, depth, inner] = values[1] where the index (negative counts from depth) equals the
+// position along depth, values[0] elsewhere.
+void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const void* values, void* out,
+                    int64_t outer, int64_t depth, int64_t inner, cudaStream_t s);
+
+// Sets y[i][i + k] to `one` (raw bits) in a rows x cols matrix already filled with zeros.
+void launch_eye_diagonal(int elem_bytes, void* y, int64_t rows, int64_t cols, int64_t k, uint64_t one,
+                         cudaStream_t s);
+
+}  // namespace tessera::cuda
