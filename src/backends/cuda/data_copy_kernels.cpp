@@ -491,7 +491,7 @@ bool eye_ok(const rt::KernelInfo& i) {
 void register_copy_kernels(KernelTable& t) {
   t.add(cuda_def("Expand", moves_input0, fn(expand)), HostIo{{1}, {}});
   t.add(cuda_def("Transpose", moves_input0, make<Transpose>()));
-  t.add(cuda_def("Concat", concat_ok, fn(concat)));
+  t.add(cuda_def("Concat", concat_ok, fn(concat), 4));  // Concat-1 had a default axis
   t.add(cuda_def("Split", moves_input0, fn(split), 2), HostIo{{1}, {}});
   t.add(cuda_def("Slice", moves_input0, fn(slice)), HostIo{{1, 2, 3, 4}, {}});
   t.add(cuda_def("Tile", moves_input0, fn(tile), 6), HostIo{{1}, {}});
