@@ -53,8 +53,8 @@ __device__ double math(double x, MathParams p) {
   if constexpr (Op == MathOp::kAtanh) return atanh(x);
   if constexpr (Op == MathOp::kFloor) return floor(x);
   if constexpr (Op == MathOp::kCeil) return ceil(x);
-  if constexpr (Op == MathOp::kRound) return rint(x);                          // halves to even
-  if constexpr (Op == MathOp::kSign) return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);  // 0 and NaN stay
+  if constexpr (Op == MathOp::kRound) return rint(x);  // halves to even
+  if constexpr (Op == MathOp::kSign) return x > 0 ? 1.0 : (x < 0 ? -1.0 : (x == 0 ? 0.0 : x));  // NaN stays
   return x;
 }
 
