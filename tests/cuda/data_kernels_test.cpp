@@ -56,20 +56,30 @@ rt::Tensor make(DataType t, rt::Shape shape, const std::function<double(int64_t)
       case DataType::kBFloat16:
         out.data<rt::BFloat16>()[i] = rt::BFloat16(static_cast<float>(v));
         break;
+      // Integers through int64, so that negative values wrap into the unsigned types.
       case DataType::kInt8:
-        out.data<int8_t>()[i] = static_cast<int8_t>(v);
+        out.data<int8_t>()[i] = static_cast<int8_t>(static_cast<int64_t>(v));
         break;
       case DataType::kUint8:
-        out.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+        out.data<uint8_t>()[i] = static_cast<uint8_t>(static_cast<int64_t>(v));
         break;
       case DataType::kInt16:
-        out.data<int16_t>()[i] = static_cast<int16_t>(v);
+        out.data<int16_t>()[i] = static_cast<int16_t>(static_cast<int64_t>(v));
+        break;
+      case DataType::kUint16:
+        out.data<uint16_t>()[i] = static_cast<uint16_t>(static_cast<int64_t>(v));
         break;
       case DataType::kInt32:
-        out.data<int32_t>()[i] = static_cast<int32_t>(v);
+        out.data<int32_t>()[i] = static_cast<int32_t>(static_cast<int64_t>(v));
+        break;
+      case DataType::kUint32:
+        out.data<uint32_t>()[i] = static_cast<uint32_t>(static_cast<int64_t>(v));
         break;
       case DataType::kInt64:
         out.data<int64_t>()[i] = static_cast<int64_t>(v);
+        break;
+      case DataType::kUint64:
+        out.data<uint64_t>()[i] = static_cast<uint64_t>(static_cast<int64_t>(v));
         break;
       case DataType::kBool:
         out.data<bool>()[i] = v != 0;
@@ -434,4 +444,50 @@ TEST_F(CudaData, IntegerArithmetic) {
              by = random(DataType::kUint8, {300}, 0, 10, true, 2);
   expect_same({"BitShift", {u, by}, {Attribute::of_string("direction", "LEFT")}});
   expect_same({"BitShift", {u, by}, {Attribute::of_string("direction", "RIGHT")}});
+}
+
+TEST_F(CudaData, UnsignedTypesBitShiftAndIntegerClip) {
+  for (DataType t : {DataType::kUint16, DataType::kUint32, DataType::kUint64, DataType::kUint8}) {
+    rt::Tensor a = random(t, {20, 1, 30}, 0, 250, true, 1);
+    rt::Tensor b = random(t, {7, 30}, 1, 100, true, 2);
+    for (const char* op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Mod", "BitwiseAnd",
+                           "BitwiseXor", "Add", "Sub", "Mul", "Div"})
+      expect_same({op, {a, b}});
+  }
+  for (DataType t : {DataType::kInt8, DataType::kInt16, DataType::kInt32, DataType::kInt64, DataType::kUint16,
+                     DataType::kUint64}) {
+    // Shifts past the width and negative ones are defined as the spec's tests do.
+    rt::Tensor x = random(t, {500}, -120, 120, true, 3), by = random(t, {500}, -3, 70, true, 4);
+    expect_same({"BitShift", {x, by}, {Attribute::of_string("direction", "LEFT")}, 1, 28});
+    expect_same({"BitShift", {x, by}, {Attribute::of_string("direction", "RIGHT")}, 1, 28});
+  }
+  for (DataType t : {DataType::kInt8, DataType::kInt64, DataType::kUint32}) {
+    rt::Tensor x = random(t, {1000}, 0, 120, true, 5);
+    rt::Tensor lo = make(t, {}, [](int64_t) { return 17; }), hi = make(t, {}, [](int64_t) { return 90; });
+    expect_same({"Clip", {x, lo, hi}});
+    expect_same({"Clip", {x, rt::Tensor(), hi}});
+    expect_same({"Clip", {x, lo}});
+    expect_same({"Clip", {x}});
+  }
+}
+
+TEST_F(CudaData, RangeDepthSpaceDropout) {
+  auto scalar = [](DataType t, double v) { return make(t, {}, [v](int64_t) { return v; }); };
+  for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble}) {
+    expect_same({"Range", {scalar(t, 1.5), scalar(t, 97.25), scalar(t, 0.375)}});
+    expect_same({"Range", {scalar(t, 10), scalar(t, -3), scalar(t, -0.7)}});
+    expect_same({"Range", {scalar(t, 0), scalar(t, -3), scalar(t, 1)}});  // empty
+  }
+  for (DataType t : {DataType::kInt32, DataType::kInt64, DataType::kInt16}) {
+    expect_same({"Range", {scalar(t, -7), scalar(t, 20000), scalar(t, 3)}});
+    expect_same({"Range", {scalar(t, 10), scalar(t, -30), scalar(t, -4)}});
+  }
+  rt::Tensor x = floats({2, 18, 5, 7});
+  expect_same({"DepthToSpace", {x}, {Attribute::of_int("blocksize", 3)}});
+  expect_same(
+      {"DepthToSpace", {x}, {Attribute::of_int("blocksize", 3), Attribute::of_string("mode", "CRD")}});
+  rt::Tensor s = random(DataType::kInt64, {2, 3, 12, 8}, -50, 50, true);
+  expect_same({"SpaceToDepth", {s}, {Attribute::of_int("blocksize", 4)}, 1, 13});
+  expect_same({"Dropout", {x}, {}, 2, 13});
+  expect_same({"Dropout", {x, rt::Tensor::scalar<float>(DataType::kFloat, 0.3f)}, {}, 1, 13});
 }

@@ -40,6 +40,12 @@ std::optional<ScalarType> scalar_type(rt::DataType t) {
       return ScalarType::kUint8;
     case rt::DataType::kInt16:
       return ScalarType::kInt16;
+    case rt::DataType::kUint16:
+      return ScalarType::kUint16;
+    case rt::DataType::kUint32:
+      return ScalarType::kUint32;
+    case rt::DataType::kUint64:
+      return ScalarType::kUint64;
     case rt::DataType::kInt32:
       return ScalarType::kInt32;
     case rt::DataType::kInt64:
@@ -109,6 +115,7 @@ void register_data_kernels(KernelTable& t) {
   register_copy_kernels(t);
   register_index_kernels(t);
   register_typed_kernels(t);
+  register_misc_kernels(t);
 }
 
 }  // namespace tessera::cuda

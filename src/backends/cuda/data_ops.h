@@ -65,7 +65,21 @@ void launch_gather_elements(int elem_bytes, const void* data, const void* idx, b
 
 enum class ScatterReduce { kNone, kAdd, kMul, kMax, kMin };
 // Element types the reductions take.
-enum class ScalarType { kFloat, kHalf, kBFloat16, kDouble, kInt8, kUint8, kInt16, kInt32, kInt64, kBool };
+enum class ScalarType {
+  kFloat,
+  kHalf,
+  kBFloat16,
+  kDouble,
+  kInt8,
+  kUint8,
+  kInt16,
+  kUint16,
+  kInt32,
+  kUint32,
+  kInt64,
+  kUint64,
+  kBool
+};
 // `out` already holds a copy of the data; the updates land at their indices.
 void launch_scatter_elements(ScalarType t, int elem_bytes, ScatterReduce r, const void* idx, bool idx64,
                              const void* upd, void* out, const IndexShape& s, int64_t n, cudaStream_t st);

@@ -139,10 +139,16 @@ void by_type(ScalarType t, F&& f) {
       return f(Tag<uint8_t>{});
     case ScalarType::kInt16:
       return f(Tag<int16_t>{});
+    case ScalarType::kUint16:
+      return f(Tag<uint16_t>{});
     case ScalarType::kInt32:
       return f(Tag<int32_t>{});
+    case ScalarType::kUint32:
+      return f(Tag<uint32_t>{});
     case ScalarType::kInt64:
       return f(Tag<int64_t>{});
+    case ScalarType::kUint64:
+      return f(Tag<uint64_t>{});
   }
 }
 

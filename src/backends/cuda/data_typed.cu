@@ -86,10 +86,16 @@ void by_type(ScalarType t, F&& f) {
       return f(Tag<uint8_t>{});
     case ScalarType::kInt16:
       return f(Tag<int16_t>{});
+    case ScalarType::kUint16:
+      return f(Tag<uint16_t>{});
     case ScalarType::kInt32:
       return f(Tag<int32_t>{});
+    case ScalarType::kUint32:
+      return f(Tag<uint32_t>{});
     case ScalarType::kInt64:
       return f(Tag<int64_t>{});
+    case ScalarType::kUint64:
+      return f(Tag<uint64_t>{});
     case ScalarType::kBool:
       return f(Tag<bool>{});
   }
@@ -104,8 +110,14 @@ void by_int_type(ScalarType t, F&& f) {
       return f(Tag<uint8_t>{});
     case ScalarType::kInt16:
       return f(Tag<int16_t>{});
+    case ScalarType::kUint16:
+      return f(Tag<uint16_t>{});
     case ScalarType::kInt32:
       return f(Tag<int32_t>{});
+    case ScalarType::kUint32:
+      return f(Tag<uint32_t>{});
+    case ScalarType::kUint64:
+      return f(Tag<uint64_t>{});
     default:
       return f(Tag<int64_t>{});
   }
@@ -217,8 +229,10 @@ __device__ __forceinline__ T int_op(IntOp op, T a, T b) {
       if (static_cast<int64_t>(b) < 0 || static_cast<int64_t>(b) >= kBits) return 0;
       return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<int>(b)));
     case IntOp::kShr:
-      if (static_cast<int64_t>(b) < 0 || static_cast<int64_t>(b) >= kBits)
-        return static_cast<int64_t>(a) < 0 ? T(-1) : T(0);
+      if (static_cast<int64_t>(b) < 0 || static_cast<int64_t>(b) >= kBits) {
+        if constexpr (std::is_signed_v<T>) return a < 0 ? T(-1) : T(0);
+        return T(0);
+      }
       return static_cast<T>(a >> static_cast<int>(b));
   }
   return a;
@@ -287,6 +301,35 @@ __global__ void one_hot_kernel(const I* idx, const S* values, S* out, int64_t n,
 template <class S>
 __global__ void eye_kernel(S* y, int64_t n, int64_t cols, int64_t row0, int64_t col0, S one) {
   TESSERA_GRID_LOOP(i, n) y[(row0 + i) * cols + col0 + i] = one;
+}
+
+template <class T>
+__global__ void range_kernel(T* y, int64_t n, double start, double delta, int64_t istart, int64_t idelta) {
+  TESSERA_GRID_LOOP(i, n) {
+    if constexpr (std::is_same_v<T, double>) {
+      y[i] = __dadd_rn(start, __dmul_rn(static_cast<double>(i), delta));
+    } else if constexpr (is_float_type<T>) {
+      const float v =
+          __fadd_rn(static_cast<float>(start), __fmul_rn(static_cast<float>(i), static_cast<float>(delta)));
+      if constexpr (is_small_float<T>)
+        y[i] = narrow_float<T>(v);
+      else
+        y[i] = v;
+    } else {
+      y[i] = static_cast<T>(static_cast<uint64_t>(istart) +
+                            static_cast<uint64_t>(i) * static_cast<uint64_t>(idelta));
+    }
+  }
+}
+
+template <class T>
+__global__ void int_clip_kernel(const T* x, T* y, int64_t n, bool has_lo, T lo, bool has_hi, T hi) {
+  TESSERA_GRID_LOOP(i, n) {
+    T v = x[i];
+    if (has_lo && v < lo) v = lo;
+    if (has_hi && hi < v) v = hi;
+    y[i] = v;
+  }
 }
 
 template <class F>
@@ -383,6 +426,27 @@ void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const 
     else
       one_hot_kernel<int64_t, S>
           <<<grid_for(n), kThreads, 0, s>>>(static_cast<const int64_t*>(idx), v, o, n, depth, inner);
+  });
+}
+
+void launch_range(ScalarType t, double start, double delta, int64_t istart, int64_t idelta, void* y,
+                  int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  by_type(t, [&](auto tag_T) {
+    using T = typename decltype(tag_T)::type;
+    if constexpr (!std::is_same_v<T, bool>)
+      range_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(y), n, start, delta, istart, idelta);
+  });
+}
+
+void launch_int_clip(ScalarType t, const void* x, void* y, int64_t n, bool has_lo, uint64_t lo, bool has_hi,
+                     uint64_t hi, cudaStream_t s) {
+  if (n == 0) return;
+  by_int_type(t, [&](auto tag_T) {
+    using T = typename decltype(tag_T)::type;
+    int_clip_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n,
+                                                        has_lo, static_cast<T>(lo), has_hi,
+                                                        static_cast<T>(hi));
   });
 }
 

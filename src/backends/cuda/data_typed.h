@@ -38,6 +38,15 @@ void launch_cumsum(ScalarType t, const void* x, void* y, int64_t outer, int64_t 
 void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const void* values, void* out,
                     int64_t outer, int64_t depth, int64_t inner, cudaStream_t s);
 
+// Range: y[i] = start + i * delta in the element type's arithmetic (float32 for the 16-bit floats,
+// without fused multiply-adds, as the CPU reference computes; integers wrap).
+void launch_range(ScalarType t, double start, double delta, int64_t istart, int64_t idelta, void* y,
+                  int64_t n, cudaStream_t s);
+
+// Clip on integers: min(max(x, lo), hi) where the bound is given (raw bits of the element type).
+void launch_int_clip(ScalarType t, const void* x, void* y, int64_t n, bool has_lo, uint64_t lo, bool has_hi,
+                     uint64_t hi, cudaStream_t s);
+
 // Sets y[i][i + k] to `one` (raw bits) in a rows x cols matrix already filled with zeros.
 void launch_eye_diagonal(int elem_bytes, void* y, int64_t rows, int64_t cols, int64_t k, uint64_t one,
                          cudaStream_t s);

@@ -156,8 +156,8 @@ void bit_not(KernelContext& ctx) {
 }
 
 bool is_int(rt::DataType t) {
-  return t == rt::DataType::kInt8 || t == rt::DataType::kUint8 || t == rt::DataType::kInt16 ||
-         t == rt::DataType::kInt32 || t == rt::DataType::kInt64;
+  auto s = scalar_type(t);
+  return s && t != rt::DataType::kBool && ir::dtype_is_int(t);
 }
 
 // `count` inputs of one known element type accepted by `ok`.
@@ -177,9 +177,6 @@ bool is_bool(rt::DataType t) {
 bool is_float(rt::DataType t) {
   return t == rt::DataType::kFloat || t == rt::DataType::kFloat16 || t == rt::DataType::kBFloat16 ||
          t == rt::DataType::kDouble;
-}
-bool is_uint8(rt::DataType t) {
-  return t == rt::DataType::kUint8;
 }
 bool numeric(rt::DataType t) {
   return scalar_type(t).has_value() && t != rt::DataType::kBool;
@@ -234,7 +231,7 @@ void register_int_arithmetic(KernelTable& t) {
                                 {"BitwiseAnd", IntOp::kBitAnd, 18, is_int},
                                 {"BitwiseOr", IntOp::kBitOr, 18, is_int},
                                 {"BitwiseXor", IntOp::kBitXor, 18, is_int},
-                                {"BitShift", IntOp::kShl, 11, is_uint8}}};
+                                {"BitShift", IntOp::kShl, 11, is_int}}};
   for (const Op& o : ops) {
     auto ok = o.ok;
     IntOp op = o.op;

@@ -32,5 +32,6 @@ void register_view_kernels(KernelTable& t);   // data_view_kernels.cpp
 void register_copy_kernels(KernelTable& t);   // data_copy_kernels.cpp
 void register_index_kernels(KernelTable& t);  // data_index_kernels.cpp
 void register_typed_kernels(KernelTable& t);  // data_typed_kernels.cpp
+void register_misc_kernels(KernelTable& t);   // data_misc_kernels.cpp
 
 }  // namespace tessera::cuda
