@@ -491,3 +491,29 @@ TEST_F(CudaData, RangeDepthSpaceDropout) {
   expect_same({"Dropout", {x}, {}, 2, 13});
   expect_same({"Dropout", {x, rt::Tensor::scalar<float>(DataType::kFloat, 0.3f)}, {}, 1, 13});
 }
+
+TEST_F(CudaData, CenterCropPadReverseSequenceBitCastScatter) {
+  rt::Tensor x = floats({7, 10, 9});
+  expect_same({"CenterCropPad", {x, ints({4, 13, 9})}});
+  expect_same({"CenterCropPad", {x, ints({12, 3})}, {Attribute::of_ints("axes", {0, -1})}});
+  rt::Tensor seq = random(DataType::kInt32, {6, 5, 3}, -50, 50, true);
+  expect_same({"ReverseSequence",
+               {seq, ints({6, 0, 3, 1, 5})},
+               {Attribute::of_int("batch_axis", 1), Attribute::of_int("time_axis", 0)}});
+  expect_same({"ReverseSequence",
+               {seq, ints({1, 5, 2, 4, 3, 0})},
+               {Attribute::of_int("batch_axis", 0), Attribute::of_int("time_axis", 1)}});
+  expect_same({"BitCast",
+               {floats({3, 5})},
+               {Attribute::of_int("to", static_cast<int64_t>(DataType::kInt32))},
+               1,
+               26});
+  expect_same({"BitCast",
+               {random(DataType::kUint8, {40}, 0, 4, true)},
+               {Attribute::of_int("to", static_cast<int64_t>(DataType::kBool))},
+               1,
+               26});
+  rt::Tensor data = floats({6, 8});
+  rt::Tensor idx = rt::Tensor::from_vector<int64_t>(DataType::kInt64, {1, 3}, {5, -6, 2});
+  expect_same({"Scatter", {data, idx, floats({1, 3}, 9)}, {}, 1, 10});
+}

@@ -167,6 +167,7 @@ TEST_F(CudaMath, ActivationsWithAttributes) {
       n.inputs = {as_type(x, t, shape)};
       expect_matches(n, tolerance(t));
     }
+    expect_matches({"Swish", {as_type(x, t, shape)}, {Attribute::of_float("alpha", 0.8f)}, 24}, tolerance(t));
   }
 }
 

@@ -197,7 +197,32 @@ __global__ void trilu_kernel(const S* src, S* dst, int64_t n, int64_t rows, int6
   }
 }
 
+template <class S>
+__global__ void reverse_sequence_kernel(const S* x, const int64_t* lens, S* y, int64_t n, int64_t d0,
+                                        int64_t d1, int64_t inner, bool batch_first) {
+  TESSERA_GRID_LOOP(i, n) {
+    const int64_t e = i % inner, i1 = (i / inner) % d1, i0 = i / (inner * d1);
+    const int64_t b = batch_first ? i0 : i1, t = batch_first ? i1 : i0, steps = batch_first ? d1 : d0;
+    int64_t len = lens[b];
+    len = len < 0 ? 0 : (len > steps ? steps : len);
+    const int64_t from = t < len ? len - 1 - t : t;
+    const int64_t f0 = batch_first ? i0 : from, f1 = batch_first ? from : i1;
+    y[i] = x[(f0 * d1 + f1) * inner + e];
+  }
+}
+
 }  // namespace
+
+void launch_reverse_sequence(int elem_bytes, const void* x, const int64_t* lens, void* y, int64_t d0,
+                             int64_t d1, int64_t inner, bool batch_first, cudaStream_t s) {
+  const int64_t n = d0 * d1 * inner;
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    reverse_sequence_kernel<S><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<const S*>(x), lens, static_cast<S*>(y), n, d0, d1, inner, batch_first);
+  });
+}
 
 StridedCopy simplify(const StridedCopy& c) {
   StridedCopy r;

@@ -254,6 +254,8 @@ void register_index_kernels(KernelTable& t) {
   t.add(cuda_def("GatherElements", gather_ok, fn(gather_elements)));
   t.add(cuda_def("GatherND", nd_ok, fn(gather_nd)));
   t.add(cuda_def("ScatterElements", scatter_elements_ok, make<ScatterElements>()));
+  t.add(
+      cuda_def("Scatter", scatter_elements_ok, make<ScatterElements>(), 9, 10));  // ScatterElements' old name
   t.add(cuda_def("ScatterND", scatter_nd_ok, make<ScatterND>()));
   t.add(cuda_def("OneHot", one_hot_ok, fn(one_hot)), HostIo{{1}, {}});
 }

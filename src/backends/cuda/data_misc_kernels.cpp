@@ -148,6 +148,95 @@ void int_clip(KernelContext& ctx) {
   check_launch(ctx);
 }
 
+// CenterCropPad: a constant-0 pad whose negative amounts crop, centred on each axis.
+void center_crop_pad(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t rank = x.rank();
+  if (rank > 8) ctx.fail(fmt::format("the CUDA CenterCropPad takes up to rank 8, got {}", rank));
+  const Tensor& st = ctx.input(1);
+  if (!ir::dtype_is_int(st.dtype()) || st.rank() != 1) ctx.fail("input 'shape' must be a 1-D integer tensor");
+  std::vector<int64_t> sizes = st.to_int64_vector(), axes;
+  if (ctx.info().has_attr("axes")) {
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    for (int64_t a : ctx.info().get_ints("axes")) {
+      const int64_t d = axis_of(a, rank);
+      if (seen[static_cast<size_t>(d)]) ctx.fail(fmt::format("'axes' has axis {} more than once", a));
+      seen[static_cast<size_t>(d)] = true;
+      axes.push_back(d);
+    }
+  } else {
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  if (sizes.size() != axes.size())
+    ctx.fail(fmt::format("input 'shape' has {} entries for {} axes", sizes.size(), axes.size()));
+  PadShape p;
+  p.rank = static_cast<int>(rank);
+  Shape out = x.shape();
+  for (int64_t d = 0; d < rank; ++d) p.in_dims[d] = p.out_dims[d] = x.shape()[static_cast<size_t>(d)];
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t d = axes[k], dim = x.shape()[static_cast<size_t>(d)], size = sizes[k];
+    if (size < 0) ctx.fail(fmt::format("input 'shape' has a negative size {} for axis {}", size, d));
+    out[static_cast<size_t>(d)] = p.out_dims[d] = size;
+    // Crop: skip (dim - size) / 2 in front; pad: (size - dim) / 2 zeros in front.
+    p.before[d] = size <= dim ? -((dim - size) / 2) : (size - dim) / 2;
+  }
+  auto bytes = storage_bytes(x.dtype());
+  if (!bytes) ctx.fail(fmt::format("the CUDA kernel does not move {}", ir::dtype_name(x.dtype())));
+  Tensor& y = ctx.output_uninitialized(0, x.dtype(), out);
+  launch_pad(*bytes, PadMode::kConstant, x.raw(), y.raw(), p, 0, native(ctx.stream()));
+  check_launch(ctx);
+}
+
+void reverse_sequence(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& lens = ctx.input(1);
+  const int64_t batch_axis = ctx.info().get_int("batch_axis", 1),
+                time_axis = ctx.info().get_int("time_axis", 0);
+  if ((batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) || batch_axis == time_axis)
+    ctx.fail(
+        fmt::format("batch_axis {} and time_axis {} must be 0 and 1 in some order", batch_axis, time_axis));
+  if (x.rank() < 2) ctx.fail(fmt::format("input must have rank 2 or more, got {}", x.rank()));
+  if (lens.dtype() != rt::DataType::kInt64 || lens.numel() != x.dim(static_cast<int>(batch_axis)))
+    ctx.fail(fmt::format("input 'sequence_lens' must be int64 with one entry per batch entry ({}), got {} {}",
+                         x.dim(static_cast<int>(batch_axis)), ir::dtype_name(lens.dtype()),
+                         rt::shape_str(lens.shape())));
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.shape().size(); ++d) inner *= x.shape()[d];
+  auto bytes = storage_bytes(x.dtype());
+  if (!bytes) ctx.fail(fmt::format("the CUDA kernel does not move {}", ir::dtype_name(x.dtype())));
+  Tensor& y = ctx.output_uninitialized(0, x.dtype(), x.shape());
+  launch_reverse_sequence(*bytes, x.raw(), static_cast<const int64_t*>(lens.raw()), y.raw(), x.dim(0),
+                          x.dim(1), inner, batch_axis == 0, native(ctx.stream()));
+  check_launch(ctx);
+}
+
+// BitCast between types of one width: a view of the same storage (bool reads any non-zero byte as true).
+class BitCast : public rt::OpKernel {
+ public:
+  explicit BitCast(const rt::KernelInfo& info) : to_(static_cast<rt::DataType>(info.get_int("to", 0))) {}
+  static bool supports(const rt::KernelInfo& info) {
+    const rt::DataType to = static_cast<rt::DataType>(info.get_int("to", 0));
+    return all_tensors(info) && movable_input(info, 0) && storage_bytes(to) &&
+           ir::dtype_bits(to) == ir::dtype_bits(info.input_dtype(0));
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    if (ir::dtype_bits(x.dtype()) != ir::dtype_bits(to_))
+      ctx.fail(fmt::format("BitCast: cannot reinterpret {} as {}", ir::dtype_name(x.dtype()),
+                           ir::dtype_name(to_)));
+    if (to_ != rt::DataType::kBool) {
+      ctx.set_output(0, Tensor(to_, x.shape(), x.storage(), x.device()));
+      return;
+    }
+    Tensor& y = ctx.output_uninitialized(0, to_, x.shape());
+    launch_cast(ScalarType::kUint8, ScalarType::kBool, x.raw(), y.raw(), x.numel(), native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  rt::DataType to_;
+};
+
 rt::KernelFactory fn(rt::KernelFn f) {
   return [f](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<rt::FnKernel>(f); };
 }
@@ -180,6 +269,18 @@ void register_misc_kernels(KernelTable& t) {
       "SpaceToDepth", [](const rt::KernelInfo& i) { return movable_input(i, 0); }, fn(depth_space)));
   t.add(cuda_def("Dropout", dropout_ok, fn(dropout), 10));
   t.add(cuda_def("Clip", int_clip_ok, fn(int_clip), 12), HostIo{{1, 2}, {}});
+  t.add(cuda_def(
+            "CenterCropPad", [](const rt::KernelInfo& i) { return all_tensors(i) && movable_input(i, 0); },
+            fn(center_crop_pad), 18),
+        HostIo{{1}, {}});
+  t.add(cuda_def(
+      "ReverseSequence",
+      [](const rt::KernelInfo& i) {
+        return all_tensors(i) && movable_input(i, 0) && i.input_dtype(1) == rt::DataType::kInt64;
+      },
+      fn(reverse_sequence), 10));
+  t.add(cuda_def("BitCast", BitCast::supports,
+                 [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<BitCast>(i); }));
 }
 
 }  // namespace tessera::cuda

@@ -115,4 +115,9 @@ void launch_where(int elem_bytes, const bool* cond, const void* x, const void* y
 void launch_trilu(int elem_bytes, const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
                   int64_t k, bool upper, cudaStream_t st);
 
+// ReverseSequence on x viewed as [d0, d1, inner] with (batch, time) = (d0, d1) when batch_first, else
+// (d1, d0): the first lens[b] steps of each batch entry reversed (lengths clamped to [0, steps]).
+void launch_reverse_sequence(int elem_bytes, const void* x, const int64_t* lens, void* y, int64_t d0,
+                             int64_t d1, int64_t inner, bool batch_first, cudaStream_t st);
+
 }  // namespace tessera::cuda

@@ -30,7 +30,7 @@ class Cast : public rt::OpKernel {
   // Cast's 'to'; CastLike's second input's type.
   static rt::DataType target(const rt::KernelInfo& info) {
     if (info.op_type() == "CastLike") return info.input_dtype(1);
-    return static_cast<rt::DataType>(info.get_int("to"));
+    return static_cast<rt::DataType>(info.get_int("to", 0));
   }
   static bool supports(const rt::KernelInfo& info) {
     return all_tensors(info) && info.has_input(0) && scalar_type(info.input_dtype(0)) &&

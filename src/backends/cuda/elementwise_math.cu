@@ -34,6 +34,10 @@ __device__ double math(double x, MathParams p) {
     return x / (1.0 + exp(-2.0 * k * (x + 0.044715 * x * x * x)));
   }
   if constexpr (Op == MathOp::kMish) return x * tanh(softplus(x));
+  if constexpr (Op == MathOp::kSwish) {
+    const double z = a * x;  // x sigmoid(alpha x), sigmoid without overflowing exp
+    return z >= 0 ? x / (1.0 + exp(-z)) : x * exp(z) / (1.0 + exp(z));
+  }
   if constexpr (Op == MathOp::kThresholdedRelu) return x > a ? x : 0.0;
   if constexpr (Op == MathOp::kShrink) return x < -b ? x + a : (x > b ? x - a : 0.0);
   if constexpr (Op == MathOp::kClip) {
@@ -85,6 +89,7 @@ void math_typed(MathOp op, const void* x, void* y, int64_t n, MathParams p, cuda
     TESSERA_MATH(kGelu)
     TESSERA_MATH(kGeluTanh)
     TESSERA_MATH(kMish)
+    TESSERA_MATH(kSwish)
     TESSERA_MATH(kThresholdedRelu)
     TESSERA_MATH(kShrink)
     TESSERA_MATH(kClip)

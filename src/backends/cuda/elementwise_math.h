@@ -25,6 +25,7 @@ enum class MathOp {
   kGelu,
   kGeluTanh,
   kMish,
+  kSwish,            // alpha
   kThresholdedRelu,  // alpha
   kShrink,           // alpha = bias, beta = lambd
   kClip,             // alpha = min, beta = max

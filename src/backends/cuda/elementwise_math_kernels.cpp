@@ -161,6 +161,7 @@ void register_math_kernels(KernelTable& t) {
     return MathParams{i.get_float("alpha"), i.get_float("beta")};
   });
   add_math(t, "ThresholdedRelu", MathOp::kThresholdedRelu, 10, alpha);
+  add_math(t, "Swish", MathOp::kSwish, 1, alpha);
   add_math(t, "Shrink", MathOp::kShrink, 9, [](const rt::KernelInfo& i) {
     return MathParams{i.get_float("bias"), i.get_float("lambd")};
   });
