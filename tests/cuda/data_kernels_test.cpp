@@ -206,6 +206,9 @@ TEST_F(CudaData, ViewsAndShapes) {
   expect_same({"Shape", {x}});
   expect_same({"Shape", {x}, {Attribute::of_int("start", 1), Attribute::of_int("end", -1)}});
   expect_same({"Size", {x}});
+  expect_same({"Constant", {}, {Attribute::of_tensor("value", floats({3, 4}).to_ir())}});
+  expect_same({"Constant", {}, {Attribute::of_ints("value_ints", {3, -1, 7})}});
+  expect_same({"Constant", {}, {Attribute::of_float("value_float", 2.5f)}});
 }
 
 TEST_F(CudaData, TransposeEveryElementSize) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/cuda/data_util.h"
 #include "backends/cuda/kernel_util.h"
@@ -159,6 +160,43 @@ void size(rt::KernelContext& ctx) {
   ctx.set_output(0, rt::Tensor::scalar<int64_t>(rt::DataType::kInt64, ctx.input(0).numel()));
 }
 
+// Constant's value, built once; dense numeric values only (sparse and string ones stay with the CPU).
+rt::Tensor constant_value(const rt::KernelInfo& info) {
+  if (const ir::Tensor* t = info.get_tensor("value")) return rt::Tensor::from_ir(*t);
+  auto vec = [](rt::DataType dt, const auto& v) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    return rt::Tensor::from_vector<T>(dt, {static_cast<int64_t>(v.size())}, v);
+  };
+  if (info.has_attr("value_float"))
+    return rt::Tensor::scalar<float>(rt::DataType::kFloat, info.get_float("value_float"));
+  if (info.has_attr("value_floats")) return vec(rt::DataType::kFloat, info.get_floats("value_floats"));
+  if (info.has_attr("value_int"))
+    return rt::Tensor::scalar<int64_t>(rt::DataType::kInt64, info.get_int("value_int"));
+  return vec(rt::DataType::kInt64, info.get_ints("value_ints"));
+}
+
+bool constant_ok(const rt::KernelInfo& i) {
+  const ir::Node& n = i.node();
+  int given = 0;
+  for (const char* name : {"value", "sparse_value", "value_float", "value_floats", "value_int", "value_ints",
+                           "value_string", "value_strings"})
+    given += n.attr(name) != nullptr;
+  if (given != 1) return false;
+  if (const ir::Tensor* t = i.get_tensor("value")) return t->dtype != rt::DataType::kString;
+  return n.attr("value_float") || n.attr("value_floats") || n.attr("value_int") || n.attr("value_ints");
+}
+
+// Constant on the host (like Shape's output): a shape constant feeds a Reshape without a copy, and a
+// device reader gets it copied once per run, as from the CPU.
+class Constant : public rt::OpKernel {
+ public:
+  explicit Constant(const rt::KernelInfo& info) : value_(constant_value(info)) {}
+  void compute(rt::KernelContext& ctx) const override { ctx.set_output(0, value_); }
+
+ private:
+  rt::Tensor value_;
+};
+
 rt::KernelFactory fn(rt::KernelFn f) {
   return [f](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<rt::FnKernel>(f); };
 }
@@ -177,6 +215,9 @@ void register_view_kernels(KernelTable& t) {
   t.add(cuda_def("Identity", tensor_input, fn(identity)));
   t.add(cuda_def("Shape", tensor_input, fn(shape)), HostIo{{}, {0}});
   t.add(cuda_def("Size", tensor_input, fn(size)), HostIo{{}, {0}});
+  t.add(cuda_def("Constant", constant_ok,
+                 [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<Constant>(i); }),
+        HostIo{{}, {0}});
 }
 
 }  // namespace tessera::cuda
