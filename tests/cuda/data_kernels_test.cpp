@@ -520,3 +520,16 @@ TEST_F(CudaData, CenterCropPadReverseSequenceBitCastScatter) {
   rt::Tensor idx = rt::Tensor::from_vector<int64_t>(DataType::kInt64, {1, 3}, {5, -6, 2});
   expect_same({"Scatter", {data, idx, floats({1, 3}, 9)}, {}, 1, 10});
 }
+
+TEST_F(CudaData, CosineSumWindows) {
+  for (const char* op : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    for (int64_t size : {0, 1, 10, 1001})
+      for (int64_t periodic : {0, 1})
+        for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kDouble})
+          expect_same({op,
+                       {rt::Tensor::scalar<int64_t>(DataType::kInt64, size)},
+                       {Attribute::of_int("periodic", periodic),
+                        Attribute::of_int("output_datatype", static_cast<int64_t>(t))},
+                       1,
+                       17});
+}

@@ -1,6 +1,7 @@
 // The CUDA backend's Range, DepthToSpace/SpaceToDepth, Dropout (inference) and integer Clip.
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -237,6 +238,41 @@ class BitCast : public rt::OpKernel {
   rt::DataType to_;
 };
 
+// HannWindow, HammingWindow, BlackmanWindow: the size is read on the host, the window made on the device.
+class Window : public rt::OpKernel {
+ public:
+  explicit Window(const rt::KernelInfo& info)
+      : periodic_(info.get_int("periodic", 1) != 0),
+        dtype_(static_cast<rt::DataType>(info.get_int("output_datatype", 1))) {
+    const std::string& op = info.op_type();
+    if (op == "HannWindow") a_ = {0.5, 0.5, 0.0};
+    if (op == "HammingWindow") a_ = {25.0 / 46.0, 21.0 / 46.0, 0.0};
+    if (op == "BlackmanWindow") a_ = {0.42, 0.5, 0.08};
+  }
+  static bool supports(const rt::KernelInfo& info) {
+    const auto t = static_cast<rt::DataType>(info.get_int("output_datatype", 1));
+    return all_tensors(info) && info.has_input(0) &&
+           (t == rt::DataType::kFloat || t == rt::DataType::kDouble || t == rt::DataType::kFloat16 ||
+            t == rt::DataType::kBFloat16);
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& s = ctx.input(0);
+    if (s.numel() != 1 || s.rank() > 1)
+      ctx.fail(fmt::format("size must be a scalar, got shape {}", rt::shape_str(s.shape())));
+    const int64_t size = s.to_int64(0);
+    if (size < 0) ctx.fail(fmt::format("size must not be negative, got {}", size));
+    Tensor& y = ctx.output_uninitialized(0, dtype_, {size});
+    launch_window(*scalar_type(dtype_), y.raw(), size, static_cast<double>(periodic_ ? size : size - 1),
+                  a_[0], a_[1], a_[2], native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  bool periodic_;
+  rt::DataType dtype_;
+  std::array<double, 3> a_{};
+};
+
 rt::KernelFactory fn(rt::KernelFn f) {
   return [f](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<rt::FnKernel>(f); };
 }
@@ -279,6 +315,11 @@ void register_misc_kernels(KernelTable& t) {
         return all_tensors(i) && movable_input(i, 0) && i.input_dtype(1) == rt::DataType::kInt64;
       },
       fn(reverse_sequence), 10));
+  for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"})
+    t.add(cuda_def(
+              w, Window::supports,
+              [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<Window>(i); }, 17),
+          HostIo{{0}, {}});
   t.add(cuda_def("BitCast", BitCast::supports,
                  [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<BitCast>(i); }));
 }

@@ -323,6 +323,19 @@ __global__ void range_kernel(T* y, int64_t n, double start, double delta, int64_
 }
 
 template <class T>
+__global__ void window_kernel(T* y, int64_t size, double denom, double a0, double a1, double a2) {
+  TESSERA_GRID_LOOP(i, size) {
+    double w = 1.0;
+    if (denom > 0) {
+      // Unfused, as the reference's host arithmetic.
+      const double x = __ddiv_rn(__dmul_rn(2.0 * 3.141592653589793116, static_cast<double>(i)), denom);
+      w = __dadd_rn(__dsub_rn(a0, __dmul_rn(a1, cos(x))), __dmul_rn(a2, cos(__dmul_rn(2.0, x))));
+    }
+    y[i] = convert<double, T>(w);
+  }
+}
+
+template <class T>
 __global__ void int_clip_kernel(const T* x, T* y, int64_t n, bool has_lo, T lo, bool has_hi, T hi) {
   TESSERA_GRID_LOOP(i, n) {
     T v = x[i];
@@ -436,6 +449,15 @@ void launch_range(ScalarType t, double start, double delta, int64_t istart, int6
     using T = typename decltype(tag_T)::type;
     if constexpr (!std::is_same_v<T, bool>)
       range_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(y), n, start, delta, istart, idelta);
+  });
+}
+
+void launch_window(ScalarType t, void* y, int64_t size, double denom, double a0, double a1, double a2,
+                   cudaStream_t s) {
+  if (size == 0) return;
+  by_type(t, [&](auto tag_T) {
+    using T = typename decltype(tag_T)::type;
+    window_kernel<T><<<grid_for(size), kThreads, 0, s>>>(static_cast<T*>(y), size, denom, a0, a1, a2);
   });
 }
 

@@ -43,6 +43,11 @@ void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const 
 void launch_range(ScalarType t, double start, double delta, int64_t istart, int64_t idelta, void* y,
                   int64_t n, cudaStream_t s);
 
+// Cosine-sum window w[n] = a0 - a1 cos(2 pi n / denom) + a2 cos(4 pi n / denom) in float64 (1 where
+// denom <= 0), stored as the element type.
+void launch_window(ScalarType t, void* y, int64_t size, double denom, double a0, double a1, double a2,
+                   cudaStream_t s);
+
 // Clip on integers: min(max(x, lo), hi) where the bound is given (raw bits of the element type).
 void launch_int_clip(ScalarType t, const void* x, void* y, int64_t n, bool has_lo, uint64_t lo, bool has_hi,
                      uint64_t hi, cudaStream_t s);
