@@ -533,3 +533,21 @@ TEST_F(CudaData, CosineSumWindows) {
                        1,
                        17});
 }
+
+TEST_F(CudaData, PowWithMixedTypes) {
+  // Small integer bases and exponents: every result is exact in each type, so both sides agree bit for bit.
+  rt::Tensor fbase = random(DataType::kFloat, {4, 50}, -6, 6, true, 1);
+  rt::Tensor ibase32 = random(DataType::kInt32, {4, 50}, -6, 6, true, 2);
+  rt::Tensor ibase64 = random(DataType::kInt64, {4, 50}, -40, 40, true, 3);
+  for (DataType e :
+       {DataType::kInt32, DataType::kInt64, DataType::kUint32, DataType::kFloat, DataType::kInt8}) {
+    rt::Tensor ex = random(e, {50}, 0, 7, true, 4);
+    expect_same({"Pow", {fbase, ex}});
+    expect_same({"Pow", {ibase32, ex}});
+  }
+  // Wrapping and negative exponents of integers.
+  expect_same({"Pow", {ibase64, random(DataType::kInt64, {4, 50}, -3, 30, true, 5)}});
+  expect_same(
+      {"Pow",
+       {random(DataType::kDouble, {300}, -3, 3, true, 6), random(DataType::kDouble, {300}, 0, 5, true)}});
+}

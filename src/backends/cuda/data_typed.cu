@@ -322,6 +322,40 @@ __global__ void range_kernel(T* y, int64_t n, double start, double delta, int64_
   }
 }
 
+template <class T, class E>
+__device__ __forceinline__ T int_pow(T x, E y) {
+  if constexpr (std::is_signed_v<E>) {
+    if (y < 0) {
+      if (x == 1) return T(1);
+      if constexpr (std::is_signed_v<T>)
+        if (x == -1) return (y % 2 == 0) ? T(1) : T(-1);
+      return T(0);
+    }
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1, base = static_cast<U>(x);
+  auto e = static_cast<std::make_unsigned_t<E>>(y);
+  while (e != 0) {
+    if (e & 1u) result = static_cast<U>(result * base);
+    e >>= 1;
+    if (e != 0) base = static_cast<U>(base * base);
+  }
+  return static_cast<T>(result);
+}
+
+template <class T, class E>
+__global__ void pow_kernel(const T* a, const E* b, T* y, int64_t n, Broadcast3 s) {
+  TESSERA_GRID_LOOP(i, n) {
+    int64_t oa, ob;
+    offsets2(i, s, oa, ob);
+    if constexpr (std::is_integral_v<T> && std::is_integral_v<E>) {
+      y[i] = int_pow(a[oa], b[ob]);
+    } else {
+      y[i] = convert<double, T>(pow(static_cast<double>(widen(a[oa])), static_cast<double>(widen(b[ob]))));
+    }
+  }
+}
+
 template <class T>
 __global__ void window_kernel(T* y, int64_t size, double denom, double a0, double a1, double a2) {
   TESSERA_GRID_LOOP(i, size) {
@@ -449,6 +483,20 @@ void launch_range(ScalarType t, double start, double delta, int64_t istart, int6
     using T = typename decltype(tag_T)::type;
     if constexpr (!std::is_same_v<T, bool>)
       range_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(y), n, start, delta, istart, idelta);
+  });
+}
+
+void launch_pow_mixed(ScalarType base, ScalarType exponent, const void* a, const void* b, void* y, int64_t n,
+                      const Broadcast3& shape, cudaStream_t s) {
+  if (n == 0) return;
+  by_type(base, [&](auto tag_T) {
+    using T = typename decltype(tag_T)::type;
+    by_type(exponent, [&](auto tag_E) {
+      using E = typename decltype(tag_E)::type;
+      if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<E, bool>)
+        pow_kernel<T, E><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const E*>(b),
+                                                          static_cast<T*>(y), n, shape);
+    });
   });
 }
 

@@ -43,6 +43,11 @@ void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const 
 void launch_range(ScalarType t, double start, double delta, int64_t istart, int64_t idelta, void* y,
                   int64_t n, cudaStream_t s);
 
+// Pow with a base and an exponent of other types (opset 12): exact wrapping repeated squaring for two
+// integers (0 to a negative power gives 0), otherwise pow in float64 converted to the base's type.
+void launch_pow_mixed(ScalarType base, ScalarType exponent, const void* a, const void* b, void* y, int64_t n,
+                      const Broadcast3& shape, cudaStream_t s);
+
 // Cosine-sum window w[n] = a0 - a1 cos(2 pi n / denom) + a2 cos(4 pi n / denom) in float64 (1 where
 // denom <= 0), stored as the element type.
 void launch_window(ScalarType t, void* y, int64_t size, double denom, double a0, double a1, double a2,

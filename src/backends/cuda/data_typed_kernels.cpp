@@ -155,6 +155,32 @@ void bit_not(KernelContext& ctx) {
   check_launch(ctx);
 }
 
+// Pow whose base is not a float of the exponent's type (those are the elementwise kernel's).
+class PowMixed : public rt::OpKernel {
+ public:
+  static bool supports(const rt::KernelInfo& i) {
+    if (!all_tensors(i) || i.input_count() != 2 || !i.has_input(1)) return false;
+    const rt::DataType x = i.input_dtype(0), e = i.input_dtype(1);
+    const bool base_ok = x == rt::DataType::kFloat || x == rt::DataType::kDouble ||
+                         x == rt::DataType::kFloat16 || x == rt::DataType::kBFloat16 ||
+                         x == rt::DataType::kInt32 || x == rt::DataType::kInt64;
+    return base_ok && scalar_type(e) && e != rt::DataType::kBool;
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Shape out = rt::broadcast_shapes(a.shape(), b.shape());
+    if (out != a.shape())
+      ctx.fail(fmt::format("exponent {} does not broadcast to the base {}", rt::shape_str(b.shape()),
+                           rt::shape_str(a.shape())));
+    Broadcast3 l = broadcast3(out, {&a.shape(), &b.shape()});
+    Tensor& y = ctx.output_uninitialized(0, a.dtype(), out);
+    launch_pow_mixed(type_of(ctx, a.dtype()), type_of(ctx, b.dtype()), a.raw(), b.raw(), y.raw(), y.numel(),
+                     l, native(ctx.stream()));
+    check_launch(ctx);
+  }
+};
+
 bool is_int(rt::DataType t) {
   auto s = scalar_type(t);
   return s && t != rt::DataType::kBool && ir::dtype_is_int(t);
@@ -277,6 +303,9 @@ void register_typed_kernels(KernelTable& t) {
             make<CumSum>(), 11),
         HostIo{{1}, {}});
   register_int_arithmetic(t);
+  t.add(cuda_def(
+      "Pow", PowMixed::supports,
+      [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<PowMixed>(); }, 12));
 }
 
 }  // namespace tessera::cuda
