@@ -343,6 +343,21 @@ __device__ __forceinline__ T int_pow(T x, E y) {
   return static_cast<T>(result);
 }
 
+// pow, exact where the result is: an integral exponent up to 64 by repeated squaring while the result stays
+// below 2^53 (CUDA's pow may miss an exact integer by an ulp, which a truncation to an integer type would
+// turn into an off-by-one), pow otherwise.
+__device__ __forceinline__ double exact_pow(double x, double e) {
+  if (e != trunc(e) || fabs(e) > 64 || x != trunc(x)) return pow(x, e);
+  double r = 1, base = x;
+  for (int64_t k = static_cast<int64_t>(fabs(e)); k != 0; k >>= 1) {
+    if (k & 1) r *= base;
+    if (fabs(r) >= 9007199254740992.0) return pow(x, e);
+    if (k > 1) base *= base;
+    if (fabs(base) >= 9007199254740992.0 && (k >> 1) != 0) return pow(x, e);
+  }
+  return e < 0 ? 1.0 / r : r;
+}
+
 template <class T, class E>
 __global__ void pow_kernel(const T* a, const E* b, T* y, int64_t n, Broadcast3 s) {
   TESSERA_GRID_LOOP(i, n) {
@@ -351,7 +366,8 @@ __global__ void pow_kernel(const T* a, const E* b, T* y, int64_t n, Broadcast3 s
     if constexpr (std::is_integral_v<T> && std::is_integral_v<E>) {
       y[i] = int_pow(a[oa], b[ob]);
     } else {
-      y[i] = convert<double, T>(pow(static_cast<double>(widen(a[oa])), static_cast<double>(widen(b[ob]))));
+      y[i] =
+          convert<double, T>(exact_pow(static_cast<double>(widen(a[oa])), static_cast<double>(widen(b[ob]))));
     }
   }
 }
