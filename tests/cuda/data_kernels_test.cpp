@@ -554,3 +554,16 @@ TEST_F(CudaData, PowWithMixedTypes) {
       {"Pow",
        {random(DataType::kDouble, {300}, -3, 3, true, 6), random(DataType::kDouble, {300}, 0, 5, true)}});
 }
+
+TEST_F(CudaData, DoubleMaxMinMod) {
+  rt::Tensor a = random(DataType::kDouble, {30, 1, 20}, -50, 50, false, 1);
+  rt::Tensor b = make(DataType::kDouble, {7, 20}, [](int64_t i) {
+    return i == 3 ? std::numeric_limits<double>::quiet_NaN() : ((i * 37) % 23 - 11.5) * 0.75;
+  });
+  for (const char* op : {"Max", "Min", "Mod"})
+    expect_same({op,
+                 {a, b},
+                 op[0] == 'M' && op[1] == 'o' ? std::vector<Attribute>{Attribute::of_int("fmod", 1)}
+                                              : std::vector<Attribute>{}});
+  expect_same({"Mod", {a, b}});
+}

@@ -372,6 +372,35 @@ __global__ void pow_kernel(const T* a, const E* b, T* y, int64_t n, Broadcast3 s
   }
 }
 
+__global__ void double_binary_kernel(DoubleOp op, const double* a, const double* b, double* y, int64_t n,
+                                     Broadcast3 s) {
+  TESSERA_GRID_LOOP(i, n) {
+    int64_t oa, ob;
+    offsets2(i, s, oa, ob);
+    const double x = a[oa], z = b[ob];
+    double r;
+    switch (op) {
+      case DoubleOp::kMax:
+        r = x != x ? x : (z != z ? z : (x < z ? z : x));
+        break;
+      case DoubleOp::kMin:
+        r = x != x ? x : (z != z ? z : (z < x ? z : x));
+        break;
+      case DoubleOp::kFmod:
+        r = fmod(x, z);
+        break;
+      default:
+        r = fmod(x, z);
+        if (r == 0)
+          r = copysign(0.0, z);
+        else if ((r < 0) != (z < 0))
+          r += z;
+        break;
+    }
+    y[i] = r;
+  }
+}
+
 template <class T>
 __global__ void window_kernel(T* y, int64_t size, double denom, double a0, double a1, double a2) {
   TESSERA_GRID_LOOP(i, size) {
@@ -514,6 +543,12 @@ void launch_pow_mixed(ScalarType base, ScalarType exponent, const void* a, const
                                                           static_cast<T*>(y), n, shape);
     });
   });
+}
+
+void launch_double_binary(DoubleOp op, const double* a, const double* b, double* y, int64_t n,
+                          const Broadcast3& shape, cudaStream_t s) {
+  if (n == 0) return;
+  double_binary_kernel<<<grid_for(n), kThreads, 0, s>>>(op, a, b, y, n, shape);
 }
 
 void launch_window(ScalarType t, void* y, int64_t size, double denom, double a0, double a1, double a2,

@@ -48,6 +48,11 @@ void launch_range(ScalarType t, double start, double delta, int64_t istart, int6
 void launch_pow_mixed(ScalarType base, ScalarType exponent, const void* a, const void* b, void* y, int64_t n,
                       const Broadcast3& shape, cudaStream_t s);
 
+// Max, Min (NaN propagates), Mod (fmod: C's remainder, else Python's) on float64, with broadcasting.
+enum class DoubleOp { kMax, kMin, kFmod, kMod };
+void launch_double_binary(DoubleOp op, const double* a, const double* b, double* y, int64_t n,
+                          const Broadcast3& shape, cudaStream_t s);
+
 // Cosine-sum window w[n] = a0 - a1 cos(2 pi n / denom) + a2 cos(4 pi n / denom) in float64 (1 where
 // denom <= 0), stored as the element type.
 void launch_window(ScalarType t, void* y, int64_t size, double denom, double a0, double a1, double a2,

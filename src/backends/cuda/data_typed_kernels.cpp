@@ -181,6 +181,23 @@ class PowMixed : public rt::OpKernel {
   }
 };
 
+class DoubleBinary : public rt::OpKernel {
+ public:
+  explicit DoubleBinary(DoubleOp op) : op_(op) {}
+  void compute(KernelContext& ctx) const override {
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Binary l = binary_layout(ctx, a, b);
+    Tensor& y = ctx.output_uninitialized(0, a.dtype(), l.out);
+    launch_double_binary(op_, static_cast<const double*>(a.raw()), static_cast<const double*>(b.raw()),
+                         static_cast<double*>(y.raw()), y.numel(), l.layout, native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  DoubleOp op_;
+};
+
 bool is_int(rt::DataType t) {
   auto s = scalar_type(t);
   return s && t != rt::DataType::kBool && ir::dtype_is_int(t);
@@ -303,6 +320,23 @@ void register_typed_kernels(KernelTable& t) {
             make<CumSum>(), 11),
         HostIo{{1}, {}});
   register_int_arithmetic(t);
+  auto two_doubles = [](const rt::KernelInfo& i) {
+    return same_inputs(i, 2, [](rt::DataType d) { return d == rt::DataType::kDouble; });
+  };
+  t.add(cuda_def(
+      "Max", two_doubles,
+      [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<DoubleBinary>(DoubleOp::kMax); },
+      8));
+  t.add(cuda_def(
+      "Min", two_doubles,
+      [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<DoubleBinary>(DoubleOp::kMin); },
+      8));
+  t.add(cuda_def(
+      "Mod", two_doubles,
+      [](const rt::KernelInfo& i) -> rt::KernelPtr {
+        return std::make_unique<DoubleBinary>(i.get_int("fmod", 0) == 1 ? DoubleOp::kFmod : DoubleOp::kMod);
+      },
+      10));
   t.add(cuda_def(
       "Pow", PowMixed::supports,
       [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<PowMixed>(); }, 12));
