@@ -216,8 +216,11 @@ TEST_F(CudaData, TransposeEveryElementSize) {
        {DataType::kFloat, DataType::kFloat16, DataType::kInt64, DataType::kBool, DataType::kInt8}) {
     rt::Tensor x = random(t, {3, 17, 33, 5}, -50, 50, true);
     expect_same({"Transpose", {x}, {Attribute::of_ints("perm", {0, 2, 1, 3})}});
-    expect_same({"Transpose", {x}});                                              // reversed axes
-    expect_same({"Transpose", {x}, {Attribute::of_ints("perm", {0, 1, 3, 2})}});  // tiled path
+    expect_same({"Transpose", {x}});  // reversed axes
+    // The tiled path: batches of 2-D transposes (K^T, NCHW <-> NHWC, swapped halves).
+    for (std::vector<int64_t> perm :
+         std::vector<std::vector<int64_t>>{{0, 1, 3, 2}, {0, 2, 3, 1}, {0, 3, 1, 2}, {2, 3, 0, 1}})
+      expect_same({"Transpose", {x}, {Attribute::of_ints("perm", perm)}});
   }
   // Attention's K^T at sizes that are not multiples of the tile, and a large 2-D one.
   expect_same({"Transpose", {floats({4, 129, 67})}, {Attribute::of_ints("perm", {0, 2, 1})}});

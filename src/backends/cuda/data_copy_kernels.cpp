@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+#include <optional>
+#include <utility>
 
 #include "backends/cuda/data_typed.h"
 #include "backends/cuda/data_util.h"
@@ -66,21 +68,28 @@ class Transpose : public rt::OpKernel {
     std::vector<bool> seen(static_cast<size_t>(rank), false);
     const auto in_strides = row_strides(x.shape());
     Shape out;
-    std::vector<int64_t> src;
+    std::vector<int64_t> src, norm;
     for (int64_t p : perm) {
       int64_t d = axis_of(p, rank, "perm entry");
       if (seen[static_cast<size_t>(d)]) ctx.fail(fmt::format("'perm' names axis {} twice", p));
       seen[static_cast<size_t>(d)] = true;
       out.push_back(x.shape()[static_cast<size_t>(d)]);
       src.push_back(in_strides[static_cast<size_t>(d)]);
+      norm.push_back(d);
     }
-    if (swaps_last_two(perm)) {
+    if (auto swap = block_swap(norm)) {
+      // [batch, rows, cols] -> [batch, cols, rows]
+      auto product = [&](size_t from, size_t to) {
+        int64_t p = 1;
+        for (size_t d = from; d < to; ++d) p *= x.shape()[d];
+        return p;
+      };
+      const size_t r = static_cast<size_t>(rank);
       Tensor& y = ctx.output_uninitialized(0, x.dtype(), out);
-      const int64_t rows = x.shape()[static_cast<size_t>(rank - 2)],
-                    cols = x.shape()[static_cast<size_t>(rank - 1)];
-      const int64_t batch = rows * cols == 0 ? 0 : x.numel() / (rows * cols);
       ctx.set_path("tiled");
-      launch_transpose_tiles(bytes_of(ctx, x), x.raw(), y.raw(), batch, rows, cols, native(ctx.stream()));
+      launch_transpose_tiles(bytes_of(ctx, x), x.raw(), y.raw(), product(0, swap->first),
+                             product(swap->first, swap->second), product(swap->second, r),
+                             native(ctx.stream()));
       check_launch(ctx);
       return;
     }
@@ -88,13 +97,20 @@ class Transpose : public rt::OpKernel {
   }
 
  private:
-  // Leading axes in place, the last two swapped: the attention transposes (K^T, heads back to rows).
-  static bool swaps_last_two(const std::vector<int64_t>& perm) {
-    const size_t r = perm.size();
-    if (r < 2) return false;
-    for (size_t d = 0; d + 2 < r; ++d)
-      if (perm[d] != static_cast<int64_t>(d)) return false;
-    return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
+  // A perm [0..b) + [m..r) + [b..m): leading axes in place and two runs of consecutive axes swapped (K^T
+  // in attention, NCHW <-> NHWC), i.e. a batch of 2-D transposes; {b, m}, or nullopt.
+  static std::optional<std::pair<size_t, size_t>> block_swap(const std::vector<int64_t>& p) {
+    const int64_t r = static_cast<int64_t>(p.size());
+    int64_t b = 0;
+    while (b < r && p[static_cast<size_t>(b)] == b) ++b;
+    if (b + 2 > r) return std::nullopt;
+    const int64_t m = p[static_cast<size_t>(b)];
+    size_t k = static_cast<size_t>(b);
+    for (int64_t a = m; a < r; ++a, ++k)
+      if (p[k] != a) return std::nullopt;
+    for (int64_t a = b; a < m; ++a, ++k)
+      if (p[k] != a) return std::nullopt;
+    return std::make_pair(static_cast<size_t>(b), static_cast<size_t>(m));
   }
   std::vector<int64_t> perm_;
 };
