@@ -362,6 +362,13 @@ TEST_F(CudaData, WhereTriluEyeOneHotConstantCumSum) {
   expect_same({"OneHot",
                {random(DataType::kInt32, {6}, 0, 4, true), rt::Tensor::scalar<float>(DataType::kFloat, 4.0f),
                 rt::Tensor::from_vector<int64_t>(DataType::kInt64, {2}, {0, 1})}});
+  rt::Tensor float_idx = make(DataType::kFloat, {7}, [](int64_t i) {
+    const double v[] = {1.7, -2.2, 9.9, 10.5, -11, std::numeric_limits<double>::quiet_NaN(), 0};
+    return v[i];
+  });
+  expect_same({"OneHot",
+               {float_idx, rt::Tensor::scalar<float>(DataType::kFloat, 10.0f),
+                rt::Tensor::from_vector<float>(DataType::kFloat, {2}, {0.0f, 1.0f})}});
   expect_same({"ConstantOfShape", {ints({3, 4, 5})}});
   ir::Tensor seven = rt::Tensor::from_vector<int64_t>(DataType::kInt64, {1}, {7}).to_ir();
   expect_same({"ConstantOfShape", {ints({2, 7, 5})}, {Attribute::of_tensor("value", seven)}});

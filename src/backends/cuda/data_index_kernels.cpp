@@ -204,9 +204,12 @@ void one_hot(KernelContext& ctx) {
   Shape out = idx.shape();
   out.insert(out.begin() + static_cast<int64_t>(axis), depth);
   Tensor& y = ctx.output_uninitialized(0, values.dtype(), out);
-  launch_one_hot(is_int64(ctx, idx) ? ScalarType::kInt64 : ScalarType::kInt32, idx.raw(),
-                 bytes_of(ctx, values), values.raw(), y.raw(), product(idx.shape(), 0, axis), depth,
-                 product(idx.shape(), axis, idx.shape().size()), native(ctx.stream()));
+  const auto it = scalar_type(idx.dtype());
+  if (!it || (*it != ScalarType::kInt32 && *it != ScalarType::kInt64 && *it != ScalarType::kFloat &&
+              *it != ScalarType::kDouble))
+    ctx.fail(fmt::format("the CUDA OneHot does not take {} indices", ir::dtype_name(idx.dtype())));
+  launch_one_hot(*it, idx.raw(), bytes_of(ctx, values), values.raw(), y.raw(), product(idx.shape(), 0, axis),
+                 depth, product(idx.shape(), axis, idx.shape().size()), native(ctx.stream()));
   check_launch(ctx);
 }
 
@@ -244,7 +247,9 @@ bool scatter_nd_ok(const rt::KernelInfo& i) {
 }
 
 bool one_hot_ok(const rt::KernelInfo& i) {
-  return all_tensors(i) && index_input(i, 0) && i.has_input(1) && movable_input(i, 2);
+  const rt::DataType t = i.input_dtype(0);
+  const bool float_idx = t == rt::DataType::kFloat || t == rt::DataType::kDouble;
+  return all_tensors(i) && (index_input(i, 0) || float_idx) && i.has_input(1) && movable_input(i, 2);
 }
 
 }  // namespace

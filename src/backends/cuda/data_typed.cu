@@ -292,7 +292,12 @@ __global__ void one_hot_kernel(const I* idx, const S* values, S* out, int64_t n,
                                int64_t inner) {
   TESSERA_GRID_LOOP(i, n) {
     const int64_t in = i % inner, d = (i / inner) % depth, o = i / (inner * depth);
-    int64_t k = static_cast<int64_t>(idx[o * inner + in]);
+    const I v = idx[o * inner + in];
+    int64_t k;
+    if constexpr (std::is_floating_point_v<I>)
+      k = (v != v || v >= 9.0e18 || v <= -9.0e18) ? depth : static_cast<int64_t>(v);  // truncated; NaN: none
+    else
+      k = static_cast<int64_t>(v);
     if (k < 0) k += depth;
     out[i] = values[k == d ? 1 : 0];
   }
@@ -512,12 +517,20 @@ void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const 
     using S = typename decltype(tag_S)::type;
     auto* v = static_cast<const S*>(values);
     auto* o = static_cast<S*>(out);
-    if (idx_type == ScalarType::kInt32)
-      one_hot_kernel<int32_t, S>
-          <<<grid_for(n), kThreads, 0, s>>>(static_cast<const int32_t*>(idx), v, o, n, depth, inner);
-    else
-      one_hot_kernel<int64_t, S>
-          <<<grid_for(n), kThreads, 0, s>>>(static_cast<const int64_t*>(idx), v, o, n, depth, inner);
+    switch (idx_type) {
+      case ScalarType::kInt32:
+        return one_hot_kernel<int32_t, S>
+            <<<grid_for(n), kThreads, 0, s>>>(static_cast<const int32_t*>(idx), v, o, n, depth, inner);
+      case ScalarType::kFloat:
+        return one_hot_kernel<float, S>
+            <<<grid_for(n), kThreads, 0, s>>>(static_cast<const float*>(idx), v, o, n, depth, inner);
+      case ScalarType::kDouble:
+        return one_hot_kernel<double, S>
+            <<<grid_for(n), kThreads, 0, s>>>(static_cast<const double*>(idx), v, o, n, depth, inner);
+      default:
+        return one_hot_kernel<int64_t, S>
+            <<<grid_for(n), kThreads, 0, s>>>(static_cast<const int64_t*>(idx), v, o, n, depth, inner);
+    }
   });
 }
 

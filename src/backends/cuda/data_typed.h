@@ -33,8 +33,8 @@ void launch_bit_not(ScalarType t, const void* x, void* y, int64_t n, cudaStream_
 void launch_cumsum(ScalarType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner,
                    bool exclusive, bool reverse, cudaStream_t s);
 
-// OneHot: out [outer, depth, inner] = values[1] where the index (negative counts from depth) equals the
-// position along depth, values[0] elsewhere.
+// OneHot (int32, int64, float32 or float64 indices, floats truncated): out [outer, depth, inner] = values[1]
+// where the index (negative counts from depth) equals the position along depth, values[0] elsewhere.
 void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const void* values, void* out,
                     int64_t outer, int64_t depth, int64_t inner, cudaStream_t s);
 
