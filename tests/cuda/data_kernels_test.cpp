@@ -381,6 +381,14 @@ TEST_F(CudaData, WhereTriluEyeOneHotConstantCumSum) {
         expect_same({"CumSum",
                      {random(t, {6, 301, 5}, -20, 20, true), a1},
                      {Attribute::of_int("exclusive", exclusive), Attribute::of_int("reverse", reverse)}});
+  // CumProd (26) over values near 1 so that float products stay in range; integers wrap.
+  for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kInt64, DataType::kUint32})
+    for (int64_t reverse : {0, 1})
+      expect_same({"CumProd",
+                   {random(t, {4, 37, 3}, -2, 3, true), rt::Tensor::scalar<int32_t>(DataType::kInt32, -2)},
+                   {Attribute::of_int("exclusive", 1), Attribute::of_int("reverse", reverse)},
+                   1,
+                   26});
 }
 
 TEST_F(CudaData, CastBetweenEveryPair) {

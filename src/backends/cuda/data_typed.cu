@@ -256,12 +256,12 @@ __global__ void bit_not_kernel(const T* x, T* y, int64_t n) {
 // round each output once; integers wrap through uint64.
 template <class T>
 __global__ void cumsum_kernel(const T* x, T* y, int64_t outer, int64_t len, int64_t inner, bool exclusive,
-                              bool reverse) {
+                              bool reverse, bool product) {
   using Acc = std::conditional_t<is_float_type<T>, double, uint64_t>;
   TESSERA_GRID_LOOP(line, outer * inner) {
     const int64_t o = line / inner, in = line % inner;
     const int64_t base = o * len * inner + in;
-    Acc acc = 0;
+    Acc acc = product ? 1 : 0;
     for (int64_t j = 0; j < len; ++j) {
       const int64_t k = reverse ? len - 1 - j : j;
       const int64_t off = base + k * inner;
@@ -276,7 +276,7 @@ __global__ void cumsum_kernel(const T* x, T* y, int64_t outer, int64_t len, int6
         else
           y[off] = static_cast<T>(acc);
       }
-      acc += v;
+      acc = product ? acc * v : acc + v;
       if (!exclusive) {
         if constexpr (is_small_float<T>)
           y[off] = narrow_float<T>(static_cast<float>(acc));
@@ -499,13 +499,13 @@ void launch_bit_not(ScalarType t, const void* x, void* y, int64_t n, cudaStream_
 }
 
 void launch_cumsum(ScalarType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner,
-                   bool exclusive, bool reverse, cudaStream_t s) {
+                   bool exclusive, bool reverse, bool product, cudaStream_t s) {
   if (outer * len * inner == 0) return;
   by_type(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     if constexpr (!std::is_same_v<T, bool>)
       cumsum_kernel<T><<<grid_for(outer * inner), kThreads, 0, s>>>(
-          static_cast<const T*>(x), static_cast<T*>(y), outer, len, inner, exclusive, reverse);
+          static_cast<const T*>(x), static_cast<T*>(y), outer, len, inner, exclusive, reverse, product);
   });
 }
 

@@ -29,9 +29,10 @@ void launch_int_binary(IntOp op, ScalarType t, const void* a, const void* b, voi
                        const Broadcast3& shape, cudaStream_t s);
 void launch_bit_not(ScalarType t, const void* x, void* y, int64_t n, cudaStream_t s);
 
-// CumSum along the middle axis of [outer, len, inner], accumulating in float32 for the 16-bit floats.
+// CumSum (CumProd when `product`) along the middle axis of [outer, len, inner], accumulating in float64
+// for the float types (rounding each output once) and wrapping through uint64 for integers.
 void launch_cumsum(ScalarType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner,
-                   bool exclusive, bool reverse, cudaStream_t s);
+                   bool exclusive, bool reverse, bool product, cudaStream_t s);
 
 // OneHot (int32, int64, float32 or float64 indices, floats truncated): out [outer, depth, inner] = values[1]
 // where the index (negative counts from depth) equals the position along depth, values[0] elsewhere.

@@ -109,7 +109,9 @@ class IsSpecial : public rt::OpKernel {
 class CumSum : public rt::OpKernel {
  public:
   explicit CumSum(const rt::KernelInfo& info)
-      : exclusive_(info.get_int("exclusive", 0) != 0), reverse_(info.get_int("reverse", 0) != 0) {}
+      : exclusive_(info.get_int("exclusive", 0) != 0),
+        reverse_(info.get_int("reverse", 0) != 0),
+        product_(info.op_type() == "CumProd") {}
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     const Tensor& a = ctx.input(1);
@@ -123,12 +125,12 @@ class CumSum : public rt::OpKernel {
     }
     Tensor& y = ctx.output_uninitialized(0, x.dtype(), x.shape());
     launch_cumsum(type_of(ctx, x.dtype()), x.raw(), y.raw(), outer, x.shape()[axis], inner, exclusive_,
-                  reverse_, native(ctx.stream()));
+                  reverse_, product_, native(ctx.stream()));
     check_launch(ctx);
   }
 
  private:
-  bool exclusive_, reverse_;
+  bool exclusive_, reverse_, product_;
 };
 
 class IntBinary : public rt::OpKernel {
@@ -312,13 +314,11 @@ void register_typed_kernels(KernelTable& t) {
       "IsNaN", [](const rt::KernelInfo& i) { return same_inputs(i, 1, is_float); }, make<IsSpecial>(), 9));
   t.add(cuda_def(
       "IsInf", [](const rt::KernelInfo& i) { return same_inputs(i, 1, is_float); }, make<IsSpecial>(), 10));
-  t.add(cuda_def(
-            "CumSum",
-            [](const rt::KernelInfo& i) {
-              return all_tensors(i) && i.has_input(0) && numeric(i.input_dtype(0)) && i.has_input(1);
-            },
-            make<CumSum>(), 11),
-        HostIo{{1}, {}});
+  auto cumulative_ok = [](const rt::KernelInfo& i) {
+    return all_tensors(i) && i.has_input(0) && numeric(i.input_dtype(0)) && i.has_input(1);
+  };
+  t.add(cuda_def("CumSum", cumulative_ok, make<CumSum>(), 11), HostIo{{1}, {}});
+  t.add(cuda_def("CumProd", cumulative_ok, make<CumSum>(), 26), HostIo{{1}, {}});
   register_int_arithmetic(t);
   auto two_doubles = [](const rt::KernelInfo& i) {
     return same_inputs(i, 2, [](rt::DataType d) { return d == rt::DataType::kDouble; });
