@@ -38,12 +38,14 @@ __device__ __forceinline__ T combine(T a, T b, ScatterReduce r) {
   }
 }
 
-// *p = combine(*p, v) atomically. 1- and 2-byte elements swap the aligned 32-bit word that holds them
-// (allocations are at least 4-byte aligned, so the word lies inside the tensor's allocation granule).
+// *p = combine(*p, v) atomically by compare-and-swap (16-bit swaps from sm_70). 1-byte elements swap the
+// aligned 32-bit word that holds them (allocations are at least 4-byte aligned, so the word lies inside
+// the tensor's allocation granule).
 template <class T>
 __device__ void atomic_combine(T* p, T v, ScatterReduce r) {
-  if constexpr (sizeof(T) >= 4) {
-    using W = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+  if constexpr (sizeof(T) >= 2) {
+    using W = std::conditional_t<sizeof(T) == 2, unsigned short int,
+                                 std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>>;
     W* a = reinterpret_cast<W*>(p);
     W old = *a, assumed;
     do {
@@ -56,7 +58,7 @@ __device__ void atomic_combine(T* p, T v, ScatterReduce r) {
       old = atomicCAS(a, assumed, w);
     } while (assumed != old);
   } else {
-    using B = std::conditional_t<sizeof(T) == 1, uint8_t, uint16_t>;
+    using B = uint8_t;
     const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
     unsigned int* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
     const unsigned shift = static_cast<unsigned>(addr & 3) * 8;
