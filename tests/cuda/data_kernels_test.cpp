@@ -153,7 +153,12 @@ void expect_same(const Case& c) {
   }
   auto outs = b.nodes(c.op, ins, c.attrs, "op", c.outputs);
   for (const auto& o : outs) b.output(o);
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true});
+  // float32 precision: the kernels are compared in the element types the inputs have (float16 and
+  // bfloat16 ones are fed as such), not lowered to float16 by the session.
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
+                      .backend = "cuda",
+                      .profile = true,
+                      .precision = tessera::passes::Precision::kFp32});
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
   auto g = gpu.run(feeds);
   auto r = ref.run(feeds);
@@ -192,7 +197,7 @@ const rt::Tensor kNone;
 TEST_F(CudaData, ViewsAndShapes) {
   rt::Tensor x = floats({2, 3, 4});
   expect_same({"Reshape", {x, ints({0, -1})}});
-  expect_same({"Reshape", {x, ints({4, 0, 6})}, {Attribute::of_int("allowzero", 0)}});
+  expect_same({"Reshape", {x, ints({4, 0, 2})}, {Attribute::of_int("allowzero", 0)}});
   expect_same({"Reshape", {floats({0, 3}), ints({3, 0})}, {Attribute::of_int("allowzero", 1)}});
   expect_same({"Flatten", {x}, {Attribute::of_int("axis", -1)}});
   expect_same({"Flatten", {x}, {Attribute::of_int("axis", 0)}});
@@ -494,7 +499,7 @@ TEST_F(CudaData, UnsignedTypesBitShiftAndIntegerClip) {
 
 TEST_F(CudaData, RangeDepthSpaceDropout) {
   auto scalar = [](DataType t, double v) { return make(t, {}, [v](int64_t) { return v; }); };
-  for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble}) {
+  for (DataType t : {DataType::kFloat, DataType::kDouble}) {  // Range's float types
     expect_same({"Range", {scalar(t, 1.5), scalar(t, 97.25), scalar(t, 0.375)}});
     expect_same({"Range", {scalar(t, 10), scalar(t, -3), scalar(t, -0.7)}});
     expect_same({"Range", {scalar(t, 0), scalar(t, -3), scalar(t, 1)}});  // empty
