@@ -588,3 +588,44 @@ TEST_F(CudaData, DoubleMaxMinMod) {
   expect_same({"Mod", {a, b}, {Attribute::of_int("fmod", 1)}});
   expect_same({"Mod", {a, b}});
 }
+
+TEST_F(CudaData, CastToAndFromFloat8) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v = {0,
+                           -0.0,
+                           inf,
+                           -inf,
+                           std::numeric_limits<double>::quiet_NaN(),
+                           1e6,
+                           -1e6,
+                           448,
+                           449,
+                           464,
+                           57344,
+                           61440,
+                           1e-9,
+                           -1e-9,
+                           0.0009765625,
+                           0.00048828125};
+  for (int i = 0; i < 3000; ++i) v.push_back(std::sin(i * 0.61) * std::pow(2.0, i % 40 - 24));
+  const int64_t n = static_cast<int64_t>(v.size());
+  const DataType f8[] = {DataType::kFloat8E4M3FN, DataType::kFloat8E4M3FNUZ, DataType::kFloat8E5M2,
+                         DataType::kFloat8E5M2FNUZ};
+  for (DataType from : {DataType::kFloat, DataType::kFloat16, DataType::kDouble}) {
+    rt::Tensor x = make(from, {n}, [&](int64_t i) { return v[static_cast<size_t>(i)]; });
+    for (DataType to : f8)
+      for (int64_t saturate : {0, 1})
+        expect_same(
+            {"Cast",
+             {x},
+             {Attribute::of_int("to", static_cast<int64_t>(to)), Attribute::of_int("saturate", saturate)},
+             1,
+             19});
+  }
+  for (DataType from : f8) {
+    rt::Tensor codes = rt::Tensor::zeros(from, {256});
+    for (int i = 0; i < 256; ++i) static_cast<uint8_t*>(codes.raw())[i] = static_cast<uint8_t>(i);
+    for (DataType to : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble})
+      expect_same({"Cast", {codes}, {Attribute::of_int("to", static_cast<int64_t>(to))}, 1, 19});
+  }
+}

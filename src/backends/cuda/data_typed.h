@@ -14,6 +14,19 @@ namespace tessera::cuda {
 // zero, NaN gives 0, values beyond int64 clamp to it, then narrower integers wrap.
 void launch_cast(ScalarType from, ScalarType to, const void* x, void* y, int64_t n, cudaStream_t s);
 
+// The layout of a float8 type (as ops/tensor/float8_kernel_util.h describes it): Cast to float8 rounds
+// from float64 to nearest even with the ONNX table for out-of-range values (saturate or Inf/NaN).
+struct MiniFloatLayout {
+  int exp_bits = 0, mant_bits = 0, bias = 0;
+  bool has_inf = false, uz = false, has_nan = true;
+  double max = 0;
+  uint8_t nan_code = 0;
+};
+void launch_cast_to_float8(ScalarType from, const void* x, uint8_t* y, int64_t n, MiniFloatLayout f,
+                           bool saturate, cudaStream_t s);
+void launch_cast_from_float8(const uint8_t* x, ScalarType to, void* y, int64_t n, MiniFloatLayout f,
+                             cudaStream_t s);
+
 enum class CompareOp { kEqual, kLess, kLessOrEqual, kGreater, kGreaterOrEqual, kAnd, kOr, kXor };
 // y (bool) = a op b with broadcasting (b.s[0] and b.s[1] are a's and b's strides).
 void launch_compare(CompareOp op, ScalarType t, const void* a, const void* b, bool* y, int64_t n,

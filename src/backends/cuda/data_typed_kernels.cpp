@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 
 #include "backends/cuda/data_typed.h"
 #include "backends/cuda/data_util.h"
 #include "backends/cuda/kernel_util.h"
+#include "ops/tensor/float8_kernel_util.h"
 #include "runtime/broadcast.h"
 
 namespace tessera::cuda {
@@ -24,28 +26,55 @@ ScalarType type_of(const KernelContext& ctx, rt::DataType t) {
   return *s;
 }
 
+// The layout of a float8 type (not the packed float4e2m1); nullopt for the others.
+std::optional<MiniFloatLayout> float8_layout(rt::DataType t) {
+  if (t == rt::DataType::kFloat4E2M1) return std::nullopt;
+  const ops::float8::MiniFloat* m = ops::float8::minifloat_of(t);
+  if (!m) return std::nullopt;
+  return MiniFloatLayout{m->exp_bits, m->mant_bits, m->bias, m->has_inf,
+                         m->uz,       m->has_nan,   m->max,  m->nan_code};
+}
+
+bool float_or_double(rt::DataType t) {
+  return t == rt::DataType::kFloat || t == rt::DataType::kFloat16 || t == rt::DataType::kBFloat16 ||
+         t == rt::DataType::kDouble;
+}
+
+// Cast and CastLike between the scalar types, and between the float types and float8 (saturate from 19).
 class Cast : public rt::OpKernel {
  public:
-  explicit Cast(const rt::KernelInfo& info) : to_(target(info)) {}
+  explicit Cast(const rt::KernelInfo& info)
+      : to_(target(info)), saturate_(info.get_int("saturate", 1) != 0) {}
   // Cast's 'to'; CastLike's second input's type.
   static rt::DataType target(const rt::KernelInfo& info) {
     if (info.op_type() == "CastLike") return info.input_dtype(1);
     return static_cast<rt::DataType>(info.get_int("to", 0));
   }
   static bool supports(const rt::KernelInfo& info) {
-    return all_tensors(info) && info.has_input(0) && scalar_type(info.input_dtype(0)) &&
-           scalar_type(target(info));
+    if (!all_tensors(info) || !info.has_input(0)) return false;
+    const rt::DataType from = info.input_dtype(0), to = target(info);
+    if (scalar_type(from) && scalar_type(to)) return true;
+    return (float8_layout(from) && float_or_double(to)) || (float_or_double(from) && float8_layout(to));
   }
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
-    const ScalarType from = type_of(ctx, x.dtype()), to = type_of(ctx, to_);
     Tensor& y = ctx.output_uninitialized(0, to_, x.shape());
-    launch_cast(from, to, x.raw(), y.raw(), x.numel(), native(ctx.stream()));
+    if (auto f = float8_layout(to_)) {
+      launch_cast_to_float8(type_of(ctx, x.dtype()), x.raw(), static_cast<uint8_t*>(y.raw()), x.numel(), *f,
+                            saturate_, native(ctx.stream()));
+    } else if (auto g = float8_layout(x.dtype())) {
+      launch_cast_from_float8(static_cast<const uint8_t*>(x.raw()), type_of(ctx, to_), y.raw(), x.numel(), *g,
+                              native(ctx.stream()));
+    } else {
+      launch_cast(type_of(ctx, x.dtype()), type_of(ctx, to_), x.raw(), y.raw(), x.numel(),
+                  native(ctx.stream()));
+    }
     check_launch(ctx);
   }
 
  private:
   rt::DataType to_;
+  bool saturate_;
 };
 
 // Two inputs of one type broadcast to the output's shape.
