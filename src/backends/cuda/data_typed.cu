@@ -456,6 +456,18 @@ __global__ void double_binary_kernel(DoubleOp op, const double* a, const double*
       case DoubleOp::kFmod:
         r = fmod(x, z);
         break;
+      case DoubleOp::kAdd:
+        r = __dadd_rn(x, z);
+        break;
+      case DoubleOp::kSub:
+        r = __dsub_rn(x, z);
+        break;
+      case DoubleOp::kMul:
+        r = __dmul_rn(x, z);
+        break;
+      case DoubleOp::kDiv:
+        r = __ddiv_rn(x, z);
+        break;
       default:
         r = fmod(x, z);
         if (r == 0)

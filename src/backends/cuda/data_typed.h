@@ -62,8 +62,9 @@ void launch_range(ScalarType t, double start, double delta, int64_t istart, int6
 void launch_pow_mixed(ScalarType base, ScalarType exponent, const void* a, const void* b, void* y, int64_t n,
                       const Broadcast3& shape, cudaStream_t s);
 
-// Max, Min (NaN propagates), Mod (fmod: C's remainder, else Python's) on float64, with broadcasting.
-enum class DoubleOp { kMax, kMin, kFmod, kMod };
+// Max, Min (NaN propagates), Mod (fmod: C's remainder, else Python's), Add, Sub, Mul, Div on float64,
+// with broadcasting.
+enum class DoubleOp { kMax, kMin, kFmod, kMod, kAdd, kSub, kMul, kDiv };
 void launch_double_binary(DoubleOp op, const double* a, const double* b, double* y, int64_t n,
                           const Broadcast3& shape, cudaStream_t s);
 

@@ -352,6 +352,13 @@ void register_typed_kernels(KernelTable& t) {
   auto two_doubles = [](const rt::KernelInfo& i) {
     return same_inputs(i, 2, [](rt::DataType d) { return d == rt::DataType::kDouble; });
   };
+  for (auto [name, op] : {std::pair{"Add", DoubleOp::kAdd}, std::pair{"Sub", DoubleOp::kSub},
+                          std::pair{"Mul", DoubleOp::kMul}, std::pair{"Div", DoubleOp::kDiv}}) {
+    const DoubleOp d = op;
+    t.add(cuda_def(
+        name, two_doubles,
+        [d](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<DoubleBinary>(d); }, 7));
+  }
   t.add(cuda_def(
       "Max", two_doubles,
       [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<DoubleBinary>(DoubleOp::kMax); },
