@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cfloat>
+#include <cmath>
 
 #include "backends/cuda/elementwise_math.h"
 #include "backends/cuda/kernel_table.h"
@@ -32,13 +32,13 @@ class MathKernel : public rt::OpKernel {
   MathParams p_;
 };
 
-// Clip: min(max(x, lo), hi); an absent bound is the float range's end, as in the reference.
+// Clip: min(max(x, lo), hi); an absent bound clamps nothing (infinities pass), as in the reference.
 class Clip : public rt::OpKernel {
  public:
   explicit Clip(const rt::KernelInfo& info) {
     if (info.since_version() >= 11) return;
-    lo_ = info.get_float("min", -FLT_MAX);
-    hi_ = info.get_float("max", FLT_MAX);
+    lo_ = info.get_float("min", -INFINITY);
+    hi_ = info.get_float("max", INFINITY);
   }
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
@@ -46,8 +46,8 @@ class Clip : public rt::OpKernel {
     if (!t) ctx.fail(fmt::format("the CUDA Clip does not take {}", ir::dtype_name(x.dtype())));
     MathParams p{lo_, hi_};
     if (ctx.info().since_version() >= 11) {
-      p.alpha = bound(ctx, 1, "min", -FLT_MAX);
-      p.beta = bound(ctx, 2, "max", FLT_MAX);
+      p.alpha = bound(ctx, 1, "min", -INFINITY);
+      p.beta = bound(ctx, 2, "max", INFINITY);
     }
     rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), x.shape());
     launch_math(MathOp::kClip, *t, x.raw(), y.raw(), x.numel(), p, native(ctx.stream()));
@@ -66,7 +66,7 @@ class Clip : public rt::OpKernel {
           fmt::format("input '{}' must hold one element, got shape {}", name, rt::shape_str(b->shape())));
     return static_cast<float>(b->to_double(0));
   }
-  float lo_ = -FLT_MAX, hi_ = FLT_MAX;
+  float lo_ = -INFINITY, hi_ = INFINITY;
 };
 
 class Variadic : public rt::OpKernel {
