@@ -35,6 +35,13 @@ __device__ float binary(float a, float b) {
   if constexpr (Op == BinaryOp::kMax) return (a != a || b != b) ? a + b : fmaxf(a, b);  // NaN propagates
   if constexpr (Op == BinaryOp::kMin) return (a != a || b != b) ? a + b : fminf(a, b);
   if constexpr (Op == BinaryOp::kPow) return powf(a, b);
+  if constexpr (Op == BinaryOp::kPRelu) return a < 0.0f ? b * a : a;
+  if constexpr (Op == BinaryOp::kFmod) return fmodf(a, b);
+  if constexpr (Op == BinaryOp::kMod) {
+    float r = fmodf(a, b);
+    if (r == 0.0f) return copysignf(0.0f, b);
+    return (r < 0.0f) != (b < 0.0f) ? r + b : r;
+  }
   return a;
 }
 
@@ -125,6 +132,12 @@ void binary_typed(BinaryOp op, const void* a, const void* b, void* y, int64_t n,
       return binary_op<T, BinaryOp::kMin>(a, b, y, n, same, shape, s);
     case BinaryOp::kPow:
       return binary_op<T, BinaryOp::kPow>(a, b, y, n, same, shape, s);
+    case BinaryOp::kPRelu:
+      return binary_op<T, BinaryOp::kPRelu>(a, b, y, n, same, shape, s);
+    case BinaryOp::kFmod:
+      return binary_op<T, BinaryOp::kFmod>(a, b, y, n, same, shape, s);
+    case BinaryOp::kMod:
+      return binary_op<T, BinaryOp::kMod>(a, b, y, n, same, shape, s);
   }
 }
 

@@ -10,7 +10,8 @@ namespace tessera::cuda {
 
 enum class ElemType { kFloat, kHalf, kBFloat16 };
 enum class UnaryOp { kRelu, kSigmoid, kTanh, kExp, kLog, kNeg, kAbs, kSqrt, kErf, kReciprocal };
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
+// kPRelu: a where a >= 0, b * a below; kFmod: C's remainder (sign of a); kMod: Python's (sign of b).
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPRelu, kFmod, kMod };
 
 inline constexpr int kMaxRank = 8;
 

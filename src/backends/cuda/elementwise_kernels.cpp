@@ -64,6 +64,38 @@ class BinaryKernel : public rt::OpKernel {
 
 }  // namespace
 
+void register_math_kernels(KernelTable& t);  // elementwise_math_kernels.cpp
+
+namespace {
+
+class ModKernel : public BinaryKernel {
+ public:
+  explicit ModKernel(const rt::KernelInfo& info) : BinaryKernel(op_of(info)) {}
+
+ private:
+  static BinaryOp op_of(const rt::KernelInfo& info) {
+    const int64_t fmod = info.get_int("fmod", 0);
+    if (fmod != 0 && fmod != 1)
+      throw rt::KernelError(fmt::format("Mod: attribute 'fmod' is {}; it must be 0 or 1", fmod));
+    return fmod == 1 ? BinaryOp::kFmod : BinaryOp::kMod;
+  }
+};
+
+// PRelu broadcasts the slope onto X only: Y has X's shape.
+class PReluKernel : public BinaryKernel {
+ public:
+  PReluKernel() : BinaryKernel(BinaryOp::kPRelu) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Shape& x = ctx.input(0).shape();
+    if (rt::broadcast_shapes(x, ctx.input(1).shape()) != x)
+      ctx.fail(fmt::format("input slope {} does not broadcast to input X {}",
+                           rt::shape_str(ctx.input(1).shape()), rt::shape_str(x)));
+    BinaryKernel::compute(ctx);
+  }
+};
+
+}  // namespace
+
 void register_elementwise_kernels(KernelTable& reg) {
   constexpr std::array<std::pair<const char*, UnaryOp>, 10> kUnary{{{"Relu", UnaryOp::kRelu},
                                                                     {"Sigmoid", UnaryOp::kSigmoid},
@@ -94,6 +126,13 @@ void register_elementwise_kernels(KernelTable& reg) {
     reg.add(cuda_def(
         name, [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
         [op](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<BinaryKernel>(op); }, 8));
+  reg.add(cuda_def(
+      "PRelu", [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
+      [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<PReluKernel>(); }, 7));
+  reg.add(cuda_def(
+      "Mod", [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
+      [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<ModKernel>(i); }, 10));
+  register_math_kernels(reg);
 }
 
 }  // namespace tessera::cuda

@@ -1,0 +1,364 @@
+// Data-movement kernels over raw storage (see data_ops.h): strided copies, tiled transposes, fills, pads,
+// gathers, Where and Trilu.
+#include "backends/cuda/data_ops.h"
+#include "backends/cuda/device_types.cuh"
+
+namespace tessera::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+#define TESSERA_GRID_LOOP(i, n)                                             \
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
+       i += int64_t{gridDim.x} * blockDim.x)
+
+// Calls f(Tag<S>{}) with the unsigned storage type of `bytes`.
+template <class F>
+void by_size(int bytes, F&& f) {
+  switch (bytes) {
+    case 1:
+      return f(Tag<uint8_t>{});
+    case 2:
+      return f(Tag<uint16_t>{});
+    case 4:
+      return f(Tag<uint32_t>{});
+    default:
+      return f(Tag<uint64_t>{});
+  }
+}
+
+template <class S>
+__global__ void strided_copy_kernel(const S* src, S* dst, int64_t n, StridedCopy c) {
+  TESSERA_GRID_LOOP(i, n) {
+    int64_t rest = i, so = c.src_base, dof = c.dst_base;
+    for (int d = c.rank - 1; d >= 0; --d) {
+      int64_t idx = rest % c.dims[d];
+      rest /= c.dims[d];
+      so += idx * c.src[d];
+      dof += idx * c.dst[d];
+    }
+    dst[dof] = src[so];
+  }
+}
+
+template <class S>
+__global__ void contiguous_copy_kernel(const S* src, S* dst, int64_t n) {
+  TESSERA_GRID_LOOP(i, n) dst[i] = src[i];
+}
+
+constexpr int kTile = 32;
+constexpr int kTileRows = 8;
+
+// One 32x32 tile per block: coalesced reads of rows into shared memory, coalesced writes of columns.
+// The +1 column avoids shared-memory bank conflicts on the transposed read.
+template <class S>
+__global__ void transpose_tile_kernel(const S* src, S* dst, int64_t rows, int64_t cols, int64_t tiles_r,
+                                      int64_t tiles_c, int64_t batch) {
+  __shared__ S tile[kTile][kTile + 1];
+  const int64_t per_matrix = tiles_r * tiles_c;
+  for (int64_t t = blockIdx.x; t < per_matrix * batch; t += gridDim.x) {
+    const int64_t b = t / per_matrix, tr = (t % per_matrix) / tiles_c, tc = t % tiles_c;
+    const S* in = src + b * rows * cols;
+    S* out = dst + b * rows * cols;
+    const int64_t c = tc * kTile + threadIdx.x;
+    for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+      const int64_t r = tr * kTile + j;
+      if (r < rows && c < cols) tile[j][threadIdx.x] = in[r * cols + c];
+    }
+    __syncthreads();
+    const int64_t oc = tr * kTile + threadIdx.x;  // column of the output = row of the input
+    for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+      const int64_t orow = tc * kTile + j;
+      if (orow < cols && oc < rows) out[orow * rows + oc] = tile[threadIdx.x][j];
+    }
+    __syncthreads();
+  }
+}
+
+template <class S>
+__global__ void fill_kernel(S* dst, int64_t n, S v) {
+  TESSERA_GRID_LOOP(i, n) dst[i] = v;
+}
+
+// Where output index `o` along a dimension of `n` input elements reads, or -1 for the constant.
+__device__ __forceinline__ int64_t pad_source(PadMode m, int64_t o, int64_t n) {
+  if (o >= 0 && o < n) return o;
+  if (m == PadMode::kConstant || n == 0) return -1;
+  if (m == PadMode::kEdge) return o < 0 ? 0 : n - 1;
+  if (m == PadMode::kWrap) return ((o % n) + n) % n;
+  if (n == 1) return 0;
+  const int64_t period = 2 * (n - 1);  // reflect: ... 2 1 [0 1 2 ... n-1] n-2 ...
+  int64_t p = ((o % period) + period) % period;
+  return p < n ? p : period - p;
+}
+
+template <class S>
+__global__ void pad_kernel(const S* src, S* dst, int64_t n, PadShape p, PadMode m, S value) {
+  TESSERA_GRID_LOOP(i, n) {
+    int64_t rest = i, off = 0, stride = 1;
+    bool constant = false;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const int64_t o = rest % p.out_dims[d] - p.before[d];
+      rest /= p.out_dims[d];
+      const int64_t s = pad_source(m, o, p.in_dims[d]);
+      if (s < 0) constant = true;
+      off += s * stride;
+      stride *= p.in_dims[d];
+    }
+    dst[i] = constant ? value : src[off];
+  }
+}
+
+template <class I>
+__device__ __forceinline__ int64_t index_at(const void* idx, int64_t i) {
+  return static_cast<int64_t>(static_cast<const I*>(idx)[i]);
+}
+
+template <class S, class I>
+__global__ void gather_kernel(const S* data, const I* idx, S* out, int64_t n, int64_t axis_dim, int64_t nidx,
+                              int64_t inner) {
+  TESSERA_GRID_LOOP(i, n) {
+    const int64_t in = i % inner, j = (i / inner) % nidx, o = i / (inner * nidx);
+    int64_t k = static_cast<int64_t>(idx[j]);
+    if (k < 0) k += axis_dim;
+    out[i] = (k >= 0 && k < axis_dim) ? data[(o * axis_dim + k) * inner + in] : S{};
+  }
+}
+
+// Offset into the data of element i of the index tensor, with the axis coordinate taken from the
+// index (-1 when it is out of range).
+template <class I>
+__device__ __forceinline__ int64_t element_offset(const I* idx, int64_t i, const IndexShape& s) {
+  int64_t rest = i, off = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    int64_t c = rest % s.dims[d];
+    rest /= s.dims[d];
+    if (d == s.axis) {
+      c = static_cast<int64_t>(idx[i]);
+      if (c < 0) c += s.axis_dim;
+      if (c < 0 || c >= s.axis_dim) return -1;
+    }
+    off += c * s.data_strides[d];
+  }
+  return off;
+}
+
+template <class S, class I>
+__global__ void gather_elements_kernel(const S* data, const I* idx, S* out, int64_t n, IndexShape s) {
+  TESSERA_GRID_LOOP(i, n) {
+    const int64_t off = element_offset(idx, i, s);
+    out[i] = off >= 0 ? data[off] : S{};
+  }
+}
+
+template <class S, class I>
+__global__ void gather_nd_kernel(const S* data, const I* idx, S* out, int64_t n, NdShape s) {
+  TESSERA_GRID_LOOP(i, n) {
+    const int64_t e = i % s.slice, tuple = i / s.slice, b = tuple / s.q;
+    int64_t off = b * s.batch_stride + e;
+    bool ok = true;
+    for (int j = 0; j < s.k; ++j) {
+      int64_t c = static_cast<int64_t>(idx[tuple * s.k + j]);
+      if (c < 0) c += s.dims[j];
+      ok = ok && c >= 0 && c < s.dims[j];
+      off += c * s.strides[j];
+    }
+    out[i] = ok ? data[off] : S{};
+  }
+}
+
+template <class S>
+__global__ void where_kernel(const bool* cond, const S* x, const S* y, S* out, int64_t n, Broadcast3 b) {
+  TESSERA_GRID_LOOP(i, n) {
+    int64_t o0 = i, o1 = i, o2 = i;
+    if (!b.flat) {
+      int64_t rest = i;
+      o0 = o1 = o2 = 0;
+      for (int d = b.rank - 1; d >= 0; --d) {
+        const int64_t c = rest % b.dims[d];
+        rest /= b.dims[d];
+        o0 += c * b.s[0][d];
+        o1 += c * b.s[1][d];
+        o2 += c * b.s[2][d];
+      }
+    }
+    out[i] = cond[o0] ? x[o1] : y[o2];
+  }
+}
+
+template <class S>
+__global__ void trilu_kernel(const S* src, S* dst, int64_t n, int64_t rows, int64_t cols, int64_t k,
+                             bool upper) {
+  TESSERA_GRID_LOOP(i, n) {
+    const int64_t c = i % cols, r = (i / cols) % rows;
+    const bool keep = upper ? c - r >= k : c - r <= k;
+    dst[i] = keep ? src[i] : S{};
+  }
+}
+
+template <class S>
+__global__ void reverse_sequence_kernel(const S* x, const int64_t* lens, S* y, int64_t n, int64_t d0,
+                                        int64_t d1, int64_t inner, bool batch_first) {
+  TESSERA_GRID_LOOP(i, n) {
+    const int64_t e = i % inner, i1 = (i / inner) % d1, i0 = i / (inner * d1);
+    const int64_t b = batch_first ? i0 : i1, t = batch_first ? i1 : i0, steps = batch_first ? d1 : d0;
+    int64_t len = lens[b];
+    len = len < 0 ? 0 : (len > steps ? steps : len);
+    const int64_t from = t < len ? len - 1 - t : t;
+    const int64_t f0 = batch_first ? i0 : from, f1 = batch_first ? from : i1;
+    y[i] = x[(f0 * d1 + f1) * inner + e];
+  }
+}
+
+}  // namespace
+
+void launch_reverse_sequence(int elem_bytes, const void* x, const int64_t* lens, void* y, int64_t d0,
+                             int64_t d1, int64_t inner, bool batch_first, cudaStream_t s) {
+  const int64_t n = d0 * d1 * inner;
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    reverse_sequence_kernel<S><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<const S*>(x), lens, static_cast<S*>(y), n, d0, d1, inner, batch_first);
+  });
+}
+
+StridedCopy simplify(const StridedCopy& c) {
+  StridedCopy r;
+  r.src_base = c.src_base;
+  r.dst_base = c.dst_base;
+  for (int d = 0; d < c.rank; ++d) {
+    if (c.dims[d] == 1) continue;
+    if (r.rank > 0 && r.src[r.rank - 1] == c.src[d] * c.dims[d] &&
+        r.dst[r.rank - 1] == c.dst[d] * c.dims[d]) {
+      r.dims[r.rank - 1] *= c.dims[d];
+      r.src[r.rank - 1] = c.src[d];
+      r.dst[r.rank - 1] = c.dst[d];
+      continue;
+    }
+    r.dims[r.rank] = c.dims[d];
+    r.src[r.rank] = c.src[d];
+    r.dst[r.rank] = c.dst[d];
+    ++r.rank;
+  }
+  return r;
+}
+
+void launch_strided_copy(int elem_bytes, const void* src, void* dst, const StridedCopy& c, cudaStream_t s) {
+  int64_t n = 1;
+  for (int d = 0; d < c.rank; ++d) n *= c.dims[d];
+  if (n == 0) return;
+  StridedCopy k = simplify(c);
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    const S* in = static_cast<const S*>(src) + k.src_base;
+    S* out = static_cast<S*>(dst) + k.dst_base;
+    if (k.rank == 0 || (k.rank == 1 && k.src[0] == 1 && k.dst[0] == 1)) {
+      contiguous_copy_kernel<S><<<grid_for(n), kThreads, 0, s>>>(in, out, n);
+      return;
+    }
+    k.src_base = k.dst_base = 0;
+    strided_copy_kernel<S><<<grid_for(n), kThreads, 0, s>>>(in, out, n, k);
+  });
+}
+
+void launch_transpose_tiles(int elem_bytes, const void* src, void* dst, int64_t batch, int64_t rows,
+                            int64_t cols, cudaStream_t s) {
+  if (batch * rows * cols == 0) return;
+  const int64_t tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;
+  const int64_t tiles = tr * tc * batch;
+  const unsigned grid = static_cast<unsigned>(tiles < 65535 * 16 ? tiles : 65535 * 16);
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    transpose_tile_kernel<S><<<grid, dim3(kTile, kTileRows), 0, s>>>(
+        static_cast<const S*>(src), static_cast<S*>(dst), rows, cols, tr, tc, batch);
+  });
+}
+
+void launch_fill(int elem_bytes, void* dst, int64_t n, uint64_t pattern, cudaStream_t s) {
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    fill_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<S*>(dst), n, static_cast<S>(pattern));
+  });
+}
+
+void launch_pad(int elem_bytes, PadMode mode, const void* src, void* dst, const PadShape& p, uint64_t value,
+                cudaStream_t s) {
+  int64_t n = 1;
+  for (int d = 0; d < p.rank; ++d) n *= p.out_dims[d];
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    pad_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const S*>(src), static_cast<S*>(dst), n, p,
+                                                   mode, static_cast<S>(value));
+  });
+}
+
+void launch_gather(int elem_bytes, const void* data, const void* idx, bool idx64, void* out, int64_t outer,
+                   int64_t axis_dim, int64_t nidx, int64_t inner, cudaStream_t s) {
+  const int64_t n = outer * nidx * inner;
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    auto* d = static_cast<const S*>(data);
+    auto* o = static_cast<S*>(out);
+    if (idx64)
+      gather_kernel<S, int64_t>
+          <<<grid_for(n), kThreads, 0, s>>>(d, static_cast<const int64_t*>(idx), o, n, axis_dim, nidx, inner);
+    else
+      gather_kernel<S, int32_t>
+          <<<grid_for(n), kThreads, 0, s>>>(d, static_cast<const int32_t*>(idx), o, n, axis_dim, nidx, inner);
+  });
+}
+
+void launch_gather_elements(int elem_bytes, const void* data, const void* idx, bool idx64, void* out,
+                            const IndexShape& sh, int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    auto* d = static_cast<const S*>(data);
+    auto* o = static_cast<S*>(out);
+    if (idx64)
+      gather_elements_kernel<S, int64_t>
+          <<<grid_for(n), kThreads, 0, s>>>(d, static_cast<const int64_t*>(idx), o, n, sh);
+    else
+      gather_elements_kernel<S, int32_t>
+          <<<grid_for(n), kThreads, 0, s>>>(d, static_cast<const int32_t*>(idx), o, n, sh);
+  });
+}
+
+void launch_gather_nd(int elem_bytes, const void* data, const void* idx, void* out, const NdShape& sh,
+                      cudaStream_t s) {
+  const int64_t n = sh.batch * sh.q * sh.slice;
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    gather_nd_kernel<S, int64_t><<<grid_for(n), kThreads, 0, s>>>(
+        static_cast<const S*>(data), static_cast<const int64_t*>(idx), static_cast<S*>(out), n, sh);
+  });
+}
+
+void launch_where(int elem_bytes, const bool* cond, const void* x, const void* y, void* out, int64_t n,
+                  const Broadcast3& b, cudaStream_t s) {
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    where_kernel<S><<<grid_for(n), kThreads, 0, s>>>(cond, static_cast<const S*>(x), static_cast<const S*>(y),
+                                                     static_cast<S*>(out), n, b);
+  });
+}
+
+void launch_trilu(int elem_bytes, const void* src, void* dst, int64_t batch, int64_t rows, int64_t cols,
+                  int64_t k, bool upper, cudaStream_t s) {
+  const int64_t n = batch * rows * cols;
+  if (n == 0) return;
+  by_size(elem_bytes, [&](auto tag_S) {
+    using S = typename decltype(tag_S)::type;
+    trilu_kernel<S><<<grid_for(n), kThreads, 0, s>>>(static_cast<const S*>(src), static_cast<S*>(dst), n,
+                                                     rows, cols, k, upper);
+  });
+}
+
+}  // namespace tessera::cuda
