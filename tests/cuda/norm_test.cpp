@@ -63,11 +63,14 @@ TEST_F(CudaOps, GroupAndInstanceNormalizationMatchTheReference) {
   for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16}) {
     for (const rt::Shape& shape : {rt::Shape{2, 6, 17, 9}, rt::Shape{3, 32, 100}, rt::Shape{1, 8, 4096}}) {
       const int64_t c = shape[1];
-      OneNode in = node("InstanceNormalization", 6);
-      in.inputs = {random_tensor(t, shape, -3.0f, 5.0f, seed++), random_tensor(t, {c}, -2.0f, 2.0f, seed++),
-                   random_tensor(t, {c}, -1.0f, 1.0f, seed++)};
-      expect_matches(in, rtol_for(t), atol_for(t),
-                     std::string("InstanceNormalization ") + type_name(t) + " " + rt::shape_str(shape));
+      // InstanceNormalization's schema has no bfloat16.
+      if (t != DataType::kBFloat16) {
+        OneNode in = node("InstanceNormalization", 6);
+        in.inputs = {random_tensor(t, shape, -3.0f, 5.0f, seed++), random_tensor(t, {c}, -2.0f, 2.0f, seed++),
+                     random_tensor(t, {c}, -1.0f, 1.0f, seed++)};
+        expect_matches(in, rtol_for(t), atol_for(t),
+                       std::string("InstanceNormalization ") + type_name(t) + " " + rt::shape_str(shape));
+      }
       for (int opset : {18, 21}) {
         const int64_t groups = 2;
         const int64_t params = opset == 18 ? groups : c;
@@ -89,6 +92,7 @@ TEST_F(CudaOps, BatchNormalizationInferenceMatchesTheReference) {
     for (const rt::Shape& shape : {rt::Shape{2, 64, 28, 28}, rt::Shape{5, 7}, rt::Shape{3, 16, 50}}) {
       const int64_t c = shape[1];
       for (int opset : {9, 15}) {
+        if (opset < 14 && t == DataType::kBFloat16) continue;  // bfloat16 came with opset 14
         OneNode n = node("BatchNormalization", opset);
         n.inputs = {random_tensor(t, shape, -3.0f, 5.0f, seed++), random_tensor(t, {c}, -2.0f, 2.0f, seed++),
                     random_tensor(t, {c}, -1.0f, 1.0f, seed++), random_tensor(t, {c}, -1.0f, 2.0f, seed++),

@@ -49,10 +49,12 @@ __global__ void softmax_kernel(const T* x, T* y, RowView v) {
           store(y, off, expf(load(x, off) - mx) * inv);
         }
       } else {
-        const float lse = mx + logf(sum);
+        // (x - max) <= 0 and log(sum) >= 0 are subtracted last: no cancellation, so the result keeps a
+        // few ulp relative to itself even where the logits are in the thousands.
+        const float log_sum = logf(sum);
         for (int64_t r = ti.lane; r < v.n; r += Team) {
           const int64_t off = base + r * v.inner;
-          store(y, off, load(x, off) - lse);
+          store(y, off, (load(x, off) - mx) - log_sum);
         }
       }
     }
