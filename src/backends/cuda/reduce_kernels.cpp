@@ -1,5 +1,6 @@
 // The CUDA backend's kernels for reductions (Reduce*, ArgMax, ArgMin); register_reduce_kernels also
-// registers the softmax and normalisation families (softmax_kernels.cpp, norm_kernels.cpp).
+// registers the softmax, normalisation and TopK families (softmax_kernels.cpp, norm_kernels.cpp,
+// reduce_topk_kernels.cpp).
 //
 // Axes come from the attribute (before opset 13 for ReduceSum, 18 for the others) or from the optional
 // second input, which the kernel reads in host memory; an empty set reduces every axis, or none with
@@ -155,6 +156,7 @@ void register_reduce_kernels(KernelTable& t) {
   }
   register_softmax_kernels(t);
   register_norm_kernels(t);
+  register_top_k_kernels(t);
 }
 
 }  // namespace tessera::cuda

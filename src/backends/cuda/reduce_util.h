@@ -28,5 +28,6 @@ int64_t normalized_axis(int64_t axis, int64_t rank, std::string_view what = "axi
 
 void register_softmax_kernels(KernelTable& t);  // softmax_kernels.cpp
 void register_norm_kernels(KernelTable& t);     // norm_kernels.cpp
+void register_top_k_kernels(KernelTable& t);    // reduce_topk_kernels.cpp
 
 }  // namespace tessera::cuda
