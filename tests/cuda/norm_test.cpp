@@ -104,5 +104,30 @@ TEST_F(CudaOps, BatchNormalizationInferenceMatchesTheReference) {
   }
 }
 
+// LpNormalization along the last and an inner axis (a zero row gives zeros), MeanVarianceNormalization
+// over its default axes [0, 2, 3] (not contiguous) and over the last two.
+TEST_F(CudaOps, LpAndMeanVarianceNormalizationMatchTheReference) {
+  uint32_t seed = 5000;
+  for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
+    for (int64_t p : {1, 2}) {
+      for (const auto& [shape, axis] :
+           {std::pair{rt::Shape{300, 1000}, int64_t{-1}}, std::pair{rt::Shape{20, 30, 40}, int64_t{1}}}) {
+        OneNode n =
+            node("LpNormalization", 1, {ir::Attribute::of_int("p", p), ir::Attribute::of_int("axis", axis)});
+        n.inputs = {random_tensor(t, shape, -3.0f, 3.0f, seed++)};
+        expect_matches(n, rtol_for(t), 1e-7, std::string("LpNormalization ") + type_name(t));
+      }
+    }
+    OneNode z = node("LpNormalization", 1);
+    z.inputs = {floats(t, {2, 3}, {0, 0, 0, 3, 0, 4})};
+    expect_matches(z, rtol_for(t), 0, "LpNormalization zero row");
+    for (const auto& axes : {std::vector<int64_t>{0, 2, 3}, std::vector<int64_t>{-2, -1}}) {
+      OneNode m = node("MeanVarianceNormalization", 13, {ir::Attribute::of_ints("axes", axes)});
+      m.inputs = {random_tensor(t, {3, 5, 40, 30}, -3.0f, 5.0f, seed++)};
+      expect_matches(m, rtol_for(t), atol_for(t), std::string("MeanVarianceNormalization ") + type_name(t));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::cuda_test

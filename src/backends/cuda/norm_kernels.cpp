@@ -2,6 +2,7 @@
 // RMSNormalization, InstanceNormalization, GroupNormalization (opset 18: scale and bias per group; 21:
 // per channel) and BatchNormalization in inference mode. Statistics are float32 (two passes), which
 // is what stash_type 1 asks; other stash types keep the node on the CPU when it wants the statistics.
+// Also LpNormalization and MeanVarianceNormalization, whose statistics run over any set of axes.
 #include <fmt/format.h>
 
 #include "backends/cuda/kernel_util.h"
@@ -176,9 +177,60 @@ bool batch_norm_supported(const rt::KernelInfo& info) {
   return true;
 }
 
+// LpNormalization along one axis (p 1 or 2) and MeanVarianceNormalization over a set of axes.
+class GroupStatNormKernel : public rt::OpKernel {
+ public:
+  GroupStatNormKernel(const rt::KernelInfo& info, bool lp) : lp_(lp) {
+    if (lp) {
+      kind_ = info.get_int("p", 2) == 1 ? GroupNormKind::kL1 : GroupNormKind::kL2;
+      axes_ = {info.get_int("axis", -1)};
+    } else {
+      kind_ = GroupNormKind::kMeanVariance;
+      axes_ = info.get_ints("axes", {0, 2, 3});
+    }
+  }
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    const auto rank = static_cast<int64_t>(x.rank());
+    if (rank > kMaxRank)
+      ctx.fail(fmt::format("the CUDA kernel normalises up to rank {}, got {}", kMaxRank, rank));
+    std::vector<bool> mask(static_cast<size_t>(rank), false);
+    for (int64_t a : axes_) {
+      const auto k = static_cast<size_t>(normalized_axis(a, rank, lp_ ? "axis" : "axes value"));
+      if (mask[k]) ctx.fail(fmt::format("axis {} is listed twice in 'axes'", a));
+      mask[k] = true;
+    }
+    rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), x.shape());
+    launch_group_stat_norm(kind_, *elem_type(x.dtype()), x.raw(), y.raw(), make_reduce_geom(x.shape(), mask),
+                           native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  bool lp_;
+  GroupNormKind kind_ = GroupNormKind::kL2;
+  std::vector<int64_t> axes_;
+};
+
+bool group_stat_norm_supported(const rt::KernelInfo& info, bool lp) {
+  if (!all_tensors(info) || !same_float_inputs(info, 1) || !rank_known(info, 0, 1)) return false;
+  if (!lp) return true;
+  const int64_t p = info.get_int("p", 2);
+  return p == 1 || p == 2;
+}
+
 }  // namespace
 
 void register_norm_kernels(KernelTable& t) {
+  for (auto [name, lp] :
+       {std::pair{"LpNormalization", true}, std::pair{"MeanVarianceNormalization", false}}) {
+    t.add(cuda_def(
+        name, [lp](const rt::KernelInfo& i) { return group_stat_norm_supported(i, lp); },
+        [lp](const rt::KernelInfo& info) -> rt::KernelPtr {
+          return std::make_unique<GroupStatNormKernel>(info, lp);
+        }));
+  }
   for (auto [name, rms, since] :
        {std::tuple{"LayerNormalization", false, 17}, std::tuple{"RMSNormalization", true, 23}}) {
     t.add(cuda_def(

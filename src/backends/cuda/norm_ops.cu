@@ -58,6 +58,80 @@ __global__ void batch_norm_kernel(const T* x, const T* scale, const T* bias, con
   }
 }
 
+__device__ __forceinline__ int64_t offset_of(int64_t i, int rank, const int64_t* dims,
+                                             const int64_t* strides) {
+  int64_t off = 0;
+  for (int d = rank - 1; d > 0; --d) {
+    off += (i % dims[d]) * strides[d];
+    i /= dims[d];
+  }
+  return rank > 0 ? off + i * strides[0] : 0;
+}
+
+template <GroupNormKind K, int Team, class T>
+__global__ void group_stat_norm_kernel(const T* x, T* y, ReduceGeom geom) {
+  TeamIndex<Team> ti;
+  const float count = static_cast<float>(geom.n);
+  auto at = [&](int64_t base, int64_t r) {
+    return base + offset_of(r, geom.red_rank, geom.red_dims, geom.red_strides);
+  };
+  for (int64_t g = ti.team; g < geom.groups; g += ti.teams) {
+    const int64_t base = offset_of(g, geom.kept_rank, geom.kept_dims, geom.kept_strides);
+    if constexpr (K == GroupNormKind::kMeanVariance) {
+      // Shifted by the group's first element, as in the row norms.
+      const float pivot = geom.n > 0 ? load(x, at(base, 0)) : 0.0f;
+      KahanSum acc;
+      for (int64_t r = ti.lane; r < geom.n; r += Team) acc.add(load(x, at(base, r)) - pivot);
+      const float mean = team_reduce<Team>(acc.value(), SumOp{}) / count;
+      KahanSum sq;
+      for (int64_t r = ti.lane; r < geom.n; r += Team) {
+        const float d = (load(x, at(base, r)) - pivot) - mean;
+        sq.add(d * d);
+      }
+      const float sd = sqrtf(team_reduce<Team>(sq.value(), SumOp{}) / count) + 1e-9f;
+      for (int64_t r = ti.lane; r < geom.n; r += Team) {
+        const int64_t off = at(base, r);
+        store(y, off, ((load(x, off) - pivot) - mean) / sd);
+      }
+    } else {
+      KahanSum acc;
+      for (int64_t r = ti.lane; r < geom.n; r += Team) {
+        const float v = load(x, at(base, r));
+        acc.add(K == GroupNormKind::kL1 ? fabsf(v) : v * v);
+      }
+      float norm = team_reduce<Team>(acc.value(), SumOp{});
+      if (K == GroupNormKind::kL2) norm = sqrtf(norm);
+      for (int64_t r = ti.lane; r < geom.n; r += Team) {
+        const int64_t off = at(base, r);
+        store(y, off, norm == 0.0f ? 0.0f : load(x, off) / norm);
+      }
+    }
+  }
+}
+
+template <GroupNormKind K, class T>
+void group_stat_norm_typed(const void* x, void* y, const ReduceGeom& geom, cudaStream_t s) {
+  auto* in = static_cast<const T*>(x);
+  auto* out = static_cast<T*>(y);
+  const int team = team_for(geom.groups, geom.n);
+  const unsigned b = blocks_for_teams(geom.groups, team);
+  if (team == 1) return group_stat_norm_kernel<K, 1, T><<<b, kBlock, 0, s>>>(in, out, geom);
+  if (team == 32) return group_stat_norm_kernel<K, 32, T><<<b, kBlock, 0, s>>>(in, out, geom);
+  group_stat_norm_kernel<K, kBlock, T><<<b, kBlock, 0, s>>>(in, out, geom);
+}
+
+template <class T>
+void group_stat_norm_kind(GroupNormKind k, const void* x, void* y, const ReduceGeom& geom, cudaStream_t s) {
+  switch (k) {
+    case GroupNormKind::kL1:
+      return group_stat_norm_typed<GroupNormKind::kL1, T>(x, y, geom, s);
+    case GroupNormKind::kL2:
+      return group_stat_norm_typed<GroupNormKind::kL2, T>(x, y, geom, s);
+    case GroupNormKind::kMeanVariance:
+      return group_stat_norm_typed<GroupNormKind::kMeanVariance, T>(x, y, geom, s);
+  }
+}
+
 template <class T>
 void row_norm_typed(const void* x, const void* scale, const void* bias, void* y, float* mean, float* inv,
                     const NormParams& p, cudaStream_t s) {
@@ -82,6 +156,19 @@ void batch_norm_typed(const void* x, const void* scale, const void* bias, const 
 }
 
 }  // namespace
+
+void launch_group_stat_norm(GroupNormKind k, ElemType t, const void* x, void* y, const ReduceGeom& geom,
+                            cudaStream_t s) {
+  if (geom.groups == 0 || geom.n == 0) return;
+  switch (t) {
+    case ElemType::kFloat:
+      return group_stat_norm_kind<float>(k, x, y, geom, s);
+    case ElemType::kHalf:
+      return group_stat_norm_kind<__half>(k, x, y, geom, s);
+    case ElemType::kBFloat16:
+      return group_stat_norm_kind<__nv_bfloat16>(k, x, y, geom, s);
+  }
+}
 
 void launch_row_norm(ElemType t, const void* x, const void* scale, const void* bias, void* y, float* mean,
                      float* inv_std, const NormParams& p, cudaStream_t s) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/reduce_ops.h"
 
 namespace tessera::cuda {
 
@@ -29,5 +30,11 @@ void launch_row_norm(ElemType t, const void* x, const void* scale, const void* b
 void launch_batch_norm(ElemType t, const void* x, const void* scale, const void* bias, const void* mean,
                        const void* var, void* y, int64_t total, int64_t channels, int64_t spatial, float eps,
                        cudaStream_t s);
+
+// Normalisations over the groups of a reduction geometry (any set of axes): LpNormalization (x over its
+// L1 or L2 norm; a zero norm gives 0) and MeanVarianceNormalization ((x - mean) / (std + 1e-9)).
+enum class GroupNormKind { kL1, kL2, kMeanVariance };
+void launch_group_stat_norm(GroupNormKind k, ElemType t, const void* x, void* y, const ReduceGeom& geom,
+                            cudaStream_t s);
 
 }  // namespace tessera::cuda
