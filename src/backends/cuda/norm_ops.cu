@@ -9,25 +9,35 @@ struct SumOp {
   __device__ float operator()(float a, float b) const { return a + b; }
 };
 
+// Element k of a row: x, or in the skip forms x + skip + bias summed in float32.
+template <class T>
+__device__ __forceinline__ float row_value(const T* x, const NormParams& p, int64_t base, int64_t k) {
+  float v = load(x, base + k);
+  if (p.skip) v += load(static_cast<const T*>(p.skip), (base + k) % p.skip_n);
+  if (p.sum_bias) v += load(static_cast<const T*>(p.sum_bias), k);
+  return v;
+}
+
 template <int Team, class T>
 __global__ void row_norm_kernel(const T* x, const T* scale, const T* bias, T* y, float* mean_out,
                                 float* inv_out, NormParams p) {
   TeamIndex<Team> ti;
   const float count = static_cast<float>(p.n);
+  T* sum_out = static_cast<T*>(p.sum_out);
   for (int64_t row = ti.team; row < p.rows; row += ti.teams) {
     const int64_t base = row * p.n;
     // The row is shifted by its first element (x - pivot is exact for values within a factor of 2 of
     // it), so that a row near 1000 with a spread of 0.01 keeps its digits in the float32 mean.
-    const float pivot = p.rms || p.n == 0 ? 0.0f : load(x, base);
+    const float pivot = p.rms || p.n == 0 ? 0.0f : row_value(x, p, base, 0);
     float shifted_mean = 0.0f;
     if (!p.rms) {
       KahanSum acc;
-      for (int64_t k = ti.lane; k < p.n; k += Team) acc.add(load(x, base + k) - pivot);
+      for (int64_t k = ti.lane; k < p.n; k += Team) acc.add(row_value(x, p, base, k) - pivot);
       shifted_mean = team_reduce<Team>(acc.value(), SumOp{}) / count;
     }
     KahanSum sq;
     for (int64_t k = ti.lane; k < p.n; k += Team) {
-      const float d = (load(x, base + k) - pivot) - shifted_mean;
+      const float d = (row_value(x, p, base, k) - pivot) - shifted_mean;
       sq.add(d * d);
     }
     const float var = team_reduce<Team>(sq.value(), SumOp{}) / count;
@@ -39,10 +49,12 @@ __global__ void row_norm_kernel(const T* x, const T* scale, const T* bias, T* y,
     const int64_t pbase = (row % p.param_rows) * p.param_step;
     for (int64_t k = ti.lane; k < p.n; k += Team) {
       const int64_t pi = pbase + k / p.param_div;
-      float v = ((load(x, base + k) - pivot) - shifted_mean) * inv;
-      if (scale) v *= load(scale, pi);
-      if (bias) v += load(bias, pi);
+      const float xv = row_value(x, p, base, k);
+      float v = ((xv - pivot) - shifted_mean) * inv;
+      if (scale) v *= load(scale, pi * p.scale_mult);
+      if (bias) v += load(bias, pi * p.bias_mult);
       store(y, base + k, v);
+      if (sum_out) store(sum_out, base + k, xv);
     }
   }
 }

@@ -19,6 +19,13 @@ struct NormParams {
   bool rms = false;  // RMSNormalization: scale by the root mean square, no mean subtracted
   // Scale and bias of element k of row r sit at (r % param_rows) * param_step + k / param_div.
   int64_t param_rows = 1, param_step = 0, param_div = 1;
+  int64_t scale_mult = 1, bias_mult = 1;  // 0: one scale (bias) value for every element
+  // The skip forms (ONNX Runtime's SkipLayerNormalization): the row is x + skip[i % skip_n] + sum_bias[k],
+  // summed in float32, and sum_out (when set) receives that sum; all of x's element type.
+  const void* skip = nullptr;
+  int64_t skip_n = 1;
+  const void* sum_bias = nullptr;
+  void* sum_out = nullptr;
 };
 
 // scale/bias may be null (1 and 0); mean/inv_std (float32, one per row) may be null.

@@ -26,8 +26,9 @@ bool float_like_input0(const rt::KernelInfo& info, size_t first, size_t last);
 // `axis` in [-rank, rank) made non-negative; KernelError naming `what` otherwise.
 int64_t normalized_axis(int64_t axis, int64_t rank, std::string_view what = "axis");
 
-void register_softmax_kernels(KernelTable& t);  // softmax_kernels.cpp
-void register_norm_kernels(KernelTable& t);     // norm_kernels.cpp
-void register_top_k_kernels(KernelTable& t);    // reduce_topk_kernels.cpp
+void register_softmax_kernels(KernelTable& t);       // softmax_kernels.cpp
+void register_norm_kernels(KernelTable& t);          // norm_kernels.cpp
+void register_top_k_kernels(KernelTable& t);         // reduce_topk_kernels.cpp
+void register_norm_contrib_kernels(KernelTable& t);  // norm_contrib_kernels.cpp
 
 }  // namespace tessera::cuda
