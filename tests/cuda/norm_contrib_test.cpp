@@ -29,7 +29,7 @@ TEST_F(CudaOps, ContribLayerNormalizationsMatchTheReference) {
         n.inputs = {random_tensor(t, {4, 130, 768}, -3.0f, 5.0f, seed++),
                     random_tensor(t, {768}, -2.0f, 2.0f, seed++)};
         if (!simplified) n.inputs.push_back(random_tensor(t, {768}, -1.0f, 1.0f, seed++));
-        expect_matches(n, rtol_of(t), atol_of(t), std::string(op) + " " + type_name(t));
+        expect_matches(n, rtol_of(t), atol_of(t), label(op, type_name(t)));
       }
     }
     for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
@@ -44,8 +44,7 @@ TEST_F(CudaOps, ContribLayerNormalizationsMatchTheReference) {
                       random_tensor(t, {256}, -2.0f, 2.0f, seed++)};
           if (!simplified) n.inputs.push_back(random_tensor(t, {256}, -1.0f, 1.0f, seed++));
           if (with_bias) n.inputs.push_back(random_tensor(t, {256}, -0.5f, 0.5f, seed++));
-          expect_matches(n, rtol_of(t), atol_of(t),
-                         std::string(op) + " " + type_name(t) + " skip " + rt::shape_str(skip));
+          expect_matches(n, rtol_of(t), atol_of(t), label(op, type_name(t), "skip", rt::shape_str(skip)));
         }
       }
     }

@@ -38,13 +38,13 @@ TEST_F(CudaOps, LayerNormalizationMatchesTheReference) {
                     random_tensor(t, norm, -2.0f, 2.0f, seed++), random_tensor(t, norm, -1.0f, 1.0f, seed++)};
         if (!with_bias) n.inputs.pop_back();
         expect_matches(n, rtol_for(t), atol_for(t),
-                       std::string("LayerNormalization ") + type_name(t) + " " + rt::shape_str(c.shape));
+                       label("LayerNormalization", type_name(t), rt::shape_str(c.shape)));
       }
       OneNode r = node("RMSNormalization", 23, {ir::Attribute::of_int("axis", c.axis)});
       r.inputs = {random_tensor(t, c.shape, -3.0f, 5.0f, seed++),
                   random_tensor(t, norm, -2.0f, 2.0f, seed++)};
       expect_matches(r, rtol_for(t), atol_for(t),
-                     std::string("RMSNormalization ") + type_name(t) + " " + rt::shape_str(c.shape));
+                     label("RMSNormalization", type_name(t), rt::shape_str(c.shape)));
     }
   }
 }
@@ -69,7 +69,7 @@ TEST_F(CudaOps, GroupAndInstanceNormalizationMatchTheReference) {
         in.inputs = {random_tensor(t, shape, -3.0f, 5.0f, seed++), random_tensor(t, {c}, -2.0f, 2.0f, seed++),
                      random_tensor(t, {c}, -1.0f, 1.0f, seed++)};
         expect_matches(in, rtol_for(t), atol_for(t),
-                       std::string("InstanceNormalization ") + type_name(t) + " " + rt::shape_str(shape));
+                       label("InstanceNormalization", type_name(t), rt::shape_str(shape)));
       }
       for (int opset : {18, 21}) {
         const int64_t groups = 2;
@@ -79,8 +79,7 @@ TEST_F(CudaOps, GroupAndInstanceNormalizationMatchTheReference) {
                     random_tensor(t, {params}, -2.0f, 2.0f, seed++),
                     random_tensor(t, {params}, -1.0f, 1.0f, seed++)};
         expect_matches(g, rtol_for(t), atol_for(t),
-                       std::string("GroupNormalization-") + std::to_string(opset) + " " + type_name(t) + " " +
-                           rt::shape_str(shape));
+                       label("GroupNormalization", opset, type_name(t), rt::shape_str(shape)));
       }
     }
   }
@@ -98,7 +97,7 @@ TEST_F(CudaOps, BatchNormalizationInferenceMatchesTheReference) {
                     random_tensor(t, {c}, -1.0f, 1.0f, seed++), random_tensor(t, {c}, -1.0f, 2.0f, seed++),
                     random_tensor(t, {c}, 0.5f, 3.0f, seed++)};
         expect_matches(n, rtol_for(t), atol_for(t),
-                       std::string("BatchNormalization ") + type_name(t) + " " + rt::shape_str(shape));
+                       label("BatchNormalization", type_name(t), rt::shape_str(shape)));
       }
     }
   }
@@ -115,7 +114,7 @@ TEST_F(CudaOps, LpAndMeanVarianceNormalizationMatchTheReference) {
         OneNode n =
             node("LpNormalization", 1, {ir::Attribute::of_int("p", p), ir::Attribute::of_int("axis", axis)});
         n.inputs = {random_tensor(t, shape, -3.0f, 3.0f, seed++)};
-        expect_matches(n, rtol_for(t), 1e-7, std::string("LpNormalization ") + type_name(t));
+        expect_matches(n, rtol_for(t), 1e-7, label("LpNormalization", type_name(t)));
       }
     }
     OneNode z = node("LpNormalization", 1);
@@ -124,7 +123,7 @@ TEST_F(CudaOps, LpAndMeanVarianceNormalizationMatchTheReference) {
     for (const auto& axes : {std::vector<int64_t>{0, 2, 3}, std::vector<int64_t>{-2, -1}}) {
       OneNode m = node("MeanVarianceNormalization", 13, {ir::Attribute::of_ints("axes", axes)});
       m.inputs = {random_tensor(t, {3, 5, 40, 30}, -3.0f, 5.0f, seed++)};
-      expect_matches(m, rtol_for(t), atol_for(t), std::string("MeanVarianceNormalization ") + type_name(t));
+      expect_matches(m, rtol_for(t), atol_for(t), label("MeanVarianceNormalization", type_name(t)));
     }
   }
 }

@@ -47,7 +47,7 @@ TEST_F(CudaOps, ReductionsMatchTheReferenceInEveryFloatType) {
           n.inputs = {random_tensor(t, g.shape, lo, hi, seed++)};
           if (!g.axes.empty()) n.inputs.push_back(ints({static_cast<int64_t>(g.axes.size())}, g.axes));
           const double rtol = t == DataType::kFloat ? 64 * type_eps(t) : 2 * type_eps(t);
-          expect_matches(n, rtol, 1e-4, std::string(op) + " " + type_name(t) + " " + rt::shape_str(g.shape));
+          expect_matches(n, rtol, 1e-4, label(op, type_name(t), rt::shape_str(g.shape)));
         }
       }
     }
@@ -61,7 +61,7 @@ TEST_F(CudaOps, ReductionAxesAsAttributeBeforeTheirVersion) {
         node(op, opset, {ir::Attribute::of_ints("axes", {0, -1}), ir::Attribute::of_int("keepdims", 0)});
     const auto [lo, hi] = range_for(op);
     n.inputs = {random_tensor(DataType::kFloat, {40, 6, 70}, lo, hi, 7)};
-    expect_matches(n, 64 * 0x1p-23, 1e-4, std::string(op) + " opset " + std::to_string(opset));
+    expect_matches(n, 64 * 0x1p-23, 1e-4, label(op, "opset", std::to_string(opset)));
   }
 }
 
@@ -70,13 +70,13 @@ TEST_F(CudaOps, ReductionEdgeCases) {
   for (const char* op : {"ReduceSum", "ReduceSumSquare", "ReduceLogSumExp"}) {
     OneNode n = node(op, 18, {ir::Attribute::of_int("noop_with_empty_axes", 1)});
     n.inputs = {random_tensor(DataType::kFloat, {5, 7}, -3.0f, 3.0f, 11)};
-    expect_matches(n, 4 * 0x1p-23, 0, std::string(op) + " noop");
+    expect_matches(n, 4 * 0x1p-23, 0, label(op, "noop"));
   }
   // Reducing an empty axis gives the reduction's identity.
   for (const char* op : kOps) {
     OneNode n = node(op, 18);
     n.inputs = {rt::Tensor::zeros(DataType::kFloat, {3, 0, 4}), ints({1}, {1})};
-    expect_matches(n, 0, 0, std::string(op) + " empty");
+    expect_matches(n, 0, 0, label(op, "empty"));
   }
   // NaN and infinities propagate as the reference's.
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -84,7 +84,7 @@ TEST_F(CudaOps, ReductionEdgeCases) {
     OneNode n = node(op, 18);
     n.inputs = {floats(DataType::kFloat, {4, 3}, {1, nan, 2, inf, 1, 2, -inf, -inf, -inf, -inf, 3, 1}),
                 ints({1}, {1})};
-    expect_matches(n, 4 * 0x1p-23, 0, std::string(op) + " special values");
+    expect_matches(n, 4 * 0x1p-23, 0, label(op, "special values"));
   }
 }
 
@@ -97,7 +97,7 @@ TEST_F(CudaOps, IntegerReductionsWrapAsTheReference) {
         OneNode n = node(op, 18);
         n.inputs = {random_tensor(t, g.shape, -1000.0f, 1000.0f, seed++)};
         if (!g.axes.empty()) n.inputs.push_back(ints({static_cast<int64_t>(g.axes.size())}, g.axes));
-        expect_matches(n, 0, 0, std::string(op) + " " + type_name(t) + " " + rt::shape_str(g.shape));
+        expect_matches(n, 0, 0, label(op, type_name(t), rt::shape_str(g.shape)));
       }
     }
   }
@@ -109,7 +109,7 @@ TEST_F(CudaOps, MillionElementRowsStayAccurate) {
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceL2", "ReduceSumSquare"}) {
     OneNode n = node(op, 18);
     n.inputs = {random_tensor(DataType::kFloat, {1, 1 << 20}, 0.9f, 1.1f, 5), ints({1}, {1})};
-    expect_matches(n, 8 * 0x1p-23, 0, std::string(op) + " long row");
+    expect_matches(n, 8 * 0x1p-23, 0, label(op, "long row"));
   }
 }
 
@@ -129,7 +129,7 @@ TEST_F(CudaOps, ArgMaxArgMinMatchTheReference) {
                       ir::Attribute::of_int("select_last_index", last)});
             // A narrow range makes ties common.
             n.inputs = {random_tensor(t, shape, -20.0f, 20.0f, seed++)};
-            expect_matches(n, 0, 0, std::string(op) + " " + type_name(t) + " " + rt::shape_str(shape));
+            expect_matches(n, 0, 0, label(op, type_name(t), rt::shape_str(shape)));
           }
         }
       }

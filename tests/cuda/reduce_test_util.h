@@ -3,10 +3,12 @@
 // relative and an absolute tolerance. Tests skip, saying why, where no GPU is.
 #pragma once
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,16 @@ namespace tessera::cuda_test {
 namespace rt = tessera::rt;
 namespace ir = tessera::ir;
 using ir::DataType;
+
+// The parts of a failure message, separated by spaces.
+template <class... Parts>
+std::string label(const Parts&... parts) {
+  std::ostringstream os;
+  ((os << parts << ' '), ...);
+  std::string s = os.str();
+  if (!s.empty()) s.pop_back();
+  return s;
+}
 
 class CudaOps : public ::testing::Test {
  protected:
@@ -127,7 +139,7 @@ inline Outputs run_both(const OneNode& c) {
     }
     ir::Shape s;
     for (int64_t d : c.inputs[i].shape()) s.push_back(ir::Dim::of(d));
-    const std::string name = "x" + std::to_string(i);
+    const std::string name = fmt::format("x{}", i);
     ins.push_back(b.input(name, ir::Type::tensor(c.inputs[i].dtype(), s)));
     feeds.emplace_back(name, rt::Value(c.inputs[i]));
   }
@@ -165,7 +177,7 @@ inline void expect_matches(const OneNode& c, double rtol, double atol, const std
   EXPECT_EQ(r.gpu_nodes, 1u) << what << " did not run on the GPU";
   ASSERT_EQ(r.gpu.size(), r.ref.size()) << what;
   for (size_t i = 0; i < r.gpu.size(); ++i)
-    expect_near(r.gpu[i], r.ref[i], rtol, atol, what + " output " + std::to_string(i));
+    expect_near(r.gpu[i], r.ref[i], rtol, atol, label(what, "output", i));
 }
 
 inline const char* type_name(DataType t) {

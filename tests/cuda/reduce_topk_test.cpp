@@ -24,7 +24,7 @@ TEST_F(CudaOps, TopKMatchesTheReference) {
         n.outputs = 2;
         // A narrow range: many ties.
         n.inputs = {random_tensor(t, c.shape, -50.0f, 50.0f, seed++), ints({1}, {c.k})};
-        expect_matches(n, 0, 0, std::string("TopK ") + type_name(t) + " " + rt::shape_str(c.shape));
+        expect_matches(n, 0, 0, label("TopK", type_name(t), rt::shape_str(c.shape)));
       }
     }
   }

@@ -34,11 +34,10 @@ TEST_F(CudaOps, SoftmaxFamilyMatchesTheReference) {
         const double eps = type_eps(t);
         const double rtol = t == DataType::kFloat ? 16 * eps : 2 * eps;
         const double atol = t == DataType::kFloat16 ? 6e-8 : 1e-37;
-        expect_matches(n, rtol, atol, std::string(op) + " " + type_name(t) + " " + rt::shape_str(c.shape));
+        expect_matches(n, rtol, atol, label(op, type_name(t), rt::shape_str(c.shape)));
         // Moderate logits, where no output underflows.
         n.inputs = {random_tensor(t, c.shape, -4.0f, 4.0f, seed++)};
-        expect_matches(n, rtol, atol,
-                       std::string(op) + " small " + type_name(t) + " " + rt::shape_str(c.shape));
+        expect_matches(n, rtol, atol, label(op, "small", type_name(t), rt::shape_str(c.shape)));
       }
     }
   }
