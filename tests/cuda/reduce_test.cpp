@@ -15,7 +15,8 @@ struct Geometry {
 const std::vector<Geometry>& geometries() {
   static const std::vector<Geometry> g = {{{300, 1000}, {1}},      // a block per row
                                           {{2048, 40}, {-1}},      // a warp per row
-                                          {{60, 2000}, {0}},       // a leading axis: a thread per column
+                                          {{60, 2000}, {0}},       // a leading axis, a warp per column
+                                          {{40, 5000}, {0}},       // a leading axis, a thread per column
                                           {{24, 33, 50}, {0, 2}},  // not contiguous
                                           {{7, 5, 3}, {}},         // every axis
                                           {{9, 1, 8}, {1}}};       // a size-1 axis
@@ -116,7 +117,7 @@ TEST_F(CudaOps, MillionElementRowsStayAccurate) {
 TEST_F(CudaOps, ArgMaxArgMinMatchTheReference) {
   uint32_t seed = 500;
   const std::vector<std::pair<rt::Shape, int64_t>> cases = {
-      {{300, 1000}, 1}, {{2048, 40}, -1}, {{60, 2000}, 0}, {{6, 70, 9}, 1}, {{5000, 3}, 1}};
+      {{300, 1000}, 1}, {{2048, 40}, -1}, {{60, 2000}, 0}, {{30, 5000}, 0}, {{6, 70, 9}, 1}, {{5000, 3}, 1}};
   for (const char* op : {"ArgMax", "ArgMin"}) {
     for (DataType t :
          {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kInt32, DataType::kInt64}) {

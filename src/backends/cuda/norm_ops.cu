@@ -125,7 +125,9 @@ template <GroupNormKind K, class T>
 void group_stat_norm_typed(const void* x, void* y, const ReduceGeom& geom, cudaStream_t s) {
   auto* in = static_cast<const T*>(x);
   auto* out = static_cast<T*>(y);
-  const int team = team_for(geom.groups, geom.n);
+  const bool strided = geom.red_rank > 0 && geom.red_strides[geom.red_rank - 1] != 1 && geom.kept_rank > 0 &&
+                       geom.kept_strides[geom.kept_rank - 1] == 1;
+  const int team = team_for(geom.groups, geom.n, strided);
   const unsigned b = blocks_for_teams(geom.groups, team);
   if (team == 1) return group_stat_norm_kernel<K, 1, T><<<b, kBlock, 0, s>>>(in, out, geom);
   if (team == 32) return group_stat_norm_kernel<K, 32, T><<<b, kBlock, 0, s>>>(in, out, geom);

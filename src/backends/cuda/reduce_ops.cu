@@ -166,11 +166,17 @@ __global__ void reduce_kernel(const T* x, T* y, ReduceGeom geom) {
   }
 }
 
+// The innermost reduced dim is not contiguous but the innermost kept one is (see team_for).
+bool strided(const ReduceGeom& g) {
+  return g.red_rank > 0 && g.red_strides[g.red_rank - 1] != 1 && g.kept_rank > 0 &&
+         g.kept_strides[g.kept_rank - 1] == 1;
+}
+
 template <ReduceKind K, class T>
 void reduce_typed(const void* x, void* y, const ReduceGeom& geom, cudaStream_t s) {
   auto* in = static_cast<const T*>(x);
   auto* out = static_cast<T*>(y);
-  const int team = team_for(geom.groups, geom.n);
+  const int team = team_for(geom.groups, geom.n, strided(geom));
   const unsigned b = blocks_for_teams(geom.groups, team);
   if (team == 1) return reduce_kernel<K, 1, T><<<b, kBlock, 0, s>>>(in, out, geom);
   if (team == 32) return reduce_kernel<K, 32, T><<<b, kBlock, 0, s>>>(in, out, geom);
@@ -240,7 +246,7 @@ __global__ void arg_kernel(const T* x, int64_t* y, ReduceGeom geom) {
 template <bool Max, bool Last, class T>
 void arg_typed(const void* x, int64_t* y, const ReduceGeom& geom, cudaStream_t s) {
   auto* in = static_cast<const T*>(x);
-  const int team = team_for(geom.groups, geom.n);
+  const int team = team_for(geom.groups, geom.n, strided(geom));
   const unsigned b = blocks_for_teams(geom.groups, team);
   if (team == 1) return arg_kernel<Max, Last, 1, T><<<b, kBlock, 0, s>>>(in, y, geom);
   if (team == 32) return arg_kernel<Max, Last, 32, T><<<b, kBlock, 0, s>>>(in, y, geom);

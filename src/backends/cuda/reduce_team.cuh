@@ -87,8 +87,12 @@ inline unsigned blocks_for_teams(int64_t groups, int team) {
 
 // The team size for groups of n elements: a thread for tiny groups, a warp for rows up to a few
 // thousand when there are enough of them to fill the GPU, else a block.
-inline int team_for(int64_t groups, int64_t n) {
+// `strided`: a group's elements lie apart in memory while neighbouring groups lie side by side (a
+// reduction over a leading axis, a softmax over a middle one): a thread per group then reads memory
+// coalesced, a warp per group would not.
+inline int team_for(int64_t groups, int64_t n, bool strided = false) {
   if (n <= 8) return 1;
+  if (strided && groups >= 4096) return 1;
   if (n <= 4096 && groups >= 512) return 32;
   return kBlock;
 }

@@ -66,7 +66,7 @@ void softmax_typed(const void* x, void* y, const RowView& v, cudaStream_t s) {
   auto* in = static_cast<const T*>(x);
   auto* out = static_cast<T*>(y);
   const int64_t groups = v.outer * v.inner;
-  const int team = team_for(groups, v.n);
+  const int team = team_for(groups, v.n, v.inner > 1);
   const unsigned b = blocks_for_teams(groups, team);
   if (team == 1) return softmax_kernel<K, 1, T><<<b, kBlock, 0, s>>>(in, out, v);
   if (team == 32) return softmax_kernel<K, 32, T><<<b, kBlock, 0, s>>>(in, out, v);
