@@ -104,6 +104,32 @@ TEST_F(CudaOps, IntegerReductionsWrapAsTheReference) {
   }
 }
 
+// double accumulates in double: the reference's arithmetic, to a few ulp; bool through ReduceMax/Min.
+TEST_F(CudaOps, DoubleAndBoolReductions) {
+  uint32_t seed = 700;
+  for (const char* op : kOps) {
+    const auto [lo, hi] = range_for(op);
+    for (const auto& g : geometries()) {
+      OneNode n = node(op, 18);
+      n.inputs = {random_tensor(DataType::kDouble, g.shape, lo, hi, seed++)};
+      if (!g.axes.empty()) n.inputs.push_back(ints({static_cast<int64_t>(g.axes.size())}, g.axes));
+      expect_matches(n, 1e-12, 1e-12, label(op, "double", rt::shape_str(g.shape)));
+    }
+  }
+  // bool came with opset 20.
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {
+    for (const auto& g : geometries()) {
+      OneNode n = node(op, 20);
+      n.inputs = {random_tensor(DataType::kBool, g.shape, 0.0f, 1.0f, seed++)};
+      if (!g.axes.empty()) n.inputs.push_back(ints({static_cast<int64_t>(g.axes.size())}, g.axes));
+      expect_matches(n, 0, 0, label(op, "bool", rt::shape_str(g.shape)));
+    }
+    OneNode e = node(op, 20);
+    e.inputs = {rt::Tensor::zeros(DataType::kBool, {2, 0}), ints({1}, {1})};
+    expect_matches(e, 0, 0, label(op, "bool empty"));
+  }
+}
+
 // A million values near 1: a float32 running sum would drift by about 1e-3 relative; the compensated
 // per-thread sums and the tree stay within a few ulp.
 TEST_F(CudaOps, MillionElementRowsStayAccurate) {

@@ -69,6 +69,12 @@ inline rt::Tensor random_tensor(DataType t, rt::Shape shape, float lo, float hi,
       case DataType::kInt64:
         out.data<int64_t>()[i] = static_cast<int64_t>(std::floor(v));
         break;
+      case DataType::kDouble:
+        out.data<double>()[i] = static_cast<double>(v) + static_cast<double>(d(rng)) * 0x1p-30;
+        break;
+      case DataType::kBool:
+        out.data<bool>()[i] = v > 0.5f * (lo + hi);
+        break;
       default:
         ADD_FAILURE() << "random_tensor: unexpected type";
         return out;
@@ -180,12 +186,8 @@ inline void expect_matches(const OneNode& c, double rtol, double atol, const std
     expect_near(r.gpu[i], r.ref[i], rtol, atol, label(what, "output", i));
 }
 
-inline const char* type_name(DataType t) {
-  return t == DataType::kFloat      ? "float32"
-         : t == DataType::kFloat16  ? "float16"
-         : t == DataType::kBFloat16 ? "bfloat16"
-         : t == DataType::kInt32    ? "int32"
-                                    : "int64";
+inline std::string_view type_name(DataType t) {
+  return ir::dtype_name(t);
 }
 
 }  // namespace tessera::cuda_test

@@ -114,12 +114,13 @@ bool reduce_supported(const rt::KernelInfo& info, ReduceKind kind) {
   auto t = num_type(info.input_dtype(0));
   if (!t) return false;
   if ((*t == NumType::kInt32 || *t == NumType::kInt64) && !integer_reduction(kind)) return false;
+  if (*t == NumType::kBool && kind != ReduceKind::kMax && kind != ReduceKind::kMin) return false;
   return !info.has_input(1) || info.input_dtype(1) == rt::DataType::kInt64;
 }
 
 bool arg_supported(const rt::KernelInfo& info) {
   return all_tensors(info) && info.input_count() == 1 && rank_known(info, 0, 1) &&
-         num_type(info.input_dtype(0)).has_value();
+         common_num_type(info.input_dtype(0));
 }
 
 struct ReduceOp {

@@ -25,12 +25,21 @@ template <>
 struct IsInt<int32_t> : std::true_type {};
 template <>
 struct IsInt<int64_t> : std::true_type {};
+template <>
+struct IsInt<bool> : std::true_type {};
+
+// The accumulator: long long for integers and bool, double for double, float for the other floats.
+template <class T>
+using AccOf = std::conditional_t<IsInt<T>::value, long long,
+                                 std::conditional_t<std::is_same_v<T, double>, double, float>>;
 
 // Element loads as the accumulator type: float for the float types, long long for integers.
 template <class T>
 __device__ __forceinline__ auto load_acc(const T* p, int64_t i) {
   if constexpr (IsInt<T>::value)
     return static_cast<long long>(p[i]);
+  else if constexpr (std::is_same_v<T, double>)
+    return p[i];
   else
     return load(p, i);
 }
@@ -42,6 +51,12 @@ __device__ __forceinline__ void store_acc(T* p, int64_t i, long long v) {
 template <class T>
 __device__ __forceinline__ void store_acc(T* p, int64_t i, float v) {
   store(p, i, v);
+}
+__device__ __forceinline__ void store_acc(double* p, int64_t i, double v) {
+  p[i] = v;
+}
+__device__ __forceinline__ void store_acc(bool* p, int64_t i, long long v) {
+  p[i] = v != 0;
 }
 
 // Integer adds and multiplies through unsigned 64-bit so that overflow wraps (not undefined).
@@ -64,7 +79,7 @@ __device__ __forceinline__ A contribution(A x) {
     if constexpr (std::is_same_v<A, long long>)
       return x < 0 ? wrap_mul(x, -1) : x;
     else
-      return fabsf(x);
+      return x < A(0) ? -x : x;
   }
   if constexpr (K == ReduceKind::kL2 || K == ReduceKind::kSumSquare) {
     if constexpr (std::is_same_v<A, long long>)
@@ -98,12 +113,13 @@ __device__ __forceinline__ A identity() {
   if constexpr (K == ReduceKind::kMax || K == ReduceKind::kLogSumExp) {
     if constexpr (std::is_same_v<T, int32_t>) return INT_MIN;
     if constexpr (std::is_same_v<T, int64_t>) return LLONG_MIN;
-    if constexpr (std::is_same_v<A, float>) return -INFINITY;
+    if constexpr (!std::is_same_v<A, long long>) return A(-INFINITY);
   }
   if constexpr (K == ReduceKind::kMin) {
     if constexpr (std::is_same_v<T, int32_t>) return INT_MAX;
     if constexpr (std::is_same_v<T, int64_t>) return LLONG_MAX;
-    if constexpr (std::is_same_v<A, float>) return INFINITY;
+    if constexpr (std::is_same_v<T, bool>) return 1;
+    if constexpr (!std::is_same_v<A, long long>) return A(INFINITY);
   }
   return A(0);
 }
@@ -128,14 +144,22 @@ __device__ A reduce_group(const T* x, int64_t base, int lane, const ReduceGeom& 
 }
 
 // ReduceLogSumExp: the maximum, then the sum of exp(x - max) (the maximum itself when it is not finite).
-template <int Team, class T>
-__device__ float log_sum_exp_group(const T* x, int64_t base, int lane, const ReduceGeom& geom) {
-  const float mx = reduce_group<ReduceKind::kMax, Team, T, float>(x, base, lane, geom);
-  KahanSum acc;
-  for (int64_t r = lane; r < geom.n; r += Team)
-    acc.add(expf(load(x, base + decode(r, geom.red_rank, geom.red_dims, geom.red_strides)) - mx));
-  const float sum = team_reduce<Team>(acc.value(), Combine<ReduceKind::kSum, float>{});
-  return isfinite(mx) ? mx + logf(sum) : mx;
+template <int Team, class T, class A>
+__device__ A log_sum_exp_group(const T* x, int64_t base, int lane, const ReduceGeom& geom) {
+  const A mx = reduce_group<ReduceKind::kMax, Team, T, A>(x, base, lane, geom);
+  A sum;
+  if constexpr (std::is_same_v<A, float>) {
+    KahanSum acc;
+    for (int64_t r = lane; r < geom.n; r += Team)
+      acc.add(expf(load(x, base + decode(r, geom.red_rank, geom.red_dims, geom.red_strides)) - mx));
+    sum = acc.value();
+  } else {
+    sum = 0;
+    for (int64_t r = lane; r < geom.n; r += Team)
+      sum += exp(load_acc(x, base + decode(r, geom.red_rank, geom.red_dims, geom.red_strides)) - mx);
+  }
+  sum = team_reduce<Team>(sum, Combine<ReduceKind::kSum, A>{});
+  return isfinite(mx) ? mx + log(sum) : mx;
 }
 
 template <ReduceKind K, class A>
@@ -144,22 +168,22 @@ __device__ __forceinline__ A finish(A acc, int64_t n) {
     if constexpr (std::is_same_v<A, long long>)
       return n == 0 ? 0 : acc / n;
     else
-      return acc / static_cast<float>(n);
+      return acc / static_cast<A>(n);
   }
-  if constexpr (K == ReduceKind::kL2) return sqrtf(acc);
-  if constexpr (K == ReduceKind::kLogSum) return logf(acc);
+  if constexpr (K == ReduceKind::kL2) return sqrt(acc);
+  if constexpr (K == ReduceKind::kLogSum) return log(acc);
   return acc;
 }
 
 template <ReduceKind K, int Team, class T>
 __global__ void reduce_kernel(const T* x, T* y, ReduceGeom geom) {
-  using A = std::conditional_t<IsInt<T>::value, long long, float>;
+  using A = AccOf<T>;
   TeamIndex<Team> ti;
   for (int64_t g = ti.team; g < geom.groups; g += ti.teams) {
     const int64_t base = decode(g, geom.kept_rank, geom.kept_dims, geom.kept_strides);
     A v;
     if constexpr (K == ReduceKind::kLogSumExp)
-      v = log_sum_exp_group<Team>(x, base, ti.lane, geom);
+      v = log_sum_exp_group<Team, T, A>(x, base, ti.lane, geom);
     else
       v = finish<K>(reduce_group<K, Team, T, A>(x, base, ti.lane, geom), geom.n);
     if (ti.lane == 0) store_acc(y, g, v);
@@ -199,6 +223,12 @@ void reduce_kind(NumType t, const void* x, void* y, const ReduceGeom& geom, cuda
     case NumType::kInt64:
       if constexpr (K != ReduceKind::kL2 && K != ReduceKind::kLogSum && K != ReduceKind::kLogSumExp)
         return reduce_typed<K, int64_t>(x, y, geom, s);
+      return;
+    case NumType::kDouble:
+      return reduce_typed<K, double>(x, y, geom, s);
+    case NumType::kBool:
+      if constexpr (K == ReduceKind::kMax || K == ReduceKind::kMin)
+        return reduce_typed<K, bool>(x, y, geom, s);
       return;
   }
 }
@@ -266,6 +296,9 @@ void arg_flags(NumType t, const void* x, int64_t* y, const ReduceGeom& geom, cud
       return arg_typed<Max, Last, int32_t>(x, y, geom, s);
     case NumType::kInt64:
       return arg_typed<Max, Last, int64_t>(x, y, geom, s);
+    case NumType::kDouble:
+    case NumType::kBool:
+      return;  // not offered (arg_supported)
   }
 }
 

@@ -15,7 +15,8 @@
 namespace tessera::cuda {
 
 enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
-enum class NumType { kFloat, kHalf, kBFloat16, kInt32, kInt64 };
+// kDouble and kBool only for the reductions (double accumulates in double; bool: ReduceMax/ReduceMin).
+enum class NumType { kFloat, kHalf, kBFloat16, kInt32, kInt64, kDouble, kBool };
 
 struct ReduceGeom {
   int64_t groups = 1, n = 1;

@@ -20,6 +20,9 @@ __device__ __forceinline__ float shfl_xor(float v, int o) {
 __device__ __forceinline__ long long shfl_xor(long long v, int o) {
   return __shfl_xor_sync(0xffffffffu, v, o);
 }
+__device__ __forceinline__ double shfl_xor(double v, int o) {
+  return __shfl_xor_sync(0xffffffffu, v, o);
+}
 
 // Max and min where a NaN operand wins (fmaxf would drop it).
 __device__ __forceinline__ float nan_max(float a, float b) {
@@ -27,6 +30,12 @@ __device__ __forceinline__ float nan_max(float a, float b) {
 }
 __device__ __forceinline__ float nan_min(float a, float b) {
   return (a != a || b != b) ? a + b : fminf(a, b);
+}
+__device__ __forceinline__ double nan_max(double a, double b) {
+  return (a != a || b != b) ? a + b : fmax(a, b);
+}
+__device__ __forceinline__ double nan_min(double a, double b) {
+  return (a != a || b != b) ? a + b : fmin(a, b);
 }
 
 // Kahan summation: `c` holds the low-order part lost so far. Once the sum is no longer finite the

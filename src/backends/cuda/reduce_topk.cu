@@ -107,6 +107,9 @@ void launch_top_k(NumType t, bool largest, const void* x, void* values, int64_t*
       return top_k_typed<int32_t>(largest, x, values, indices, v, k, s);
     case NumType::kInt64:
       return top_k_typed<int64_t>(largest, x, values, indices, v, k, s);
+    case NumType::kDouble:
+    case NumType::kBool:
+      return;  // not offered (top_k_supported)
   }
 }
 

@@ -63,7 +63,7 @@ class TopKKernel : public rt::OpKernel {
 
 // The row length must be known and short enough for one block's shared memory.
 bool top_k_supported(const rt::KernelInfo& info) {
-  if (!all_tensors(info) || !rank_known(info, 0, 1) || !num_type(info.input_dtype(0))) return false;
+  if (!all_tensors(info) || !rank_known(info, 0, 1) || !common_num_type(info.input_dtype(0))) return false;
   const ir::Shape& s = *info.input_type(0).shape;
   const auto rank = static_cast<int64_t>(s.size());
   int64_t axis = info.get_int("axis", -1);

@@ -18,9 +18,18 @@ std::optional<NumType> num_type(rt::DataType t) {
       return NumType::kInt32;
     case rt::DataType::kInt64:
       return NumType::kInt64;
+    case rt::DataType::kDouble:
+      return NumType::kDouble;
+    case rt::DataType::kBool:
+      return NumType::kBool;
     default:
       return std::nullopt;
   }
+}
+
+bool common_num_type(rt::DataType t) {
+  auto n = num_type(t);
+  return n && *n != NumType::kDouble && *n != NumType::kBool;
 }
 
 int input_rank(const rt::KernelInfo& info, size_t i) {

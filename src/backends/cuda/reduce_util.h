@@ -13,6 +13,8 @@ namespace tessera::cuda {
 
 // The element types the reductions are instantiated for; nullopt for the others.
 std::optional<NumType> num_type(rt::DataType t);
+// float32, float16, bfloat16, int32, int64: the types ArgMax/ArgMin and TopK take.
+bool common_num_type(rt::DataType t);
 
 // Input i is a tensor whose rank inference knows, within [min_rank, kMaxRank].
 bool rank_known(const rt::KernelInfo& info, size_t i, int min_rank);
