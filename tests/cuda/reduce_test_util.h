@@ -151,7 +151,11 @@ inline Outputs run_both(const OneNode& c) {
   }
   auto outs = b.nodes(c.op, ins, c.attrs, "op", c.outputs, c.domain);
   for (const auto& o : outs) b.output(o);
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda"});
+  // Float32 as written: a GPU session would lower the model to float16 by default; the float16 and
+  // bfloat16 cases feed those types directly.
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
+                      .backend = "cuda",
+                      .precision = tessera::passes::Precision::kFp32});
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
   Outputs r;
   for (const auto& v : gpu.run(feeds)) r.gpu.push_back(v.tensor());
