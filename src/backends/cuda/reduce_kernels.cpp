@@ -159,6 +159,7 @@ void register_reduce_kernels(KernelTable& t) {
   register_norm_kernels(t);
   register_top_k_kernels(t);
   register_norm_contrib_kernels(t);
+  register_softmax_loss_kernels(t);
 }
 
 }  // namespace tessera::cuda

@@ -32,5 +32,6 @@ void register_softmax_kernels(KernelTable& t);       // softmax_kernels.cpp
 void register_norm_kernels(KernelTable& t);          // norm_kernels.cpp
 void register_top_k_kernels(KernelTable& t);         // reduce_topk_kernels.cpp
 void register_norm_contrib_kernels(KernelTable& t);  // norm_contrib_kernels.cpp
+void register_softmax_loss_kernels(KernelTable& t);  // softmax_loss_kernels.cpp
 
 }  // namespace tessera::cuda
