@@ -1,6 +1,7 @@
-// The CUDA NegativeLogLikelihoodLoss against the CPU's reference kernel: [N, C] and [N, C, d1, d2]
-// scores, class weights or none, ignore_index, reductions none / sum / mean, int32 and int64 targets,
-// float32 and float16; and a target out of range is a clear error.
+// The CUDA NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss against the CPU's reference kernel: [N, C]
+// and [N, C, d1, d2] scores, class weights or none, ignore_index, reductions none / sum / mean, int32 and
+// int64 targets, float32 and float16; SoftmaxCrossEntropyLoss the same way, with log_prob; and a target out
+// of range is a clear error.
 #include "reduce_test_util.h"
 
 namespace tessera::cuda_test {
@@ -39,6 +40,33 @@ TEST_F(CudaOps, NegativeLogLikelihoodLossMatchesTheReference) {
           expect_matches(
               n, t == DataType::kFloat ? 1e-5 : 2 * type_eps(t), 1e-6,
               label("NegativeLogLikelihoodLoss", type_name(t), rt::shape_str(shape), reduction, variant));
+        }
+      }
+    }
+  }
+}
+
+// SoftmaxCrossEntropyLoss with its log_prob output. float16 rounds the log-probabilities once before the
+// loss reads them: 2 units of the type.
+TEST_F(CudaOps, SoftmaxCrossEntropyLossMatchesTheReference) {
+  uint32_t seed = 9000;
+  for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
+    for (const rt::Shape& shape : {rt::Shape{500, 10}, rt::Shape{4, 5, 30, 20}}) {
+      rt::Shape tshape = shape;
+      tshape.erase(tshape.begin() + 1);
+      for (const char* reduction : {"none", "sum", "mean"}) {
+        for (int variant = 0; variant < 3; ++variant) {
+          std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("reduction", reduction)};
+          if (variant == 2) attrs.push_back(ir::Attribute::of_int("ignore_index", 2));
+          OneNode n = node("SoftmaxCrossEntropyLoss", 13, attrs);
+          n.outputs = 2;
+          n.inputs = {random_tensor(t, shape, -5.0f, 5.0f, seed++),
+                      targets(variant == 1 ? DataType::kInt32 : DataType::kInt64, tshape, shape[1],
+                              variant == 2 ? 2 : 0, seed++)};
+          if (variant > 0) n.inputs.push_back(random_tensor(t, {shape[1]}, 0.2f, 2.0f, seed++));
+          expect_matches(
+              n, t == DataType::kFloat ? 1e-5 : 4 * type_eps(t), 1e-6,
+              label("SoftmaxCrossEntropyLoss", type_name(t), rt::shape_str(shape), reduction, variant));
         }
       }
     }

@@ -1,11 +1,13 @@
-// The CUDA backend's NegativeLogLikelihoodLoss. The target is read in host memory, where each value is
-// checked against [0, C) and ignore_index (a clear error naming the position, as the reference gives),
-// then copied to the device as int64 for the kernel.
+// The CUDA backend's NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (log-softmax over the classes,
+// then the same loss; its log_prob output is the log-softmax itself). The target is read in host memory,
+// where each value is checked against [0, C) and ignore_index (a clear error naming the position, as the
+// reference gives), then copied to the device as int64 for the kernel.
 #include <fmt/format.h>
 
 #include "backends/cuda/kernel_util.h"
 #include "backends/cuda/reduce_util.h"
 #include "backends/cuda/softmax_loss_ops.h"
+#include "backends/cuda/softmax_ops.h"
 
 namespace tessera::cuda {
 
@@ -13,7 +15,7 @@ namespace {
 
 class NllKernel : public rt::OpKernel {
  public:
-  explicit NllKernel(const rt::KernelInfo& info) {
+  NllKernel(const rt::KernelInfo& info, bool softmax) : softmax_(softmax) {
     p_.has_ignore = info.has_attr("ignore_index");
     if (p_.has_ignore) p_.ignore = info.get_int("ignore_index");
     const std::string r = info.get_string("reduction", "mean");
@@ -24,9 +26,29 @@ class NllKernel : public rt::OpKernel {
 
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
-    const rt::Tensor& target = ctx.input(1);
     NllParams p = p_;
-    check_shapes(ctx, x, target, p);
+    check_shapes(ctx, x, ctx.input(1), p);
+    if (!softmax_) return run(ctx, x, p);
+    // SoftmaxCrossEntropyLoss: log-softmax over the classes (into the log_prob output when it is
+    // wanted), then the loss of those log-probabilities.
+    rt::Tensor scratch;
+    rt::Tensor* logp = nullptr;
+    if (ctx.output_count() > 1 && ctx.wants_output(1)) {
+      logp = &ctx.output_uninitialized(1, x.dtype(), x.shape());
+    } else {
+      scratch = ctx.scratch_uninitialized(x.dtype(), x.shape());
+      logp = &scratch;
+    }
+    launch_softmax(SoftmaxKind::kLogSoftmax, *elem_type(x.dtype()), x.raw(), logp->raw(),
+                   RowView{p.batch, p.classes, p.positions}, native(ctx.stream()));
+    check_launch(ctx);
+    run(ctx, *logp, p);
+  }
+
+ private:
+  // The loss of log-probabilities `logp` (laid out as input 0) into output 0.
+  void run(rt::KernelContext& ctx, const rt::Tensor& logp, const NllParams& p) const {
+    const rt::Tensor& target = ctx.input(1);
     std::vector<int64_t> t = target.to_int64_vector();
     for (size_t i = 0; i < t.size(); ++i) {
       if (p.has_ignore && t[i] == p.ignore) continue;
@@ -38,17 +60,16 @@ class NllKernel : public rt::OpKernel {
     if (!t.empty())
       check(cudaMemcpyAsync(dev_target.raw(), t.data(), t.size() * sizeof(int64_t), cudaMemcpyHostToDevice,
                             native(ctx.stream())),
-            "NegativeLogLikelihoodLoss target");
+            ctx.info().op_type().c_str());
     const rt::Tensor* weight = ctx.optional_input(2);
     rt::Tensor& out = p.reduction == LossReduction::kNone
-                          ? ctx.output_uninitialized(0, x.dtype(), target.shape())
-                          : ctx.output_uninitialized(0, x.dtype(), {});
-    launch_nll(*elem_type(x.dtype()), x.raw(), static_cast<const int64_t*>(dev_target.raw()),
+                          ? ctx.output_uninitialized(0, logp.dtype(), target.shape())
+                          : ctx.output_uninitialized(0, logp.dtype(), {});
+    launch_nll(*elem_type(logp.dtype()), logp.raw(), static_cast<const int64_t*>(dev_target.raw()),
                weight ? weight->raw() : nullptr, out.raw(), p, native(ctx.stream()));
     check_launch(ctx);
   }
 
- private:
   static void check_shapes(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& target,
                            NllParams& p) {
     if (x.rank() < 2)
@@ -68,6 +89,7 @@ class NllKernel : public rt::OpKernel {
           fmt::format("the class weights must be [C] = [{}], got {}", p.classes, rt::shape_str(w->shape())));
   }
 
+  bool softmax_;
   NllParams p_;
 };
 
@@ -83,10 +105,14 @@ bool nll_supported(const rt::KernelInfo& info) {
 }  // namespace
 
 void register_softmax_loss_kernels(KernelTable& t) {
-  t.add(
-      cuda_def("NegativeLogLikelihoodLoss", nll_supported,
-               [](const rt::KernelInfo& info) -> rt::KernelPtr { return std::make_unique<NllKernel>(info); }),
-      HostIo{{1}, {}});
+  for (auto [name, softmax] :
+       {std::pair{"NegativeLogLikelihoodLoss", false}, std::pair{"SoftmaxCrossEntropyLoss", true}}) {
+    t.add(cuda_def(name, nll_supported,
+                   [softmax](const rt::KernelInfo& info) -> rt::KernelPtr {
+                     return std::make_unique<NllKernel>(info, softmax);
+                   }),
+          HostIo{{1}, {}});
+  }
 }
 
 }  // namespace tessera::cuda
