@@ -1,0 +1,67 @@
+// The pooling kernels against the CPU's reference kernels: ResNet's 3x3 stride-2 max pool, averages with
+// and without count_include_pad, ceil_mode, dilations, asymmetric pads, LpPool, 1-D and 3-D windows, and
+// the global pools, in float32, float16 and bfloat16.
+//
+// Error bound: max is exact; sums of K window values carry 2 * K * 2^-23 * sum |x| (float32 on either
+// side) and one rounding to the element type (2 ulps: float32 divides and pow differ by an ulp or so).
+#include "conv_test_util.h"
+
+using namespace cuda_test;
+
+namespace {
+
+constexpr DataType kTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16};
+
+ir::Attribute ints(const char* name, std::vector<int64_t> v) {
+  return ir::Attribute::of_ints(name, std::move(v));
+}
+
+void check_pool(const std::string& op, const rt::Shape& x, std::vector<ir::Attribute> attrs, DataType t,
+                double window) {
+  Node n = make_node(op, t, {x}, std::move(attrs));
+  Result r = run_both(n, {random_tensor(t, x, 21)});
+  expect_within(r, window, 4, op + " " + rt::shape_str(x) + " " + type_name(t));
+}
+
+}  // namespace
+
+TEST_F(GpuTest, MaxAndAveragePoolWindows) {
+  for (DataType t : kTypes) {
+    // ResNet-50's max pool after the stem.
+    check_pool("MaxPool", {2, 64, 56, 56},
+               {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}, t, 9);
+    check_pool("AveragePool", {1, 32, 17, 17},
+               {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1}),
+                ir::Attribute::of_int("count_include_pad", 1)},
+               t, 9);
+    check_pool("AveragePool", {1, 8, 15, 14},
+               {ints("kernel_shape", {3, 2}), ints("strides", {2, 2}), ints("pads", {1, 0, 0, 1}),
+                ir::Attribute::of_int("ceil_mode", 1)},
+               t, 6);
+  }
+  check_pool("MaxPool", {1, 3, 20, 21},
+             {ints("kernel_shape", {3, 3}), ints("dilations", {2, 1}), ir::Attribute::of_int("ceil_mode", 1),
+              ints("strides", {3, 2})},
+             DataType::kFloat, 9);
+  check_pool("MaxPool", {2, 4, 9, 8},
+             {ints("kernel_shape", {2, 2}), ir::Attribute::of_string("auto_pad", "SAME_UPPER")},
+             DataType::kFloat, 4);
+  check_pool("AveragePool", {2, 4, 9, 8},
+             {ints("kernel_shape", {4, 4}), ir::Attribute::of_string("auto_pad", "SAME_LOWER"),
+              ir::Attribute::of_int("count_include_pad", 1)},
+             DataType::kFloat, 16);
+  check_pool("MaxPool", {2, 3, 50}, {ints("kernel_shape", {4}), ints("strides", {3})}, DataType::kFloat, 4);
+  check_pool("AveragePool", {1, 2, 7, 8, 9},
+             {ints("kernel_shape", {2, 3, 2}), ints("pads", {1, 0, 1, 0, 1, 1})}, DataType::kFloat, 12);
+  check_pool("LpPool", {1, 5, 12, 13}, {ints("kernel_shape", {3, 3}), ir::Attribute::of_int("p", 3)},
+             DataType::kFloat, 9);
+}
+
+TEST_F(GpuTest, GlobalPools) {
+  for (DataType t : kTypes) {
+    check_pool("GlobalAveragePool", {2, 256, 7, 7}, {}, t, 49);
+    check_pool("GlobalMaxPool", {2, 64, 30, 31}, {}, t, 930);
+  }
+  check_pool("GlobalAveragePool", {1, 3, 224, 224}, {}, DataType::kFloat, 224 * 224);
+  check_pool("GlobalLpPool", {1, 6, 5, 7}, {}, DataType::kFloat, 35);
+}
