@@ -1,18 +1,19 @@
 // The cuDNN Conv, ConvTranspose and FusedConv kernels against the CPU's reference kernels: ResNet-50 and
 // MobileNetV2 layers (7x7 stride 2, 3x3, 1x1, stride 2, depthwise), groups, dilations, asymmetric pads
 // (SAME_UPPER / SAME_LOWER with even windows), 1-D and 3-D, ConvTranspose's output_padding and
-// output_shape, in float32, float16 and bfloat16.
+// output_shape, in float32 and float16 (the ONNX types these operators take).
 //
 // Error bound per element: 2 * K * 2^-23 * sum |x||w| (+|b|) with K the products per output (float32
 // accumulation on either side), plus 2 ulps of the element type at the result's magnitude (the bias is
-// added after the convolution is rounded to float16/bfloat16 when cuDNN does not fuse it: two roundings).
+// added after the convolution is rounded to float16 when cuDNN does not fuse it: two roundings).
 #include "conv_test_util.h"
 
 using namespace cuda_test;
 
 namespace {
 
-constexpr DataType kTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16};
+// ONNX types these operators for float16, float and double only.
+constexpr DataType kTypes[] = {DataType::kFloat, DataType::kFloat16};
 
 ir::Attribute ints(const char* name, std::vector<int64_t> v) {
   return ir::Attribute::of_ints(name, std::move(v));

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -139,6 +140,7 @@ struct Plan {
   bool reshape = false;  // pre_pad (Conv) or crop (ConvTranspose)
   ShiftedCopy copy;
   std::string path;
+  bool empty = false;  // a zero-sized axis: no cuDNN call (its descriptors take no zero sizes)
 };
 
 // What both directions share once the geometry is known.
@@ -285,6 +287,13 @@ class ConvKernel : public rt::OpKernel {
     if (z && z->shape() != p.out_shape)
       ctx.fail(fmt::format("input Z has shape {}; it must be the output's {}", rt::shape_str(z->shape()),
                            rt::shape_str(p.out_shape)));
+    if (p.empty) {  // an empty batch or output: nothing to compute; empty inputs sum to zeros
+      rt::Tensor& y = ctx.output(0, x.dtype(), p.out_shape);
+      if (y.numel() > 0 && (b || z || act_.any))
+        ctx.fail(
+            "a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
+      return;
+    }
     rt::Tensor ws, work;
     if (p.workspace > 0)
       ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
@@ -365,6 +374,9 @@ class ConvKernel : public rt::OpKernel {
     auto p = std::make_unique<Plan>();
     Geometry g = transpose_ ? transpose_geometry(*p, x, w) : conv_geometry(*p, x, w);
     pad_to_2d(g);
+    for (const auto* dims : {&g.x_dims, &g.w_dims, &g.y_dims})
+      p->empty |= std::find(dims->begin(), dims->end(), 0) != dims->end();
+    if (p->empty) return *plans_.emplace(key, std::move(p)).first->second;
     set_descriptors(*p, g, x.dtype(), group_, !transpose_);
     std::string k = fmt::format("{}{}|{}|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(),
                                 transpose_ ? "bwd-data" : "fwd", ir::dtype_name(x.dtype()), g.x_dims,
