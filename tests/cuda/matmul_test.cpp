@@ -83,3 +83,25 @@ TEST_F(GpuTest, MatMulBiasAddsTheBiasInTheEpilogue) {
     expect_within(r, 97, 1, "MatMulBias " + type_name(t));
   }
 }
+
+TEST_F(GpuTest, FusedMatMulTransposesAndScales) {
+  struct Case {
+    rt::Shape a, b;
+    bool ta, tb;
+  };
+  std::vector<Case> cases = {{{2, 3, 13, 7}, {2, 3, 5, 13}, true, true},  // strided batched, both transposed
+                             {{4, 13, 7}, {13, 5}, true, false},          // A's batch cannot fold: per entry
+                             {{4, 7, 13}, {5, 13}, false, true},          // folded, B transposed
+                             {{13}, {5, 13}, true, true}};                // a vector ignores its transpose
+  for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
+    for (const auto& c : cases) {
+      Node n = make_node("FusedMatMul", t, {c.a, c.b},
+                         {ir::Attribute::of_float("alpha", 0.125f), ir::Attribute::of_int("transA", c.ta),
+                          ir::Attribute::of_int("transB", c.tb)},
+                         "com.microsoft");
+      Result r = run_both(n, {random_tensor(t, c.a, 9), random_tensor(t, c.b, 10)});
+      expect_within(r, 13, 1,
+                    "FusedMatMul " + rt::shape_str(c.a) + " x " + rt::shape_str(c.b) + " " + type_name(t));
+    }
+  }
+}

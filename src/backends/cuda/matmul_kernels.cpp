@@ -1,7 +1,8 @@
-// The CUDA backend's kernels for MatMul, Gemm and com.tessera MatMulBias through cuBLASLt (matmul_lt.h):
-// float32, float16 and bfloat16. A batched MatMul whose B is one matrix folds the batch into A's rows
-// (a linear layer over [B, S, K] is one [B*S, K] x [K, N] product); equal batches run as one strided
-// batched product (attention's [B, H, S, D] x [B, H, D, S]); other broadcasts one product per entry.
+// The CUDA backend's kernels for MatMul, Gemm, com.tessera MatMulBias and com.microsoft FusedMatMul
+// through cuBLASLt (matmul_lt.h), in float32, float16 and bfloat16. A batched MatMul whose B is one matrix
+// folds the batch into A's rows (a linear layer over [B, S, K] is one [B*S, K] x [K, N] product); equal
+// batches run as one strided batched product (attention's [B, H, S, D] x [B, H, D, S]); other broadcasts one
+// product per entry.
 #include <fmt/format.h>
 
 #include <array>
@@ -26,8 +27,16 @@ const char* byte_ptr(const void* p, int64_t elements, size_t esize) {
   return static_cast<const char*>(p) + elements * static_cast<int64_t>(esize);
 }
 
-// y = A x B (+ bias on every row) with numpy.matmul's shapes: 1-D operands and broadcast batch axes.
-void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, Epilogue epi) {
+// How a product reads its operands: FusedMatMul's transposes of the last two axes and scale.
+struct MatMulForm {
+  bool ta = false, tb = false;
+  float alpha = 1.f;
+};
+
+// y = alpha * op(A) x op(B) (+ bias on every row) with numpy.matmul's shapes: 1-D operands (vectors,
+// which no transpose changes) and broadcast batch axes.
+void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, Epilogue epi,
+            MatMulForm f = {}) {
   const rt::Tensor& a = ctx.input(0);
   const rt::Tensor& b = ctx.input(1);
   if (!elem_type(a.dtype()) || b.dtype() != a.dtype() || (bias && bias->dtype() != a.dtype()))
@@ -36,10 +45,12 @@ void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, 
   if (a.rank() == 0 || b.rank() == 0) ctx.fail("inputs A and B must have rank 1 or more; one is a scalar");
   rt::Shape sa = a.rank() == 1 ? rt::Shape{1, a.dim(0)} : a.shape();
   rt::Shape sb = b.rank() == 1 ? rt::Shape{b.dim(0), 1} : b.shape();
-  const int64_t m = sa[sa.size() - 2], k = sa.back(), n = sb.back();
-  if (sb[sb.size() - 2] != k)
-    ctx.fail(fmt::format("input A {} has {} columns but input B {} has {} rows; they must match",
-                         rt::shape_str(a.shape()), k, rt::shape_str(b.shape()), sb[sb.size() - 2]));
+  const bool ta = f.ta && a.rank() >= 2, tb = f.tb && b.rank() >= 2;
+  const int64_t ra = sa[sa.size() - 2], ca = sa.back(), rb = sb[sb.size() - 2], cb = sb.back();
+  const int64_t m = ta ? ca : ra, k = ta ? ra : ca, kb = tb ? cb : rb, n = tb ? rb : cb;
+  if (kb != k)
+    ctx.fail(fmt::format("input A {} gives K = {} but input B {} gives K = {}; they must match",
+                         rt::shape_str(a.shape()), k, rt::shape_str(b.shape()), kb));
   if (bias && (bias->rank() != 1 || bias->dim(0) != n))
     ctx.fail(fmt::format("input bias has shape {}; it must be [{}]", rt::shape_str(bias->shape()), n));
   rt::Shape ba(sa.begin(), sa.end() - 2), bb(sb.begin(), sb.end() - 2);
@@ -54,11 +65,11 @@ void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, 
   const int64_t count = rt::shape_numel(batch), na = rt::shape_numel(ba), nb = rt::shape_numel(bb);
   const size_t es = rt::dtype_bytes(a.dtype(), 1);
   const void* bp = bias ? bias->raw() : nullptr;
-  LtProblem p{.dtype = a.dtype(), .m = m, .n = n, .k = k, .epilogue = epi};
-  if (nb == 1) {  // B one matrix: A's batch folds into its rows
+  LtProblem p{.dtype = a.dtype(), .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .epilogue = epi};
+  if (nb == 1 && !ta) {  // B one matrix: A's batch folds into its rows
     p.m = m * count;
     p.align = common_alignment({a.raw(), b.raw(), y.raw(), bp});
-    return lt.run(ctx, p, a.raw(), b.raw(), y.raw(), bp, 1.f, 0.f);
+    return lt.run(ctx, p, a.raw(), b.raw(), y.raw(), bp, f.alpha, 0.f);
   }
   if (na == count && nb == count) {
     p.batch = count;
@@ -67,7 +78,7 @@ void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, 
     p.stride_d = m * n;
     p.align = common_alignment({a.raw(), b.raw(), y.raw(), bp, byte_ptr(a.raw(), m * k, es),
                                 byte_ptr(b.raw(), k * n, es), byte_ptr(y.raw(), m * n, es)});
-    return lt.run(ctx, p, a.raw(), b.raw(), y.raw(), bp, 1.f, 0.f);
+    return lt.run(ctx, p, a.raw(), b.raw(), y.raw(), bp, f.alpha, 0.f);
   }
   // Any other broadcast: one product per batch entry at its operands' offsets.
   std::vector<int64_t> stra = rt::broadcast_strides(ba, batch), strb = rt::broadcast_strides(bb, batch);
@@ -89,7 +100,7 @@ void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, 
     }
   }
   p.align = align;
-  for (const auto& q : ptrs) lt.run(ctx, p, q[0], q[1], const_cast<char*>(q[2]), bp, 1.f, 0.f);
+  for (const auto& q : ptrs) lt.run(ctx, p, q[0], q[1], const_cast<char*>(q[2]), bp, f.alpha, 0.f);
 }
 
 class MatMulKernel : public rt::OpKernel {
@@ -111,6 +122,21 @@ class MatMulBiasKernel : public rt::OpKernel {
   }
 
  private:
+  LtMatmul lt_;
+};
+
+// com.microsoft FusedMatMul without batch transposes (declined in `supports`).
+class FusedMatMulKernel : public rt::OpKernel {
+ public:
+  explicit FusedMatMulKernel(const rt::KernelInfo& info)
+      : form_{info.get_int("transA", 0) != 0, info.get_int("transB", 0) != 0, info.get_float("alpha", 1.f)} {}
+  void compute(rt::KernelContext& ctx) const override {
+    matmul(ctx, lt_, nullptr, Epilogue::kNone, form_);
+    ctx.set_path("cuBLASLt");
+  }
+
+ private:
+  MatMulForm form_;
   LtMatmul lt_;
 };
 
@@ -195,6 +221,14 @@ void register_matmul_kernels(KernelTable& t) {
             "MatMulBias", [](const rt::KernelInfo& i) { return float_inputs(i, 3, 3) && i.has_input(2); },
             [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<MatMulBiasKernel>(); })
             .in_domain(ops::layout::kDomain));
+  t.add(cuda_def(
+            "FusedMatMul",
+            [](const rt::KernelInfo& i) {
+              return float_inputs(i, 2, 2) && i.get_int("transBatchA", 0) == 0 &&
+                     i.get_int("transBatchB", 0) == 0;
+            },
+            [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<FusedMatMulKernel>(i); })
+            .in_domain("com.microsoft"));
 }
 
 }  // namespace tessera::cuda
