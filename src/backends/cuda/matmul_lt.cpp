@@ -74,7 +74,7 @@ int common_alignment(std::initializer_list<const void*> ptrs) {
 LtMatmul::LtMatmul() = default;
 LtMatmul::~LtMatmul() = default;
 
-LtMatmul::Plan& LtMatmul::plan(const LtProblem& p) const {
+LtMatmul::Plan& LtMatmul::plan(const LtProblem& p, const void* bias) const {
   auto it = plans_.find(p);
   if (it != plans_.end()) return *it->second;
   auto pl = std::make_unique<Plan>();
@@ -90,6 +90,9 @@ LtMatmul::Plan& LtMatmul::plan(const LtProblem& p) const {
   if (p.epilogue == Epilogue::kBiasRelu) epi = CUBLASLT_EPILOGUE_RELU_BIAS;
   if (p.epilogue == Epilogue::kRelu) epi = CUBLASLT_EPILOGUE_RELU;
   set_desc(pl->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
+  // The heuristic reads the bias address for its alignment (the problem's `align` covers it too).
+  if (epi != CUBLASLT_EPILOGUE_DEFAULT && epi != CUBLASLT_EPILOGUE_RELU)
+    set_desc(pl->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   // Stored shapes of our operands (row-major): A [m, k] or [k, m], B [k, n] or [n, k].
   pl->a = layout(t, p.tb ? p.n : p.k, p.tb ? p.k : p.n, p.batch, p.stride_b);
   pl->b = layout(t, p.ta ? p.k : p.m, p.ta ? p.m : p.k, p.batch, p.stride_a);
@@ -130,7 +133,7 @@ void LtMatmul::run(rt::KernelContext& ctx, const LtProblem& p, const void* a, co
                    const void* bias, float alpha, float beta) const {
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   std::lock_guard lock(mu_);  // the plan's descriptor takes this call's bias pointer
-  Plan& pl = plan(p);
+  Plan& pl = plan(p, bias);
   if (p.epilogue == Epilogue::kBias || p.epilogue == Epilogue::kBiasRelu)
     set_desc(pl.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   rt::Tensor ws;

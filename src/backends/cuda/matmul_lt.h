@@ -47,7 +47,7 @@ class LtMatmul {
 
  private:
   struct Plan;
-  Plan& plan(const LtProblem& p) const;
+  Plan& plan(const LtProblem& p, const void* bias) const;
   mutable std::mutex mu_;
   mutable std::map<LtProblem, std::unique_ptr<Plan>> plans_;
 };
