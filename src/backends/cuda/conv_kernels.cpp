@@ -7,8 +7,8 @@
 // every configuration above through one descriptor set, and its heuristic (the _v7 queries) chooses an
 // algorithm without running anything, so the choice needs no stream synchronisation. Float32 runs on
 // FMA-only kernels (no TF32) and without the FFT algorithms, for float32 accuracy; float16 and bfloat16
-// use tensor cores with float32 accumulation. The choice is made once per shape, kept in the kernel and
-// on disk (conv_algo_cache.h).
+// use tensor cores with float32 accumulation. The choice is made once per shape (at session build
+// when the shapes are static), kept in the kernel and on disk (conv_algo_cache.h).
 //
 // cuDNN takes symmetric pads only: an input with asymmetric pads (SAME_* with an even window) is padded
 // with zeros into a scratch tensor first, and a ConvTranspose whose pads are not symmetric (output_shape,
@@ -20,6 +20,7 @@
 #include <climits>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include "backends/cuda/conv_algo_cache.h"
 #include "backends/cuda/conv_util.h"
@@ -143,6 +144,24 @@ struct Plan {
   bool empty = false;  // a zero-sized axis: no cuDNN call (its descriptors take no zero sizes)
 };
 
+// A shape read as the geometry reads a tensor's: the node's inferred shape at session build, the input's
+// at run time.
+struct ShapeOf {
+  const rt::Shape& s;
+  int64_t dim(int64_t i) const { return s[static_cast<size_t>(i)]; }
+  int64_t rank() const { return static_cast<int64_t>(s.size()); }
+  const rt::Shape& shape() const { return s; }
+};
+
+// The static shape of input i as inferred, or nullopt.
+std::optional<rt::Shape> static_shape(const rt::KernelInfo& info, size_t i) {
+  const auto& shape = info.input_type(i).shape;
+  if (!shape || !ir::shape_is_static(*shape)) return std::nullopt;
+  rt::Shape out;
+  for (const auto& d : *shape) out.push_back(d.value);
+  return out;
+}
+
 // What both directions share once the geometry is known.
 struct Geometry {
   std::vector<int64_t> x_dims, w_dims, y_dims;  // cuDNN's view (1-D padded to 2-D)
@@ -253,10 +272,27 @@ class ConvKernel : public rt::OpKernel {
         group_(info.get_int("group", 1)),
         output_padding_(info.get_ints("output_padding", {})),
         output_shape_(info.get_ints("output_shape", {})),
-        act_(read_activation(info).value_or(Activation{})) {
+        act_(read_activation(info).value_or(Activation{})),
+        static_x_(static_shape(info, 0)),
+        static_w_(static_shape(info, 1)),
+        static_type_(info.input_dtype(0)) {
     if (act_.any) {
       check_cudnn(cudnnSetActivationDescriptor(act_desc_.d, act_.mode, CUDNN_PROPAGATE_NAN, act_.coef),
                   "cudnnSetActivationDescriptor");
+    }
+  }
+
+  // With static shapes, the algorithm is chosen when the session is built rather than on the first run.
+  void prepare(rt::PrepareContext& ctx) override {
+    if (!static_x_ || !static_w_ || static_x_->size() < 3 || static_x_->size() > 5 ||
+        static_w_->size() != static_x_->size())
+      return;
+    try {
+      CudnnHandle h = cudnn_handle(native(ctx.stream()));
+      std::lock_guard lock(mu_);
+      plan(h.handle, ShapeOf{*static_x_}, ShapeOf{*static_w_}, static_type_);
+    } catch (const rt::KernelError&) {
+      // Bad attributes or shapes: the first run reports them, naming the node.
     }
   }
 
@@ -278,7 +314,7 @@ class ConvKernel : public rt::OpKernel {
     cudaStream_t s = native(ctx.stream());
     CudnnHandle h = cudnn_handle(s);
     std::lock_guard lock(mu_);
-    Plan& p = plan(h.handle, x, w);
+    Plan& p = plan(h.handle, ShapeOf{x.shape()}, ShapeOf{w.shape()}, x.dtype());
     ctx.set_path(p.path);
     const int64_t channels = p.out_shape[1];
     if (b && (b->rank() != 1 || b->dim(0) != channels))
@@ -365,10 +401,10 @@ class ConvKernel : public rt::OpKernel {
                   "cudnnActivationForward");
   }
 
-  Plan& plan(cudnnHandle_t h, const rt::Tensor& x, const rt::Tensor& w) const {
+  Plan& plan(cudnnHandle_t h, ShapeOf x, ShapeOf w, rt::DataType dt) const {
     rt::Shape key = x.shape();
     key.insert(key.end(), w.shape().begin(), w.shape().end());
-    key.push_back(static_cast<int64_t>(x.dtype()));
+    key.push_back(static_cast<int64_t>(dt));
     auto it = plans_.find(key);
     if (it != plans_.end()) return *it->second;
     auto p = std::make_unique<Plan>();
@@ -377,17 +413,17 @@ class ConvKernel : public rt::OpKernel {
     for (const auto* dims : {&g.x_dims, &g.w_dims, &g.y_dims})
       p->empty |= std::find(dims->begin(), dims->end(), 0) != dims->end();
     if (p->empty) return *plans_.emplace(key, std::move(p)).first->second;
-    set_descriptors(*p, g, x.dtype(), group_, !transpose_);
-    std::string k = fmt::format("{}{}|{}|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(),
-                                transpose_ ? "bwd-data" : "fwd", ir::dtype_name(x.dtype()), g.x_dims,
-                                g.w_dims, g.y_dims, g.pads, g.strides, g.dilations, group_);
-    choose_algo(h, *p, !transpose_, x.dtype(), k);
+    set_descriptors(*p, g, dt, group_, !transpose_);
+    std::string k =
+        fmt::format("{}{}|{}|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(), transpose_ ? "bwd-data" : "fwd",
+                    ir::dtype_name(dt), g.x_dims, g.w_dims, g.y_dims, g.pads, g.strides, g.dilations, group_);
+    choose_algo(h, *p, !transpose_, dt, k);
     p->path = fmt::format("cuDNN {} algo {}{}", transpose_ ? "backward-data" : "forward", p->algo,
                           p->reshape ? (transpose_ ? " + crop" : " + pad") : "");
     return *plans_.emplace(key, std::move(p)).first->second;
   }
 
-  Geometry conv_geometry(Plan& p, const rt::Tensor& x, const rt::Tensor& w) const {
+  Geometry conv_geometry(Plan& p, ShapeOf x, ShapeOf w) const {
     if (x.dim(1) != w.dim(1) * group_)
       throw rt::KernelError(fmt::format("input X has {} channels but W {} takes {} per group x {} groups",
                                         x.dim(1), rt::shape_str(w.shape()), w.dim(1), group_));
@@ -424,7 +460,7 @@ class ConvKernel : public rt::OpKernel {
 
   // ConvTranspose's sizes and pads as the reference kernel (ops/nn/conv_transpose_kernel.cpp) and the
   // ONNX specification have them.
-  Geometry transpose_geometry(Plan& p, const rt::Tensor& x, const rt::Tensor& w) const {
+  Geometry transpose_geometry(Plan& p, ShapeOf x, ShapeOf w) const {
     const int64_t c = x.dim(1);
     if (w.dim(0) != c)
       throw rt::KernelError(
@@ -504,6 +540,8 @@ class ConvKernel : public rt::OpKernel {
   int64_t group_;
   std::vector<int64_t> output_padding_, output_shape_;
   Activation act_;
+  std::optional<rt::Shape> static_x_, static_w_;
+  rt::DataType static_type_;
   ActDesc act_desc_;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, std::unique_ptr<Plan>> plans_;
