@@ -6,6 +6,12 @@
 // Error bound per element: 2 * K * 2^-23 * sum |x||w| (+|b|) with K the products per output (float32
 // accumulation on either side), plus 2 ulps of the element type at the result's magnitude (the bias is
 // added after the convolution is rounded to float16 when cuDNN does not fuse it: two roundings).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "conv_test_util.h"
 
 using namespace cuda_test;
@@ -100,4 +106,50 @@ TEST_F(GpuTest, FusedConvAppliesTheActivation) {
                  "com.microsoft");
     }
   }
+}
+
+TEST_F(GpuTest, FusedConvAddsZBeforeTheActivation) {
+  for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
+    rt::Shape x{2, 8, 13, 11}, w{12, 8, 3, 3}, b{12}, z{2, 12, 13, 11};
+    Node n = make_node("FusedConv", t, {x, w, b, z},
+                       {ints("pads", {1, 1, 1, 1}), ir::Attribute::of_string("activation", "Relu")},
+                       "com.microsoft");
+    Result r = run_both(n, {random_tensor(t, x, 31), random_tensor(t, w, 32), random_tensor(t, b, 33),
+                            random_tensor(t, z, 34)});
+    expect_within(r, 8 * 9 + 2, 3, "FusedConv with Z " + type_name(t));
+  }
+}
+
+// The algorithm chosen for a new configuration lands in $XDG_CACHE_HOME/tessera/cudnn-algos.tsv, one
+// "key<TAB>algorithm<TAB>math type" line each; a file of garbage found there is ignored and replaced.
+TEST_F(GpuTest, ConvAlgorithmsAreCachedOnDisk) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::path(::testing::TempDir()) / fmt::format("tessera-algo-cache-{}", ::getpid());
+  fs::create_directories(dir / "tessera");
+  {
+    std::ofstream junk(dir / "tessera" / "cudnn-algos.tsv");
+    junk << "not\ta\tnumber\n\x01\x02 truncated";
+  }
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  check_conv("Conv", {1, 3, 23, 29}, {5, 3, 3, 3}, {ints("strides", {2, 1})}, DataType::kFloat);
+  if (old) {
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  } else {
+    unsetenv("XDG_CACHE_HOME");
+  }
+  std::ifstream in(dir / "tessera" / "cudnn-algos.tsv");
+  std::string line;
+  bool found = false;
+  while (std::getline(in, line)) {
+    auto t1 = line.find('\t'), t2 = line.rfind('\t');
+    ASSERT_NE(t1, std::string::npos) << line;
+    ASSERT_NE(t1, t2) << line;
+    EXPECT_NO_THROW((void)std::stoi(line.substr(t1 + 1, t2 - t1 - 1))) << line;
+    EXPECT_NO_THROW((void)std::stoi(line.substr(t2 + 1))) << line;
+    found |= line.find("fwd|float|x[1, 3, 23, 29]") != std::string::npos;
+  }
+  EXPECT_TRUE(found) << "no cache line for the convolution just run";
+  fs::remove_all(dir);
 }
