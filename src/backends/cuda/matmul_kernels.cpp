@@ -7,6 +7,7 @@
 
 #include <array>
 
+#include "backends/cuda/cublas_handle.h"
 #include "backends/cuda/kernel_table.h"
 #include "backends/cuda/kernel_util.h"
 #include "backends/cuda/matmul_lt.h"
@@ -103,7 +104,17 @@ void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, 
   for (const auto& q : ptrs) lt.run(ctx, p, q[0], q[1], const_cast<char*>(q[2]), bp, f.alpha, 0.f);
 }
 
-class MatMulKernel : public rt::OpKernel {
+// cuBLASLt's handle is made when the session is built rather than in a run, which a CUDA graph may be
+// capturing.
+class LtKernel : public rt::OpKernel {
+ public:
+  void prepare(rt::PrepareContext& ctx) override {
+    (void)ctx;
+    (void)cublaslt_handle();
+  }
+};
+
+class MatMulKernel : public LtKernel {
  public:
   void compute(rt::KernelContext& ctx) const override {
     matmul(ctx, lt_, nullptr, Epilogue::kNone);
@@ -114,7 +125,7 @@ class MatMulKernel : public rt::OpKernel {
   LtMatmul lt_;
 };
 
-class MatMulBiasKernel : public rt::OpKernel {
+class MatMulBiasKernel : public LtKernel {
  public:
   void compute(rt::KernelContext& ctx) const override {
     matmul(ctx, lt_, &ctx.input(2), Epilogue::kBias);
@@ -126,7 +137,7 @@ class MatMulBiasKernel : public rt::OpKernel {
 };
 
 // com.microsoft FusedMatMul without batch transposes (declined in `supports`).
-class FusedMatMulKernel : public rt::OpKernel {
+class FusedMatMulKernel : public LtKernel {
  public:
   explicit FusedMatMulKernel(const rt::KernelInfo& info)
       : form_{info.get_int("transA", 0) != 0, info.get_int("transB", 0) != 0, info.get_float("alpha", 1.f)} {}
@@ -140,7 +151,7 @@ class FusedMatMulKernel : public rt::OpKernel {
   LtMatmul lt_;
 };
 
-class GemmKernel : public rt::OpKernel {
+class GemmKernel : public LtKernel {
  public:
   explicit GemmKernel(const rt::KernelInfo& info)
       : alpha_(info.get_float("alpha", 1.f)),
