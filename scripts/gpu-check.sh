@@ -12,6 +12,11 @@
 #   samples    the bundled sample models run and profiled with --backend cuda (and auto)
 #   conformance the ONNX node conformance suite with --backend cuda: pass rate and how many cases ran
 #              every node on the GPU (the suite's archive carried in dist/pack/onnx-node-tests.tgz)
+#   models     the real models of tests/models exported there by PyTorch (TorchScript and dynamo
+#              exporters), run with --backend cuda: --precision fp32 within 1e-4 of PyTorch, and the
+#              default float16 within cosine 0.999 and 1e-2 (tests/models/check_models.py)
+#   bench      Tessera against PyTorch eager and torch.compile (bench/gpu_inference.py); MODELS and
+#              BATCHES choose the cells (each model takes a few minutes: split across calls)
 #   cpu        the CPU engine against ONNX Runtime (bench/gpu_machine_cpu.sh): the CPU figures hold
 # Each stage writes OUT_DIR/<stage>.log; the script's exit status is the number of failed stages.
 set -uo pipefail
@@ -51,6 +56,20 @@ conformance() {
   rm -rf "$dir" && mkdir -p "$dir" && tar xzf dist/pack/onnx-node-tests.tgz -C "$dir" || return 1
   "$bin/tessera_conformance_run" --dir "$dir/node" --backend cuda --jobs "$(nproc)" --list-failures "$out/conformance_failures.txt"
 }
+models() {
+  local bad=0 work=/tmp/tessera-models
+  for exporter in torchscript dynamo; do
+    python3 tests/models/check_models.py --tessera "$bin/tessera" --work "$work-$exporter" --exporter "$exporter" \
+      --backend cuda --precision fp32 --max-rel-error 1e-4 || bad=1
+    python3 tests/models/check_models.py --tessera "$bin/tessera" --work "$work-$exporter" --exporter "$exporter" \
+      --backend cuda --precision fp16 --max-rel-error 1e-2 --min-cosine 0.999 || bad=1
+  done
+  return $bad
+}
+bench() {
+  python3 bench/gpu_inference.py --tessera "$bin/tessera" --models "${MODELS:-resnet50,mobilenet_v2,vit_b_16,bert_base,gpt2}" \
+    --batches "${BATCHES:-1,32}" --markdown "$out/bench.md" --json "$out/bench.json"
+}
 for stage in "${stages[@]}"; do
   case $stage in
     unit) run_stage unit "$bin/tessera_cuda_tests" ;;
@@ -59,6 +78,8 @@ for stage in "${stages[@]}"; do
       "$bin/tessera_cuda_tests" ;;
     samples) run_stage samples samples ;;
     conformance) run_stage conformance conformance ;;
+    models) run_stage models models ;;
+    bench) run_stage bench bench ;;
     cpu) run_stage cpu env OUT="$out" SKIP_MODELS="${SKIP_MODELS:-0}" ROUNDS="${ROUNDS:-3}" ITERATIONS="${ITERATIONS:-30}" \
       bash bench/gpu_machine_cpu.sh ;;
     *) echo "unknown stage '$stage'"; failed=$((failed + 1)) ;;

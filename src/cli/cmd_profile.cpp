@@ -123,13 +123,8 @@ void add_profile_command(CLI::App& app, int& status) {
       return;
     }
     const auto& st = session->last_stats();
-    std::string where;
-    for (const auto& b : session->backends())
-      if (b.nodes)
-        where +=
-            fmt::format("{}{} ({}, {} nodes)", where.empty() ? "" : ", ", b.device, b.device_name, b.nodes);
     fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers on {}\n", s->model, runs, s->warmup,
-               s->optimization, layers.size(), where);
+               s->optimization, layers.size(), placement_line(*session));
     print_table(layers, layer_sum_us, runs, *top == 0 ? layers.size() : *top);
     fmt::print("end-to-end  median {:.3f} ms  mean {:.3f} ms  min {:.3f} ms\n", lat.median_ms, lat.mean_ms,
                lat.min_ms);

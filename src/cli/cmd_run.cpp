@@ -83,6 +83,10 @@ void add_run_command(CLI::App& app, int& status) {
       j["latency_ms"] = {
           {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
       j["memory"] = profiler::memory_json(st);
+      j["precision"] = passes::precision_name(session->precision().precision);
+      j["backends"] = nlohmann::json::array();
+      for (const auto& b : session->backends())
+        j["backends"].push_back({{"backend", b.name}, {"device", b.device}, {"nodes", b.nodes}});
       j["outputs"] = nlohmann::json::array();
       for (size_t k = 0; k < outs.size(); ++k)
         j["outputs"].push_back({{"name", session->outputs()[k].name}, {"summary", describe_value(outs[k])}});
@@ -94,6 +98,7 @@ void add_run_command(CLI::App& app, int& status) {
     fmt::print("latency  mean {:.3f} ms  median {:.3f} ms  min {:.3f} ms\n", lat.mean_ms, lat.median_ms,
                lat.min_ms);
     fmt::print("memory   {}\n", memory_line(st));
+    fmt::print("compute  {}\n", placement_line(*session));
     for (size_t k = 0; k < outs.size(); ++k)
       fmt::print("output {} '{}': {}\n", k, session->outputs()[k].name, describe_value(outs[k]));
     if (!out_dir->empty()) fmt::print("outputs written to {}\n", *out_dir);

@@ -45,6 +45,10 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
   cmd->add_option("--backend", s.backend, "Where to run (auto: a GPU where there is one, else the CPU)")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--device", s.device, "Which GPU (with --backend cuda|auto)")->check(CLI::Range(0, 1023));
+  cmd->add_option("--precision", s.precision,
+                  "Compute precision: fp32, tf32, fp16 or bf16 (default: fp16 with float32 accumulation on a "
+                  "GPU, fp32 on the CPU); graph inputs and outputs keep their types")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   cmd->add_option("--disable-rule", s.disabled_rules,
                   "Switch a rewrite rule off (repeatable; `tessera optimize --list-rules` lists them)")
       ->check(known_rule());
@@ -112,6 +116,7 @@ rt::SessionOptions session_options(const RunSettings& s) {
   o.backend = s.backend;
   o.device = s.device;
   o.disabled_rules = s.disabled_rules;
+  if (!s.precision.empty()) o.precision = passes::precision_from_name(s.precision);
   return o;
 }
 
@@ -412,6 +417,19 @@ std::string memory_line(const rt::RunStats& st) {
                         human_bytes(d.memory.lower_bound_bytes));
   }
   return line;
+}
+
+std::string placement_line(const rt::Session& session) {
+  std::string where;
+  for (const auto& b : session.backends())
+    if (b.nodes)
+      where +=
+          fmt::format("{}{} ({}, {} nodes)", where.empty() ? "" : ", ", b.device, b.device_name, b.nodes);
+  const rt::PrecisionResult& p = session.precision();
+  where += fmt::format("; {}", passes::precision_name(p.precision));
+  if (!p.kept.empty()) where += fmt::format(", {} nodes kept in float32", p.kept.size());
+  if (!p.note.empty()) where += fmt::format(" ({})", p.note);
+  return where;
 }
 
 }  // namespace tessera::cli

@@ -27,6 +27,7 @@ struct RunSettings {
   std::string optimization = "layout";
   std::string backend = "cpu";
   int device = 0;
+  std::string precision;  // --precision; empty: the backend's default (fp16 on a GPU, fp32 on the CPU)
   std::vector<std::string> disabled_rules;
   bool json = false;
   bool no_progress = false;
@@ -63,5 +64,8 @@ std::string describe_value(const rt::Value& v);
 std::string human_bytes(size_t n);
 // "peak 12.0 MiB (planner lower bound 11.5 MiB; weights 97.5 MiB, kernels' prepared copies 98.0 MiB)"
 std::string memory_line(const rt::RunStats& st);
+// Where the session's nodes run and in what precision: "cuda:0 (NVIDIA H100, 120 nodes), cpu:0 (...,
+// 3 nodes); fp16, 2 nodes kept in float32".
+std::string placement_line(const rt::Session& session);
 
 }  // namespace tessera::cli

@@ -126,6 +126,13 @@ nlohmann::json report_json(const ReportInfo& info, const rt::Session& session, c
   j["settings"] = {
       {"backend", info.backend},       {"threads", info.threads}, {"optimization", info.optimization},
       {"iterations", info.iterations}, {"warmup", info.warmup},   {"inputs", inputs_json(info)}};
+  const rt::PrecisionResult& prec = session.precision();
+  j["settings"]["precision"] = passes::precision_name(prec.precision);
+  j["precision"] = {{"compute", passes::precision_name(prec.precision)},
+                    {"lowered_nodes", prec.lowered},
+                    {"kept_float32", prec.kept},
+                    {"casts_added", prec.casts},
+                    {"note", prec.note}};
   // The backends that ran the model, in order of preference; the host (CPU) last. `device` (the first,
   // where most layers ran) is version 1's single device, kept for readers of that version.
   const std::vector<rt::BackendInfo> placed = session.backends();

@@ -19,12 +19,15 @@
 #include <string_view>
 #include <vector>
 
+#include "passes/target.h"
 #include "runtime/backend.h"
 
 namespace tessera::rt {
 
 struct BackendOptions {
   int device = 0;  // which device of the kind (--device N)
+  // The session's precision: kTf32 lets float32 matrix products use TF32 tensor cores; kFp32 does not.
+  passes::Precision precision = passes::Precision::kFp16;
 };
 
 extern "C" {

@@ -62,6 +62,15 @@ std::unique_ptr<KernelInfo> make_info(const ir::Node& n, const ir::Model& model,
   return std::make_unique<KernelInfo>(n, schema, since, std::move(subs), node_types(n, types));
 }
 
+}  // namespace
+
+std::unique_ptr<KernelInfo> make_kernel_info(const ir::Node& n, const ir::Model& model,
+                                             const std::unordered_map<std::string, ir::Type>* types) {
+  return make_info(n, model, types, {});
+}
+
+namespace {
+
 // Copies a value between two backends' memories; placed on the destination's backend, so that its
 // output is allocated there.
 class CopyKernel : public OpKernel {

@@ -41,6 +41,11 @@ struct ExecNode {
   std::vector<std::unique_ptr<ExecGraph>> subgraphs;
 };
 
+// The kernel's view of a node of `model` (schema, opset, attributes) with the inferred `types` (may be
+// null), as placement sees it: for asking a backend whether it would run the node.
+std::unique_ptr<KernelInfo> make_kernel_info(const ir::Node& n, const ir::Model& model,
+                                             const std::unordered_map<std::string, ir::Type>* types);
+
 // What compilation needs from the session.
 struct CompileOptions {
   const ir::Model* model = nullptr;  // opset imports

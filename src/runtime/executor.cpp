@@ -80,7 +80,13 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
     e1 = en.backend->create_event();
     e0->record(en.backend->stream());
   }
+  struct NodeRange {  // the backend's begin/end around the kernel, on every way out
+    Backend& b;
+    NodeRange(Backend& backend, const KernelInfo& info) : b(backend) { b.node_begin(info); }
+    ~NodeRange() { b.node_end(); }
+  };
   try {
+    NodeRange range(*en.backend, *en.info);
     en.kernel->compute(ctx);
   } catch (const RunError&) {
     throw;

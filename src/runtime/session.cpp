@@ -44,6 +44,7 @@ passes::Target session_target(const SessionOptions& o, const Backend& primary,
   t.backend = std::string(primary.name());
   t.level = o.optimization;
   t.layout = primary.is_host() ? passes::Layout::kBlocked : passes::Layout::kNhwc;
+  t.precision = o.precision.value_or(primary.is_host() ? passes::Precision::kFp32 : passes::Precision::kFp16);
   t.disabled_rules = o.disabled_rules;
   t.kernels = &kernels;
   t.evaluator = &evaluator;
@@ -105,6 +106,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   passes::Target target = session_target(opts_, *backends_.front(), oracle, evaluator);
   for (auto& r : passes::optimize(model_, target))
     rewrites_.emplace_back(std::move(r.rule), std::move(r.node));
+  precision_ = lower_precision(model_, target.precision, *backends_.front());
 
   pool_ = std::make_unique<ThreadPool>(opts_.threads);
   pool_->set_cancel_flag(&cancel_);
@@ -130,7 +132,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
 
 void Session::open_backends() {
   const std::string& name = opts_.backend;
-  BackendOptions bo{.device = opts_.device};
+  BackendOptions bo{.device = opts_.device, .precision = opts_.precision.value_or(passes::Precision::kFp16)};
   if (name != "cpu") {
     // auto: a device where one is present, the CPU alone where none is.
     std::string wanted = name == "auto" ? "cuda" : name;
@@ -192,17 +194,20 @@ void Session::prepare_kernels() {
 
 std::vector<BackendInfo> Session::backends() const {
   std::vector<BackendInfo> out;
-  std::map<const Backend*, size_t> counts;
+  std::map<const Backend*, std::map<std::string, size_t>> ops;
   std::function<void(const ExecGraph&)> count = [&](const ExecGraph& g) {
     for (const auto& en : g.nodes()) {
-      if (!en.own_node) counts[en.backend]++;
+      if (!en.own_node) ops[en.backend][en.node->op_type]++;
       for (const auto& sub : en.subgraphs) count(*sub);
     }
   };
   count(*graph_);
-  for (const auto& b : backends_)
-    out.push_back({std::string(b->name()), fmt::format("{}:{}", b->name(), b->device().index),
-                   b->device_name(), counts[b.get()]});
+  for (const auto& b : backends_) {
+    BackendInfo info{std::string(b->name()), fmt::format("{}:{}", b->name(), b->device().index),
+                     b->device_name(), 0, ops[b.get()]};
+    for (const auto& [op, n] : info.ops) info.nodes += n;
+    out.push_back(std::move(info));
+  }
   return out;
 }
 

@@ -10,8 +10,10 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "ir/model.h"
 #include "passes/target.h"
 #include "runtime/memory_planner.h"
+#include "runtime/precision.h"
 #include "runtime/value.h"
 
 namespace tessera::rt {
@@ -42,6 +45,9 @@ struct SessionOptions {
   bool profile = false;            // time every node of every run
   bool reference_kernels = false;  // only the reference kernels: the oracle the fast ones are tested against
   std::vector<std::string> disabled_rules = {};  // rewrite rules switched off (passes::list_rules names)
+  // What the session computes in; unset: the backend's default (float16 with float32 accumulation on a
+  // GPU, float32 on the CPU). runtime/precision.h.
+  std::optional<passes::Precision> precision = std::nullopt;
 };
 
 using passes::kFusedFromKey;
@@ -85,6 +91,7 @@ struct RunStats {
 struct BackendInfo {
   std::string name, device, device_name;
   size_t nodes = 0;  // nodes placed on it (main graph and subgraphs, inserted copies excluded)
+  std::map<std::string, size_t> ops;  // the same by operator type ("Conv": 53)
 };
 
 class RunError : public std::runtime_error {
@@ -122,6 +129,8 @@ class Session {
   std::vector<BackendInfo> backends() const;
   // The rewrites the optimiser made, in order.
   const std::vector<std::pair<std::string, std::string>>& rewrites() const { return rewrites_; }
+  // The precision the session computes in, and what the lowering to it kept in float32.
+  const PrecisionResult& precision() const { return precision_; }
 
  private:
   void check_feed(const ir::ValueInfo& vi, const Value& v) const;
@@ -136,7 +145,8 @@ class Session {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ExecGraph> graph_;
   std::vector<std::pair<std::string, std::string>> rewrites_;  // (rule, node)
-  std::vector<std::vector<int64_t>> plan_shapes_;              // input shapes the plan was learned with
+  PrecisionResult precision_;
+  std::vector<std::vector<int64_t>> plan_shapes_;  // input shapes the plan was learned with
   bool planned_once_ = false;
   std::mutex run_mu_;
   std::atomic<bool> cancel_{false};

@@ -8,7 +8,7 @@
 //
 //   tessera_conformance_run [--dir DIR] [--filter REGEX] [--jobs N] [--timeout S] [--verbose]
 //                           [--optimization none|basic|extended|layout] [--list-failures FILE]
-//                           [--backend cpu|cuda|...]
+//                           [--backend cpu|cuda|...] [--precision fp32|fp16|...]
 //
 // With a device backend the summary also says how many cases ran every node on the device, some of
 // them, or none (the rest falling back to the CPU).
@@ -47,6 +47,7 @@ struct Options {
   std::string optimization = "layout";
   std::string failures_file;
   std::string backend = "cpu";
+  std::string precision = "fp32";
 };
 
 // "name  reason..." per line; '#' starts a comment line.
@@ -76,14 +77,18 @@ rt::Tolerance tolerance_for(const std::map<std::string, std::string>& tols, cons
   return t;
 }
 
-// Where a case's nodes ran: "device" (all on the first backend, a device), "mixed", "host" (none there).
+// Where a case's nodes ran: "device" (all on the first backend, a device), "mixed", "host" (none there),
+// followed for the last two by the operators the host ran ("mixed:Cast,Gather"), which kept the case off
+// the device.
 std::string placement_of(const rt::Session& s) {
   auto b = s.backends();
   if (b.size() < 2) return "host";
   size_t total = 0;
   for (const auto& x : b) total += x.nodes;
-  if (b.front().nodes == 0) return "host";
-  return b.front().nodes == total ? "device" : "mixed";
+  if (b.front().nodes == total) return "device";
+  std::string ops;
+  for (const auto& [op, n] : b.back().ops) ops += (ops.empty() ? "" : ",") + op;
+  return (b.front().nodes == 0 ? "host:" : "mixed:") + ops;
 }
 
 // Runs one case; returns "" on success or the reason it failed; `placement` says where it ran.
@@ -94,6 +99,8 @@ std::string run_case(const fs::path& dir, const rt::Tolerance& tol, const Option
   so.threads = 1;
   so.optimization = *rt::opt_level_from_name(o.optimization);
   so.backend = o.backend;
+  // The suite's expected outputs are float32 results: compared in float32 unless asked otherwise.
+  so.precision = tessera::passes::precision_from_name(o.precision);
   rt::Session session(model, so);
   placement = placement_of(session);
   const auto& g = session.model().graph;
@@ -166,10 +173,16 @@ int main(int argc, char** argv) {
       o.failures_file = next();
     else if (a == "--backend")
       o.backend = next();
+    else if (a == "--precision")
+      o.precision = next();
     else {
       fmt::print(stderr, "unknown option {}\n", a);
       return 2;
     }
+  }
+  if (!tessera::passes::precision_from_name(o.precision)) {
+    fmt::print(stderr, "unknown precision '{}' (fp32, tf32, fp16, bf16)\n", o.precision);
+    return 2;
   }
   if (!rt::opt_level_from_name(o.optimization)) {
     fmt::print(stderr, "unknown optimization level '{}'\n", o.optimization);
@@ -192,7 +205,8 @@ int main(int argc, char** argv) {
   std::sort(cases.begin(), cases.end());
 
   int pass = 0, fail = 0, skipped = 0, onnx_total = 0, onnx_pass = 0, unexpected = 0;
-  std::map<std::string, int> placed;  // ai.onnx cases by where their nodes ran
+  std::map<std::string, int> placed;      // ai.onnx cases by where their nodes ran
+  std::map<std::string, int> off_device;  // passing ai.onnx cases kept off the device, by host operator
   std::vector<std::string> failures;
   std::vector<Running> running;
   size_t next_case = 0;
@@ -211,7 +225,13 @@ int main(int argc, char** argv) {
     if (is_onnx(r.name)) {
       onnx_total++;
       onnx_pass += ok;
-      if (ok) placed[where]++;
+      std::string kind = where.substr(0, where.find(':'));
+      if (ok) placed[kind]++;
+      for (size_t p = kind.size() + 1; ok && p < where.size();) {
+        size_t c = where.find(',', p);
+        off_device[where.substr(p, c == std::string::npos ? std::string::npos : c - p)]++;
+        p = c == std::string::npos ? where.size() : c + 1;
+      }
     }
     if (ok) {
       pass++;
@@ -300,6 +320,15 @@ int main(int argc, char** argv) {
         "{} some nodes, {} none\n",
         o.backend, placed["device"], onnx_total ? 100.0 * placed["device"] / onnx_total : 0.0, onnx_total,
         placed["mixed"], placed["host"]);
+  if (o.backend != "cpu" && !off_device.empty()) {
+    std::vector<std::pair<int, std::string>> by_count;
+    for (const auto& [op, n] : off_device) by_count.emplace_back(-n, op);
+    std::sort(by_count.begin(), by_count.end());
+    std::string line;
+    for (const auto& [n, op] : by_count) line += fmt::format(" {} {},", op, -n);
+    line.pop_back();
+    fmt::print("operators the host ran in cases not fully on the device (cases):{}\n", line);
+  }
   if (!o.failures_file.empty()) {
     std::ofstream f(o.failures_file);
     for (const auto& l : failures) f << l << "\n";

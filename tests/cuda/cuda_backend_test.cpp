@@ -19,6 +19,9 @@ using ir::DataType;
 using ir::Dim;
 using ir::Type;
 
+// These tests compare float32 kernels with the CPU's: a GPU session's default precision is float16.
+constexpr auto kFp32 = tessera::passes::Precision::kFp32;
+
 namespace {
 
 class Cuda : public ::testing::Test {
@@ -117,7 +120,8 @@ TEST_F(Cuda, UnaryKernelsMatchTheReference) {
     for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16}) {
       rt::Shape shape{static_cast<int64_t>(x.size())};
       ir::Model m = one_node(op, t, {shape});
-      rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true});
+      rt::Session gpu(
+          m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true, .precision = kFp32});
       rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
       rt::Tensor in = as_type(x, t, shape);
       auto g = gpu.run({{"x0", rt::Value(in)}})[0].tensor();
@@ -139,7 +143,7 @@ TEST_F(Cuda, BinaryKernelsBroadcastAsTheReferenceDoes) {
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"}) {
     for (const auto& [sa, sb] : shapes) {
       ir::Model m = one_node(op, DataType::kFloat, {sa, sb});
-      rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda"});
+      rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .precision = kFp32});
       rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
       auto fill = [](const rt::Shape& s, float k) {
         std::vector<float> v(static_cast<size_t>(rt::shape_numel(s)));
@@ -166,7 +170,8 @@ TEST_F(Cuda, MixedPlacementCopiesEachValueOncePerDevice) {
   auto w = b.random_normal("w", {4, 16}, 1.0f);
   auto a = b.node("Add", {s, w}, {}, "add");
   b.output(b.node("Exp", {a}, {}, "exp"), Type::tensor(DataType::kFloat));
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true});
+  rt::Session gpu(
+      m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true, .precision = kFp32});
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
   std::vector<float> xv(64);
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(static_cast<float>(i)) * 3;
@@ -196,14 +201,14 @@ TEST_F(Cuda, OutOfMemoryIsAClearErrorAndTheDeviceStaysUsable) {
   auto small = backend_->allocate(1 << 20);
   EXPECT_NE(small.get(), nullptr);
   ir::Model m = one_node("Relu", DataType::kFloat, {{8}});
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda"});
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .precision = kFp32});
   auto out = gpu.run({{"x0", rt::Value(as_type({-1, 2, -3, 4, -5, 6, -7, 8}, DataType::kFloat, {8}))}});
   EXPECT_EQ(out[0].tensor().data<float>()[1], 2.0f);
 }
 
 TEST_F(Cuda, DeviceMemoryIsPlannedPerRun) {
   ir::Model m = one_node("Relu", DataType::kFloat, {{1 << 16}});
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda"});
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .precision = kFp32});
   rt::Tensor x = rt::Tensor::zeros(DataType::kFloat, {1 << 16});
   gpu.run({{"x0", rt::Value(x)}});
   gpu.run({{"x0", rt::Value(x)}});

@@ -43,9 +43,16 @@ BERT_CONFIGS = {
                          max_positions=512, type_vocab=2, seq=128),
 }
 
-ALL_MODELS = TORCHVISION_MODELS + list(BERT_CONFIGS)
+GPT2_CONFIGS = {
+    # GPT-2 small: 12 pre-norm decoder layers with causal self-attention, 768 wide.
+    "gpt2": dict(hidden=768, heads=12, layers=12, vocab=50257, max_positions=1024, seq=128),
+}
+
+ALL_MODELS = TORCHVISION_MODELS + list(BERT_CONFIGS) + list(GPT2_CONFIGS)
 DEFAULT_MODELS = ["resnet50", "mobilenet_v2", "efficientnet_b0", "vit_b_16", "bert_encoder"]
 
+GPT2_INPUTS = ["input_ids"]
+GPT2_OUTPUTS = ["last_hidden_state"]
 BERT_INPUTS = ["input_ids", "attention_mask", "token_type_ids"]
 BERT_OUTPUTS = ["last_hidden_state", "pooler_output"]
 IMAGE_INPUTS = ["input"]
@@ -141,6 +148,49 @@ class BertEncoder(nn.Module):
         return x, pooled
 
 
+# A GPT-2-style decoder (GPT-2 small's sizes), op by op like the encoder above.
+
+def gelu_tanh(x):
+    return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, hidden, heads, eps):
+        super().__init__()
+        self.attention_norm = nn.LayerNorm(hidden, eps=eps)
+        self.attention = SelfAttention(hidden, heads)  # causal through the additive mask
+        self.ffn_norm = nn.LayerNorm(hidden, eps=eps)
+        self.ffn_in = nn.Linear(hidden, 4 * hidden)
+        self.ffn_out = nn.Linear(4 * hidden, hidden)
+
+    def forward(self, x, additive_mask):
+        x = x + self.attention(self.attention_norm(x), additive_mask)
+        return x + self.ffn_out(gelu_tanh(self.ffn_in(self.ffn_norm(x))))
+
+
+class Gpt2Decoder(nn.Module):
+    """Token + position embeddings, N pre-norm decoder layers with a causal mask, final LayerNorm."""
+
+    def __init__(self, hidden=768, heads=12, layers=12, vocab=50257, max_positions=1024, eps=1e-5, **_):
+        super().__init__()
+        self.token_embeddings = nn.Embedding(vocab, hidden)
+        self.position_embeddings = nn.Embedding(max_positions, hidden)
+        self.layers = nn.ModuleList(DecoderLayer(hidden, heads, eps) for _ in range(layers))
+        self.final_norm = nn.LayerNorm(hidden, eps=eps)
+        causal = torch.triu(torch.full((max_positions, max_positions), -10000.0), diagonal=1)
+        self.register_buffer("causal_mask", causal, persistent=False)
+        self.register_buffer("position_ids", torch.arange(max_positions).unsqueeze(0), persistent=False)
+        self.apply(BertEncoder._init_weights)
+
+    def forward(self, input_ids):
+        seq = int(input_ids.size(1))
+        x = self.token_embeddings(input_ids) + self.position_embeddings(self.position_ids[:, :seq])
+        mask = self.causal_mask[:seq, :seq].to(x.dtype)[None, None]  # [1, 1, s, s] additive
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.final_norm(x)
+
+
 # ---------------------------------------------------------------------------------------------
 # What run_peers.py imports.
 
@@ -148,7 +198,13 @@ def is_bert(name):
     return name in BERT_CONFIGS
 
 
+def is_gpt2(name):
+    return name in GPT2_CONFIGS
+
+
 def io_names(name):
+    if is_gpt2(name):
+        return GPT2_INPUTS, GPT2_OUTPUTS
     return (BERT_INPUTS, BERT_OUTPUTS) if is_bert(name) else (IMAGE_INPUTS, IMAGE_OUTPUTS)
 
 
@@ -203,17 +259,22 @@ def build_model(name):
     np.random.seed(WEIGHT_SEED)
     if is_bert(name):
         model = BertEncoder(**BERT_CONFIGS[name])
+    elif is_gpt2(name):
+        model = Gpt2Decoder(**GPT2_CONFIGS[name])
     elif name in TORCHVISION_MODELS:
         import torchvision
         model = getattr(torchvision.models, name)(weights=None)
     else:
         raise ValueError(f"unknown model '{name}' (known: {', '.join(ALL_MODELS)})")
-    return make_nontrivial(model, image_model=not is_bert(name))
+    return make_nontrivial(model, image_model=not (is_bert(name) or is_gpt2(name)))
 
 
 def make_inputs(name, batch):
     """The fixed-seed inputs, as a tuple of tensors in the model's input order."""
     g = torch.Generator().manual_seed(INPUT_SEED)
+    if is_gpt2(name):
+        cfg = GPT2_CONFIGS[name]
+        return (torch.randint(0, cfg["vocab"], (batch, cfg["seq"]), generator=g, dtype=torch.int64),)
     if not is_bert(name):
         return (torch.randn(batch, 3, 224, 224, generator=g),)
     cfg = BERT_CONFIGS[name]
@@ -315,7 +376,7 @@ def export_one(name, out_dir, batch, opset, exporter="torchscript"):
     info = {
         "model": name, "params": params, "batch": batch, "opset": opset,
         "weight_seed": WEIGHT_SEED, "input_seed": INPUT_SEED,
-        "config": BERT_CONFIGS.get(name), "inputs": input_names, "outputs": output_names,
+        "config": BERT_CONFIGS.get(name) or GPT2_CONFIGS.get(name), "inputs": input_names, "outputs": output_names,
         "input_shapes": [list(x.shape) for x in inputs], "output_shapes": [list(y.shape) for y in expected],
         "torch": torch.__version__, "onnx": onnx.__version__,
         "export_s": round(t_export, 3), "model_bytes": os.path.getsize(onnx_path),

@@ -29,7 +29,7 @@ class CudaStream : public rt::Stream {
 
 class CudaBackend : public rt::Backend {
  public:
-  explicit CudaBackend(int device);
+  CudaBackend(int device, passes::Precision precision);
   ~CudaBackend() override;
 
   std::string_view name() const override { return "cuda"; }
@@ -50,6 +50,8 @@ class CudaBackend : public rt::Backend {
   rt::Stream& stream() override { return *stream_; }
   std::unique_ptr<rt::Stream> create_stream() override;
   std::unique_ptr<rt::Event> create_event() override;
+  void node_begin(const rt::KernelInfo& node) override;
+  void node_end() override;
 
  private:
   int device_;

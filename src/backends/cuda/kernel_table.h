@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "passes/target.h"
 #include "runtime/kernel.h"
 
 namespace tessera::cuda {
@@ -23,6 +24,9 @@ class KernelTable {
   // `io` applies to every version of the operator the definition covers.
   void add(rt::KernelDef def, HostIo io = {});
   const rt::KernelRegistry& registry() const { return registry_; }
+  // The session's precision (BackendOptions), set before the kernels register: kTf32 lets float32
+  // matrix products and convolutions use TF32 tensor cores; otherwise float32 stays float32.
+  passes::Precision precision = passes::Precision::kFp16;
   bool input_on_host(const rt::KernelInfo& node, size_t input) const;
   bool output_on_host(const rt::KernelInfo& node, size_t output) const;
 
@@ -38,6 +42,7 @@ void register_data_kernels(KernelTable& t);         // data_kernels.cpp: shape, 
 void register_reduce_kernels(KernelTable& t);       // reduce_kernels.cpp: reductions, softmax, norms
 void register_matmul_kernels(KernelTable& t);       // matmul_kernels.cpp: cuBLASLt MatMul/Gemm
 void register_conv_kernels(KernelTable& t);         // conv_kernels.cpp: cuDNN convolutions, pooling
+void register_contrib_kernels(KernelTable& t);      // contrib_kernels.cpp: com.microsoft fused forms
 
 inline void register_cuda_kernels(KernelTable& t) {
   register_elementwise_kernels(t);
@@ -45,6 +50,7 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_reduce_kernels(t);
   register_matmul_kernels(t);
   register_conv_kernels(t);
+  register_contrib_kernels(t);
 }
 
 }  // namespace tessera::cuda

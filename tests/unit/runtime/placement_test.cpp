@@ -97,6 +97,20 @@ class SimAdd : public rt::OpKernel {
   rt::Shape own_shape_;
 };
 
+// Relu in float16 on the device: a negative half (sign bit set) becomes +0.
+class SimReluHalf : public rt::OpKernel {
+ public:
+  explicit SimReluHalf(const rt::KernelInfo&) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    expect_on_device(ctx, x);
+    rt::Tensor& y = ctx.output_uninitialized(0, DataType::kFloat16, x.shape());
+    const auto* in = static_cast<const uint16_t*>(x.raw());
+    auto* out = static_cast<uint16_t*>(y.raw());
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = (in[i] & 0x8000u) ? uint16_t{0} : in[i];
+  }
+};
+
 // Shape on the device: reads only the input's shape and makes its output on the host.
 class SimShape : public rt::OpKernel {
  public:
@@ -149,6 +163,13 @@ class SimDevice : public rt::Backend {
     add("Relu",
         [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimUnary<ReluFn>>(i); });
     add("Add", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimAdd>(i); });
+    rt::KernelDef half;
+    half.op_type = "Relu";
+    half.name = "sim";
+    half.priority = 1;
+    half.supports = [](const rt::KernelInfo& i) { return i.input_dtype(0) == DataType::kFloat16; };
+    half.create = [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimReluHalf>(i); };
+    registry_.add(std::move(half));
     add("Shape", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimShape>(i); });
     add("Reshape", [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<SimReshape>(i); });
     g_sim_stream = &stream_;
@@ -244,8 +265,12 @@ std::vector<float> expected_y(const rt::Tensor& x) {
 }  // namespace
 
 TEST_F(Placement, DeviceNodesRunOnTheDeviceWithOneCopyPerValueAndDevice) {
-  rt::Session s(mixed_model(64),
-                {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim", .profile = true});
+  // In float32 (a device session's default is float16): this test is about where nodes run.
+  rt::Session s(mixed_model(64), {.optimization = rt::OptLevel::kNone,
+                                  .threads = 1,
+                                  .backend = "sim",
+                                  .profile = true,
+                                  .precision = tessera::passes::Precision::kFp32});
   rt::Tensor x = ramp(64, -8.0f);
   for (int run = 0; run < 2; ++run) {
     auto outs = s.run({{"x", rt::Value(x)}});
@@ -311,6 +336,36 @@ TEST_F(Placement, InputsADeviceKernelReadsOnTheHostStayThere) {
   EXPECT_EQ(ops["MemcpyToHost"], 1) << "y only: Shape's output is already on the host";
 }
 
+// A device session computes in float16 by default: nodes the device runs in float16 are lowered, the
+// others (the device's float32-only Add, the host's nodes) stay float32, graph inputs and outputs keep
+// their types behind one Cast each.
+TEST_F(Placement, ADeviceSessionLowersToFloat16WhereTheDeviceHasNarrowKernels) {
+  rt::Session s(mixed_model(64), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
+  const rt::PrecisionResult& p = s.precision();
+  EXPECT_EQ(p.precision, tessera::passes::Precision::kFp16) << p.note;
+  std::set<std::string> kept(p.kept.begin(), p.kept.end());
+  EXPECT_EQ(kept, (std::set<std::string>{"sigmoid", "add", "neg"}));
+  EXPECT_GT(p.casts, 0u);
+  EXPECT_GE(p.lowered, 2u) << "both Relu nodes compute in float16";
+  for (const auto& ev : s.backends())
+    if (ev.name == "sim") EXPECT_EQ(ev.nodes, 3u) << "relu, relu2 in float16 and add in float32";
+  rt::Tensor x = ramp(64, -8.0f);
+  auto outs = s.run({{"x", rt::Value(x)}});
+  ASSERT_EQ(outs[0].tensor().dtype(), DataType::kFloat) << "graph outputs keep their type";
+  auto want = expected_y(x);
+  // relu(x) rounded to float16 (relative 2^-11), sigmoid and add in float32, relu2 in float16 again.
+  for (int64_t i = 0; i < 64; ++i)
+    EXPECT_NEAR(outs[0].tensor().data<float>()[i], want[static_cast<size_t>(i)],
+                2e-3f * std::abs(want[static_cast<size_t>(i)]));
+  rt::Session fp32(mixed_model(64), {.optimization = rt::OptLevel::kNone,
+                                     .threads = 1,
+                                     .backend = "sim",
+                                     .precision = tessera::passes::Precision::kFp32});
+  EXPECT_EQ(fp32.precision().precision, tessera::passes::Precision::kFp32);
+  EXPECT_TRUE(fp32.precision().kept.empty());
+  for (const auto& n : fp32.model().graph.nodes) EXPECT_NE(n.op_type, "Cast");
+}
+
 TEST_F(Placement, EachDeviceHasItsOwnPlannedMemory) {
   rt::Session s(mixed_model(1024), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
   rt::Tensor x = ramp(1024, -100.0f);
@@ -327,7 +382,10 @@ TEST_F(Placement, EachDeviceHasItsOwnPlannedMemory) {
 }
 
 TEST_F(Placement, AWeightHeldByAKernelOnTheDeviceIsReleasedOnTheHost) {
-  rt::Session s(mixed_model(256), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
+  rt::Session s(mixed_model(256), {.optimization = rt::OptLevel::kNone,
+                                   .threads = 1,
+                                   .backend = "sim",
+                                   .precision = tessera::passes::Precision::kFp32});
   EXPECT_EQ(counters_.prepared, 1u) << "kernels prepare when the session is built, not on the first run";
   EXPECT_EQ(s.last_stats().released_weight_bytes, 256u * 4);
   const ir::Tensor* w = s.model().graph.find_initializer("W");

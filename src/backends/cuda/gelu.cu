@@ -1,0 +1,65 @@
+#include "backends/cuda/device_types.cuh"
+#include "backends/cuda/gelu.h"
+
+namespace tessera::cuda {
+
+namespace {
+
+template <GeluForm F>
+__device__ float gelu(float x, float alpha) {
+  if constexpr (F == GeluForm::kErf) return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+  if constexpr (F == GeluForm::kTanh) {
+    // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return 0.5f * x * (1.0f + tanhf(inner));
+  }
+  // x * sigmoid(alpha x), in the form that does not overflow for large |alpha x|.
+  float z = alpha * x;
+  if (z >= 0.0f) return x / (1.0f + expf(-z));
+  float e = expf(z);
+  return x * e / (1.0f + e);
+}
+
+template <GeluForm F, class T>
+__global__ void gelu_kernel(const T* x, const T* bias, int64_t bias_len, T* y, int64_t n, float alpha) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    float v = load(x, i);
+    if (bias) v += load(bias, i % bias_len);
+    store(y, i, gelu<F>(v, alpha));
+  }
+}
+
+template <class T>
+void typed(GeluForm form, const void* x, const void* bias, int64_t bias_len, void* y, int64_t n, float alpha,
+           cudaStream_t s) {
+  auto* in = static_cast<const T*>(x);
+  auto* b = static_cast<const T*>(bias);
+  auto* out = static_cast<T*>(y);
+  unsigned g = grid_for(n);
+  switch (form) {
+    case GeluForm::kErf:
+      return gelu_kernel<GeluForm::kErf, T><<<g, 256, 0, s>>>(in, b, bias_len, out, n, alpha);
+    case GeluForm::kTanh:
+      return gelu_kernel<GeluForm::kTanh, T><<<g, 256, 0, s>>>(in, b, bias_len, out, n, alpha);
+    case GeluForm::kQuick:
+      return gelu_kernel<GeluForm::kQuick, T><<<g, 256, 0, s>>>(in, b, bias_len, out, n, alpha);
+  }
+}
+
+}  // namespace
+
+void launch_gelu(GeluForm form, ElemType t, const void* x, const void* bias, int64_t bias_len, void* y,
+                 int64_t n, float alpha, cudaStream_t s) {
+  if (n == 0) return;
+  switch (t) {
+    case ElemType::kFloat:
+      return typed<float>(form, x, bias, bias_len, y, n, alpha, s);
+    case ElemType::kHalf:
+      return typed<__half>(form, x, bias, bias_len, y, n, alpha, s);
+    case ElemType::kBFloat16:
+      return typed<__nv_bfloat16>(form, x, bias, bias_len, y, n, alpha, s);
+  }
+}
+
+}  // namespace tessera::cuda
