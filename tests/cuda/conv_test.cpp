@@ -48,7 +48,7 @@ void check_conv(const std::string& op, const rt::Shape& x, const rt::Shape& w,
 
 }  // namespace
 
-TEST_F(GpuTest, ConvResNetAndMobileNetLayers) {
+TEST_F(CudaBlas, ConvResNetAndMobileNetLayers) {
   for (DataType t : kTypes) {
     // ResNet-50's stem: 7x7 stride 2 pad 3.
     check_conv("Conv", {1, 3, 64, 64}, {16, 3, 7, 7}, {ints("strides", {2, 2}), ints("pads", {3, 3, 3, 3})},
@@ -64,7 +64,7 @@ TEST_F(GpuTest, ConvResNetAndMobileNetLayers) {
   }
 }
 
-TEST_F(GpuTest, ConvGroupsDilationsAutoPadAndRanks) {
+TEST_F(CudaBlas, ConvGroupsDilationsAutoPadAndRanks) {
   check_conv("Conv", {2, 12, 17, 19}, {18, 4, 3, 3},
              {ir::Attribute::of_int("group", 3), ints("dilations", {2, 1}), ints("pads", {2, 1, 2, 1})},
              DataType::kFloat);
@@ -81,7 +81,7 @@ TEST_F(GpuTest, ConvGroupsDilationsAutoPadAndRanks) {
              DataType::kFloat);
 }
 
-TEST_F(GpuTest, ConvTransposePadsOutputPaddingAndShape) {
+TEST_F(CudaBlas, ConvTransposePadsOutputPaddingAndShape) {
   for (DataType t : kTypes) {
     check_conv("ConvTranspose", {1, 16, 14, 14}, {16, 8, 3, 3},
                {ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1}), ints("output_padding", {1, 1})}, t);
@@ -98,7 +98,7 @@ TEST_F(GpuTest, ConvTransposePadsOutputPaddingAndShape) {
              DataType::kFloat);
 }
 
-TEST_F(GpuTest, FusedConvAppliesTheActivation) {
+TEST_F(CudaBlas, FusedConvAppliesTheActivation) {
   for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
     for (const char* act : {"Relu", "Sigmoid"}) {
       check_conv("FusedConv", {1, 16, 20, 20}, {32, 16, 3, 3},
@@ -108,7 +108,7 @@ TEST_F(GpuTest, FusedConvAppliesTheActivation) {
   }
 }
 
-TEST_F(GpuTest, FusedConvAddsZBeforeTheActivation) {
+TEST_F(CudaBlas, FusedConvAddsZBeforeTheActivation) {
   for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
     rt::Shape x{2, 8, 13, 11}, w{12, 8, 3, 3}, b{12}, z{2, 12, 13, 11};
     Node n = make_node("FusedConv", t, {x, w, b, z},
@@ -122,7 +122,7 @@ TEST_F(GpuTest, FusedConvAddsZBeforeTheActivation) {
 
 // The algorithm chosen for a new configuration lands in $XDG_CACHE_HOME/tessera/cudnn-algos.tsv, one
 // "key<TAB>algorithm<TAB>math type" line each; a file of garbage found there is ignored and replaced.
-TEST_F(GpuTest, ConvAlgorithmsAreCachedOnDisk) {
+TEST_F(CudaBlas, ConvAlgorithmsAreCachedOnDisk) {
   namespace fs = std::filesystem;
   fs::path dir = fs::path(::testing::TempDir()) / fmt::format("tessera-algo-cache-{}", ::getpid());
   fs::create_directories(dir / "tessera");

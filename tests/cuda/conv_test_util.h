@@ -22,7 +22,7 @@ namespace rt = tessera::rt;
 namespace ir = tessera::ir;
 using ir::DataType;
 
-class GpuTest : public ::testing::Test {
+class CudaBlas : public ::testing::Test {
  protected:
   void SetUp() override {
     try {
@@ -113,7 +113,11 @@ struct Result {
 inline Result run_both(const Node& n, const std::vector<rt::Tensor>& ins) {
   Result r;
   ir::Model m = one_node(n);
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true});
+  // float32 models run in float32: a GPU session's default precision is float16.
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
+                      .backend = "cuda",
+                      .profile = true,
+                      .precision = tessera::passes::Precision::kFp32});
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .reference_kernels = true});
   r.gpu = gpu.run(feeds_of(ins))[0].tensor();
   r.ref = ref.run(feeds_of(ins))[0].tensor();

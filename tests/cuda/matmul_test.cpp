@@ -23,7 +23,7 @@ void check_matmul(const rt::Shape& a, const rt::Shape& b, DataType t) {
 
 }  // namespace
 
-TEST_F(GpuTest, MatMulLinearLayersAndAttention) {
+TEST_F(CudaBlas, MatMulLinearLayersAndAttention) {
   for (DataType t : kTypes) {
     check_matmul({1, 128, 768}, {768, 3072}, t);        // BERT's intermediate layer: the batch folds into M
     check_matmul({2, 12, 64, 64}, {2, 12, 64, 64}, t);  // attention scores, strided batched
@@ -31,7 +31,7 @@ TEST_F(GpuTest, MatMulLinearLayersAndAttention) {
   }
 }
 
-TEST_F(GpuTest, MatMulVectorsAndBroadcastBatches) {
+TEST_F(CudaBlas, MatMulVectorsAndBroadcastBatches) {
   check_matmul({13}, {13, 5}, DataType::kFloat);                   // 1-D A: a row vector
   check_matmul({3, 7, 13}, {13}, DataType::kFloat);                // 1-D B: a column vector
   check_matmul({13}, {13}, DataType::kFloat);                      // dot product
@@ -41,7 +41,7 @@ TEST_F(GpuTest, MatMulVectorsAndBroadcastBatches) {
   check_matmul({0, 5}, {5, 4}, DataType::kFloat);                  // empty
 }
 
-TEST_F(GpuTest, GemmTransposesScalesAndC) {
+TEST_F(CudaBlas, GemmTransposesScalesAndC) {
   struct C {
     bool ta, tb;
     float alpha, beta;
@@ -74,7 +74,7 @@ TEST_F(GpuTest, GemmTransposesScalesAndC) {
   }
 }
 
-TEST_F(GpuTest, MatMulBiasAddsTheBiasInTheEpilogue) {
+TEST_F(CudaBlas, MatMulBiasAddsTheBiasInTheEpilogue) {
   for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
     Node n = make_node("MatMulBias", t, {{2, 33, 96}, {96, 130}, {130}}, {}, "com.tessera");
     std::vector<rt::Tensor> ins = {random_tensor(t, {2, 33, 96}, 6), random_tensor(t, {96, 130}, 7),
@@ -84,7 +84,7 @@ TEST_F(GpuTest, MatMulBiasAddsTheBiasInTheEpilogue) {
   }
 }
 
-TEST_F(GpuTest, FusedMatMulTransposesAndScales) {
+TEST_F(CudaBlas, FusedMatMulTransposesAndScales) {
   struct Case {
     rt::Shape a, b;
     bool ta, tb;

@@ -26,7 +26,7 @@ void check_pool(const std::string& op, const rt::Shape& x, std::vector<ir::Attri
 
 }  // namespace
 
-TEST_F(GpuTest, MaxAndAveragePoolWindows) {
+TEST_F(CudaBlas, MaxAndAveragePoolWindows) {
   for (DataType t : kTypes) {
     // ResNet-50's max pool after the stem.
     check_pool("MaxPool", {2, 64, 56, 56},
@@ -58,7 +58,7 @@ TEST_F(GpuTest, MaxAndAveragePoolWindows) {
              DataType::kFloat, 9);
 }
 
-TEST_F(GpuTest, GlobalPools) {
+TEST_F(CudaBlas, GlobalPools) {
   for (DataType t : kTypes) {
     check_pool("GlobalAveragePool", {2, 256, 7, 7}, {}, t, 49);
     check_pool("GlobalMaxPool", {2, 64, 30, 31}, {}, t, 930);
