@@ -6,9 +6,9 @@
 // rather than the graph API: it exists unchanged in cuDNN 9.14 on the GPU machines and 9.19 here, takes
 // every configuration above through one descriptor set, and its heuristic (the _v7 queries) chooses an
 // algorithm without running anything, so the choice needs no stream synchronisation. Float32 runs on
-// FMA-only kernels (no TF32) and without the FFT algorithms, for float32 accuracy; float16 and bfloat16
-// use tensor cores with float32 accumulation. The choice is made once per shape (at session build
-// when the shapes are static), kept in the kernel and on disk (conv_algo_cache.h).
+// FMA-only kernels (no TF32 unless the session's precision is kTf32) and without the FFT algorithms; float16
+// and bfloat16 use tensor cores with float32 accumulation. The choice is made once per shape (at session
+// build when the shapes are static), kept in the kernel and on disk (conv_algo_cache.h).
 //
 // cuDNN takes symmetric pads only: an input with asymmetric pads (SAME_* with an even window) is padded
 // with zeros into a scratch tensor first, and a ConvTranspose whose pads are not symmetric (output_shape,
@@ -196,8 +196,9 @@ void set_descriptors(Plan& p, const Geometry& g, rt::DataType dt, int64_t group,
   p.bias.set(t, bias_dims);
 }
 
-cudnnMathType_t math_for(rt::DataType t, int suggested) {
-  if (t == rt::DataType::kFloat) return CUDNN_FMA_MATH;  // no TF32
+// Float32 on FMA-only kernels unless the session allows TF32; the heuristic's suggestion otherwise.
+cudnnMathType_t math_for(rt::DataType t, int suggested, bool tf32) {
+  if (t == rt::DataType::kFloat && !tf32) return CUDNN_FMA_MATH;
   return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH
                                                             : static_cast<cudnnMathType_t>(suggested);
 }
@@ -217,7 +218,7 @@ std::optional<size_t> workspace_for(cudnnHandle_t h, Plan& p, bool forward, int 
 }
 
 // The algorithm: from the disk cache when cuDNN still takes it, else the heuristic's first acceptable one.
-void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, const std::string& key) {
+void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, bool tf32, const std::string& key) {
   if (auto c = cached_algo(key)) {
     if (auto ws = workspace_for(h, p, forward, c->algo, static_cast<cudnnMathType_t>(c->math))) {
       p.algo = c->algo;
@@ -229,7 +230,7 @@ void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, const 
     int algo, math;
   };
   std::vector<Candidate> cands;
-  check_cudnn(cudnnSetConvolutionMathType(p.conv.d, math_for(dt, CUDNN_DEFAULT_MATH)),
+  check_cudnn(cudnnSetConvolutionMathType(p.conv.d, math_for(dt, CUDNN_DEFAULT_MATH, tf32)),
               "cudnnSetConvolutionMathType");
   int found = 0;
   if (forward) {
@@ -253,7 +254,7 @@ void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, const 
   for (int a = 0; a < count; ++a) cands.push_back({a, CUDNN_DEFAULT_MATH});
   for (const auto& c : cands) {
     if (dt == rt::DataType::kFloat && fft_like(c.algo, forward)) continue;
-    const cudnnMathType_t math = math_for(dt, c.math);
+    const cudnnMathType_t math = math_for(dt, c.math, tf32);
     if (auto ws = workspace_for(h, p, forward, c.algo, math)) {
       p.algo = c.algo;
       p.workspace = *ws;
@@ -266,8 +267,9 @@ void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, const 
 
 class ConvKernel : public rt::OpKernel {
  public:
-  ConvKernel(const rt::KernelInfo& info, bool transpose)
+  ConvKernel(const rt::KernelInfo& info, bool transpose, bool tf32)
       : transpose_(transpose),
+        tf32_(tf32 && info.input_dtype(0) == rt::DataType::kFloat),
         attrs_(ops::kernels::read_window_attrs(info)),
         group_(info.get_int("group", 1)),
         output_padding_(info.get_ints("output_padding", {})),
@@ -414,10 +416,10 @@ class ConvKernel : public rt::OpKernel {
       p->empty |= std::find(dims->begin(), dims->end(), 0) != dims->end();
     if (p->empty) return *plans_.emplace(key, std::move(p)).first->second;
     set_descriptors(*p, g, dt, group_, !transpose_);
-    std::string k =
-        fmt::format("{}{}|{}|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(), transpose_ ? "bwd-data" : "fwd",
-                    ir::dtype_name(dt), g.x_dims, g.w_dims, g.y_dims, g.pads, g.strides, g.dilations, group_);
-    choose_algo(h, *p, !transpose_, dt, k);
+    std::string k = fmt::format("{}{}|{}{}|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(),
+                                transpose_ ? "bwd-data" : "fwd", ir::dtype_name(dt), tf32_ ? "-tf32" : "",
+                                g.x_dims, g.w_dims, g.y_dims, g.pads, g.strides, g.dilations, group_);
+    choose_algo(h, *p, !transpose_, dt, tf32_, k);
     p->path = fmt::format("cuDNN {} algo {}{}", transpose_ ? "backward-data" : "forward", p->algo,
                           p->reshape ? (transpose_ ? " + crop" : " + pad") : "");
     return *plans_.emplace(key, std::move(p)).first->second;
@@ -536,6 +538,7 @@ class ConvKernel : public rt::OpKernel {
   }
 
   bool transpose_;
+  bool tf32_;  // float32 may use TF32 tensor cores (the session's precision is kTf32)
   ops::kernels::WindowAttrs attrs_;
   int64_t group_;
   std::vector<int64_t> output_padding_, output_shape_;
@@ -562,16 +565,23 @@ bool conv_supports(const rt::KernelInfo& info, size_t max_inputs) {
 }  // namespace
 
 void register_conv_kernels(KernelTable& t) {
+  const bool tf32 = t.precision == passes::Precision::kTf32;
   t.add(cuda_def(
       "Conv", [](const rt::KernelInfo& i) { return conv_supports(i, 3); },
-      [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<ConvKernel>(i, false); }));
+      [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+        return std::make_unique<ConvKernel>(i, false, tf32);
+      }));
   t.add(cuda_def(
       "ConvTranspose", [](const rt::KernelInfo& i) { return conv_supports(i, 3); },
-      [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<ConvKernel>(i, true); }));
+      [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+        return std::make_unique<ConvKernel>(i, true, tf32);
+      }));
   t.add(cuda_def(
             "FusedConv",
             [](const rt::KernelInfo& i) { return conv_supports(i, 4) && read_activation(i).has_value(); },
-            [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<ConvKernel>(i, false); })
+            [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+              return std::make_unique<ConvKernel>(i, false, tf32);
+            })
             .in_domain("com.microsoft"));
   register_pool_kernels(t);
 }

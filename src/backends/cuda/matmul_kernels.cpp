@@ -36,7 +36,7 @@ struct MatMulForm {
 
 // y = alpha * op(A) x op(B) (+ bias on every row) with numpy.matmul's shapes: 1-D operands (vectors,
 // which no transpose changes) and broadcast batch axes.
-void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, Epilogue epi,
+void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, Epilogue epi, bool tf32,
             MatMulForm f = {}) {
   const rt::Tensor& a = ctx.input(0);
   const rt::Tensor& b = ctx.input(1);
@@ -66,7 +66,7 @@ void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, 
   const int64_t count = rt::shape_numel(batch), na = rt::shape_numel(ba), nb = rt::shape_numel(bb);
   const size_t es = rt::dtype_bytes(a.dtype(), 1);
   const void* bp = bias ? bias->raw() : nullptr;
-  LtProblem p{.dtype = a.dtype(), .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .epilogue = epi};
+  LtProblem p{.dtype = a.dtype(), .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .epilogue = epi, .tf32 = tf32};
   if (nb == 1 && !ta) {  // B one matrix: A's batch folds into its rows
     p.m = m * count;
     p.align = common_alignment({a.raw(), b.raw(), y.raw(), bp});
@@ -108,53 +108,55 @@ void matmul(rt::KernelContext& ctx, const LtMatmul& lt, const rt::Tensor* bias, 
 // capturing.
 class LtKernel : public rt::OpKernel {
  public:
+  explicit LtKernel(bool tf32) : tf32_(tf32) {}
   void prepare(rt::PrepareContext& ctx) override {
     (void)ctx;
     (void)cublaslt_handle();
   }
+
+ protected:
+  bool tf32_;  // float32 products may use TF32 (the session's precision is kTf32)
+  LtMatmul lt_;
 };
 
 class MatMulKernel : public LtKernel {
  public:
+  using LtKernel::LtKernel;
   void compute(rt::KernelContext& ctx) const override {
-    matmul(ctx, lt_, nullptr, Epilogue::kNone);
+    matmul(ctx, lt_, nullptr, Epilogue::kNone, tf32_);
     ctx.set_path("cuBLASLt");
   }
-
- private:
-  LtMatmul lt_;
 };
 
 class MatMulBiasKernel : public LtKernel {
  public:
+  using LtKernel::LtKernel;
   void compute(rt::KernelContext& ctx) const override {
-    matmul(ctx, lt_, &ctx.input(2), Epilogue::kBias);
+    matmul(ctx, lt_, &ctx.input(2), Epilogue::kBias, tf32_);
     ctx.set_path("cuBLASLt bias epilogue");
   }
-
- private:
-  LtMatmul lt_;
 };
 
 // com.microsoft FusedMatMul without batch transposes (declined in `supports`).
 class FusedMatMulKernel : public LtKernel {
  public:
-  explicit FusedMatMulKernel(const rt::KernelInfo& info)
-      : form_{info.get_int("transA", 0) != 0, info.get_int("transB", 0) != 0, info.get_float("alpha", 1.f)} {}
+  FusedMatMulKernel(const rt::KernelInfo& info, bool tf32)
+      : LtKernel(tf32),
+        form_{info.get_int("transA", 0) != 0, info.get_int("transB", 0) != 0, info.get_float("alpha", 1.f)} {}
   void compute(rt::KernelContext& ctx) const override {
-    matmul(ctx, lt_, nullptr, Epilogue::kNone, form_);
+    matmul(ctx, lt_, nullptr, Epilogue::kNone, tf32_, form_);
     ctx.set_path("cuBLASLt");
   }
 
  private:
   MatMulForm form_;
-  LtMatmul lt_;
 };
 
 class GemmKernel : public LtKernel {
  public:
-  explicit GemmKernel(const rt::KernelInfo& info)
-      : alpha_(info.get_float("alpha", 1.f)),
+  GemmKernel(const rt::KernelInfo& info, bool tf32)
+      : LtKernel(tf32),
+        alpha_(info.get_float("alpha", 1.f)),
         beta_(info.get_float("beta", 1.f)),
         ta_(info.get_int("transA", 0) != 0),
         tb_(info.get_int("transB", 0) != 0) {}
@@ -198,7 +200,8 @@ class GemmKernel : public LtKernel {
     }
     if (k == 0) return zero_fill(ctx, y);
     const void* bias = epi == Epilogue::kBias ? c->raw() : nullptr;
-    LtProblem p{.dtype = a.dtype(), .ta = ta_, .tb = tb_, .m = m, .n = n, .k = k, .epilogue = epi};
+    LtProblem p{
+        .dtype = a.dtype(), .ta = ta_, .tb = tb_, .m = m, .n = n, .k = k, .epilogue = epi, .tf32 = tf32_};
     p.align = common_alignment({a.raw(), b.raw(), y.raw(), bias});
     lt_.run(ctx, p, a.raw(), b.raw(), y.raw(), bias, alpha_, beta);
     ctx.set_path("cuBLASLt");
@@ -207,7 +210,6 @@ class GemmKernel : public LtKernel {
  private:
   float alpha_, beta_;
   bool ta_, tb_;
-  LtMatmul lt_;
 };
 
 bool float_inputs(const rt::KernelInfo& info, size_t min, size_t max) {
@@ -221,24 +223,28 @@ bool float_inputs(const rt::KernelInfo& info, size_t min, size_t max) {
 }  // namespace
 
 void register_matmul_kernels(KernelTable& t) {
+  const bool tf32 = t.precision == passes::Precision::kTf32;
   t.add(cuda_def(
       "MatMul", [](const rt::KernelInfo& i) { return float_inputs(i, 2, 2); },
-      [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<MatMulKernel>(); }));
+      [tf32](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<MatMulKernel>(tf32); }));
   // From version 7: before it, C's broadcasting was the `broadcast` attribute's business.
   t.add(cuda_def(
       "Gemm", [](const rt::KernelInfo& i) { return float_inputs(i, 2, 3); },
-      [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<GemmKernel>(i); }, 7));
-  t.add(cuda_def(
-            "MatMulBias", [](const rt::KernelInfo& i) { return float_inputs(i, 3, 3) && i.has_input(2); },
-            [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<MatMulBiasKernel>(); })
-            .in_domain(ops::layout::kDomain));
+      [tf32](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<GemmKernel>(i, tf32); }, 7));
+  t.add(
+      cuda_def(
+          "MatMulBias", [](const rt::KernelInfo& i) { return float_inputs(i, 3, 3) && i.has_input(2); },
+          [tf32](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<MatMulBiasKernel>(tf32); })
+          .in_domain(ops::layout::kDomain));
   t.add(cuda_def(
             "FusedMatMul",
             [](const rt::KernelInfo& i) {
               return float_inputs(i, 2, 2) && i.get_int("transBatchA", 0) == 0 &&
                      i.get_int("transBatchB", 0) == 0;
             },
-            [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<FusedMatMulKernel>(i); })
+            [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+              return std::make_unique<FusedMatMulKernel>(i, tf32);
+            })
             .in_domain("com.microsoft"));
 }
 

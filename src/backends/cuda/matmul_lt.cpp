@@ -79,7 +79,9 @@ LtMatmul::Plan& LtMatmul::plan(const LtProblem& p, const void* bias) const {
   if (it != plans_.end()) return *it->second;
   auto pl = std::make_unique<Plan>();
   const cudaDataType_t t = cuda_type(p.dtype);
-  check_cublas(cublasLtMatmulDescCreate(&pl->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+  const bool tf32 = p.tf32 && p.dtype == rt::DataType::kFloat;
+  check_cublas(cublasLtMatmulDescCreate(&pl->desc, tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                                        CUDA_R_32F),
                "cublasLtMatmulDescCreate");
   // D^T = op(B)^T op(A)^T: cuBLAS's A is our B, transposed when ours is.
   cublasOperation_t opa = p.tb ? CUBLAS_OP_T : CUBLAS_OP_N, opb = p.ta ? CUBLAS_OP_T : CUBLAS_OP_N;

@@ -4,7 +4,8 @@
 // cuBLASLt is column-major; a row-major [r, c] matrix is the column-major [c, r] one, so the kernel asks
 // for D^T = op(B)^T * op(A)^T with the operands swapped. Float32 computes in float32 (no TF32: the
 // conformance suite compares at float32 accuracy); float16 and bfloat16 accumulate in float32 and round
-// once when storing. The algorithm is chosen by cuBLASLt's heuristic once per problem and kept.
+// once when storing; TF32 only when the session asks for it. The algorithm is chosen by cuBLASLt's heuristic
+// once per problem and kept.
 #pragma once
 
 #include <compare>
@@ -27,7 +28,8 @@ struct LtProblem {
   int64_t m = 0, n = 0, k = 0;
   int64_t batch = 1, stride_a = 0, stride_b = 0, stride_d = 0;
   Epilogue epilogue = Epilogue::kNone;
-  int align = 256;  // the operands' common address alignment in bytes (cuBLASLt's kernels rely on it)
+  int align = 256;    // the operands' common address alignment in bytes (cuBLASLt's kernels rely on it)
+  bool tf32 = false;  // float32 on TF32 tensor cores (the session's precision is kTf32)
   auto operator<=>(const LtProblem&) const = default;
 };
 
