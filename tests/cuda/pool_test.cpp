@@ -66,3 +66,61 @@ TEST_F(CudaBlas, GlobalPools) {
   check_pool("GlobalAveragePool", {1, 3, 224, 224}, {}, DataType::kFloat, 224 * 224);
   check_pool("GlobalLpPool", {1, 6, 5, 7}, {}, DataType::kFloat, 35);
 }
+
+// MaxPool's Indices output (both storage orders) and 8-bit integer inputs: exact, so compared exactly.
+TEST_F(CudaBlas, MaxPoolIndicesAndIntegerInputs) {
+  struct Case {
+    DataType t;
+    int64_t storage_order;
+    bool indices;
+  };
+  for (Case c : {Case{DataType::kFloat, 0, true}, Case{DataType::kFloat16, 1, true},
+                 Case{DataType::kInt8, 0, false}, Case{DataType::kUint8, 0, true}}) {
+    rt::Shape xs{2, 3, 11, 9};
+    ir::Model m;
+    m.ir_version = 8;
+    m.opset_imports = {{"", 17}};
+    ir::GraphBuilder b(m.graph);
+    ir::Shape s;
+    for (int64_t d : xs) s.push_back(ir::Dim::of(d));
+    std::string x = b.input("x0", ir::Type::tensor(c.t, s));
+    auto outs = b.nodes("MaxPool", {x},
+                        {ints("kernel_shape", {3, 2}), ints("strides", {2, 2}), ints("pads", {1, 0, 1, 1}),
+                         ir::Attribute::of_int("storage_order", c.storage_order)},
+                        "op", c.indices ? 2 : 1);
+    b.output(outs[0], ir::Type::tensor(c.t));
+    if (c.indices) b.output(outs[1], ir::Type::tensor(DataType::kInt64));
+    rt::Tensor in = rt::Tensor::zeros(c.t, xs);
+    if (c.t == DataType::kInt8 || c.t == DataType::kUint8) {
+      for (int64_t i = 0; i < in.numel(); ++i) {
+        auto v = static_cast<uint8_t>((i * 37 + 11) % 251);
+        if (c.t == DataType::kInt8) in.data<int8_t>()[i] = static_cast<int8_t>(v);
+        if (c.t == DataType::kUint8) in.data<uint8_t>()[i] = v;
+      }
+    } else {
+      in = random_tensor(c.t, xs, 41);
+    }
+    rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
+                        .backend = "cuda",
+                        .profile = true,
+                        .precision = tessera::passes::Precision::kFp32});
+    rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .reference_kernels = true});
+    auto g = gpu.run({{"x0", rt::Value(in)}});
+    auto r = ref.run({{"x0", rt::Value(in)}});
+    bool on_gpu = false;
+    for (const auto& ev : gpu.last_stats().events) on_gpu |= ev.node_name == "op" && ev.backend == "cuda";
+    EXPECT_TRUE(on_gpu) << type_name(c.t);
+    ASSERT_EQ(g.size(), r.size());
+    for (size_t o = 0; o < g.size(); ++o) {
+      const rt::Tensor &gt = g[o].tensor(), &rt_ = r[o].tensor();
+      ASSERT_EQ(gt.shape(), rt_.shape());
+      int bad = 0;
+      for (int64_t i = 0; i < gt.numel() && bad < 5; ++i) {
+        if (gt.to_double(i) == rt_.to_double(i)) continue;
+        ++bad;
+        ADD_FAILURE() << "MaxPool " << type_name(c.t) << " output " << o << " element " << i << ": cuda "
+                      << gt.to_double(i) << ", reference " << rt_.to_double(i);
+      }
+    }
+  }
+}

@@ -5,10 +5,29 @@
 
 namespace tessera::cuda {
 
+// MaxPool's 8-bit integer inputs: exact in float; a window with no position inside the input gives the
+// type's lowest value, as the reference's does.
+template <>
+__device__ __forceinline__ float load<int8_t>(const int8_t* p, int64_t i) {
+  return p[i];
+}
+template <>
+__device__ __forceinline__ float load<uint8_t>(const uint8_t* p, int64_t i) {
+  return p[i];
+}
+template <>
+__device__ __forceinline__ void store<int8_t>(int8_t* p, int64_t i, float v) {
+  p[i] = static_cast<int8_t>(fmaxf(v, -128.f));
+}
+template <>
+__device__ __forceinline__ void store<uint8_t>(uint8_t* p, int64_t i, float v) {
+  p[i] = static_cast<uint8_t>(fmaxf(v, 0.f));
+}
+
 namespace {
 
 template <class T, PoolKind K>
-__global__ void pool(const T* x, T* y, PoolGeom g, int64_t total) {
+__global__ void pool(const T* x, T* y, int64_t* indices, PoolGeom g, int64_t total) {
   int64_t in_size = 1, out_size = 1, window = 1;
   for (int d = 0; d < g.spatial; ++d) {
     in_size *= g.in[d];
@@ -27,7 +46,7 @@ __global__ void pool(const T* x, T* y, PoolGeom g, int64_t total) {
     const T* px = x + plane * in_size;
     float acc = K == PoolKind::kMax ? -INFINITY : 0.f;
     bool any = false;
-    int64_t count = 0, padded = 0;
+    int64_t count = 0, padded = 0, best = -1;
     for (int64_t kp = 0; kp < window; ++kp) {
       int64_t r = kp;
       bool inside = true, in_padded = true;
@@ -39,16 +58,27 @@ __global__ void pool(const T* x, T* y, PoolGeom g, int64_t total) {
       }
       padded += in_padded ? 1 : 0;
       if (!inside) continue;
-      // Flat index of the position (row-major over the spatial axes).
-      int64_t rr = kp, f = 0, scale = 1;
+      // Flat index of the position, row-major over the spatial axes, and column-major for Indices with
+      // storage_order 1.
+      int64_t rr = kp, f = 0, scale = 1, fc = 0;
       for (int d = g.spatial - 1; d >= 0; --d) {
         f += (start[d] + (rr % g.kernel[d]) * g.dilation[d]) * scale;
         rr /= g.kernel[d];
         scale *= g.in[d];
       }
+      rr = kp;
+      for (int d = g.spatial - 1; d >= 0; --d) {
+        int64_t cs = 1;
+        for (int e = 0; e < d; ++e) cs *= g.in[e];
+        fc += (start[d] + (rr % g.kernel[d]) * g.dilation[d]) * cs;
+        rr /= g.kernel[d];
+      }
       const float v = load<T>(px, f);
       if (K == PoolKind::kMax) {
-        if (!any || v > acc) acc = v;
+        if (!any || v > acc) {
+          acc = v;
+          best = g.storage_order == 1 ? fc : f;
+        }
       } else if (K == PoolKind::kAverage) {
         acc += v;
       } else {
@@ -67,6 +97,7 @@ __global__ void pool(const T* x, T* y, PoolGeom g, int64_t total) {
       r = powf(acc, 1.f / g.p);
     }
     store<T>(y, i, r);
+    if (indices) indices[i] = best < 0 ? -1 : plane * in_size + best;
   }
 }
 
@@ -98,16 +129,18 @@ __global__ void global_pool(const T* x, T* y, int64_t size, float p) {
 }
 
 template <class T>
-void pool_t(PoolKind kind, const void* x, void* y, const PoolGeom& g, cudaStream_t s) {
+void pool_t(PoolKind kind, const void* x, void* y, int64_t* indices, const PoolGeom& g, cudaStream_t s) {
   int64_t total = g.planes;
   for (int d = 0; d < g.spatial; ++d) total *= g.out[d];
   if (total == 0) return;
   auto xp = static_cast<const T*>(x);
   auto yp = static_cast<T*>(y);
-  if (kind == PoolKind::kMax) pool<T, PoolKind::kMax><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
+  if (kind == PoolKind::kMax)
+    pool<T, PoolKind::kMax><<<grid_for(total), 256, 0, s>>>(xp, yp, indices, g, total);
   if (kind == PoolKind::kAverage)
-    pool<T, PoolKind::kAverage><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
-  if (kind == PoolKind::kLp) pool<T, PoolKind::kLp><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
+    pool<T, PoolKind::kAverage><<<grid_for(total), 256, 0, s>>>(xp, yp, nullptr, g, total);
+  if (kind == PoolKind::kLp)
+    pool<T, PoolKind::kLp><<<grid_for(total), 256, 0, s>>>(xp, yp, nullptr, g, total);
 }
 
 template <class T>
@@ -128,14 +161,19 @@ void global_t(PoolKind kind, const void* x, void* y, int64_t planes, int64_t siz
 
 }  // namespace
 
-void launch_pool(PoolKind kind, ElemType t, const void* x, void* y, const PoolGeom& g, cudaStream_t s) {
+void launch_pool(PoolKind kind, PoolType t, const void* x, void* y, int64_t* indices, const PoolGeom& g,
+                 cudaStream_t s) {
   switch (t) {
-    case ElemType::kFloat:
-      return pool_t<float>(kind, x, y, g, s);
-    case ElemType::kHalf:
-      return pool_t<__half>(kind, x, y, g, s);
-    case ElemType::kBFloat16:
-      return pool_t<__nv_bfloat16>(kind, x, y, g, s);
+    case PoolType::kFloat:
+      return pool_t<float>(kind, x, y, indices, g, s);
+    case PoolType::kHalf:
+      return pool_t<__half>(kind, x, y, indices, g, s);
+    case PoolType::kBFloat16:
+      return pool_t<__nv_bfloat16>(kind, x, y, indices, g, s);
+    case PoolType::kInt8:
+      return pool_t<int8_t>(PoolKind::kMax, x, y, indices, g, s);
+    case PoolType::kUint8:
+      return pool_t<uint8_t>(PoolKind::kMax, x, y, indices, g, s);
   }
 }
 

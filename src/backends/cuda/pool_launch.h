@@ -13,6 +13,8 @@
 namespace tessera::cuda {
 
 enum class PoolKind { kMax, kAverage, kLp };
+// The element types of the windowed pools: the float types, and 8-bit integers for MaxPool.
+enum class PoolType { kFloat, kHalf, kBFloat16, kInt8, kUint8 };
 
 inline constexpr int kMaxPoolAxes = 3;
 
@@ -23,13 +25,18 @@ struct PoolGeom {
   int64_t stride[kMaxPoolAxes] = {}, dilation[kMaxPoolAxes] = {};
   int64_t pad_begin[kMaxPoolAxes] = {}, pad_end[kMaxPoolAxes] = {};
   bool count_include_pad = false;
-  float p = 2.f;  // LpPool's exponent
+  float p = 2.f;          // LpPool's exponent
+  int storage_order = 0;  // MaxPool's Indices: 0 row-major, 1 column-major spatial offsets
 };
 
 // Window positions outside the input are skipped. The average divides by the positions inside the input,
 // or with count_include_pad by those inside [-pad_begin, in + pad_end); MaxPool keeps the first value
-// and then any greater one (as the CPU reference does, so a leading NaN wins and later ones do not).
-void launch_pool(PoolKind kind, ElemType t, const void* x, void* y, const PoolGeom& g, cudaStream_t s);
+// and then any greater one (as the CPU reference does, so a leading NaN wins and later ones do not);
+// `indices` (MaxPool's second output, or null) gets the maximum's flat index into X (the plane's offset
+// plus its spatial offset in storage_order), -1 for a window with no position inside X. 8-bit integer
+// types take kMax only.
+void launch_pool(PoolKind kind, PoolType t, const void* x, void* y, int64_t* indices, const PoolGeom& g,
+                 cudaStream_t s);
 
 // One value per plane of `size` values. Max ignores NaN unless the plane is all NaN, as std::max does in
 // the reference; an empty plane averages to NaN.
