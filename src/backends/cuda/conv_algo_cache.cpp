@@ -36,6 +36,7 @@ fs::path cache_file() {
 struct Cache {
   std::mutex mu;
   bool loaded = false;
+  fs::path file;  // what `entries` were read from: a changed XDG_CACHE_HOME reads the new file
   std::map<std::string, AlgoChoice> entries;
 };
 
@@ -44,10 +45,14 @@ Cache& cache() {
   return c;
 }
 
-// Lines "key<TAB>algo<TAB>math"; anything else (a truncated or foreign file) is skipped.
+// Reads the cache file once (again when its location changes). Lines "key<TAB>algo<TAB>math"; anything
+// else (a truncated or foreign file) is skipped.
 void load(Cache& c) {
-  c.loaded = true;
   fs::path f = cache_file();
+  if (c.loaded && f == c.file) return;
+  c.loaded = true;
+  c.file = f;
+  c.entries.clear();
   if (f.empty()) return;
   std::ifstream in(f);
   std::string line;
@@ -112,7 +117,7 @@ std::string algo_key_prefix() {
 std::optional<AlgoChoice> cached_algo(const std::string& key) {
   Cache& c = cache();
   std::lock_guard lock(c.mu);
-  if (!c.loaded) load(c);
+  load(c);
   auto it = c.entries.find(clean(key));
   if (it == c.entries.end()) return std::nullopt;
   return it->second;
@@ -121,7 +126,7 @@ std::optional<AlgoChoice> cached_algo(const std::string& key) {
 void remember_algo(const std::string& key, AlgoChoice choice) {
   Cache& c = cache();
   std::lock_guard lock(c.mu);
-  if (!c.loaded) load(c);
+  load(c);
   c.entries[clean(key)] = choice;
   save(c);
 }
