@@ -219,7 +219,7 @@ std::optional<size_t> workspace_for(cudnnHandle_t h, Plan& p, bool forward, int 
 
 // The algorithm: from the disk cache when cuDNN still takes it, else the heuristic's first acceptable one.
 void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, bool tf32, const std::string& key) {
-  if (auto c = cached_algo(key)) {
+  if (auto c = cached_algo(key); c && !fft_like(c->algo, forward)) {
     if (auto ws = workspace_for(h, p, forward, c->algo, static_cast<cudnnMathType_t>(c->math))) {
       p.algo = c->algo;
       p.workspace = *ws;
