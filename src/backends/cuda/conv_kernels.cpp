@@ -1,10 +1,591 @@
-// The CUDA backend's kernels for convolutions and pooling through cuDNN.
+// The CUDA backend's convolutions through cuDNN: Conv, ConvTranspose and com.microsoft FusedConv (Relu,
+// Tanh, Sigmoid or Clip from 0) over 1 to 3 spatial axes, with groups (depthwise included), dilations,
+// strides, pads and auto_pad, and pooling (pool_kernels.cpp).
+//
+// cuDNN's legacy convolution API (cudnnConvolutionForward / BackwardData, still in cuDNN 9's cnn library)
+// rather than the graph API: it exists unchanged in cuDNN 9.14 on the GPU machines and 9.19 here, takes
+// every configuration above through one descriptor set, and its heuristic (the _v7 queries) chooses an
+// algorithm without running anything, so the choice needs no stream synchronisation. Float32 runs on
+// FMA-only kernels (no TF32 unless the session's precision is kTf32) and without the FFT algorithms; float16
+// and bfloat16 use tensor cores with float32 accumulation. The choice is made once per shape (at session
+// build when the shapes are static), kept in the kernel and on disk (conv_algo_cache.h).
+//
+// cuDNN takes symmetric pads only: an input with asymmetric pads (SAME_* with an even window) is padded
+// with zeros into a scratch tensor first, and a ConvTranspose whose pads are not symmetric (output_shape,
+// output_padding, SAME_*) computes its unpadded output and crops it.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "backends/cuda/conv_algo_cache.h"
+#include "backends/cuda/conv_util.h"
+#include "backends/cuda/cudnn_handle.h"
 #include "backends/cuda/kernel_table.h"
+#include "backends/cuda/kernel_util.h"
+#include "backends/cuda/pool_kernels.h"
+#include "ops/nn/window_kernel_util.h"
 
 namespace tessera::cuda {
 
+namespace {
+
+// The most workspace an algorithm may ask for.
+constexpr size_t kMaxWorkspace = size_t{1} << 30;
+
+cudnnDataType_t cudnn_type(rt::DataType t) {
+  switch (t) {
+    case rt::DataType::kFloat16:
+      return CUDNN_DATA_HALF;
+    case rt::DataType::kBFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;
+  }
+}
+
+std::vector<int> to_int(const std::vector<int64_t>& v, const char* what) {
+  std::vector<int> out;
+  for (int64_t x : v) {
+    if (x > INT_MAX || x < INT_MIN)
+      throw rt::KernelError(fmt::format("{} {} is beyond cuDNN's 32-bit sizes", what, v));
+    out.push_back(static_cast<int>(x));
+  }
+  return out;
+}
+
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc() { check_cudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor"); }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+  // A packed row-major tensor.
+  void set(cudnnDataType_t t, const std::vector<int64_t>& dims) {
+    std::vector<int64_t> strides(dims.size(), 1);
+    for (size_t i = dims.size() - 1; i-- > 0;)
+      strides[i] = strides[i + 1] * std::max<int64_t>(dims[i + 1], 1);
+    auto di = to_int(dims, "shape"), si = to_int(strides, "strides");
+    check_cudnn(cudnnSetTensorNdDescriptor(d, t, static_cast<int>(di.size()), di.data(), si.data()),
+                "cudnnSetTensorNdDescriptor");
+  }
+};
+
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDesc() { check_cudnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor"); }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+};
+
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc() { check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor"); }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+};
+
+struct ActDesc {
+  cudnnActivationDescriptor_t d = nullptr;
+  ActDesc() { check_cudnn(cudnnCreateActivationDescriptor(&d), "cudnnCreateActivationDescriptor"); }
+  ~ActDesc() { cudnnDestroyActivationDescriptor(d); }
+  ActDesc(const ActDesc&) = delete;
+  ActDesc& operator=(const ActDesc&) = delete;
+};
+
+// FusedConv's activation as cuDNN has it; nullopt for those it lacks (LeakyRelu, HardSigmoid, a Clip
+// whose lower end is not 0).
+struct Activation {
+  bool any = false;
+  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
+  double coef = 0;  // CLIPPED_RELU's upper end
+};
+
+std::optional<Activation> read_activation(const rt::KernelInfo& info) {
+  if (info.op_type() != "FusedConv") return Activation{};
+  std::string name = info.get_string("activation", "");
+  std::vector<float> p = info.get_floats("activation_params", {});
+  if (name.empty()) return Activation{};
+  if (name == "Relu") return Activation{true, CUDNN_ACTIVATION_RELU, 0};
+  if (name == "Tanh") return Activation{true, CUDNN_ACTIVATION_TANH, 0};
+  if (name == "Sigmoid") return Activation{true, CUDNN_ACTIVATION_SIGMOID, 0};
+  if (name == "Clip" && p.size() >= 2 && p[0] == 0.f && p[1] > 0.f)
+    return Activation{true, CUDNN_ACTIVATION_CLIPPED_RELU, p[1]};
+  return std::nullopt;
+}
+
+bool fft_like(int algo, bool forward) {
+  if (forward)
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+
+// One configuration, ready to run: descriptors, algorithm, and the pad or crop around cuDNN's part.
+struct Plan {
+  TensorDesc x, y, bias;  // x: what cuDNN reads (padded when pre_pad); y: what it writes
+  FilterDesc w;
+  ConvDesc conv;
+  ActDesc act;
+  int algo = 0;
+  size_t workspace = 0;
+  rt::Shape out_shape;   // the node's output
+  rt::Shape work_shape;  // cuDNN's input (Conv, pre_pad) or output (ConvTranspose, crop)
+  bool reshape = false;  // pre_pad (Conv) or crop (ConvTranspose)
+  ShiftedCopy copy;
+  std::string path;
+  bool empty = false;  // a zero-sized axis: no cuDNN call (its descriptors take no zero sizes)
+};
+
+// A shape read as the geometry reads a tensor's: the node's inferred shape at session build, the input's
+// at run time.
+struct ShapeOf {
+  const rt::Shape& s;
+  int64_t dim(int64_t i) const { return s[static_cast<size_t>(i)]; }
+  int64_t rank() const { return static_cast<int64_t>(s.size()); }
+  const rt::Shape& shape() const { return s; }
+};
+
+// The static shape of input i as inferred, or nullopt.
+std::optional<rt::Shape> static_shape(const rt::KernelInfo& info, size_t i) {
+  const auto& shape = info.input_type(i).shape;
+  if (!shape || !ir::shape_is_static(*shape)) return std::nullopt;
+  rt::Shape out;
+  for (const auto& d : *shape) out.push_back(d.value);
+  return out;
+}
+
+// What both directions share once the geometry is known.
+struct Geometry {
+  std::vector<int64_t> x_dims, w_dims, y_dims;  // cuDNN's view (1-D padded to 2-D)
+  std::vector<int64_t> pads, strides, dilations;
+};
+
+void pad_to_2d(Geometry& g) {
+  if (g.pads.size() != 1) return;
+  for (auto* v : {&g.x_dims, &g.w_dims, &g.y_dims}) v->push_back(1);
+  g.pads.push_back(0);
+  g.strides.push_back(1);
+  g.dilations.push_back(1);
+}
+
+void set_descriptors(Plan& p, const Geometry& g, rt::DataType dt, int64_t group, bool forward) {
+  const cudnnDataType_t t = cudnn_type(dt);
+  p.x.set(t, g.x_dims);
+  p.y.set(t, g.y_dims);
+  auto wd = to_int(g.w_dims, "weight shape");
+  check_cudnn(cudnnSetFilterNdDescriptor(p.w.d, t, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()),
+              "cudnnSetFilterNdDescriptor");
+  auto pads = to_int(g.pads, "pads"), strides = to_int(g.strides, "strides"),
+       dil = to_int(g.dilations, "dilations");
+  check_cudnn(
+      cudnnSetConvolutionNdDescriptor(p.conv.d, static_cast<int>(pads.size()), pads.data(), strides.data(),
+                                      dil.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+      "cudnnSetConvolutionNdDescriptor");
+  check_cudnn(cudnnSetConvolutionGroupCount(p.conv.d, static_cast<int>(group)),
+              "cudnnSetConvolutionGroupCount");
+  std::vector<int64_t> bias_dims(g.y_dims.size(), 1);
+  bias_dims[1] = forward ? g.y_dims[1] : g.y_dims[1];
+  p.bias.set(t, bias_dims);
+}
+
+// Float32 on FMA-only kernels unless the session allows TF32; the heuristic's suggestion otherwise.
+cudnnMathType_t math_for(rt::DataType t, int suggested, bool tf32) {
+  if (t == rt::DataType::kFloat && !tf32) return CUDNN_FMA_MATH;
+  return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH
+                                                            : static_cast<cudnnMathType_t>(suggested);
+}
+
+// Workspace of `algo` under `math`, or nullopt when cuDNN does not take the pair for this configuration.
+std::optional<size_t> workspace_for(cudnnHandle_t h, Plan& p, bool forward, int algo, cudnnMathType_t math) {
+  if (cudnnSetConvolutionMathType(p.conv.d, math) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  size_t bytes = 0;
+  cudnnStatus_t s =
+      forward
+          ? cudnnGetConvolutionForwardWorkspaceSize(h, p.x.d, p.w.d, p.conv.d, p.y.d,
+                                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes)
+          : cudnnGetConvolutionBackwardDataWorkspaceSize(
+                h, p.w.d, p.x.d, p.conv.d, p.y.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
+  if (s != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace) return std::nullopt;
+  return bytes;
+}
+
+// The algorithm: from the disk cache when cuDNN still takes it, else the heuristic's first acceptable one.
+void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, bool tf32, const std::string& key) {
+  if (auto c = cached_algo(key); c && !fft_like(c->algo, forward)) {
+    if (auto ws = workspace_for(h, p, forward, c->algo, static_cast<cudnnMathType_t>(c->math))) {
+      p.algo = c->algo;
+      p.workspace = *ws;
+      return;
+    }
+  }
+  struct Candidate {
+    int algo, math;
+  };
+  std::vector<Candidate> cands;
+  check_cudnn(cudnnSetConvolutionMathType(p.conv.d, math_for(dt, CUDNN_DEFAULT_MATH, tf32)),
+              "cudnnSetConvolutionMathType");
+  int found = 0;
+  if (forward) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.d, p.w.d, p.conv.d, p.y.d,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+                "cudnnGetConvolutionForwardAlgorithm_v7");
+    for (int i = 0; i < found; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) cands.push_back({perf[i].algo, perf[i].mathType});
+  } else {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                    h, p.w.d, p.x.d, p.conv.d, p.y.d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
+                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    for (int i = 0; i < found; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) cands.push_back({perf[i].algo, perf[i].mathType});
+  }
+  // The heuristic's order, then every algorithm, for the rare configuration it ranks nothing usable for.
+  const int count = forward ? static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+                            : static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+  for (int a = 0; a < count; ++a) cands.push_back({a, CUDNN_DEFAULT_MATH});
+  for (const auto& c : cands) {
+    // The FFT and non-fused Winograd algorithms transform the data with larger rounding errors (float16
+    // results 1% off were seen): left out for every type.
+    if (fft_like(c.algo, forward)) continue;
+    const cudnnMathType_t math = math_for(dt, c.math, tf32);
+    if (auto ws = workspace_for(h, p, forward, c.algo, math)) {
+      p.algo = c.algo;
+      p.workspace = *ws;
+      remember_algo(key, {c.algo, static_cast<int>(math)});
+      return;
+    }
+  }
+  throw rt::KernelError("cuDNN has no algorithm for this convolution");
+}
+
+class ConvKernel : public rt::OpKernel {
+ public:
+  ConvKernel(const rt::KernelInfo& info, bool transpose, bool tf32)
+      : transpose_(transpose),
+        tf32_(tf32 && info.input_dtype(0) == rt::DataType::kFloat),
+        attrs_(ops::kernels::read_window_attrs(info)),
+        group_(info.get_int("group", 1)),
+        output_padding_(info.get_ints("output_padding", {})),
+        output_shape_(info.get_ints("output_shape", {})),
+        act_(read_activation(info).value_or(Activation{})),
+        static_x_(static_shape(info, 0)),
+        static_w_(static_shape(info, 1)),
+        static_type_(info.input_dtype(0)) {
+    if (act_.any) {
+      check_cudnn(cudnnSetActivationDescriptor(act_desc_.d, act_.mode, CUDNN_PROPAGATE_NAN, act_.coef),
+                  "cudnnSetActivationDescriptor");
+    }
+  }
+
+  // With static shapes, the algorithm is chosen when the session is built rather than on the first run.
+  void prepare(rt::PrepareContext& ctx) override {
+    if (!static_x_ || !static_w_ || static_x_->size() < 3 || static_x_->size() > 5 ||
+        static_w_->size() != static_x_->size())
+      return;
+    try {
+      CudnnHandle h = cudnn_handle(native(ctx.stream()));
+      std::lock_guard lock(mu_);
+      plan(h.handle, ShapeOf{*static_x_}, ShapeOf{*static_w_}, static_type_);
+    } catch (const rt::KernelError&) {
+      // Bad attributes or shapes: the first run reports them, naming the node.
+    }
+  }
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    const rt::Tensor& w = ctx.input(1);
+    const rt::Tensor* b = ctx.optional_input(2);
+    const rt::Tensor* z = ctx.optional_input(3);
+    auto t = elem_type(x.dtype());
+    if (!t || w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()) || (z && z->dtype() != x.dtype()))
+      ctx.fail("inputs X, W, B (and Z) must have one float element type");
+    if (x.rank() < 3 || x.rank() > 5)
+      ctx.fail(fmt::format("input X has shape {}; the CUDA kernel takes 1 to 3 spatial axes",
+                           rt::shape_str(x.shape())));
+    if (w.rank() != x.rank())
+      ctx.fail(fmt::format("input W has shape {} but X has {}; their ranks must match",
+                           rt::shape_str(w.shape()), rt::shape_str(x.shape())));
+    if (group_ < 1) ctx.fail(fmt::format("group is {}; it must be at least 1", group_));
+    cudaStream_t s = native(ctx.stream());
+    CudnnHandle h = cudnn_handle(s);
+    std::lock_guard lock(mu_);
+    Plan& p = plan(h.handle, ShapeOf{x.shape()}, ShapeOf{w.shape()}, x.dtype());
+    ctx.set_path(p.path);
+    const int64_t channels = p.out_shape[1];
+    if (b && (b->rank() != 1 || b->dim(0) != channels))
+      ctx.fail(fmt::format("input B has shape {}; it must be [{}], one value per output channel",
+                           rt::shape_str(b->shape()), channels));
+    if (z && z->shape() != p.out_shape)
+      ctx.fail(fmt::format("input Z has shape {}; it must be the output's {}", rt::shape_str(z->shape()),
+                           rt::shape_str(p.out_shape)));
+    if (p.empty) {  // an empty batch or output: nothing to compute; empty inputs sum to zeros
+      rt::Tensor& y = ctx.output(0, x.dtype(), p.out_shape);
+      if (y.numel() > 0 && (b || z || act_.any))
+        ctx.fail(
+            "a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
+      return;
+    }
+    rt::Tensor ws, work;
+    if (p.workspace > 0)
+      ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
+    const float one = 1.f, zero = 0.f;
+    if (!transpose_) {
+      const void* in = x.raw();
+      if (p.reshape) {  // asymmetric pads: cuDNN reads a zero-padded copy
+        work = ctx.scratch_uninitialized(x.dtype(), p.work_shape);
+        launch_shifted_copy(*t, x.raw(), work.raw(), p.copy, s);
+        check_launch(ctx);
+        in = work.raw();
+      }
+      const bool fused =
+          x.dtype() == rt::DataType::kFloat && b && act_.any && act_.mode == CUDNN_ACTIVATION_RELU;
+      rt::Tensor& y = fused && !z ? ctx.output(0, x.dtype(), p.out_shape)
+                                  : ctx.output_uninitialized(0, x.dtype(), p.out_shape);
+      if (y.numel() == 0) return;
+      auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(p.algo);
+      if (fused) {  // conv + Z + bias, then ReLU, in one call
+        const float alpha2 = z ? 1.f : 0.f;
+        const void* zp = z ? z->raw() : y.raw();
+        check_cudnn(cudnnConvolutionBiasActivationForward(h.handle, &one, p.x.d, in, p.w.d, w.raw(), p.conv.d,
+                                                          algo, ws.raw(), p.workspace, &alpha2, p.y.d, zp,
+                                                          p.bias.d, b->raw(), act_desc_.d, p.y.d, y.raw()),
+                    "cudnnConvolutionBiasActivationForward");
+        return;
+      }
+      check_cudnn(
+          cudnnConvolutionForward(h.handle, &one, p.x.d, in, p.w.d, w.raw(), p.conv.d, algo,
+                                  p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.y.d, y.raw()),
+          "cudnnConvolutionForward");
+      epilogue(h.handle, p, y, b, z);
+      return;
+    }
+    rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), p.out_shape);
+    if (y.numel() == 0) return;
+    void* out = y.raw();
+    if (p.reshape) {  // pads that are not symmetric: the unpadded output, cropped below
+      work = ctx.scratch_uninitialized(x.dtype(), p.work_shape);
+      out = work.raw();
+    }
+    auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo);
+    check_cudnn(
+        cudnnConvolutionBackwardData(h.handle, &one, p.w.d, w.raw(), p.x.d, x.raw(), p.conv.d, algo,
+                                     p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.y.d, out),
+        "cudnnConvolutionBackwardData");
+    if (p.reshape) {
+      launch_shifted_copy(*t, work.raw(), y.raw(), p.copy, s);
+      check_launch(ctx);
+    }
+    epilogue(h.handle, p, y, b, z);
+  }
+
+ private:
+  // Bias, Z and the activation in place on the node's output.
+  void epilogue(cudnnHandle_t h, const Plan& p, rt::Tensor& y, const rt::Tensor* b,
+                const rt::Tensor* z) const {
+    const float one = 1.f, zero = 0.f;
+    if (!b && !z && !act_.any) return;
+    TensorDesc yd;                    // the output as the node has it (ConvTranspose's cropped shape)
+    std::vector<int64_t> dims(4, 1);  // a 1-D convolution's output as cuDNN's 2-D one
+    dims.resize(std::max<size_t>(4, p.out_shape.size()), 1);
+    std::copy(p.out_shape.begin(), p.out_shape.end(), dims.begin());
+    yd.set(cudnn_type(y.dtype()), dims);
+    if (b) check_cudnn(cudnnAddTensor(h, &one, p.bias.d, b->raw(), &one, yd.d, y.raw()), "cudnnAddTensor");
+    if (z) check_cudnn(cudnnAddTensor(h, &one, yd.d, z->raw(), &one, yd.d, y.raw()), "cudnnAddTensor");
+    if (act_.any)
+      check_cudnn(cudnnActivationForward(h, act_desc_.d, &one, yd.d, y.raw(), &zero, yd.d, y.raw()),
+                  "cudnnActivationForward");
+  }
+
+  Plan& plan(cudnnHandle_t h, ShapeOf x, ShapeOf w, rt::DataType dt) const {
+    rt::Shape key = x.shape();
+    key.insert(key.end(), w.shape().begin(), w.shape().end());
+    key.push_back(static_cast<int64_t>(dt));
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return *it->second;
+    auto p = std::make_unique<Plan>();
+    Geometry g = transpose_ ? transpose_geometry(*p, x, w) : conv_geometry(*p, x, w);
+    pad_to_2d(g);
+    for (const auto* dims : {&g.x_dims, &g.w_dims, &g.y_dims})
+      p->empty |= std::find(dims->begin(), dims->end(), 0) != dims->end();
+    if (p->empty) return *plans_.emplace(key, std::move(p)).first->second;
+    set_descriptors(*p, g, dt, group_, !transpose_);
+    std::string k = fmt::format("{}{}|{}{}|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(),
+                                transpose_ ? "bwd-data" : "fwd", ir::dtype_name(dt), tf32_ ? "-tf32" : "",
+                                g.x_dims, g.w_dims, g.y_dims, g.pads, g.strides, g.dilations, group_);
+    choose_algo(h, *p, !transpose_, dt, tf32_, k);
+    p->path = fmt::format("cuDNN {} algo {}{}", transpose_ ? "backward-data" : "forward", p->algo,
+                          p->reshape ? (transpose_ ? " + crop" : " + pad") : "");
+    return *plans_.emplace(key, std::move(p)).first->second;
+  }
+
+  Geometry conv_geometry(Plan& p, ShapeOf x, ShapeOf w) const {
+    if (x.dim(1) != w.dim(1) * group_)
+      throw rt::KernelError(fmt::format("input X has {} channels but W {} takes {} per group x {} groups",
+                                        x.dim(1), rt::shape_str(w.shape()), w.dim(1), group_));
+    if (w.dim(0) % group_ != 0)
+      throw rt::KernelError(fmt::format("group {} does not divide W's {} output channels", group_, w.dim(0)));
+    const size_t sp = static_cast<size_t>(x.rank() - 2);
+    std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+    std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+    ops::kernels::WindowGeom wg = ops::kernels::resolve_window(attrs_, in, kernel);
+    Geometry g;
+    g.x_dims = x.shape();
+    g.w_dims = w.shape();
+    g.strides = wg.strides;
+    g.dilations = wg.dilations;
+    g.pads.assign(wg.pads.begin(), wg.pads.begin() + static_cast<long>(sp));
+    p.out_shape = {x.dim(0), w.dim(0)};
+    p.out_shape.insert(p.out_shape.end(), wg.out.begin(), wg.out.end());
+    for (size_t d = 0; d < sp; ++d) p.reshape |= wg.pads[d] != wg.pads[d + sp];
+    if (p.reshape) {
+      p.work_shape = x.shape();
+      p.copy.rank = static_cast<int>(x.rank());
+      for (size_t d = 0; d < x.shape().size(); ++d) p.copy.x_dims[d] = x.dim(static_cast<int64_t>(d));
+      for (size_t d = 0; d < sp; ++d) {
+        p.work_shape[d + 2] += wg.pads[d] + wg.pads[d + sp];
+        p.copy.shift[d + 2] = -wg.pads[d];
+        g.pads[d] = 0;
+      }
+      for (size_t d = 0; d < p.work_shape.size(); ++d) p.copy.y_dims[d] = p.work_shape[d];
+      g.x_dims = p.work_shape;
+    }
+    g.y_dims = p.out_shape;
+    return g;
+  }
+
+  // ConvTranspose's sizes and pads as the reference kernel (ops/nn/conv_transpose_kernel.cpp) and the
+  // ONNX specification have them.
+  Geometry transpose_geometry(Plan& p, ShapeOf x, ShapeOf w) const {
+    const int64_t c = x.dim(1);
+    if (w.dim(0) != c)
+      throw rt::KernelError(
+          fmt::format("input W is for {} input channels (its first axis) but X has {}", w.dim(0), c));
+    if (c % group_ != 0)
+      throw rt::KernelError(fmt::format("group {} does not divide X's {} channels", group_, c));
+    const size_t sp = static_cast<size_t>(x.rank() - 2);
+    std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
+    std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
+    ops::kernels::WindowAttrs plain = attrs_;
+    plain.auto_pad = "VALID";
+    plain.pads.clear();
+    plain.ceil_mode = false;
+    std::vector<int64_t> big(sp, int64_t{1} << 30);
+    ops::kernels::WindowGeom wg = ops::kernels::resolve_window(plain, big, kernel);
+    std::vector<int64_t> op = output_padding_.empty() ? std::vector<int64_t>(sp, 0) : output_padding_;
+    if (op.size() != sp)
+      throw rt::KernelError(fmt::format("output_padding {} must have {} entries", output_padding_, sp));
+    std::vector<int64_t> pads(2 * sp, 0);
+    if (attrs_.auto_pad == "NOTSET" && !attrs_.pads.empty()) {
+      if (attrs_.pads.size() != 2 * sp)
+        throw rt::KernelError(fmt::format("pads {} must have {} entries", attrs_.pads, 2 * sp));
+      pads = attrs_.pads;
+    }
+    if (!output_shape_.empty() && output_shape_.size() != sp && output_shape_.size() != sp + 2)
+      throw rt::KernelError(fmt::format("output_shape {} must have {} entries", output_shape_, sp));
+    const bool same = attrs_.auto_pad == "SAME_UPPER" || attrs_.auto_pad == "SAME_LOWER";
+    const int64_t m = w.dim(1) * group_;
+    p.out_shape = {x.dim(0), m};
+    rt::Shape full = {x.dim(0), m};  // the output without pads or output_padding
+    for (size_t i = 0; i < sp; ++i) {
+      const int64_t eff = wg.dilations[i] * (wg.kernel[i] - 1) + 1;
+      const int64_t natural = wg.strides[i] * (in[i] - 1) + eff;
+      int64_t target = 0;
+      if (!output_shape_.empty() || same) {
+        target =
+            !output_shape_.empty() ? output_shape_[output_shape_.size() - sp + i] : in[i] * wg.strides[i];
+        const int64_t total = natural + op[i] - target;
+        const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        pads[i] = attrs_.auto_pad == "SAME_UPPER" ? half : total - half;
+        pads[i + sp] = total - pads[i];
+      } else {
+        target = natural + op[i] - pads[i] - pads[i + sp];
+      }
+      if (target <= 0 || op[i] < 0)
+        throw rt::KernelError(
+            fmt::format("the output would have size {} along spatial axis {} (pads {}, output_padding {})",
+                        target, i, pads, op));
+      p.out_shape.push_back(target);
+      full.push_back(natural);
+      p.reshape |= pads[i] != pads[i + sp] || pads[i] < 0 || op[i] != 0;
+    }
+    Geometry g;
+    g.x_dims = x.shape();
+    g.w_dims = w.shape();
+    g.strides = wg.strides;
+    g.dilations = wg.dilations;
+    if (p.reshape) {
+      g.pads.assign(sp, 0);
+      g.y_dims = full;
+      p.work_shape = full;
+      p.copy.rank = static_cast<int>(full.size());
+      for (size_t d = 0; d < full.size(); ++d) {
+        p.copy.x_dims[d] = full[d];
+        p.copy.y_dims[d] = p.out_shape[d];
+        p.copy.shift[d] = d < 2 ? 0 : pads[d - 2];
+      }
+    } else {
+      g.pads.assign(pads.begin(), pads.begin() + static_cast<long>(sp));
+      g.y_dims = p.out_shape;
+    }
+    return g;
+  }
+
+  bool transpose_;
+  bool tf32_;  // float32 may use TF32 tensor cores (the session's precision is kTf32)
+  ops::kernels::WindowAttrs attrs_;
+  int64_t group_;
+  std::vector<int64_t> output_padding_, output_shape_;
+  Activation act_;
+  std::optional<rt::Shape> static_x_, static_w_;
+  rt::DataType static_type_;
+  ActDesc act_desc_;
+  mutable std::mutex mu_;
+  mutable std::map<rt::Shape, std::unique_ptr<Plan>> plans_;
+};
+
+// X, W and optionally B (and FusedConv's Z) of one float type, 1 to 3 spatial axes where the rank is known.
+bool conv_supports(const rt::KernelInfo& info, size_t max_inputs) {
+  const size_t n = info.input_count();
+  if (n < 2 || n > max_inputs || !all_tensors(info) || !info.has_input(0) || !info.has_input(1)) return false;
+  const rt::DataType t = info.input_dtype(0);
+  if (!elem_type(t)) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (info.has_input(i) && info.input_dtype(i) != t) return false;
+  const auto& shape = info.input_type(0).shape;
+  return !shape || (shape->size() >= 3 && shape->size() <= 5);
+}
+
+}  // namespace
+
 void register_conv_kernels(KernelTable& t) {
-  (void)t;
+  const bool tf32 = t.precision == passes::Precision::kTf32;
+  t.add(cuda_def(
+      "Conv", [](const rt::KernelInfo& i) { return conv_supports(i, 3); },
+      [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+        return std::make_unique<ConvKernel>(i, false, tf32);
+      }));
+  t.add(cuda_def(
+      "ConvTranspose", [](const rt::KernelInfo& i) { return conv_supports(i, 3); },
+      [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+        return std::make_unique<ConvKernel>(i, true, tf32);
+      }));
+  t.add(cuda_def(
+            "FusedConv",
+            [](const rt::KernelInfo& i) { return conv_supports(i, 4) && read_activation(i).has_value(); },
+            [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+              return std::make_unique<ConvKernel>(i, false, tf32);
+            })
+            .in_domain("com.microsoft"));
+  register_pool_kernels(t);
 }
 
 }  // namespace tessera::cuda
