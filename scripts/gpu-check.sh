@@ -14,7 +14,7 @@
 #              every node on the GPU (the suite's archive carried in dist/pack/onnx-node-tests.tgz)
 #   models     the real models of tests/models exported there by PyTorch (TorchScript and dynamo
 #              exporters), run with --backend cuda: --precision fp32 within 1e-4 of PyTorch, and the
-#              default float16 within cosine 0.999 and 1e-2 (tests/models/check_models.py)
+#              default float16 within cosine 0.999 and 5e-2 (tests/models/check_models.py says why)
 #   bench      Tessera against PyTorch eager and torch.compile (bench/gpu_inference.py); MODELS and
 #              BATCHES choose the cells (each model takes a few minutes: split across calls)
 #   cpu        the CPU engine against ONNX Runtime (bench/gpu_machine_cpu.sh): the CPU figures hold
@@ -62,7 +62,7 @@ models() {
     python3 tests/models/check_models.py --tessera "$bin/tessera" --work "$work-$exporter" --exporter "$exporter" \
       --backend cuda --precision fp32 --max-rel-error 1e-4 || bad=1
     python3 tests/models/check_models.py --tessera "$bin/tessera" --work "$work-$exporter" --exporter "$exporter" \
-      --backend cuda --precision fp16 --max-rel-error 1e-2 --min-cosine 0.999 || bad=1
+      --backend cuda --precision fp16 --max-rel-error 5e-2 --min-cosine 0.999 || bad=1
   done
   return $bad
 }

@@ -11,9 +11,12 @@ PyTorch's float32 output_<k>.npy. The relative error of an output is max|got - w
 error measured against the output's scale: two float32 engines summing in different orders differ by
 a few ulps of the largest values, which would be a huge relative error on an element that happens to be
 near zero). With --min-cosine, each output's cosine similarity with PyTorch's must also reach C (for
-float16 runs: the GPU check uses --precision fp16 --max-rel-error 1e-2 --min-cosine 0.999; float16
-rounds each stored value to 2^-11 relative, a few thousand roundings deep, with float32 accumulation
-inside every kernel). --require-device fails a model that left any node on the CPU. Exit status 1 when a
+float16 runs: the GPU check uses --precision fp16 --max-rel-error 5e-2 --min-cosine 0.999. Float16
+rounds every stored weight and activation to 2^-11 relative; through ResNet-50's 53 convolutions that
+alone gives 2.8e-2 of the output scale: the same model converted with `tessera convert fp16` and run by
+the CPU, whose kernels compute in float32, is 2.8e-2 off too (tests/unit/transforms/real_models_test.cpp),
+and MobileNetV2 1.3e-2, so 5e-2 bounds the storage's error with room, while the cosine catches a wrong
+kernel that a loose maximum would miss). --require-device fails a model that left any node on the CPU. Exit status 1 when a
 model fails or misses a bound.
 """
 import argparse
