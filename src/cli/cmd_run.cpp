@@ -84,6 +84,7 @@ void add_run_command(CLI::App& app, int& status) {
           {"mean", lat.mean_ms}, {"median", lat.median_ms}, {"min", lat.min_ms}, {"max", lat.max_ms}};
       j["memory"] = profiler::memory_json(st);
       j["precision"] = passes::precision_name(session->precision().precision);
+      j["device_graph_replays"] = st.device_graph_replays;
       j["backends"] = nlohmann::json::array();
       for (const auto& b : session->backends())
         j["backends"].push_back({{"backend", b.name}, {"device", b.device}, {"nodes", b.nodes}});

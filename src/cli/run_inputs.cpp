@@ -429,6 +429,8 @@ std::string placement_line(const rt::Session& session) {
   where += fmt::format("; {}", passes::precision_name(p.precision));
   if (!p.kept.empty()) where += fmt::format(", {} nodes kept in float32", p.kept.size());
   if (!p.note.empty()) where += fmt::format(" ({})", p.note);
+  if (size_t n = session.last_stats().device_graph_replays)
+    where += fmt::format("; {} runs replayed as one device graph", n);
   return where;
 }
 
