@@ -251,7 +251,12 @@ __attribute__((target("avx2,f16c"))) void float_to_half_f16c(const std::byte* sr
 }
 
 bool have_f16c() {
+#if defined(__clang__)
+  // Clang's builtin knows no "f16c"; every x86 processor with AVX2 has F16C (Haswell, Zen on).
+  static const bool have = __builtin_cpu_supports("avx2");
+#else
   static const bool have = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx2");
+#endif
   return have;
 }
 #endif

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 
@@ -219,4 +220,18 @@ TEST_F(Cuda, DeviceMemoryIsPlannedPerRun) {
   EXPECT_EQ(st.devices[0].device, "cuda:0");
   EXPECT_TRUE(st.devices[0].memory.planned);
   EXPECT_GE(st.devices[0].memory.lower_bound_bytes, (1u << 16) * 4);
+}
+
+// Copies of more than one staging chunk (4 MiB) and of an odd size go through the pinned buffers in
+// overlapping chunks; every byte must arrive, both ways, also right after another copy.
+TEST_F(Cuda, LargeCopiesRoundTripThroughThePinnedStage) {
+  for (int64_t n : {int64_t{70000}, int64_t{2'500'001}, int64_t{9'000'017}}) {
+    std::vector<float> v(static_cast<size_t>(n));
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 1000003) * 0.5f - 7.0f;
+    rt::Tensor host = rt::Tensor::from_vector<float>(DataType::kFloat, {n}, v);
+    rt::Tensor dev = rt::to_device(*backend_, host);
+    rt::Tensor back = rt::to_host(*backend_, dev);
+    ASSERT_EQ(back.numel(), n);
+    EXPECT_EQ(std::memcmp(back.raw(), host.raw(), host.nbytes()), 0) << n << " floats";
+  }
 }

@@ -97,14 +97,11 @@ void CudaBackend::fill_zero(void* p, size_t bytes, rt::Stream& s) {
 }
 
 void CudaBackend::copy_to_host(const rt::Tensor& src, void* dst, rt::Stream& s) {
-  check(cudaMemcpyAsync(dst, src.raw(), src.nbytes(), cudaMemcpyDeviceToHost, native(s)),
-        "cudaMemcpyAsync (to host)");
-  check(cudaStreamSynchronize(native(s)), "cudaStreamSynchronize");
+  stage_.to_host(dst, src.raw(), src.nbytes(), native(s));
 }
 
 void CudaBackend::copy_from_host(const void* src, rt::Tensor& dst, rt::Stream& s) {
-  check(cudaMemcpyAsync(dst.raw(), src, dst.nbytes(), cudaMemcpyHostToDevice, native(s)),
-        "cudaMemcpyAsync (to device)");
+  stage_.to_device(dst.raw(), src, dst.nbytes(), native(s));
 }
 
 std::unique_ptr<rt::Stream> CudaBackend::create_stream() {

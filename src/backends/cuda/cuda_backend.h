@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backends/cuda/kernel_table.h"
+#include "backends/cuda/pinned_stage.h"
 #include "runtime/backend.h"
 
 namespace tessera::cuda {
@@ -63,6 +64,7 @@ class CudaBackend : public rt::Backend {
   bool capturing_ = false;
   bool allocated_while_capturing_ = false;
   std::unique_ptr<CudaStream> stream_;
+  PinnedStage stage_;  // host copies through page-locked buffers
 };
 
 }  // namespace tessera::cuda
