@@ -19,10 +19,10 @@ __device__ float gelu(float x, float alpha) {
     return static_cast<float>(d / (1.0 + exp(-2.0 * u)));
   }
   // x * sigmoid(alpha x), in the form that does not overflow for large |alpha x|.
-  float z = alpha * x;
-  if (z >= 0.0f) return x / (1.0f + expf(-z));
-  float e = expf(z);
-  return x * e / (1.0f + e);
+  double z = static_cast<double>(alpha) * d;
+  if (z >= 0.0) return static_cast<float>(d / (1.0 + exp(-z)));
+  double e = exp(z);
+  return static_cast<float>(d * e / (1.0 + e));
 }
 
 template <GeluForm F, class T>
