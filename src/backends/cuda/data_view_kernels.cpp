@@ -8,52 +8,11 @@
 
 #include "backends/cuda/data_util.h"
 #include "backends/cuda/kernel_util.h"
+#include "ops/tensor/reshape_shape.h"
 
 namespace tessera::cuda {
 
 namespace {
-
-// The target of a Reshape: 0 copies the input's dimension (unless allowzero), one -1 is inferred.
-rt::Shape reshape_target(const rt::Shape& in, const std::vector<int64_t>& target, bool allowzero) {
-  auto fail = [&](const std::string& why) {
-    throw rt::KernelError(
-        fmt::format("cannot reshape {} to {}: {}", rt::shape_str(in), rt::shape_str(target), why));
-  };
-  rt::Shape out(target.size());
-  int infer_at = -1;
-  int64_t known = 1;
-  bool has_zero = false;
-  for (size_t k = 0; k < target.size(); ++k) {
-    int64_t d = target[k];
-    if (d == -1) {
-      if (infer_at >= 0) fail("more than one -1");
-      infer_at = static_cast<int>(k);
-      continue;
-    }
-    if (d < -1) fail(fmt::format("{} is not a dimension", d));
-    if (d == 0 && !allowzero) {
-      if (k >= in.size()) fail(fmt::format("0 at position {} copies a dimension the input lacks", k));
-      d = in[k];
-    }
-    has_zero |= d == 0;
-    out[k] = d;
-    if (__builtin_mul_overflow(known, d, &known)) fail("too many elements");
-  }
-  const int64_t n = rt::shape_numel(in);
-  if (infer_at >= 0) {
-    if (allowzero && has_zero) fail("allowzero with both 0 and -1");
-    if (known == 0) {
-      if (n != 0) fail("-1 next to a 0 dimension");
-      out[static_cast<size_t>(infer_at)] = 0;
-    } else {
-      if (n % known != 0) fail(fmt::format("{} elements do not divide by {}", n, known));
-      out[static_cast<size_t>(infer_at)] = n / known;
-    }
-  } else if (known != n) {
-    fail(fmt::format("{} elements, the target has {}", n, known));
-  }
-  return out;
-}
 
 // A 1-D (or scalar) integer host input as int64 values.
 std::vector<int64_t> host_ints(const rt::KernelContext& ctx, size_t i, const char* name) {
@@ -76,7 +35,7 @@ void reshape(rt::KernelContext& ctx) {
     target = host_ints(ctx, 1, "shape");
     allowzero = ctx.info().since_version() >= 14 && ctx.info().get_int("allowzero", 0) != 0;
   }
-  ctx.set_output(0, x.reshaped(reshape_target(x.shape(), target, allowzero)));
+  ctx.set_output(0, x.reshaped(ops::resolve_reshape(x.shape(), target, allowzero)));
 }
 
 void flatten(rt::KernelContext& ctx) {

@@ -2,19 +2,17 @@
 // copies the input's dimension (unless allowzero, from 14, makes it a real 0) and one -1 is inferred.
 #include <fmt/format.h>
 
+#include "ops/tensor/reshape_shape.h"
 #include "ops/tensor/tensor_kernel_util.h"
 
-namespace {
+namespace tessera::ops {
 
-using namespace tessera::ops::tensor_kernels;
-namespace rt = tessera::rt;
-
-Shape resolve_shape(const Shape& in, const std::vector<int64_t>& target, bool allowzero) {
+rt::Shape resolve_reshape(const rt::Shape& in, const std::vector<int64_t>& target, bool allowzero) {
   auto fail = [&](const std::string& why) -> void {
-    throw KernelError(
+    throw rt::KernelError(
         fmt::format("cannot reshape {} to {}: {}", rt::shape_str(in), rt::shape_str(target), why));
   };
-  Shape out(target.size());
+  rt::Shape out(target.size());
   int infer_at = -1;
   int64_t known = 1;
   bool has_zero = false;
@@ -50,6 +48,13 @@ Shape resolve_shape(const Shape& in, const std::vector<int64_t>& target, bool al
   return out;
 }
 
+}  // namespace tessera::ops
+
+namespace {
+
+using namespace tessera::ops::tensor_kernels;
+namespace rt = tessera::rt;
+
 void reshape(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   std::vector<int64_t> target;
@@ -62,7 +67,7 @@ void reshape(KernelContext& ctx) {
     target = int_input(ctx, 1, "shape");
     allowzero = ctx.info().since_version() >= 14 && ctx.info().get_int("allowzero", 0) != 0;
   }
-  ctx.set_output(0, x.reshaped(resolve_shape(x.shape(), target, allowzero)));
+  ctx.set_output(0, x.reshaped(tessera::ops::resolve_reshape(x.shape(), target, allowzero)));
 }
 
 }  // namespace
