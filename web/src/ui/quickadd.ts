@@ -38,14 +38,21 @@ export class QuickAdd {
       this.close();
       pick(registryKey(op.domain, op.op_type));
     });
-    input.addEventListener('blur', () => setTimeout(() => this.close(), 100));
-    this.box = h(
+    const box = h(
       'div',
       { className: 'quickadd', 'data-testid': 'quickadd', style: `left:${left}px;top:${top}px` },
       input,
       list,
     );
-    this.parent.append(this.box);
+    // Closes this box only: a box closed by Enter blurs as it goes, and its delayed close must not take
+    // the next box, opened by a quick second Ctrl+Space, with it.
+    input.addEventListener('blur', () =>
+      setTimeout(() => {
+        if (this.box === box) this.close();
+      }, 100),
+    );
+    this.box = box;
+    this.parent.append(box);
     render();
     input.focus();
   }
