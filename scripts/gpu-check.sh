@@ -17,6 +17,8 @@
 #              default float16 within cosine 0.999 and 5e-2 (tests/models/check_models.py says why)
 #   bench      Tessera against PyTorch eager and torch.compile (bench/gpu_inference.py); MODELS and
 #              BATCHES choose the cells (each model takes a few minutes: split across calls)
+#   profile    `tessera profile --backend cuda` of the benchmark models (MODELS, BATCHES as for bench):
+#              per-layer device times and the time by operator (bench/gpu_profile.py) in profile_*.json/.md
 #   cpu        the CPU engine against ONNX Runtime (bench/gpu_machine_cpu.sh): the CPU figures hold
 # Each stage writes OUT_DIR/<stage>.log; the script's exit status is the number of failed stages.
 set -uo pipefail
@@ -70,6 +72,10 @@ bench() {
   python3 bench/gpu_inference.py --tessera "$bin/tessera" --models "${MODELS:-resnet50,mobilenet_v2,vit_b_16,bert_base,gpt2}" \
     --batches "${BATCHES:-1,32}" --markdown "$out/bench.md" --json "$out/bench.json"
 }
+profile() {
+  python3 bench/gpu_profile.py --tessera "$bin/tessera" --models "${MODELS:-resnet50,mobilenet_v2,vit_b_16,bert_base,gpt2}" \
+    --batches "${BATCHES:-1,32}" --out "$out"
+}
 for stage in "${stages[@]}"; do
   case $stage in
     unit) run_stage unit "$bin/tessera_cuda_tests" ;;
@@ -80,6 +86,7 @@ for stage in "${stages[@]}"; do
     conformance) run_stage conformance conformance ;;
     models) run_stage models models ;;
     bench) run_stage bench bench ;;
+    profile) run_stage profile profile ;;
     cpu) run_stage cpu env OUT="$out" SKIP_MODELS="${SKIP_MODELS:-0}" ROUNDS="${ROUNDS:-3}" ITERATIONS="${ITERATIONS:-30}" \
       bash bench/gpu_machine_cpu.sh ;;
     *) echo "unknown stage '$stage'"; failed=$((failed + 1)) ;;

@@ -34,7 +34,7 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
   cmd->add_option("--mean", s.mean,
                   "Per-channel mean subtracted from images scaled to [0,1], e.g. 0.485,0.456,0.406");
   cmd->add_option("--std", s.std_dev, "Per-channel standard deviation images are divided by");
-  cmd->add_option("--layout", s.layout, "Image tensor layout: NCHW (default) or NHWC");
+  cmd->add_option("--image-layout", s.image_layout, "Image tensor layout: NCHW (default) or NHWC");
   cmd->add_option("--seed", s.seed, "Seed of the random inputs");
   cmd->add_option("--iterations,-n", s.iterations, "Timed runs")->check(CLI::Range(1, 1000000));
   cmd->add_option("--warmup", s.warmup, "Untimed runs first (the first run also learns the memory plan)")
@@ -49,6 +49,10 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
                   "Compute precision: fp32, tf32, fp16 or bf16 (default: fp16 with float32 accumulation on a "
                   "GPU, fp32 on the CPU); graph inputs and outputs keep their types")
       ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
+  cmd->add_option("--layout", s.layout,
+                  "Activation layout of convolution chains: nhwc (the GPU's default), nchw (as ONNX writes "
+                  "it) or blocked (the CPU's default)")
+      ->check(CLI::IsMember({"nhwc", "nchw", "blocked"}, CLI::ignore_case));
   cmd->add_option("--disable-rule", s.disabled_rules,
                   "Switch a rewrite rule off (repeatable; `tessera optimize --list-rules` lists them)")
       ->check(known_rule());
@@ -117,6 +121,7 @@ rt::SessionOptions session_options(const RunSettings& s) {
   o.device = s.device;
   o.disabled_rules = s.disabled_rules;
   if (!s.precision.empty()) o.precision = passes::precision_from_name(s.precision);
+  if (!s.layout.empty()) o.layout = passes::layout_from_name(s.layout);
   return o;
 }
 
@@ -149,7 +154,7 @@ rt::Value load_file(const ir::ValueInfo& vi, const fs::path& file, const RunSett
     throw std::runtime_error(fmt::format("input '{}': file '{}' not found", vi.name, file.string()));
   if (has_ext(file, {".npy"})) return rt::Value(rt::Tensor::from_ir(io::read_npy(file, vi.name)).clone());
   if (has_ext(file, {".png", ".jpg", ".jpeg"})) {
-    auto opts = io::parse_image_options(s.image_size, s.mean, s.std_dev, s.layout);
+    auto opts = io::parse_image_options(s.image_size, s.mean, s.std_dev, s.image_layout);
     auto img = io::load_image(file, opts);
     return rt::Value(rt::Tensor::from_vector<float>(ir::DataType::kFloat, img.dims, img.data));
   }

@@ -19,7 +19,7 @@ struct RunSettings {
   std::vector<std::string> inputs;  // NAME=FILE
   std::string input_dir;
   std::vector<std::string> shapes;  // NAME=1x3x224x224
-  std::string image_size, mean, std_dev, layout;
+  std::string image_size, mean, std_dev, image_layout;
   uint64_t seed = 0;
   int iterations = 10;
   int warmup = 1;
@@ -27,6 +27,7 @@ struct RunSettings {
   std::string optimization = "layout";
   std::string backend = "cpu";
   int device = 0;
+  std::string layout;     // --layout; empty: the backend's default (NHWC on a GPU, blocked on the CPU)
   std::string precision;  // --precision; empty: the backend's default (fp16 on a GPU, fp32 on the CPU)
   std::vector<std::string> disabled_rules;
   bool json = false;

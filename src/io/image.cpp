@@ -504,7 +504,7 @@ ImageOptions parse_image_options(std::string_view size, std::string_view mean, s
   if (upper == "NHWC") {
     o.nhwc = true;
   } else if (!upper.empty() && upper != "NCHW") {
-    throw ImageError(fmt::format("invalid layout '{}': expected NCHW or NHWC", layout));
+    throw ImageError(fmt::format("invalid --image-layout '{}': expected NCHW or NHWC", layout));
   }
   check_per_channel(o.mean, "mean", o.channels, false);
   check_per_channel(o.std, "std", o.channels, true);

@@ -55,7 +55,7 @@ ImageTensor decode_image(std::span<const std::byte> bytes, const ImageOptions& o
 std::pair<int64_t, int64_t> parse_image_size(std::string_view text);
 // "0.485,0.456,0.406": finite numbers separated by commas, spaces around them allowed.
 std::vector<float> parse_float_list(std::string_view text);
-// The flags --image-size, --mean, --std, --layout (NCHW or NHWC) as given; an empty string = not given.
+// The flags --image-size, --mean, --std, --image-layout (NCHW or NHWC) as given; an empty string = not given.
 ImageOptions parse_image_options(std::string_view size, std::string_view mean, std::string_view std_dev,
                                  std::string_view layout);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 namespace tessera::passes {
 
@@ -9,8 +10,14 @@ namespace {
 
 template <class E, size_t N>
 std::optional<E> from_name(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view s) {
+  // Case-insensitive: users write layouts both ways (NHWC, nhwc).
+  auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+  };
   for (const auto& [e, n] : table)
-    if (n == s) return e;
+    if (same(n, s)) return e;
   return std::nullopt;
 }
 

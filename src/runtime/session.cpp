@@ -43,7 +43,7 @@ passes::Target session_target(const SessionOptions& o, const Backend& primary,
   passes::Target t;
   t.backend = std::string(primary.name());
   t.level = o.optimization;
-  t.layout = primary.is_host() ? passes::Layout::kBlocked : passes::Layout::kNhwc;
+  t.layout = o.layout.value_or(primary.is_host() ? passes::Layout::kBlocked : passes::Layout::kNhwc);
   t.precision = o.precision.value_or(primary.is_host() ? passes::Precision::kFp32 : passes::Precision::kFp16);
   t.disabled_rules = o.disabled_rules;
   t.kernels = &kernels;

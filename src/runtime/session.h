@@ -48,6 +48,9 @@ struct SessionOptions {
   // What the session computes in; unset: the backend's default (float16 with float32 accumulation on a
   // GPU, float32 on the CPU). runtime/precision.h.
   std::optional<passes::Precision> precision = std::nullopt;
+  // The activation layout of convolution chains; unset: the backend's best (NHWC on a GPU, the CPU's
+  // channel-blocked layout). Applies from the `layout` optimisation level on.
+  std::optional<passes::Layout> layout = std::nullopt;
   // Replay a model that runs wholly on the GPU as one captured device graph (CUDA graphs) from its
   // second run with the same input shapes on (re-captured when they change). executor.h.
   bool device_graphs = true;
