@@ -10,10 +10,11 @@ For each model and batch size it
      ONNX with PyTorch's dynamo exporter (float32, static shapes) and keeps PyTorch's float32 outputs;
   2. times PyTorch in float16 on the GPU: eager, torch.compile() and torch.compile(mode="reduce-overhead"),
      each the median of ITERATIONS runs timed with CUDA events after WARMUP runs;
-  3. times `tessera run MODEL --backend cuda` (its default precision: float16 with float32 accumulation;
-     the median of its timed runs, host-to-device copies of the inputs and the copy of the outputs back
-     included, which PyTorch's timing leaves out) and compares its outputs with PyTorch's float32 ones
-     (cosine similarity and max|diff|/max|ref| per output);
+  3. times `tessera run MODEL --backend cuda --device-io` (its default precision: float16 with float32
+     accumulation; the median of its timed runs with the inputs already in GPU memory and the outputs
+     left there, as PyTorch's timing has them), and again without --device-io (the host-to-device copy
+     of the inputs and the copy of the outputs back included: the "with copies" column), and compares its
+     outputs with PyTorch's float32 ones (cosine similarity and max|diff|/max|ref| per output);
   4. counts the model's FLOPs (torch.utils.flop_counter) and reports achieved TFLOP/s beside the
      measured peak of a large float16 matrix product.
 Prints one table: ms per engine, the ratio reduce-overhead / Tessera (above 1: Tessera is faster), the
@@ -115,13 +116,15 @@ def accuracy(out_dir, data_dir):
     return result
 
 
-def run_tessera(binary, model_dir, iterations, warmup, precision):
-    out_dir = os.path.join(model_dir, f"tessera_{precision or 'default'}")
+def run_tessera(binary, model_dir, iterations, warmup, precision, device_io=True):
+    out_dir = os.path.join(model_dir, f"tessera_{precision or 'default'}{'_dio' if device_io else ''}")
     cmd = [binary, "run", os.path.join(model_dir, "model.onnx"), "--backend", "cuda", "--input-dir",
            os.path.join(model_dir, "test_data_set_0"), "-n", str(iterations), "--warmup", str(warmup),
            "--json", "--no-progress", "-o", out_dir]
     if precision:
         cmd += ["--precision", precision]
+    if device_io:
+        cmd += ["--device-io"]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return {"error": (p.stderr or p.stdout).strip()[-1500:]}
@@ -173,7 +176,8 @@ def main():
             model_dir = export(name, batch, args.work)
             torch_ms, flops = time_torch(name, batch, modes, args.iterations, args.warmup)
             t = run_tessera(args.tessera, model_dir, args.iterations, args.warmup, None)
-            row = {"model": name, "batch": batch, "torch_ms": torch_ms, "gflop": flops / 1e9, "tessera": t}
+            row = {"model": name, "batch": batch, "torch_ms": torch_ms, "gflop": flops / 1e9, "tessera": t,
+                   "tessera_copies": run_tessera(args.tessera, model_dir, args.iterations, args.warmup, None, False)}
             if args.fp32_check:
                 row["tessera_fp32"] = run_tessera(args.tessera, model_dir, 5, 2, "fp32")
             log(f"  tessera: {json.dumps(t)[:600]}")
@@ -181,8 +185,9 @@ def main():
     lines = [f"GPU: {gpu}; torch {torch.__version__}; float16 peak measured {peak:.0f} TFLOP/s; "
              f"{time.strftime('%Y-%m-%d')}", "",
              "| model | batch | " + " | ".join(f"torch {m} ms" for m in modes) +
-             " | Tessera ms | reduce-overhead / Tessera | Tessera TFLOP/s | nodes on GPU | Tessera fp16 vs torch fp32 |",
-             "| --- | --- | " + " | ".join("---" for _ in modes) + " | --- | --- | --- | --- | --- |"]
+             " | Tessera ms | reduce-overhead / Tessera | Tessera TFLOP/s | nodes on GPU | Tessera fp16 vs torch fp32 "
+             "| Tessera ms with copies |",
+             "| --- | --- | " + " | ".join("---" for _ in modes) + " | --- | --- | --- | --- | --- | --- |"]
     ratios = []
     for r in rows:
         t = r["tessera"]
@@ -192,10 +197,12 @@ def main():
         if ratio:
             ratios.append(ratio)
         tflops = r["gflop"] / ms if ms else None
+        copies = r.get("tessera_copies", {}).get("ms")
+        with_copies = f" {copies:.3f} |" if copies else " - |"
         lines.append(f"| {r['model']} | {r['batch']} | " +
                      " | ".join(f"{r['torch_ms'][m]:.3f}" for m in modes) +
                      (f" | {ms:.3f} | {ratio:.2f} | {tflops:.1f} | {100 * t['gpu_share']:.0f}% | {fmt_acc(t['accuracy'])} |"
-                      if ms else f" | error | - | - | - | {t.get('error', '')[:120]} |"))
+                      if ms else f" | error | - | - | - | {t.get('error', '')[:120]} |") + with_copies)
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         lines += ["", f"geometric mean of reduce-overhead / Tessera over {len(ratios)} cells: {geo:.2f}"]

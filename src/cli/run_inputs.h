@@ -27,8 +27,9 @@ struct RunSettings {
   std::string optimization = "layout";
   std::string backend = "cpu";
   int device = 0;
-  std::string layout;     // --layout; empty: the backend's default (NHWC on a GPU, blocked on the CPU)
-  std::string precision;  // --precision; empty: the backend's default (fp16 on a GPU, fp32 on the CPU)
+  bool device_io = false;  // --device-io: inputs fed from device memory, outputs left there while timed
+  std::string layout;      // --layout; empty: the backend's default (NHWC on a GPU, blocked on the CPU)
+  std::string precision;   // --precision; empty: the backend's default (fp16 on a GPU, fp32 on the CPU)
   std::vector<std::string> disabled_rules;
   bool json = false;
   bool no_progress = false;

@@ -13,7 +13,8 @@ std::optional<E> from_name(const std::array<std::pair<E, std::string_view>, N>& 
   // Case-insensitive: users write layouts both ways (NHWC, nhwc).
   auto same = [](std::string_view a, std::string_view b) {
     return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-             return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+             return std::tolower(static_cast<unsigned char>(x)) ==
+                    std::tolower(static_cast<unsigned char>(y));
            });
   };
   for (const auto& [e, n] : table)

@@ -81,6 +81,7 @@ class CopyKernel : public OpKernel {
     if (v.is_none()) return ctx.set_output(0, v);
     if (!v.is_tensor()) ctx.fail(fmt::format("only tensors move between devices, got {}", v.describe()));
     const Tensor& src = v.tensor();
+    if (!to_->is_host() && src.device() == to_->device()) return ctx.set_output(0, v);  // fed on the device
     Tensor& dst = ctx.output_uninitialized(0, src.dtype(), src.shape());
     if (src.nbytes() == 0) return;
     if (to_->is_host()) return from_->copy_to_host(src, dst.raw(), from_->stream());
@@ -254,6 +255,17 @@ int ExecGraph::copy_slot(int slot, Backend* from, Backend* to, std::vector<ExecN
   copies_++;
   if (to->is_host()) host_copies_[name] = copy;
   return copy;
+}
+
+bool ExecGraph::input_read_only_on(size_t i, const Backend* b) const {
+  if (i >= inputs_.size()) return false;
+  const int s = inputs_[i];
+  if (std::find(outputs_.begin(), outputs_.end(), s) != outputs_.end()) return false;
+  for (const auto& en : nodes_) {
+    if (std::find(en.inputs.begin(), en.inputs.end(), s) == en.inputs.end()) continue;
+    if (!en.own_node || en.node->op_type != "MemcpyToDevice" || en.backend != b) return false;
+  }
+  return true;
 }
 
 void ExecGraph::insert_copies(Backend* host) {

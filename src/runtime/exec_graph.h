@@ -73,6 +73,9 @@ class ExecGraph {
   bool resolves(const std::string& name) const;
   const std::vector<int>& input_slots() const { return inputs_; }
   const std::vector<int>& output_slots() const { return outputs_; }
+  // Whether graph input `i` is read only by copies to backend `b` (and is no graph output): a value
+  // already in b's memory can then be fed as it is.
+  bool input_read_only_on(size_t i, const Backend* b) const;
   const std::vector<std::pair<int, Value>>& constants() const { return constants_; }
   // Names taken from enclosing graphs: (local slot, name).
   const std::vector<std::pair<int, std::string>>& outer() const { return outer_; }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 
@@ -66,7 +67,18 @@ std::string label(const ir::Node& n) {
                         : fmt::format("node '{}' ({})", n.name, n.op_type);
 }
 
+bool is_copy(const ExecNode& en, std::string_view op);
+
+// A copy of main-graph outputs to the host that the run was asked to leave out (outputs_on_device).
+bool skipped_output_copy(const ExecNode& en, const Frame& f, const RunContext& rc) {
+  if (!rc.outputs_on_device || f.parent || !is_copy(en, "MemcpyToHost")) return false;
+  const auto& outs = f.graph->output_slots();
+  return std::all_of(en.outputs.begin(), en.outputs.end(),
+                     [&](int s) { return s < 0 || std::find(outs.begin(), outs.end(), s) != outs.end(); });
+}
+
 void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
+  if (skipped_output_copy(en, f, rc)) return;
   // Inputs point into the frame; subgraph-only inputs (appended after the node's own) are not passed.
   size_t own = en.node->inputs.size();
   std::vector<const Value*> ins(own, nullptr);
@@ -267,6 +279,12 @@ std::vector<Value> run_graph(const ExecGraph& g, std::span<const Value> inputs, 
   std::vector<Value> outs;
   outs.reserve(g.output_slots().size());
   for (int s : g.output_slots()) outs.push_back(f.slots[static_cast<size_t>(s)]);
+  // Outputs whose copy to the host was skipped: the device value the copy would have read.
+  for (const auto& en : g.nodes()) {
+    if (!skipped_output_copy(en, f, rc)) continue;
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (g.output_slots()[k] == en.outputs[0]) outs[k] = f.slots[static_cast<size_t>(en.inputs[0])];
+  }
   return outs;
 }
 

@@ -43,6 +43,7 @@ struct RunContext {
   ThreadPool* pool = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   std::vector<NodeEvent>* events = nullptr;  // non-null when profiling
+  bool outputs_on_device = false;            // the main graph's outputs skip their copy to the host
   // Per profiled event, the backend events recorded around its kernel, in the same order.
   std::vector<std::pair<std::unique_ptr<Event>, std::unique_ptr<Event>>> timings;
   std::chrono::steady_clock::time_point start;

@@ -246,6 +246,32 @@ void Session::check_feed(const ir::ValueInfo& vi, const Value& v) const {
 
 std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>& feeds,
                                 const std::vector<std::string>& fetch) {
+  return run(feeds, fetch, RunOptions{});
+}
+
+Backend* Session::backend_of(const Value& v) const {
+  if (!v.is_tensor()) return nullptr;
+  for (const auto& b : backends_)
+    if (!b->is_host() && b->device() == v.tensor().device()) return b.get();
+  return nullptr;
+}
+
+Value Session::to_device(const Value& v) {
+  if (!v.is_tensor() || backends_.front()->is_host() || backend_of(v)) return v;
+  Backend& b = *backends_.front();
+  Value out(rt::to_device(b, v.tensor()));
+  b.stream().synchronize();
+  return out;
+}
+
+Value Session::to_host(const Value& v) {
+  Backend* b = backend_of(v);
+  if (!b) return v;
+  return Value(rt::to_host(*b, v.tensor()));
+}
+
+std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>& feeds,
+                                const std::vector<std::string>& fetch, const RunOptions& ro) {
   std::lock_guard lock(run_mu_);
   cancel_ = false;
   const auto& g = model_.graph;
@@ -256,7 +282,9 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     while (i < g.inputs.size() && g.inputs[i].name != name) ++i;
     if (i == g.inputs.size()) throw RunError(fmt::format("the model has no input named '{}'", name));
     check_feed(g.inputs[i], v);
-    ins[i] = v;
+    // A device value goes in as is only where every reader copies it to that device.
+    Backend* b = backend_of(v);
+    ins[i] = b && !graph_->input_read_only_on(i, b) ? to_host(v) : v;
     given[i] = true;
   }
   std::vector<std::vector<int64_t>> shapes;
@@ -276,6 +304,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     rc.device_planners.emplace_back(backends_[i].get(), planners_[i].get());
   rc.pool = pool_.get();
   rc.cancel = &cancel_;
+  rc.outputs_on_device = ro.outputs_on_device;
   if (opts_.device_graphs && backends_.size() > 1) {
     if (!replay_) replay_ = std::make_unique<DeviceReplay>();
     rc.replay = replay_.get();

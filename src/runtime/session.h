@@ -117,6 +117,14 @@ class InternalError : public RunError {
   using RunError::RunError;
 };
 
+// How one run hands its values over.
+struct RunOptions {
+  // Leave each output in the memory of the device that computed it instead of copying it to the host
+  // (ONNX Runtime's I/O binding, trtexec's --noDataTransfers): the value stays valid until the next run
+  // of the session; to_host() copies it back. Outputs computed on the host are host tensors as usual.
+  bool outputs_on_device = false;
+};
+
 class Session {
  public:
   explicit Session(ir::Model model, SessionOptions opts = {});
@@ -132,6 +140,14 @@ class Session {
   // `fetch` is empty). Throws RunError naming the input, node or output at fault.
   std::vector<Value> run(const std::vector<std::pair<std::string, Value>>& feeds,
                          const std::vector<std::string>& fetch = {});
+  std::vector<Value> run(const std::vector<std::pair<std::string, Value>>& feeds,
+                         const std::vector<std::string>& fetch, const RunOptions& ro);
+  // A copy of a host tensor in the memory of the session's first backend (the GPU of a GPU session; the
+  // value itself on a host-only one). Fed to run(), it skips the input's host-to-device copy; an input
+  // some host kernel reads (a shape, say) is copied back for that kernel. A non-tensor comes back as is.
+  Value to_device(const Value& v);
+  // A host copy of a value on one of the session's devices (the value itself when on the host).
+  Value to_host(const Value& v);
   // Asks a run in progress to stop after its current node (from another thread).
   void cancel() { cancel_ = true; }
   const RunStats& last_stats() const { return stats_; }
@@ -144,6 +160,7 @@ class Session {
 
  private:
   void check_feed(const ir::ValueInfo& vi, const Value& v) const;
+  Backend* backend_of(const Value& v) const;  // the device backend holding a tensor; null: the host
   void open_backends();
   void prepare_kernels();
 

@@ -347,8 +347,9 @@ TEST_F(Placement, ADeviceSessionLowersToFloat16WhereTheDeviceHasNarrowKernels) {
   EXPECT_EQ(kept, (std::set<std::string>{"sigmoid", "add", "neg"}));
   EXPECT_GT(p.casts, 0u);
   EXPECT_GE(p.lowered, 2u) << "both Relu nodes compute in float16";
-  for (const auto& ev : s.backends())
+  for (const auto& ev : s.backends()) {
     if (ev.name == "sim") EXPECT_EQ(ev.nodes, 3u) << "relu, relu2 in float16 and add in float32";
+  }
   rt::Tensor x = ramp(64, -8.0f);
   auto outs = s.run({{"x", rt::Value(x)}});
   ASSERT_EQ(outs[0].tensor().dtype(), DataType::kFloat) << "graph outputs keep their type";
@@ -523,4 +524,36 @@ TEST(Backends, SwitchedOffRulesDoNotRewrite) {
   auto a = on.run({{"x", rt::Value(x)}})[0].tensor();
   auto b = off.run({{"x", rt::Value(x)}})[0].tensor();
   for (int64_t i = 0; i < a.numel(); ++i) EXPECT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-5f);
+}
+
+// ONNX Runtime's I/O binding: an input already in the device's memory is fed without a copy, and outputs
+// the device computed stay there when asked (to_host() brings them back); host outputs stay host tensors.
+TEST_F(Placement, InputsFedFromTheDeviceAndOutputsLeftThereSkipTheirCopies) {
+  rt::Session s(mixed_model(64), {.optimization = rt::OptLevel::kNone,
+                                  .threads = 1,
+                                  .backend = "sim",
+                                  .precision = tessera::passes::Precision::kFp32});
+  rt::Tensor x = ramp(64, -8.0f);
+  rt::Value dx = s.to_device(rt::Value(x));
+  ASSERT_EQ(dx.tensor().device().kind, rt::DeviceKind::kSimulated);
+  EXPECT_EQ(counters_.to_device, 2u) << "W when compiled, x now";
+  auto want = expected_y(x);
+  for (int run = 0; run < 2; ++run) {
+    auto outs = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+    ASSERT_EQ(outs[0].tensor().device().kind, rt::DeviceKind::kSimulated) << "relu2 ran on the device";
+    ASSERT_EQ(outs[1].tensor().device().kind, rt::DeviceKind::kCpu) << "neg ran on the host";
+    rt::Tensor y = s.to_host(outs[0]).tensor();
+    ASSERT_EQ(y.device().kind, rt::DeviceKind::kCpu);
+    for (int64_t i = 0; i < 64; ++i) {
+      EXPECT_NEAR(y.data<float>()[i], want[static_cast<size_t>(i)], 1e-6f);
+      EXPECT_FLOAT_EQ(outs[1].tensor().data<float>()[i], -std::max(0.0f, x.data<float>()[i]));
+    }
+  }
+  // Per run: sigmoid's output to the device and relu's to the host; x and relu2's output not at all.
+  EXPECT_EQ(counters_.to_device, 2u + 2u);
+  EXPECT_EQ(counters_.to_host, 2u + 2u) << "one per run, and the two to_host() calls";
+  EXPECT_FALSE(counters_.foreign_pointer);
+  // Without the option the same device feed gives host outputs.
+  auto outs = s.run({{"x", dx}});
+  EXPECT_EQ(outs[0].tensor().device().kind, rt::DeviceKind::kCpu);
 }
