@@ -62,6 +62,12 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
       for (const auto& f : l.fused_from) from += (from.empty() ? "" : ", ") + f;
       fmt::print("{:>6}fused from: {}\n", "", from);
     }
+    if (!l.device_kernels.empty()) {
+      std::string ran;
+      for (const auto& k : l.device_kernels) ran += (ran.empty() ? "" : ", ") + k;
+      if (ran.size() > 160) ran = ran.substr(0, 157) + "...";
+      fmt::print("{:>6}ran: {}\n", "", ran);
+    }
   }
 }
 

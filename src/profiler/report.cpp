@@ -49,7 +49,8 @@ nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs) {
           {"time_ms", l.total_us / 1000.0 / runs},
           {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
           {"output_shapes", l.output_shapes},
-          {"fused_from", l.fused_from}};
+          {"fused_from", l.fused_from},
+          {"device_kernels", l.device_kernels}};
 }
 
 }  // namespace
@@ -70,6 +71,9 @@ void LayerTable::add(const rt::RunStats& run) {
     l.total_us += ev.duration_us;
     l.output_shapes = ev.output_shapes;
     l.fused_from = ev.fused_from;
+    for (const auto& k : ev.device_kernels)
+      if (std::find(l.device_kernels.begin(), l.device_kernels.end(), k) == l.device_kernels.end())
+        l.device_kernels.push_back(k);
     total_us_ += ev.duration_us;
   }
 }

@@ -24,6 +24,7 @@ struct Layer {
   double total_us = 0;
   std::vector<rt::Shape> output_shapes;
   std::vector<std::string> fused_from;
+  std::vector<std::string> device_kernels;  // what the device ran for it (traced runs), by name
 };
 
 // Sums the events of each run by (graph, node id): ties times to nodes by id, never by time.

@@ -25,7 +25,7 @@
 
 namespace tessera::rt {
 
-inline constexpr int kBackendInterfaceVersion = 3;
+inline constexpr int kBackendInterfaceVersion = 4;
 
 // Told about every kernel launch when profiling is on; the GPU backend adds counters (CUPTI) here.
 class ProfilerHook {
@@ -39,6 +39,14 @@ class ProfilerHook {
 class OutOfMemory : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+};
+
+// One piece of device work of a traced run (Backend::trace_begin): a kernel, copy or memset, the node
+// it belongs to (the id given to trace_push around the node), its device time and its name.
+struct TraceRecord {
+  uint64_t id = 0;
+  double start_us = 0, duration_us = 0;
+  std::string name;  // "sm90_xmma_gemm_f16f16_...", "tessera::cuda::softmax_rows<__half>", "Memcpy DtoH"
 };
 
 class Backend {
@@ -102,6 +110,14 @@ class Backend {
   virtual bool begin_capture() { return false; }
   virtual std::shared_ptr<void> end_capture() { return nullptr; }
   virtual void replay(const std::shared_ptr<void>& graph) { (void)graph; }
+  // Kernel-level tracing of a profiled run (CUPTI on CUDA): trace_begin() returns whether this run is
+  // traced; the work launched while trace_push(id) is open belongs to `id`; trace_end(), called once the
+  // stream has finished, returns every piece of it with its device time. Device times of each node are
+  // then the work's own, without the gaps between launches that events around the node count too.
+  virtual bool trace_begin() { return false; }
+  virtual void trace_push(uint64_t id) { (void)id; }
+  virtual void trace_pop() {}
+  virtual std::vector<TraceRecord> trace_end() { return {}; }
 };
 
 // A tensor of `dtype` and `shape` in `b`'s memory (uninitialised).

@@ -68,6 +68,7 @@ std::string label(const ir::Node& n) {
 }
 
 bool is_copy(const ExecNode& en, std::string_view op);
+const std::vector<Backend*> kNoTracers;
 
 // A copy of main-graph outputs to the host that the run was asked to leave out (outputs_on_device).
 bool skipped_output_copy(const ExecNode& en, const Frame& f, const RunContext& rc) {
@@ -89,12 +90,24 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
   KernelContext ctx(*en.info, ins, outs, host, en.last_use);
   Clock::time_point t0;
   std::unique_ptr<Event> e0, e1;
+  const bool traced = std::find(rc.tracers.begin(), rc.tracers.end(), en.backend) != rc.tracers.end();
   if (rc.events) {
     t0 = Clock::now();
-    e0 = en.backend->create_event();
-    e1 = en.backend->create_event();
-    e0->record(en.backend->stream());
+    if (!traced) {
+      e0 = en.backend->create_event();
+      e1 = en.backend->create_event();
+      e0->record(en.backend->stream());
+    }
   }
+  struct TraceScope {  // the node's id around its work on every tracing backend (a copy runs on two)
+    const std::vector<Backend*>& tracers;
+    TraceScope(const std::vector<Backend*>& t, uint64_t id) : tracers(t) {
+      for (Backend* b : tracers) b->trace_push(id);
+    }
+    ~TraceScope() {
+      for (Backend* b : tracers) b->trace_pop();
+    }
+  } trace(rc.events ? rc.tracers : kNoTracers, rc.events ? rc.events->size() : 0);
   struct NodeRange {  // the backend's begin/end around the kernel, on every way out
     Backend& b;
     NodeRange(Backend& backend, const KernelInfo& info) : b(backend) { b.node_begin(info); }
@@ -116,7 +129,7 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
         fmt::format("{}: {}: internal error: {}", f.graph->path(), label(*en.node), e.what()));
   }
   if (rc.events) {
-    e1->record(en.backend->stream());
+    if (e1) e1->record(en.backend->stream());
     NodeEvent ev;
     ev.graph_path = f.graph->path();
     ev.node_id = en.node->id;

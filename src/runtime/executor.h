@@ -44,6 +44,9 @@ struct RunContext {
   const std::atomic<bool>* cancel = nullptr;
   std::vector<NodeEvent>* events = nullptr;  // non-null when profiling
   bool outputs_on_device = false;            // the main graph's outputs skip their copy to the host
+  // Backends tracing this profiled run (Backend::trace_begin): each node is traced under the index of
+  // its event, and nodes of these backends get their device time from the trace, not from events.
+  std::vector<Backend*> tracers;
   // Per profiled event, the backend events recorded around its kernel, in the same order.
   std::vector<std::pair<std::unique_ptr<Event>, std::unique_ptr<Event>>> timings;
   std::chrono::steady_clock::time_point start;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -249,6 +250,25 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   return run(feeds, fetch, RunOptions{});
 }
 
+namespace {
+
+// Each traced node's device time: the summed time of the work it launched, named in launch order. It
+// replaces a host node's event time too (a copy to the host waits for the device: the copy is the time).
+void add_trace(const std::vector<TraceRecord>& records, std::vector<NodeEvent>& events) {
+  std::vector<bool> seen(events.size(), false);
+  for (const auto& r : records) {
+    if (r.id >= events.size()) continue;
+    NodeEvent& ev = events[r.id];
+    if (!seen[r.id]) ev.duration_us = 0;
+    seen[r.id] = true;
+    ev.duration_us += r.duration_us;
+    if (std::find(ev.device_kernels.begin(), ev.device_kernels.end(), r.name) == ev.device_kernels.end())
+      ev.device_kernels.push_back(r.name);
+  }
+}
+
+}  // namespace
+
 Backend* Session::backend_of(const Value& v) const {
   if (!v.is_tensor()) return nullptr;
   for (const auto& b : backends_)
@@ -311,13 +331,18 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     rc.may_capture = !replan;
   }
   stats_.events.clear();
-  if (opts_.profile) rc.events = &stats_.events;
+  if (opts_.profile) {
+    rc.events = &stats_.events;
+    for (auto& b : backends_)
+      if (!b->is_host() && b->trace_begin()) rc.tracers.push_back(b.get());
+  }
   rc.start = std::chrono::steady_clock::now();
   std::vector<Value> outs;
   try {
     outs = run_graph(*graph_, ins, nullptr, rc);
     for (auto& b : backends_) b->stream().synchronize();
   } catch (...) {
+    for (Backend* b : rc.tracers) b->trace_end();
     for (auto& p : planners_) p->abort_run();
     plan_shapes_.clear();  // a failed recording is no plan to keep
     if (replay_) replay_->graph.reset();
@@ -326,7 +351,9 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   stats_.total_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rc.start).count();
   for (size_t i = 0; i < stats_.events.size() && i < rc.timings.size(); ++i)
-    stats_.events[i].duration_us = rc.timings[i].second->elapsed_ms(*rc.timings[i].first) * 1000.0;
+    if (rc.timings[i].first)
+      stats_.events[i].duration_us = rc.timings[i].second->elapsed_ms(*rc.timings[i].first) * 1000.0;
+  for (Backend* b : rc.tracers) add_trace(b->trace_end(), stats_.events);
   for (auto& p : planners_) p->end_run();
   stats_.memory = planners_.back()->stats();
   stats_.devices.clear();

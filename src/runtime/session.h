@@ -70,6 +70,9 @@ struct NodeEvent {
   double start_us = 0, duration_us = 0;  // from the start of the run
   std::vector<Shape> output_shapes;
   std::vector<std::string> fused_from;  // names of the ONNX nodes a fused node replaced
+  // The device kernels, copies and memsets the node ran, by name, in launch order without repeats, when
+  // the run was traced (Backend::trace_begin); duration_us is then their summed device time.
+  std::vector<std::string> device_kernels;
 };
 
 // The memory of one backend's device in the last run.

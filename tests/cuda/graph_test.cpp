@@ -78,3 +78,45 @@ TEST(CudaGraphs, ReplaysReadEachRunsInputsAndNewShapesCaptureAgain) {
   for (int k = 0; k < 3; ++k) plain.run({{"x", rt::Value(input(3, 0.0f))}});
   EXPECT_EQ(plain.last_stats().device_graph_replays, 0u);
 }
+
+// A profiled run is traced with CUPTI: each GPU node's time is the device time of the kernels it
+// launched, named; the copies are copies; device I/O (--device-io) leaves the copies out of the run.
+TEST(CudaProfile, TracedRunsNameTheKernelsEachNodeRanAndTimeThem) {
+  try {
+    rt::load_backend("cuda");
+  } catch (const rt::BackendUnavailable& e) {
+    GTEST_SKIP() << e.what();
+  }
+  rt::Session s(chain(), {.optimization = rt::OptLevel::kNone,
+                          .backend = "cuda",
+                          .profile = true,
+                          .precision = tessera::passes::Precision::kFp32});
+  rt::Tensor x = input(256, 0.25f);
+  for (int run = 0; run < 2; ++run) s.run({{"x", rt::Value(x)}});
+  const auto& events = s.last_stats().events;
+  size_t traced = 0;
+  for (const auto& ev : events) {
+    if (ev.device_kernels.empty()) continue;
+    traced++;
+    EXPECT_GT(ev.duration_us, 0.0) << ev.node_name;
+    EXPECT_LT(ev.duration_us, 50000.0) << ev.node_name << ": device time, not a wait";
+    if (ev.op_type == "MemcpyToDevice") {
+      EXPECT_EQ(ev.device_kernels.front(), "Memcpy HtoD") << ev.node_name;
+    } else if (ev.op_type == "MemcpyToHost") {
+      EXPECT_EQ(ev.device_kernels.front(), "Memcpy DtoH") << ev.node_name;
+    } else {
+      EXPECT_NE(ev.device_kernels.front().find("tessera"), std::string::npos)
+          << ev.node_name << " ran " << ev.device_kernels.front();
+    }
+  }
+  if (traced == 0) GTEST_SKIP() << "CUPTI could not trace here (no permission?): events timed the nodes";
+  EXPECT_EQ(traced, events.size()) << "every node of the chain and both copies launched device work";
+  // With the input on the device and the output left there, neither copy launches anything.
+  rt::Value dx = s.to_device(rt::Value(x));
+  auto outs = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+  for (const auto& ev : s.last_stats().events)
+    if (ev.op_type.rfind("Memcpy", 0) == 0) EXPECT_TRUE(ev.device_kernels.empty()) << ev.node_name;
+  rt::Tensor y = s.to_host(outs[0]).tensor();
+  for (int64_t i = 0; i < y.numel(); i += 997)
+    EXPECT_NEAR(y.data<float>()[i], expected(x.data<float>()[i], static_cast<size_t>(i)), 1e-5f);
+}

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernel_trace.h"
 #include "runtime/backend_loader.h"
 
 namespace tessera::cuda {
@@ -156,6 +159,25 @@ void CudaBackend::node_begin(const rt::KernelInfo& node) {
 
 void CudaBackend::node_end() {
   nvtxRangePop();
+}
+
+// Tracing needs the CUPTI library; TESSERA_CUPTI=off keeps event timing (for comparing the two).
+bool CudaBackend::trace_begin() {
+  const char* env = std::getenv("TESSERA_CUPTI");
+  if (env && std::string_view(env) == "off") return false;
+  return KernelTrace::instance().start();
+}
+
+void CudaBackend::trace_push(uint64_t id) {
+  KernelTrace::instance().push(id);
+}
+
+void CudaBackend::trace_pop() {
+  KernelTrace::instance().pop();
+}
+
+std::vector<rt::TraceRecord> CudaBackend::trace_end() {
+  return KernelTrace::instance().stop();
 }
 
 }  // namespace tessera::cuda

@@ -56,6 +56,10 @@ class CudaBackend : public rt::Backend {
   void replay(const std::shared_ptr<void>& graph) override;
   void node_begin(const rt::KernelInfo& node) override;
   void node_end() override;
+  bool trace_begin() override;
+  void trace_push(uint64_t id) override;
+  void trace_pop() override;
+  std::vector<rt::TraceRecord> trace_end() override;
 
  private:
   int device_;
