@@ -51,6 +51,23 @@ samples() {
     done
     "$bin/tessera" profile "$m" --backend cuda -n 20 --no-progress --top 12 \
       --report "$out/profile_$(basename "$m" .onnx)_cuda.json" || return 1
+    "$bin/tessera" run "$m" --backend cuda --device-io -n 20 --no-progress || return 1
+  done
+  sticky_error
+}
+# A sticky device error (an illegal address, injected before the node attn_probs with
+# TESSERA_CUDA_FAULT_NODE: src/backends/cuda/fault_injection.h) ends the run with a clear error, never a
+# hang or a crash; with CUDA_LAUNCH_BLOCKING=1 the message names the node.
+sticky_error() {
+  local m=$dist/share/tessera/samples/transformer_block.onnx text rc
+  for blocking in 0 1; do
+    text=$(CUDA_LAUNCH_BLOCKING=$blocking TESSERA_CUDA_FAULT_NODE=attn_probs timeout 120 \
+      "$bin/tessera" run "$m" --backend cuda -n 3 --no-progress 2>&1)
+    rc=$?
+    echo "sticky error, CUDA_LAUNCH_BLOCKING=$blocking: exit $rc: $text" | tail -n 3
+    if [ $rc -eq 0 ] || [ $rc -eq 124 ] || [ $rc -ge 128 ]; then echo "FAIL: no clean error (exit $rc)"; return 1; fi
+    echo "$text" | grep -qi "illegal" || { echo "FAIL: the message does not say what failed"; return 1; }
+    if [ $blocking -eq 1 ]; then echo "$text" | grep -q "attn_probs" || { echo "FAIL: the node is not named"; return 1; }; fi
   done
 }
 conformance() {

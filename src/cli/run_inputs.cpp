@@ -358,14 +358,14 @@ class Progress {
 std::vector<double> timed_runs(rt::Session& session,
                                const std::vector<std::pair<std::string, rt::Value>>& feeds,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
-                               const std::function<void(const rt::RunStats&)>& per_run) {
+                               const std::function<void(const rt::RunStats&)>& per_run, bool profile) {
   Progress bar(s.warmup + s.iterations, !s.no_progress && !s.json);
   // --device-io: the feeds copied to the device once; outputs left there until the runs are over.
   std::vector<std::pair<std::string, rt::Value>> device_feeds;
   if (s.device_io)
     for (const auto& [name, v] : feeds) device_feeds.emplace_back(name, session.to_device(v));
   const auto& in = s.device_io ? device_feeds : feeds;
-  const rt::RunOptions ro{.outputs_on_device = s.device_io};
+  const rt::RunOptions ro{.outputs_on_device = s.device_io, .profile = profile};
   for (int i = 0; i < s.warmup; ++i) {
     outputs = session.run(in, {}, ro);
     bar.update(i + 1);

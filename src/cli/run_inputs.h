@@ -52,11 +52,13 @@ std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& 
                                                              const RunSettings& s);
 
 // Runs warmup + iterations, with a progress bar on stderr for runs that take long; returns the latency
-// of each timed iteration in milliseconds and leaves the last outputs in `outputs`.
+// of each timed iteration in milliseconds and leaves the last outputs in `outputs`. `profile`: every
+// run times its nodes (per_run sees them in RunStats::events).
 std::vector<double> timed_runs(rt::Session& session,
                                const std::vector<std::pair<std::string, rt::Value>>& feeds,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
-                               const std::function<void(const rt::RunStats&)>& per_run = {});
+                               const std::function<void(const rt::RunStats&)>& per_run = {},
+                               bool profile = false);
 
 using LatencySummary = profiler::Latency;
 using profiler::summarize;

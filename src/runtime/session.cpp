@@ -269,6 +269,21 @@ void add_trace(const std::vector<TraceRecord>& records, std::vector<NodeEvent>& 
 
 }  // namespace
 
+// Waits for every backend's queued work. A device error surfacing here (an illegal address in a kernel
+// that was launched, not yet checked) belongs to work queued after the last check.
+void Session::finish_streams() {
+  for (auto& b : backends_) {
+    try {
+      b->stream().synchronize();
+    } catch (const std::exception& e) {
+      throw RunError(
+          fmt::format("main: {}:{}: the device failed running the model's queued work: {} (set "
+                      "CUDA_LAUNCH_BLOCKING=1 to have it named with the node that failed)",
+                      b->name(), b->device().index, e.what()));
+    }
+  }
+}
+
 Backend* Session::backend_of(const Value& v) const {
   if (!v.is_tensor()) return nullptr;
   for (const auto& b : backends_)
@@ -331,7 +346,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     rc.may_capture = !replan;
   }
   stats_.events.clear();
-  if (opts_.profile) {
+  if (opts_.profile || ro.profile) {
     rc.events = &stats_.events;
     for (auto& b : backends_)
       if (!b->is_host() && b->trace_begin()) rc.tracers.push_back(b.get());
@@ -340,7 +355,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   std::vector<Value> outs;
   try {
     outs = run_graph(*graph_, ins, nullptr, rc);
-    for (auto& b : backends_) b->stream().synchronize();
+    finish_streams();
   } catch (...) {
     for (Backend* b : rc.tracers) b->trace_end();
     for (auto& p : planners_) p->abort_run();

@@ -126,6 +126,8 @@ struct RunOptions {
   // (ONNX Runtime's I/O binding, trtexec's --noDataTransfers): the value stays valid until the next run
   // of the session; to_host() copies it back. Outputs computed on the host are host tensors as usual.
   bool outputs_on_device = false;
+  // Time every node of this run (SessionOptions::profile does it for every run).
+  bool profile = false;
 };
 
 class Session {
@@ -163,7 +165,8 @@ class Session {
 
  private:
   void check_feed(const ir::ValueInfo& vi, const Value& v) const;
-  Backend* backend_of(const Value& v) const;  // the device backend holding a tensor; null: the host
+  Backend* backend_of(const Value& v) const;
+  void finish_streams();  // the device backend holding a tensor; null: the host
   void open_backends();
   void prepare_kernels();
 

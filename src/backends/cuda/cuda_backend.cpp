@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/fault_injection.h"
 #include "backends/cuda/kernel_trace.h"
 #include "runtime/backend_loader.h"
 
@@ -61,6 +62,7 @@ CudaBackend::CudaBackend(int device, passes::Precision precision) : device_(devi
   stream_ = std::make_unique<CudaStream>(device);
   table_.precision = precision;
   register_cuda_kernels(table_);
+  if (const char* f = std::getenv("TESSERA_CUDA_FAULT_NODE")) fault_node_ = f;
 }
 
 CudaBackend::~CudaBackend() {
@@ -152,9 +154,31 @@ void CudaBackend::replay(const std::shared_ptr<void>& graph) {
 
 // NVTX ranges cost a call into an empty stub unless a tool (Nsight Systems) is attached, so they are
 // always on: the timeline shows each layer by its ONNX node name.
+namespace {
+
+// The node named `name`, or a fused node that replaced it (its tessera.fused_from list names it).
+bool is_or_fused_from(const ir::Node& n, const std::string& name) {
+  if (n.name == name) return true;
+  for (const auto& [k, v] : n.metadata_props) {
+    if (k != passes::kFusedFromKey) continue;
+    size_t pos = 0;
+    while (pos <= v.size()) {
+      size_t c = v.find(',', pos);
+      if (v.compare(pos, c == std::string::npos ? std::string::npos : c - pos, name) == 0) return true;
+      if (c == std::string::npos) break;
+      pos = c + 1;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void CudaBackend::node_begin(const rt::KernelInfo& node) {
   const ir::Node& n = node.node();
   nvtxRangePushA(n.name.empty() ? n.op_type.c_str() : n.name.c_str());
+  if (!fault_node_.empty() && is_or_fused_from(n, fault_node_))
+    launch_illegal_address_kernel(static_cast<cudaStream_t>(stream_->native()));
 }
 
 void CudaBackend::node_end() {

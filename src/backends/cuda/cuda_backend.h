@@ -68,7 +68,8 @@ class CudaBackend : public rt::Backend {
   bool capturing_ = false;
   bool allocated_while_capturing_ = false;
   std::unique_ptr<CudaStream> stream_;
-  PinnedStage stage_;  // host copies through page-locked buffers
+  PinnedStage stage_;       // host copies through page-locked buffers
+  std::string fault_node_;  // TESSERA_CUDA_FAULT_NODE (fault_injection.h)
 };
 
 }  // namespace tessera::cuda
