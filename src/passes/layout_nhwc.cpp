@@ -17,13 +17,15 @@
 //  - MaxPool (no Indices, storage_order 0) / AveragePool, 2-D -> NhwcMaxPool / NhwcAveragePool, and
 //    GlobalMaxPool / GlobalAveragePool over a static H x W -> the same with an H x W window;
 //  - Concat of twins on the channel axis -> Concat on axis 3; ReduceMean over the spatial axes ->
-//    ReduceMean over axes 1 and 2 (with keepdims 0 its output is the plain [N, C] value itself).
+//    ReduceMean over axes 1 and 2 (with keepdims 0 its output is the plain [N, C] value itself);
+//  - an inference BatchNormalization left unfused (constant parameters) -> Mul and Add of [C] constants.
 // Afterwards every NCHW value still read (by another op, a subgraph or as a graph output) gets a
 // Transpose(twin, [0,3,1,2]) right after the twin's producer, under the value's own name. Every node
 // made is one the target has a kernel for (KernelOracle), or the node is left as it was.
 #include "passes/layout_nhwc.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -127,6 +129,7 @@ class NhwcLayout {
     if (is_op(n, "GlobalMaxPool") || is_op(n, "GlobalAveragePool")) return global_pool(n);
     if (is_op(n, "Concat")) return concat(n);
     if (is_op(n, "ReduceMean")) return reduce_mean(n);
+    if (is_op(n, "BatchNormalization")) return batch_norm(n);
     return false;
   }
 
@@ -144,15 +147,9 @@ class NhwcLayout {
     return *t->shape;
   }
 
-  // Whether the target can run `n` (with the com.tessera import the pass adds at the end).
-  bool runnable(const ir::Node& n) const {
-    if (n.domain != nhwc::kDomain || ctx_.model.opset_version(nhwc::kDomain))
-      return kernel_available(ctx_, n);
-    ir::Model probe_imports;
-    probe_imports.opset_imports = ctx_.model.opset_imports;
-    probe_imports.opset_imports.push_back({nhwc::kDomain, 1});
-    return ctx_.target.kernels && ctx_.target.kernels->has_kernel(probe_imports, n);
-  }
+  // Whether the target can run `n` (a com.tessera node is looked up at version 1, the import the pass
+  // adds at the end).
+  bool runnable(const ir::Node& n) const { return kernel_available(ctx_, n); }
 
   bool conv(const ir::Node& n) {
     if (n.outputs.size() != 1 || n.inputs.size() < 2) return false;
@@ -388,6 +385,44 @@ class NhwcLayout {
       return true;
     }
     emit_elementwise(std::move(e), n.outputs[0], it->second.channels);
+    return true;
+  }
+
+  // Inference BatchNormalization with constant float parameters (one the basic level could not fold into
+  // a convolution): x * a + c per channel, a = scale / sqrt(var + epsilon), c = B - mean * a, as a Mul
+  // and an Add of [C] constants, which broadcast along the channels-last axis.
+  bool batch_norm(const ir::Node& n) {
+    auto it = twin_.find(n.inputs[0]);
+    if (it == twin_.end() || n.inputs.size() != 5 || attr_int(n, "training_mode", 0) != 0) return false;
+    const int64_t c = it->second.channels;
+    std::vector<std::vector<double>> p;
+    for (size_t i = 1; i < 5; ++i) {
+      const ir::Tensor* t = constant_value(g_, n.inputs[i]);
+      auto v = constant_doubles(g_, n.inputs[i]);
+      if (!t || t->dtype != ir::DataType::kFloat || !v || v->size() != static_cast<size_t>(c)) return false;
+      p.push_back(std::move(*v));
+    }
+    const double eps = attr_float(n, "epsilon", 1e-5f);
+    std::vector<double> a(static_cast<size_t>(c)), shift(static_cast<size_t>(c));
+    for (size_t k = 0; k < a.size(); ++k) {
+      a[k] = p[0][k] / std::sqrt(p[3][k] + eps);
+      shift[k] = p[1][k] - p[2][k] * a[k];
+    }
+    const std::string base = n.name.empty() ? n.outputs[0] : n.name;
+    ir::Node mul;
+    mul.op_type = "Mul";
+    mul.name = base + "_scale";
+    mul.inputs = {it->second.name, initializer(make_float_tensor(ir::DataType::kFloat, {c}, a), base + "_a")};
+    mul.outputs = {fresh(base + "_scaled")};
+    mul.id = next_id_++;
+    std::string scaled = mul.outputs[0];
+    out_.push_back(std::move(mul));
+    ir::Node add;
+    add.op_type = "Add";
+    add.name = base + "_shift";
+    add.inputs = {scaled, initializer(make_float_tensor(ir::DataType::kFloat, {c}, shift), base + "_c")};
+    add.metadata_props.emplace_back(kFusedFromKey, fused_names(n));
+    emit_elementwise(std::move(add), n.outputs[0], c);
     return true;
   }
 

@@ -32,8 +32,9 @@ Attribute ints(const char* name, std::vector<int64_t> v) {
   return Attribute::of_ints(name, std::move(v));
 }
 
-// [batch, 16, 10, 10] -> conv 3x3 (+bias, Relu) -> conv 3x3 -> Add(x) -> Relu -> MaxPool 3x3/2 -> Mul by
-// a per-channel [16,1,1] constant -> conv 1x1/2 16->32 -> GlobalAveragePool -> Flatten -> Gemm.
+// [batch, 16, 10, 10] -> conv 3x3 (+bias, Relu) -> conv 3x3 -> Add(x) -> Relu -> MaxPool 3x3/2 ->
+// BatchNormalization (not after a convolution: left unfused) -> Mul by a per-channel [16,1,1] constant ->
+// conv 1x1/2 16->32 -> GlobalAveragePool -> Flatten -> Gemm.
 ir::Model resnet_block() {
   ir::Model m;
   m.ir_version = 9;
@@ -49,7 +50,10 @@ ir::Model resnet_block() {
   auto sum = b.node("Add", {c2, x});
   auto r2 = b.node("Relu", {sum});
   auto mp = b.node("MaxPool", {r2}, {ints("kernel_shape", {3, 3}), ints("strides", {2, 2}), pads1});
-  auto scaled = b.node("Mul", {mp, b.random_normal("scale", {16, 1, 1}, 1.f)});
+  auto bn = b.node("BatchNormalization",
+                   {mp, b.random_normal("bn_scale", {16}, 1.f), b.random_normal("bn_b", {16}, 1.f),
+                    b.random_normal("bn_mean", {16}, 1.f), b.constant_floats("bn_var", {16}, 2.f)});
+  auto scaled = b.node("Mul", {bn, b.random_normal("scale", {16, 1, 1}, 1.f)});
   auto c3 = b.node("Conv", {scaled, b.random_normal("w3", {32, 16, 1, 1}, 0.2f)}, {ints("strides", {2, 2})});
   auto gap = b.node("GlobalAveragePool", {c3});
   auto flat = b.node("Flatten", {gap});
@@ -140,10 +144,12 @@ TEST(NhwcLayout, ResNetBlockMovesToChannelsLast) {
     const ir::Graph& g = nhwc.model().graph;
     // The three convolutions; the first Relu, the residual Add and the second Relu fold into them.
     EXPECT_EQ(count(g, "NhwcConv"), 3u);
-    EXPECT_EQ(count(g, "Conv") + count(g, "FusedConv") + count(g, "Add") + count(g, "Relu"), 0u);
+    EXPECT_EQ(count(g, "Conv") + count(g, "FusedConv") + count(g, "Relu") + count(g, "BatchNormalization"),
+              0u);
     EXPECT_EQ(count(g, "NhwcMaxPool"), 1u);
     EXPECT_EQ(count(g, "NhwcAveragePool"), 1u);  // the global pool, with a 3x3 window
-    EXPECT_EQ(count(g, "Mul"), 1u);
+    EXPECT_EQ(count(g, "Mul"), 2u);              // the batch norm's scale and the per-channel Mul
+    EXPECT_EQ(count(g, "Add"), 1u);              // the batch norm's shift
     // One Transpose in (x), one out: the pooled [N, 1, 1, 32] that Flatten reads.
     EXPECT_EQ(count(g, "Transpose"), 2u);
     for (const auto& n : g.nodes) {
