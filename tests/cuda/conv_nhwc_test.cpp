@@ -7,6 +7,8 @@
 // accumulation on either side), plus 2 ulps of the result, plus, for float16, half an ulp of
 // sum |x||w| (+|b|+|z|) for the rounding of the convolution to float16 before the epilogue adds B and Z
 // (the reference rounds once; conv_test_util.h).
+#include <cstdlib>
+
 #include "conv_test_util.h"
 
 using namespace cuda_test;
@@ -80,4 +82,26 @@ TEST_F(CudaBlas, NhwcConvActivationsPadsAndOddChannels) {
                t);
     check_nhwc({1, 10, 10, 4}, {6, 3, 3, 4}, {ints("pads", {0, 1, 2, 0}), ints("dilations", {2, 1})}, t);
   }
+}
+
+// Depthwise layers on both paths NhwcConv times against each other at session build: our direct kernel
+// and cuDNN's (TESSERA_CUDA_DEPTHWISE decides without timing), with vector and single-channel loads,
+// asymmetric pads handled in the kernel, bias, Z and the activations.
+TEST_F(CudaBlas, NhwcDepthwiseOnBothPaths) {
+  const auto relu6 = ir::Attribute::of_floats("activation_params", {0.f, 6.f});
+  for (const char* path : {"own", "cudnn"}) {
+    setenv("TESSERA_CUDA_DEPTHWISE", path, 1);
+    for (DataType t : kTypes) {
+      check_nhwc({2, 28, 28, 144}, {144, 3, 3, 1},
+                 {ir::Attribute::of_int("group", 144), ints("pads", {1, 1, 1, 1}), act("Clip"), relu6}, t);
+      check_nhwc({1, 15, 17, 24}, {24, 3, 3, 1},
+                 {ir::Attribute::of_int("group", 24), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1})}, t,
+                 {1, 8, 9, 24});
+      check_nhwc({1, 9, 10, 5}, {5, 5, 5, 1},
+                 {ir::Attribute::of_int("group", 5), ints("pads", {2, 1, 1, 2}), ints("dilations", {1, 2}),
+                  act("Relu")},
+                 t);
+    }
+  }
+  unsetenv("TESSERA_CUDA_DEPTHWISE");
 }

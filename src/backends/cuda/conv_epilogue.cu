@@ -1,31 +1,11 @@
 #include <cmath>
 
-#include "backends/cuda/conv_epilogue.h"
+#include "backends/cuda/conv_epilogue.cuh"
 #include "backends/cuda/device_types.cuh"
 
 namespace tessera::cuda {
 
 namespace {
-
-__device__ __forceinline__ float activate(float v, const Epilogue& e) {
-  switch (e.act) {
-    case ConvAct::kNone:
-      return v;
-    case ConvAct::kRelu:
-      return v < 0.f ? 0.f : v;  // NaN passes through, as the reference's x < 0 ? 0 : x does
-    case ConvAct::kTanh:
-      return tanhf(v);
-    case ConvAct::kSigmoid:
-      return 1.f / (1.f + expf(-v));
-    case ConvAct::kLeakyRelu:
-      return v < 0.f ? e.p0 * v : v;
-    case ConvAct::kClip:
-      return fminf(fmaxf(v, e.p0), e.p1);
-    case ConvAct::kHardSigmoid:
-      return fmaxf(0.f, fminf(1.f, e.p0 * v + e.p1));
-  }
-  return v;
-}
 
 template <class T>
 __global__ void epilogue(T* y, const T* b, const T* z, int64_t n, Epilogue e) {
@@ -34,7 +14,7 @@ __global__ void epilogue(T* y, const T* b, const T* z, int64_t n, Epilogue e) {
     float v = load<T>(y, i);
     if (b) v += load<T>(b, e.inner == 1 ? i % e.channels : (i / e.inner) % e.channels);
     if (z) v += load<T>(z, i);
-    store<T>(y, i, activate(v, e));
+    store<T>(y, i, conv_activate(v, e));
   }
 }
 
@@ -54,7 +34,7 @@ __global__ void epilogue_half2(__half2* y, const __half2* b, const __half2* z, i
       v.x += zz.x;
       v.y += zz.y;
     }
-    y[i] = __floats2half2_rn(activate(v.x, e), activate(v.y, e));
+    y[i] = __floats2half2_rn(conv_activate(v.x, e), conv_activate(v.y, e));
   }
 }
 

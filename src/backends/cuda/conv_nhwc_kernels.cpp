@@ -6,16 +6,23 @@
 // timed once (conv_cudnn.h), so that compute() only launches. Bias + Z + ReLU run in one
 // cudnnConvolutionBiasActivationForward call; other activations (MobileNetV2's Clip 0..6, Sigmoid...)
 // and bias/Z without ReLU run the convolution, then one epilogue kernel (conv_epilogue.h) over Y.
-// Asymmetric pads are padded into a scratch copy first, as in the NCHW kernel.
+// Asymmetric pads are padded into a scratch copy first, as in the NCHW kernel. A depthwise convolution
+// (group == C == M) may instead run our direct kernel (conv_depthwise.h), bias, Z and activation
+// included: at session build both are timed on scratch buffers and the faster is kept (on disk too);
+// TESSERA_CUDA_DEPTHWISE=own|cudnn decides without timing.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string_view>
 
 #include "backends/cuda/conv_algo_cache.h"
 #include "backends/cuda/conv_cudnn.h"
+#include "backends/cuda/conv_depthwise.h"
 #include "backends/cuda/conv_util.h"
 #include "backends/cuda/kernel_table.h"
 #include "backends/cuda/kernel_util.h"
@@ -37,7 +44,46 @@ struct NhwcPlan {
   ShiftedCopy copy;
   bool empty = false;  // a zero-sized axis: no cuDNN call
   std::string path;
+  bool depthwise = false;  // one filter per channel: our own kernel is a candidate
+  bool own = false;        // ... and was timed faster than cuDNN: compute() runs it
+  Depthwise dw;
+  std::string key;  // the configuration's algorithm-cache key
 };
+
+// Device memory for one timing at session build, freed when it goes.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) {
+    if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Mean milliseconds of `f` over a few runs on `s` after one warm-up; nullopt on any CUDA error.
+template <class F>
+std::optional<float> time_ms(cudaStream_t s, F f) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+    if (start) cudaEventDestroy(start);
+    return std::nullopt;
+  }
+  constexpr int kRuns = 5;
+  std::optional<float> ms;
+  bool ok = f();
+  ok = ok && cudaEventRecord(start, s) == cudaSuccess;
+  for (int i = 0; i < kRuns && ok; ++i) ok = f();
+  ok = ok && cudaEventRecord(stop, s) == cudaSuccess && cudaEventSynchronize(stop) == cudaSuccess;
+  float total = 0;
+  if (ok && cudaEventElapsedTime(&total, start, stop) == cudaSuccess && cudaGetLastError() == cudaSuccess)
+    ms = total / kRuns;
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
 
 std::optional<rt::Shape> static_shape(const rt::KernelInfo& info, size_t i) {
   const auto& shape = info.input_type(i).shape;
@@ -66,7 +112,8 @@ class NhwcConvKernel : public rt::OpKernel {
     try {
       CudnnHandle h = cudnn_handle(native(ctx.stream()));
       std::lock_guard lock(mu_);
-      plan(h.handle, *static_x_, *static_w_, static_type_, true);
+      NhwcPlan& p = plan(h.handle, *static_x_, *static_w_, static_type_, true);
+      if (p.depthwise) choose_depthwise(h.handle, p, *static_x_, native(ctx.stream()));
     } catch (const rt::KernelError&) {
       // Bad attributes or shapes: the first run reports them, naming the node.
     }
@@ -101,6 +148,13 @@ class NhwcConvKernel : public rt::OpKernel {
       if (y.numel() > 0 && (b || z || act_.act != ConvAct::kNone))
         ctx.fail(
             "a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
+      return;
+    }
+    if (p.own) {  // the depthwise kernel, bias, Z and activation included
+      rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), p.out_shape);
+      launch_depthwise_nhwc(*t, x.raw(), w.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.raw(),
+                            p.dw, act_, s);
+      check_launch(ctx);
       return;
     }
     rt::Tensor& y = fused && !z ? ctx.output(0, x.dtype(), p.out_shape)
@@ -140,6 +194,58 @@ class NhwcConvKernel : public rt::OpKernel {
   }
 
  private:
+  // Times cuDNN's path (its algorithm, then the epilogue with a bias) against our depthwise kernel on
+  // scratch buffers, once per configuration at session build; the choice is kept on disk. cuDNN stays
+  // wherever the timing cannot be made.
+  void choose_depthwise(cudnnHandle_t h, NhwcPlan& p, const rt::Shape& x, cudaStream_t s) const {
+    // TESSERA_CUDA_DEPTHWISE=own|cudnn settles it without timing (tests, measurements).
+    if (const char* force = std::getenv("TESSERA_CUDA_DEPTHWISE"); force && *force) {
+      p.own = std::string_view(force) == "own";
+      if (p.own) p.path = "own depthwise kernel (TESSERA_CUDA_DEPTHWISE)";
+      return;
+    }
+    const std::string key = p.key + "|depthwise";
+    if (auto c = cached_algo(key)) {
+      p.own = c->algo == 1;
+      if (p.own) p.path = "own depthwise kernel (timed faster than cuDNN)";
+      return;
+    }
+    auto t = elem_type(static_type_);
+    if (!t) return;
+    const size_t elem = rt::dtype_bytes(static_type_, 1);
+    const int64_t c = x[3], taps = p.dw.kernel_h * p.dw.kernel_w;
+    const int64_t in_elems =
+        p.pre_pad ? p.work_shape[0] * p.work_shape[1] * p.work_shape[2] * c : x[0] * x[1] * x[2] * c;
+    const int64_t out_elems = p.out_shape[0] * p.out_shape[1] * p.out_shape[2] * c;
+    DeviceBuffer xb(static_cast<size_t>(in_elems) * elem), wb(static_cast<size_t>(c * taps) * elem),
+        bb(static_cast<size_t>(c) * elem), yb(static_cast<size_t>(out_elems) * elem), ws(p.workspace);
+    if (!xb.p || !wb.p || !bb.p || !yb.p || !ws.p) return;
+    if (cudaMemsetAsync(xb.p, 0, static_cast<size_t>(in_elems) * elem, s) != cudaSuccess ||
+        cudaMemsetAsync(wb.p, 0, static_cast<size_t>(c * taps) * elem, s) != cudaSuccess ||
+        cudaMemsetAsync(bb.p, 0, static_cast<size_t>(c) * elem, s) != cudaSuccess)
+      return;
+    Epilogue e = act_;
+    e.channels = c;
+    e.inner = 1;
+    const float one = 1.f, zero = 0.f;
+    auto cudnn = time_ms(s, [&] {
+      if (cudnnConvolutionForward(h, &one, p.d.x.d, xb.p, p.d.w.d, wb.p, p.d.conv.d,
+                                  static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws.p, p.workspace, &zero,
+                                  p.d.y.d, yb.p) != CUDNN_STATUS_SUCCESS)
+        return false;
+      launch_epilogue(*t, yb.p, bb.p, nullptr, out_elems, e, s);
+      return true;
+    });
+    auto own = time_ms(s, [&] {
+      launch_depthwise_nhwc(*t, xb.p, wb.p, bb.p, nullptr, yb.p, p.dw, e, s);
+      return true;
+    });
+    if (!cudnn || !own) return;
+    p.own = *own < *cudnn;
+    remember_algo(key, {p.own ? 1 : 0, 0});
+    if (p.own) p.path = "own depthwise kernel (timed faster than cuDNN)";
+  }
+
   NhwcPlan& plan(cudnnHandle_t h, const rt::Shape& x, const rt::Shape& w, rt::DataType dt,
                  bool benchmark) const {
     rt::Shape key = x;
@@ -195,6 +301,24 @@ class NhwcConvKernel : public rt::OpKernel {
     p->algo = pick.algo;
     p->workspace = pick.workspace;
     p->path = fmt::format("cuDNN NHWC forward algo {}{}", p->algo, p->pre_pad ? " + pad" : "");
+    p->key = k;
+    if (group_ == c && m == c && c > 0) {
+      p->depthwise = true;
+      p->dw = {n,
+               c,
+               hh,
+               ww,
+               g.out[0],
+               g.out[1],
+               static_cast<int>(kh),
+               static_cast<int>(kw),
+               g.strides[0],
+               g.strides[1],
+               g.dilations[0],
+               g.dilations[1],
+               g.pads[0],
+               g.pads[1]};
+    }
     return *plans_.emplace(key, std::move(p)).first->second;
   }
 
