@@ -75,6 +75,13 @@ struct ConvDescs {
 Epilogue read_activation(const rt::KernelInfo& info);
 bool known_activation(const rt::KernelInfo& info);
 
+// A status saying cuDNN does not take the call as configured (the BAD_PARAM and NOT_SUPPORTED families,
+// cuDNN 9's sub-codes included), as opposed to a failure of a call it took.
+inline bool declined(cudnnStatus_t s) {
+  const int family = static_cast<int>(s) / 1000;
+  return family == 2 || family == 3;
+}
+
 struct AlgoPick {
   int algo = 0;
   size_t workspace = 0;
