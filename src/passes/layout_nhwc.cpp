@@ -12,8 +12,8 @@
 //    same shape: the Add moves into the convolution as Z (ResNet's and MobileNetV2's residuals); an
 //    activation of an NhwcConv without one (read by nothing else) moves into it (FusedConv's list);
 //  - other elementwise unary ops run unchanged on the twin; Add/Sub/Mul/Div/Max/Min of two same-shaped
-//    twins, or of a twin and a scalar or per-channel constant ([C,1,1], [1,C,1,1]: reshaped to [C],
-//    which broadcasts along the last axis);
+//    twins (or of twins that broadcast axis by axis, [N,C,H,W] * [N,C,1,1]), or of a twin and a scalar or
+//    per-channel constant ([C,1,1], [1,C,1,1]: reshaped to [C], which broadcasts along the last axis);
 //  - MaxPool (no Indices, storage_order 0) / AveragePool, 2-D -> NhwcMaxPool / NhwcAveragePool, and
 //    GlobalMaxPool / GlobalAveragePool over a static H x W -> the same with an H x W window;
 //  - Concat of twins on the channel axis -> Concat on axis 3; ReduceMean over the spatial axes ->
@@ -251,12 +251,27 @@ class NhwcLayout {
     return reshaped_[v] = initializer(make_float_tensor(t->dtype, {channels}, *values), v);
   }
 
+  // Both inputs twins whose rank-4 shapes broadcast axis by axis (equal, or 1 on one side): the same
+  // axes broadcast after both are transposed (EfficientNet's squeeze-excitation Mul of [N,C,H,W] by
+  // [N,C,1,1]).
+  bool broadcasting_twins(const ir::Node& n) const {
+    if (n.inputs.size() != 2 || !twin_.count(n.inputs[0]) || !twin_.count(n.inputs[1])) return false;
+    auto a = shape4(n.inputs[0]), b = shape4(n.inputs[1]);
+    if (!a || !b) return false;
+    for (size_t d = 0; d < 4; ++d) {
+      const ir::Dim &x = (*a)[d], &y = (*b)[d];
+      const bool one = (x.is_static() && x.value == 1) || (y.is_static() && y.value == 1);
+      if (!(x == y) && !one) return false;
+    }
+    return true;
+  }
+
   bool binary(const ir::Node& n) {
     std::vector<std::string> ins(2);
     int64_t channels = 0;
-    if (same_twin_shapes(n)) {
+    if (broadcasting_twins(n)) {
       for (int k = 0; k < 2; ++k) ins[k] = twin_.at(n.inputs[k]).name;
-      channels = twin_.at(n.inputs[0]).channels;
+      channels = std::max(twin_.at(n.inputs[0]).channels, twin_.at(n.inputs[1]).channels);
     } else {
       int k = twin_.count(n.inputs[0]) ? 0 : twin_.count(n.inputs[1]) ? 1 : -1;
       if (k < 0 || twin_.count(n.inputs[1 - k]) || !shape4(n.inputs[k])) return false;

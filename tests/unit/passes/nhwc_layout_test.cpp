@@ -184,6 +184,33 @@ TEST(NhwcLayout, MobileNetBlockMovesToChannelsLast) {
   }
 }
 
+// EfficientNet's SiLU and squeeze-excitation: conv -> x * Sigmoid(x) -> ReduceMean over H, W (keepdims)
+// -> conv 1x1 + Relu -> conv 1x1 + Sigmoid -> Mul of [N,C,H,W] by [N,C,1,1] -> conv 1x1.
+TEST(NhwcLayout, SqueezeExcitationStaysChannelsLast) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", F({Dim::of(2), Dim::of(8), Dim::of(9), Dim::of(9)}));
+  auto c = b.node("Conv", {x, b.random_normal("w", {16, 8, 3, 3}, 0.3f)}, {ints("pads", {1, 1, 1, 1})});
+  auto silu = b.node("Mul", {c, b.node("Sigmoid", {c})});
+  auto pooled = b.node("ReduceMean", {silu}, {ints("axes", {2, 3}), Attribute::of_int("keepdims", 1)});
+  auto squeezed = b.node("Relu", {b.node("Conv", {pooled, b.random_normal("ws", {4, 16, 1, 1}, 0.3f)})});
+  auto gate = b.node("Sigmoid", {b.node("Conv", {squeezed, b.random_normal("we", {16, 4, 1, 1}, 0.3f)})});
+  auto excited = b.node("Mul", {silu, gate});
+  auto y = b.node("Conv", {excited, b.random_normal("wp", {8, 16, 1, 1}, 0.3f)});
+  b.output(y, F({Dim::of(2), Dim::of(8), Dim::of(9), Dim::of(9)}));
+  Feed feed{{"x", random_tensor({2, 8, 9, 9}, 13)}};
+  rt::Session plain(m, {.optimization = OptLevel::kNone, .threads = 2});
+  rt::Session nhwc(m, nhwc_options(false));
+  expect_same(plain.run(feed), nhwc.run(feed));
+  const ir::Graph& g = nhwc.model().graph;
+  EXPECT_EQ(count(g, "NhwcConv"), 4u);
+  EXPECT_EQ(count(g, "Mul"), 2u);
+  EXPECT_EQ(count(g, "ReduceMean"), 1u);
+  EXPECT_EQ(count(g, "Transpose"), 2u);  // x in, y out
+}
+
 // Transpose(x, [0,3,1,2]) -> Conv: the convolution reads the channels-last x itself.
 TEST(NhwcLayout, TransposesThatMeetCancel) {
   ir::Model m;
