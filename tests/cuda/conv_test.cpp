@@ -103,10 +103,20 @@ TEST_F(CudaBlas, ConvTransposePadsOutputPaddingAndShape) {
 
 TEST_F(CudaBlas, FusedConvAppliesTheActivation) {
   for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
-    for (const char* act : {"Relu", "Sigmoid"}) {
-      check_conv("FusedConv", {1, 16, 20, 20}, {32, 16, 3, 3},
-                 {ints("pads", {1, 1, 1, 1}), ir::Attribute::of_string("activation", act)}, t, true,
-                 "com.microsoft");
+    // ReLU in cuDNN's fused call, the others in the epilogue kernel (activation_params as ONNX Runtime
+    // orders them).
+    const std::pair<const char*, std::vector<float>> acts[] = {{"Relu", {}},
+                                                               {"Sigmoid", {}},
+                                                               {"Tanh", {}},
+                                                               {"LeakyRelu", {0.1f}},
+                                                               {"Clip", {0.f, 6.f}},
+                                                               {"Clip", {-0.5f, 0.5f}},
+                                                               {"HardSigmoid", {0.2f, 0.5f}}};
+    for (const auto& [act, params] : acts) {
+      std::vector<ir::Attribute> attrs = {ints("pads", {1, 1, 1, 1}),
+                                          ir::Attribute::of_string("activation", act)};
+      if (!params.empty()) attrs.push_back(ir::Attribute::of_floats("activation_params", params));
+      check_conv("FusedConv", {1, 16, 20, 20}, {32, 16, 3, 3}, attrs, t, true, "com.microsoft");
     }
   }
 }
