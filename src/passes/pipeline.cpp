@@ -1,5 +1,6 @@
 #include "passes/pipeline.h"
 
+#include "passes/layout_nhwc.h"
 #include "passes/rule.h"
 
 // The order of the levels and rules.
@@ -48,6 +49,9 @@
 // where to convert between layouts depends on the chains of convolutions, not on one node. Last, on the
 // fused graph: it takes FusedConv's activations along and fuses residual Adds into BlockedConv.
 //
+// to_nhwc_layout (layout_nhwc.cpp) takes that place instead when the target's layout is NHWC (GPU
+// sessions): the same kind of chain pass, into channels-last com.tessera ops.
+//
 // Every fusion first checks that a CPU kernel exists for the node it would create: a model must never
 // become unrunnable by optimising it.
 
@@ -67,6 +71,8 @@ std::vector<Rewrite> optimize(ir::Model& model, const Target& target) {
   run_rules(model, rules_for(OptLevel::kLayout, target), target, done);
   if (target.layout == Layout::kBlocked && target.rule_enabled(kBlockedLayoutPass))
     to_blocked_layout(model, target, done);
+  if (target.layout == Layout::kNhwc && target.rule_enabled(kNhwcLayoutPass))
+    to_nhwc_layout(model, target, done);
   return done;
 }
 
@@ -75,6 +81,7 @@ std::vector<RuleInfo> list_rules() {
   for (OptLevel level : {OptLevel::kBasic, OptLevel::kExtended, OptLevel::kLayout})
     for (const Rule* r : rules_for(level)) out.push_back({r->name, r->level, r->order, r->backends});
   out.push_back({kBlockedLayoutPass, OptLevel::kLayout, 100, {"cpu"}});  // after the layout rules
+  out.push_back({kNhwcLayoutPass, OptLevel::kLayout, 110, {"cuda"}});    // the same place, for Layout::kNhwc
   return out;
 }
 

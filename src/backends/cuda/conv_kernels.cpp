@@ -1,14 +1,16 @@
-// The CUDA backend's convolutions through cuDNN: Conv, ConvTranspose and com.microsoft FusedConv (Relu,
-// Tanh, Sigmoid or Clip from 0) over 1 to 3 spatial axes, with groups (depthwise included), dilations,
-// strides, pads and auto_pad, and pooling (pool_kernels.cpp).
+// The CUDA backend's convolutions through cuDNN in NCHW: Conv, ConvTranspose and com.microsoft FusedConv
+// (every activation it has) over 1 to 3 spatial axes, with groups (depthwise included), dilations,
+// strides, pads and auto_pad; the channels-last NhwcConv is conv_nhwc_kernels.cpp, pooling
+// pool_kernels.cpp.
 //
 // cuDNN's legacy convolution API (cudnnConvolutionForward / BackwardData, still in cuDNN 9's cnn library)
-// rather than the graph API: it exists unchanged in cuDNN 9.14 on the GPU machines and 9.19 here, takes
-// every configuration above through one descriptor set, and its heuristic (the _v7 queries) chooses an
-// algorithm without running anything, so the choice needs no stream synchronisation. Float32 runs on
-// FMA-only kernels (no TF32 unless the session's precision is kTf32) and without the FFT algorithms; float16
-// and bfloat16 use tensor cores with float32 accumulation. The choice is made once per shape (at session
-// build when the shapes are static), kept in the kernel and on disk (conv_algo_cache.h).
+// rather than the graph API: it exists unchanged in cuDNN 9.14 on the GPU machines and 9.19 here and takes
+// every configuration above through one descriptor set. The algorithm is timed once per shape at session
+// build (static shapes) or taken from the heuristic (conv_cudnn.h), kept in the kernel and on disk
+// (conv_algo_cache.h). Float32 runs on FMA-only kernels (no TF32 unless the session's precision is kTf32);
+// float16 and bfloat16 use tensor cores with float32 accumulation. Bias + Z + ReLU go into
+// cudnnConvolutionBiasActivationForward (one call); other epilogues run as one kernel of ours after the
+// convolution (conv_epilogue.h).
 //
 // cuDNN takes symmetric pads only: an input with asymmetric pads (SAME_* with an even window) is padded
 // with zeros into a scratch tensor first, and a ConvTranspose whose pads are not symmetric (output_shape,
@@ -23,6 +25,9 @@
 #include <optional>
 
 #include "backends/cuda/conv_algo_cache.h"
+#include "backends/cuda/conv_cudnn.h"
+#include "backends/cuda/conv_epilogue.h"
+#include "backends/cuda/conv_nhwc_kernels.h"
 #include "backends/cuda/conv_util.h"
 #include "backends/cuda/cudnn_handle.h"
 #include "backends/cuda/kernel_table.h"
@@ -34,107 +39,12 @@ namespace tessera::cuda {
 
 namespace {
 
-// The most workspace an algorithm may ask for.
-constexpr size_t kMaxWorkspace = size_t{1} << 30;
-
-cudnnDataType_t cudnn_type(rt::DataType t) {
-  switch (t) {
-    case rt::DataType::kFloat16:
-      return CUDNN_DATA_HALF;
-    case rt::DataType::kBFloat16:
-      return CUDNN_DATA_BFLOAT16;
-    default:
-      return CUDNN_DATA_FLOAT;
-  }
-}
-
-std::vector<int> to_int(const std::vector<int64_t>& v, const char* what) {
-  std::vector<int> out;
-  for (int64_t x : v) {
-    if (x > INT_MAX || x < INT_MIN)
-      throw rt::KernelError(fmt::format("{} {} is beyond cuDNN's 32-bit sizes", what, v));
-    out.push_back(static_cast<int>(x));
-  }
-  return out;
-}
-
-struct TensorDesc {
-  cudnnTensorDescriptor_t d = nullptr;
-  TensorDesc() { check_cudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor"); }
-  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
-  TensorDesc(const TensorDesc&) = delete;
-  TensorDesc& operator=(const TensorDesc&) = delete;
-  // A packed row-major tensor.
-  void set(cudnnDataType_t t, const std::vector<int64_t>& dims) {
-    std::vector<int64_t> strides(dims.size(), 1);
-    for (size_t i = dims.size() - 1; i-- > 0;)
-      strides[i] = strides[i + 1] * std::max<int64_t>(dims[i + 1], 1);
-    auto di = to_int(dims, "shape"), si = to_int(strides, "strides");
-    check_cudnn(cudnnSetTensorNdDescriptor(d, t, static_cast<int>(di.size()), di.data(), si.data()),
-                "cudnnSetTensorNdDescriptor");
-  }
-};
-
-struct FilterDesc {
-  cudnnFilterDescriptor_t d = nullptr;
-  FilterDesc() { check_cudnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor"); }
-  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
-  FilterDesc(const FilterDesc&) = delete;
-  FilterDesc& operator=(const FilterDesc&) = delete;
-};
-
-struct ConvDesc {
-  cudnnConvolutionDescriptor_t d = nullptr;
-  ConvDesc() { check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor"); }
-  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
-  ConvDesc(const ConvDesc&) = delete;
-  ConvDesc& operator=(const ConvDesc&) = delete;
-};
-
-struct ActDesc {
-  cudnnActivationDescriptor_t d = nullptr;
-  ActDesc() { check_cudnn(cudnnCreateActivationDescriptor(&d), "cudnnCreateActivationDescriptor"); }
-  ~ActDesc() { cudnnDestroyActivationDescriptor(d); }
-  ActDesc(const ActDesc&) = delete;
-  ActDesc& operator=(const ActDesc&) = delete;
-};
-
-// FusedConv's activation as cuDNN has it; nullopt for those it lacks (LeakyRelu, HardSigmoid, a Clip
-// whose lower end is not 0).
-struct Activation {
-  bool any = false;
-  cudnnActivationMode_t mode = CUDNN_ACTIVATION_RELU;
-  double coef = 0;  // CLIPPED_RELU's upper end
-};
-
-std::optional<Activation> read_activation(const rt::KernelInfo& info) {
-  if (info.op_type() != "FusedConv") return Activation{};
-  std::string name = info.get_string("activation", "");
-  std::vector<float> p = info.get_floats("activation_params", {});
-  if (name.empty()) return Activation{};
-  if (name == "Relu") return Activation{true, CUDNN_ACTIVATION_RELU, 0};
-  if (name == "Tanh") return Activation{true, CUDNN_ACTIVATION_TANH, 0};
-  if (name == "Sigmoid") return Activation{true, CUDNN_ACTIVATION_SIGMOID, 0};
-  if (name == "Clip" && p.size() >= 2 && p[0] == 0.f && p[1] > 0.f)
-    return Activation{true, CUDNN_ACTIVATION_CLIPPED_RELU, p[1]};
-  return std::nullopt;
-}
-
-bool fft_like(int algo, bool forward) {
-  if (forward)
-    return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
-           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
-  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
-         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
-}
-
 // One configuration, ready to run: descriptors, algorithm, and the pad or crop around cuDNN's part.
 struct Plan {
-  TensorDesc x, y, bias;  // x: what cuDNN reads (padded when pre_pad); y: what it writes
-  FilterDesc w;
-  ConvDesc conv;
-  ActDesc act;
+  ConvDescs d;  // x: what cuDNN reads (padded when pre_pad); y: what it writes
+  TensorDesc bias;
   int algo = 0;
+  bool fused = true;  // cudnnConvolutionBiasActivationForward takes it (false once cuDNN declined)
   size_t workspace = 0;
   rt::Shape out_shape;   // the node's output
   rt::Shape work_shape;  // cuDNN's input (Conv, pre_pad) or output (ConvTranspose, crop)
@@ -176,95 +86,25 @@ void pad_to_2d(Geometry& g) {
   g.dilations.push_back(1);
 }
 
-void set_descriptors(Plan& p, const Geometry& g, rt::DataType dt, int64_t group, bool forward) {
+void set_descriptors(Plan& p, const Geometry& g, rt::DataType dt, int64_t group) {
   const cudnnDataType_t t = cudnn_type(dt);
-  p.x.set(t, g.x_dims);
-  p.y.set(t, g.y_dims);
+  p.d.x.set(t, g.x_dims);
+  p.d.y.set(t, g.y_dims);
   auto wd = to_int(g.w_dims, "weight shape");
-  check_cudnn(cudnnSetFilterNdDescriptor(p.w.d, t, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()),
-              "cudnnSetFilterNdDescriptor");
+  check_cudnn(
+      cudnnSetFilterNdDescriptor(p.d.w.d, t, CUDNN_TENSOR_NCHW, static_cast<int>(wd.size()), wd.data()),
+      "cudnnSetFilterNdDescriptor");
   auto pads = to_int(g.pads, "pads"), strides = to_int(g.strides, "strides"),
        dil = to_int(g.dilations, "dilations");
   check_cudnn(
-      cudnnSetConvolutionNdDescriptor(p.conv.d, static_cast<int>(pads.size()), pads.data(), strides.data(),
+      cudnnSetConvolutionNdDescriptor(p.d.conv.d, static_cast<int>(pads.size()), pads.data(), strides.data(),
                                       dil.data(), CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
       "cudnnSetConvolutionNdDescriptor");
-  check_cudnn(cudnnSetConvolutionGroupCount(p.conv.d, static_cast<int>(group)),
+  check_cudnn(cudnnSetConvolutionGroupCount(p.d.conv.d, static_cast<int>(group)),
               "cudnnSetConvolutionGroupCount");
   std::vector<int64_t> bias_dims(g.y_dims.size(), 1);
-  bias_dims[1] = forward ? g.y_dims[1] : g.y_dims[1];
+  bias_dims[1] = g.y_dims[1];
   p.bias.set(t, bias_dims);
-}
-
-// Float32 on FMA-only kernels unless the session allows TF32; the heuristic's suggestion otherwise.
-cudnnMathType_t math_for(rt::DataType t, int suggested, bool tf32) {
-  if (t == rt::DataType::kFloat && !tf32) return CUDNN_FMA_MATH;
-  return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH
-                                                            : static_cast<cudnnMathType_t>(suggested);
-}
-
-// Workspace of `algo` under `math`, or nullopt when cuDNN does not take the pair for this configuration.
-std::optional<size_t> workspace_for(cudnnHandle_t h, Plan& p, bool forward, int algo, cudnnMathType_t math) {
-  if (cudnnSetConvolutionMathType(p.conv.d, math) != CUDNN_STATUS_SUCCESS) return std::nullopt;
-  size_t bytes = 0;
-  cudnnStatus_t s =
-      forward
-          ? cudnnGetConvolutionForwardWorkspaceSize(h, p.x.d, p.w.d, p.conv.d, p.y.d,
-                                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes)
-          : cudnnGetConvolutionBackwardDataWorkspaceSize(
-                h, p.w.d, p.x.d, p.conv.d, p.y.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
-  if (s != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace) return std::nullopt;
-  return bytes;
-}
-
-// The algorithm: from the disk cache when cuDNN still takes it, else the heuristic's first acceptable one.
-void choose_algo(cudnnHandle_t h, Plan& p, bool forward, rt::DataType dt, bool tf32, const std::string& key) {
-  if (auto c = cached_algo(key); c && !fft_like(c->algo, forward)) {
-    if (auto ws = workspace_for(h, p, forward, c->algo, static_cast<cudnnMathType_t>(c->math))) {
-      p.algo = c->algo;
-      p.workspace = *ws;
-      return;
-    }
-  }
-  struct Candidate {
-    int algo, math;
-  };
-  std::vector<Candidate> cands;
-  check_cudnn(cudnnSetConvolutionMathType(p.conv.d, math_for(dt, CUDNN_DEFAULT_MATH, tf32)),
-              "cudnnSetConvolutionMathType");
-  int found = 0;
-  if (forward) {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    check_cudnn(cudnnGetConvolutionForwardAlgorithm_v7(h, p.x.d, p.w.d, p.conv.d, p.y.d,
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-                "cudnnGetConvolutionForwardAlgorithm_v7");
-    for (int i = 0; i < found; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) cands.push_back({perf[i].algo, perf[i].mathType});
-  } else {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-    check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                    h, p.w.d, p.x.d, p.conv.d, p.y.d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
-                "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-    for (int i = 0; i < found; ++i)
-      if (perf[i].status == CUDNN_STATUS_SUCCESS) cands.push_back({perf[i].algo, perf[i].mathType});
-  }
-  // The heuristic's order, then every algorithm, for the rare configuration it ranks nothing usable for.
-  const int count = forward ? static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
-                            : static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
-  for (int a = 0; a < count; ++a) cands.push_back({a, CUDNN_DEFAULT_MATH});
-  for (const auto& c : cands) {
-    // The FFT and non-fused Winograd algorithms transform the data with larger rounding errors (float16
-    // results 1% off were seen): left out for every type.
-    if (fft_like(c.algo, forward)) continue;
-    const cudnnMathType_t math = math_for(dt, c.math, tf32);
-    if (auto ws = workspace_for(h, p, forward, c.algo, math)) {
-      p.algo = c.algo;
-      p.workspace = *ws;
-      remember_algo(key, {c.algo, static_cast<int>(math)});
-      return;
-    }
-  }
-  throw rt::KernelError("cuDNN has no algorithm for this convolution");
 }
 
 class ConvKernel : public rt::OpKernel {
@@ -276,17 +116,16 @@ class ConvKernel : public rt::OpKernel {
         group_(info.get_int("group", 1)),
         output_padding_(info.get_ints("output_padding", {})),
         output_shape_(info.get_ints("output_shape", {})),
-        act_(read_activation(info).value_or(Activation{})),
+        act_(read_activation(info)),
         static_x_(static_shape(info, 0)),
         static_w_(static_shape(info, 1)),
         static_type_(info.input_dtype(0)) {
-    if (act_.any) {
-      check_cudnn(cudnnSetActivationDescriptor(act_desc_.d, act_.mode, CUDNN_PROPAGATE_NAN, act_.coef),
-                  "cudnnSetActivationDescriptor");
-    }
+    check_cudnn(cudnnSetActivationDescriptor(relu_.d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0),
+                "cudnnSetActivationDescriptor");
   }
 
-  // With static shapes, the algorithm is chosen when the session is built rather than on the first run.
+  // With static shapes, the algorithm is chosen when the session is built, by timing the candidates,
+  // rather than from the heuristic on the first run.
   void prepare(rt::PrepareContext& ctx) override {
     if (!static_x_ || !static_w_ || static_x_->size() < 3 || static_x_->size() > 5 ||
         static_w_->size() != static_x_->size())
@@ -294,7 +133,7 @@ class ConvKernel : public rt::OpKernel {
     try {
       CudnnHandle h = cudnn_handle(native(ctx.stream()));
       std::lock_guard lock(mu_);
-      plan(h.handle, ShapeOf{*static_x_}, ShapeOf{*static_w_}, static_type_);
+      plan(h.handle, ShapeOf{*static_x_}, ShapeOf{*static_w_}, static_type_, true);
     } catch (const rt::KernelError&) {
       // Bad attributes or shapes: the first run reports them, naming the node.
     }
@@ -318,7 +157,7 @@ class ConvKernel : public rt::OpKernel {
     cudaStream_t s = native(ctx.stream());
     CudnnHandle h = cudnn_handle(s);
     std::lock_guard lock(mu_);
-    Plan& p = plan(h.handle, ShapeOf{x.shape()}, ShapeOf{w.shape()}, x.dtype());
+    Plan& p = plan(h.handle, ShapeOf{x.shape()}, ShapeOf{w.shape()}, x.dtype(), false);
     ctx.set_path(p.path);
     const int64_t channels = p.out_shape[1];
     if (b && (b->rank() != 1 || b->dim(0) != channels))
@@ -329,7 +168,7 @@ class ConvKernel : public rt::OpKernel {
                            rt::shape_str(p.out_shape)));
     if (p.empty) {  // an empty batch or output: nothing to compute; empty inputs sum to zeros
       rt::Tensor& y = ctx.output(0, x.dtype(), p.out_shape);
-      if (y.numel() > 0 && (b || z || act_.any))
+      if (y.numel() > 0 && (b || z || act_.act != ConvAct::kNone))
         ctx.fail(
             "a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
       return;
@@ -346,26 +185,28 @@ class ConvKernel : public rt::OpKernel {
         check_launch(ctx);
         in = work.raw();
       }
-      const bool fused =
-          x.dtype() == rt::DataType::kFloat && b && act_.any && act_.mode == CUDNN_ACTIVATION_RELU;
+      // conv + Z + bias, then ReLU, in one call where cuDNN takes it (the first refusal is remembered).
+      const bool fused = p.fused && b && act_.act == ConvAct::kRelu;
       rt::Tensor& y = fused && !z ? ctx.output(0, x.dtype(), p.out_shape)
                                   : ctx.output_uninitialized(0, x.dtype(), p.out_shape);
       if (y.numel() == 0) return;
       auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(p.algo);
-      if (fused) {  // conv + Z + bias, then ReLU, in one call
+      if (fused) {
         const float alpha2 = z ? 1.f : 0.f;
         const void* zp = z ? z->raw() : y.raw();
-        check_cudnn(cudnnConvolutionBiasActivationForward(h.handle, &one, p.x.d, in, p.w.d, w.raw(), p.conv.d,
-                                                          algo, ws.raw(), p.workspace, &alpha2, p.y.d, zp,
-                                                          p.bias.d, b->raw(), act_desc_.d, p.y.d, y.raw()),
-                    "cudnnConvolutionBiasActivationForward");
-        return;
+        cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+            h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo, ws.raw(), p.workspace, &alpha2,
+            p.d.y.d, zp, p.bias.d, b->raw(), relu_.d, p.d.y.d, y.raw());
+        if (st == CUDNN_STATUS_SUCCESS) return;
+        if (!declined(st))
+          check_cudnn(st, "cudnnConvolutionBiasActivationForward");
+        p.fused = false;
       }
       check_cudnn(
-          cudnnConvolutionForward(h.handle, &one, p.x.d, in, p.w.d, w.raw(), p.conv.d, algo,
-                                  p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.y.d, y.raw()),
+          cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo,
+                                  p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw()),
           "cudnnConvolutionForward");
-      epilogue(h.handle, p, y, b, z);
+      epilogue(ctx, p, y, b, z);
       return;
     }
     rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), p.out_shape);
@@ -377,35 +218,31 @@ class ConvKernel : public rt::OpKernel {
     }
     auto algo = static_cast<cudnnConvolutionBwdDataAlgo_t>(p.algo);
     check_cudnn(
-        cudnnConvolutionBackwardData(h.handle, &one, p.w.d, w.raw(), p.x.d, x.raw(), p.conv.d, algo,
-                                     p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.y.d, out),
+        cudnnConvolutionBackwardData(h.handle, &one, p.d.w.d, w.raw(), p.d.x.d, x.raw(), p.d.conv.d, algo,
+                                     p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, out),
         "cudnnConvolutionBackwardData");
     if (p.reshape) {
       launch_shifted_copy(*t, work.raw(), y.raw(), p.copy, s);
       check_launch(ctx);
     }
-    epilogue(h.handle, p, y, b, z);
+    epilogue(ctx, p, y, b, z);
   }
 
  private:
-  // Bias, Z and the activation in place on the node's output.
-  void epilogue(cudnnHandle_t h, const Plan& p, rt::Tensor& y, const rt::Tensor* b,
+  // Bias, Z and the activation in place on the node's output, in one kernel.
+  void epilogue(rt::KernelContext& ctx, const Plan& p, rt::Tensor& y, const rt::Tensor* b,
                 const rt::Tensor* z) const {
-    const float one = 1.f, zero = 0.f;
-    if (!b && !z && !act_.any) return;
-    TensorDesc yd;                    // the output as the node has it (ConvTranspose's cropped shape)
-    std::vector<int64_t> dims(4, 1);  // a 1-D convolution's output as cuDNN's 2-D one
-    dims.resize(std::max<size_t>(4, p.out_shape.size()), 1);
-    std::copy(p.out_shape.begin(), p.out_shape.end(), dims.begin());
-    yd.set(cudnn_type(y.dtype()), dims);
-    if (b) check_cudnn(cudnnAddTensor(h, &one, p.bias.d, b->raw(), &one, yd.d, y.raw()), "cudnnAddTensor");
-    if (z) check_cudnn(cudnnAddTensor(h, &one, yd.d, z->raw(), &one, yd.d, y.raw()), "cudnnAddTensor");
-    if (act_.any)
-      check_cudnn(cudnnActivationForward(h, act_desc_.d, &one, yd.d, y.raw(), &zero, yd.d, y.raw()),
-                  "cudnnActivationForward");
+    if (!b && !z && act_.act == ConvAct::kNone) return;
+    Epilogue e = act_;
+    e.channels = p.out_shape[1];
+    e.inner = 1;
+    for (size_t d = 2; d < p.out_shape.size(); ++d) e.inner *= p.out_shape[d];
+    launch_epilogue(*elem_type(y.dtype()), y.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.numel(),
+                    e, native(ctx.stream()));
+    check_launch(ctx);
   }
 
-  Plan& plan(cudnnHandle_t h, ShapeOf x, ShapeOf w, rt::DataType dt) const {
+  Plan& plan(cudnnHandle_t h, ShapeOf x, ShapeOf w, rt::DataType dt, bool benchmark) const {
     rt::Shape key = x.shape();
     key.insert(key.end(), w.shape().begin(), w.shape().end());
     key.push_back(static_cast<int64_t>(dt));
@@ -417,11 +254,13 @@ class ConvKernel : public rt::OpKernel {
     for (const auto* dims : {&g.x_dims, &g.w_dims, &g.y_dims})
       p->empty |= std::find(dims->begin(), dims->end(), 0) != dims->end();
     if (p->empty) return *plans_.emplace(key, std::move(p)).first->second;
-    set_descriptors(*p, g, dt, group_, !transpose_);
+    set_descriptors(*p, g, dt, group_);
     std::string k = fmt::format("{}{}|{}{}|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(),
                                 transpose_ ? "bwd-data" : "fwd", ir::dtype_name(dt), tf32_ ? "-tf32" : "",
                                 g.x_dims, g.w_dims, g.y_dims, g.pads, g.strides, g.dilations, group_);
-    choose_algo(h, *p, !transpose_, dt, tf32_, k);
+    AlgoPick pick = choose_algo(h, p->d, !transpose_, dt, tf32_, k, benchmark);
+    p->algo = pick.algo;
+    p->workspace = pick.workspace;
     p->path = fmt::format("cuDNN {} algo {}{}", transpose_ ? "backward-data" : "forward", p->algo,
                           p->reshape ? (transpose_ ? " + crop" : " + pad") : "");
     return *plans_.emplace(key, std::move(p)).first->second;
@@ -544,10 +383,10 @@ class ConvKernel : public rt::OpKernel {
   ops::kernels::WindowAttrs attrs_;
   int64_t group_;
   std::vector<int64_t> output_padding_, output_shape_;
-  Activation act_;
+  Epilogue act_;  // the activation; channels and inner are set per plan
   std::optional<rt::Shape> static_x_, static_w_;
   rt::DataType static_type_;
-  ActDesc act_desc_;
+  ActDesc relu_;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, std::unique_ptr<Plan>> plans_;
 };
@@ -579,12 +418,12 @@ void register_conv_kernels(KernelTable& t) {
         return std::make_unique<ConvKernel>(i, true, tf32);
       }));
   t.add(cuda_def(
-            "FusedConv",
-            [](const rt::KernelInfo& i) { return conv_supports(i, 4) && read_activation(i).has_value(); },
+            "FusedConv", [](const rt::KernelInfo& i) { return conv_supports(i, 4) && known_activation(i); },
             [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
               return std::make_unique<ConvKernel>(i, false, tf32);
             })
             .in_domain("com.microsoft"));
+  register_nhwc_conv_kernels(t);
   register_pool_kernels(t);
 }
 

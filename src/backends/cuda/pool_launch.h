@@ -43,4 +43,19 @@ void launch_pool(PoolKind kind, PoolType t, const void* x, void* y, int64_t* ind
 void launch_global_pool(PoolKind kind, ElemType t, const void* x, void* y, int64_t planes, int64_t size,
                         float p, cudaStream_t s);
 
+// A 2-D window over [batch, channels, in_h, in_w] (NCHW) or [batch, in_h, in_w, channels] (NHWC).
+struct Pool2d {
+  int64_t batch = 0, channels = 0, in_h = 0, in_w = 0, out_h = 0, out_w = 0;
+  int kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
+  int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+  bool count_include_pad = false;
+};
+
+// kMax or kAverage over channels-last tensors, with the window rules of launch_pool; float types only.
+void launch_pool_nhwc(PoolKind kind, ElemType t, const void* x, void* y, const Pool2d& g, cudaStream_t s);
+// The same over NCHW: launch_pool's 2-D case for the float types (kMax with optional indices, kAverage).
+void launch_pool2d_nchw(PoolKind kind, ElemType t, const void* x, void* y, int64_t* indices, const Pool2d& g,
+                        int storage_order, cudaStream_t s);
+
 }  // namespace tessera::cuda

@@ -1,0 +1,214 @@
+#include "backends/cuda/conv_cudnn.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <climits>
+#include <optional>
+
+#include "backends/cuda/conv_algo_cache.h"
+#include "backends/cuda/conv_epilogue.h"
+
+namespace tessera::cuda {
+
+cudnnDataType_t cudnn_type(rt::DataType t) {
+  switch (t) {
+    case rt::DataType::kFloat16:
+      return CUDNN_DATA_HALF;
+    case rt::DataType::kBFloat16:
+      return CUDNN_DATA_BFLOAT16;
+    default:
+      return CUDNN_DATA_FLOAT;
+  }
+}
+
+std::vector<int> to_int(const std::vector<int64_t>& v, const char* what) {
+  std::vector<int> out;
+  for (int64_t x : v) {
+    if (x > INT_MAX || x < INT_MIN)
+      throw rt::KernelError(fmt::format("{} {} is beyond cuDNN's 32-bit sizes", what, v));
+    out.push_back(static_cast<int>(x));
+  }
+  return out;
+}
+
+TensorDesc::TensorDesc() {
+  check_cudnn(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor");
+}
+TensorDesc::~TensorDesc() {
+  cudnnDestroyTensorDescriptor(d);
+}
+
+void TensorDesc::set(cudnnDataType_t t, const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i-- > 0;) strides[i] = strides[i + 1] * std::max<int64_t>(dims[i + 1], 1);
+  auto di = to_int(dims, "shape"), si = to_int(strides, "strides");
+  check_cudnn(cudnnSetTensorNdDescriptor(d, t, static_cast<int>(di.size()), di.data(), si.data()),
+              "cudnnSetTensorNdDescriptor");
+}
+
+void TensorDesc::set_nhwc(cudnnDataType_t t, int64_t n, int64_t c, int64_t h, int64_t w) {
+  auto v = to_int({n, c, h, w, n * c * h * w}, "shape");
+  check_cudnn(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NHWC, t, v[0], v[1], v[2], v[3]),
+              "cudnnSetTensor4dDescriptor");
+}
+
+FilterDesc::FilterDesc() {
+  check_cudnn(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor");
+}
+FilterDesc::~FilterDesc() {
+  cudnnDestroyFilterDescriptor(d);
+}
+ConvDesc::ConvDesc() {
+  check_cudnn(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor");
+}
+ConvDesc::~ConvDesc() {
+  cudnnDestroyConvolutionDescriptor(d);
+}
+ActDesc::ActDesc() {
+  check_cudnn(cudnnCreateActivationDescriptor(&d), "cudnnCreateActivationDescriptor");
+}
+ActDesc::~ActDesc() {
+  cudnnDestroyActivationDescriptor(d);
+}
+
+// FusedConv's activation, applied by the epilogue kernel (every activation FusedConv has) or, for ReLU,
+// by cudnnConvolutionBiasActivationForward.
+Epilogue read_activation(const rt::KernelInfo& info) {
+  Epilogue e;
+  if (info.op_type() != "FusedConv" && info.op_type() != "NhwcConv") return e;
+  std::string name = info.get_string("activation", "");
+  std::vector<float> p = info.get_floats("activation_params", {});
+  struct Entry {
+    const char* name;
+    ConvAct act;
+    size_t params;
+  };
+  static const Entry kActs[] = {{"", ConvAct::kNone, 0},
+                                {"Relu", ConvAct::kRelu, 0},
+                                {"Tanh", ConvAct::kTanh, 0},
+                                {"Sigmoid", ConvAct::kSigmoid, 0},
+                                {"LeakyRelu", ConvAct::kLeakyRelu, 1},
+                                {"Clip", ConvAct::kClip, 2},
+                                {"HardSigmoid", ConvAct::kHardSigmoid, 2}};
+  for (const auto& a : kActs) {
+    if (name != a.name) continue;
+    if (p.size() < a.params)
+      throw rt::KernelError(
+          fmt::format("activation {} needs {} activation_params, got {}", name, a.params, p.size()));
+    e.act = a.act;
+    if (a.params > 0) e.p0 = p[0];
+    if (a.params > 1) e.p1 = p[1];
+    return e;
+  }
+  throw rt::KernelError(fmt::format("unsupported activation '{}'", name));
+}
+
+bool known_activation(const rt::KernelInfo& info) {
+  try {
+    read_activation(info);
+    return true;
+  } catch (const rt::KernelError&) {
+    return false;
+  }
+}
+
+namespace {
+
+bool excluded(int algo, bool forward, rt::DataType dt) {
+  if (forward) {
+    if (algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD) return dt != rt::DataType::kFloat;
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+  }
+  if (algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD) return dt != rt::DataType::kFloat;
+  return algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+         algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+}
+
+// Float32 on FMA-only kernels unless the session allows TF32; the suggestion otherwise.
+cudnnMathType_t math_for(rt::DataType t, int suggested, bool tf32) {
+  if (t == rt::DataType::kFloat && !tf32) return CUDNN_FMA_MATH;
+  return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH
+                                                            : static_cast<cudnnMathType_t>(suggested);
+}
+
+// Workspace of `algo` under `math` (set on d.conv), or nullopt when cuDNN does not take the pair.
+std::optional<size_t> workspace_for(cudnnHandle_t h, ConvDescs& d, bool forward, int algo,
+                                    cudnnMathType_t math) {
+  if (cudnnSetConvolutionMathType(d.conv.d, math) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  size_t bytes = 0;
+  cudnnStatus_t s =
+      forward
+          ? cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d,
+                                                    static_cast<cudnnConvolutionFwdAlgo_t>(algo), &bytes)
+          : cudnnGetConvolutionBackwardDataWorkspaceSize(
+                h, d.w.d, d.x.d, d.conv.d, d.y.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), &bytes);
+  if (s != CUDNN_STATUS_SUCCESS || bytes > kMaxConvWorkspace) return std::nullopt;
+  return bytes;
+}
+
+struct Candidate {
+  int algo, math;
+};
+
+// The candidates cuDNN ranks, fastest first: timed on the GPU, or by the heuristic.
+std::vector<Candidate> ranked(cudnnHandle_t h, ConvDescs& d, bool forward, bool benchmark) {
+  std::vector<Candidate> out;
+  int found = 0;
+  if (forward) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    cudnnStatus_t s =
+        benchmark ? cudnnFindConvolutionForwardAlgorithm(h, d.x.d, d.w.d, d.conv.d, d.y.d,
+                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf)
+                  : cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d,
+                                                           CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf);
+    if (s != CUDNN_STATUS_SUCCESS) return out;  // the heuristic below still has every algorithm
+    for (int i = 0; i < found; ++i)
+      if (perf[i].status == CUDNN_STATUS_SUCCESS) out.push_back({perf[i].algo, perf[i].mathType});
+    return out;
+  }
+  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  check_cudnn(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                  h, d.w.d, d.x.d, d.conv.d, d.y.d, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
+              "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  for (int i = 0; i < found; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS) out.push_back({perf[i].algo, perf[i].mathType});
+  return out;
+}
+
+}  // namespace
+
+AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType dt, bool tf32,
+                     const std::string& key, bool benchmark) {
+  benchmark = benchmark && forward;
+  const std::string timed_key = key + "|find";
+  for (const std::string& k : {timed_key, key}) {
+    if (k == key && benchmark) break;  // a timed choice was asked for: the heuristic's is not enough
+    auto c = cached_algo(k);
+    if (!c || excluded(c->algo, forward, dt)) continue;
+    if (auto ws = workspace_for(h, d, forward, c->algo, static_cast<cudnnMathType_t>(c->math)))
+      return {c->algo, *ws};
+  }
+  check_cudnn(cudnnSetConvolutionMathType(d.conv.d, math_for(dt, CUDNN_DEFAULT_MATH, tf32)),
+              "cudnnSetConvolutionMathType");
+  std::vector<Candidate> cands = ranked(h, d, forward, benchmark);
+  // Then every algorithm, for the rare configuration nothing usable is ranked for.
+  const int count = forward ? static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+                            : static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
+  const size_t timed = cands.size();
+  for (int a = 0; a < count; ++a) cands.push_back({a, CUDNN_DEFAULT_MATH});
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const Candidate& c = cands[i];
+    if (excluded(c.algo, forward, dt)) continue;
+    const cudnnMathType_t math = math_for(dt, c.math, tf32);
+    if (auto ws = workspace_for(h, d, forward, c.algo, math)) {
+      remember_algo(benchmark && i < timed ? timed_key : key, {c.algo, static_cast<int>(math)});
+      return {c.algo, *ws};
+    }
+  }
+  throw rt::KernelError("cuDNN has no algorithm for this convolution");
+}
+
+}  // namespace tessera::cuda

@@ -1,0 +1,360 @@
+// com.tessera NhwcConv on cuDNN (ops/nhwc/nhwc.h): a 2-D convolution of channels-last X [N, H, W, C] with
+// weights [M, kH, kW, C/group] (cuDNN's NHWC filter layout, reordered by the to_nhwc_layout pass) into
+// channels-last Y, the layout of cuDNN's float16 tensor-core kernels: no transposes around each call.
+//
+// Per configuration (prepared at session build for static shapes): the descriptors and the algorithm,
+// timed once (conv_cudnn.h), so that compute() only launches. Bias + Z + ReLU run in one
+// cudnnConvolutionBiasActivationForward call; other activations (MobileNetV2's Clip 0..6, Sigmoid...)
+// and bias/Z without ReLU run the convolution, then one epilogue kernel (conv_epilogue.h) over Y.
+// Asymmetric pads are padded into a scratch copy first, as in the NCHW kernel. A depthwise convolution
+// (group == C == M) may instead run our direct kernel (conv_depthwise.h), bias, Z and activation
+// included: at session build both are timed on scratch buffers and the faster is kept (on disk too);
+// TESSERA_CUDA_DEPTHWISE=own|cudnn decides without timing.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string_view>
+
+#include "backends/cuda/conv_algo_cache.h"
+#include "backends/cuda/conv_cudnn.h"
+#include "backends/cuda/conv_depthwise.h"
+#include "backends/cuda/conv_util.h"
+#include "backends/cuda/kernel_table.h"
+#include "backends/cuda/kernel_util.h"
+#include "ops/nn/window_kernel_util.h"
+
+namespace tessera::cuda {
+
+namespace {
+
+struct NhwcPlan {
+  ConvDescs d;
+  TensorDesc bias;
+  int algo = 0;
+  size_t workspace = 0;
+  bool fused = true;     // cudnnConvolutionBiasActivationForward takes it (false once cuDNN declined)
+  rt::Shape out_shape;   // [N, oH, oW, M]
+  rt::Shape work_shape;  // the zero-padded input when pre_pad
+  bool pre_pad = false;  // asymmetric pads
+  ShiftedCopy copy;
+  bool empty = false;  // a zero-sized axis: no cuDNN call
+  std::string path;
+  bool depthwise = false;  // one filter per channel: our own kernel is a candidate
+  bool own = false;        // ... and was timed faster than cuDNN: compute() runs it
+  Depthwise dw;
+  std::string key;  // the configuration's algorithm-cache key
+};
+
+// Device memory for one timing at session build, freed when it goes.
+struct DeviceBuffer {
+  void* p = nullptr;
+  explicit DeviceBuffer(size_t bytes) {
+    if (cudaMalloc(&p, std::max<size_t>(bytes, 1)) != cudaSuccess) p = nullptr;
+  }
+  ~DeviceBuffer() {
+    if (p) cudaFree(p);
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+// Mean milliseconds of `f` over a few runs on `s` after one warm-up; nullopt on any CUDA error.
+template <class F>
+std::optional<float> time_ms(cudaStream_t s, F f) {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  if (cudaEventCreate(&start) != cudaSuccess || cudaEventCreate(&stop) != cudaSuccess) {
+    if (start) cudaEventDestroy(start);
+    return std::nullopt;
+  }
+  constexpr int kRuns = 5;
+  std::optional<float> ms;
+  bool ok = f();
+  ok = ok && cudaEventRecord(start, s) == cudaSuccess;
+  for (int i = 0; i < kRuns && ok; ++i) ok = f();
+  ok = ok && cudaEventRecord(stop, s) == cudaSuccess && cudaEventSynchronize(stop) == cudaSuccess;
+  float total = 0;
+  if (ok && cudaEventElapsedTime(&total, start, stop) == cudaSuccess && cudaGetLastError() == cudaSuccess)
+    ms = total / kRuns;
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms;
+}
+
+std::optional<rt::Shape> static_shape(const rt::KernelInfo& info, size_t i) {
+  const auto& shape = info.input_type(i).shape;
+  if (!shape || !ir::shape_is_static(*shape)) return std::nullopt;
+  rt::Shape out;
+  for (const auto& d : *shape) out.push_back(d.value);
+  return out;
+}
+
+class NhwcConvKernel : public rt::OpKernel {
+ public:
+  NhwcConvKernel(const rt::KernelInfo& info, bool tf32)
+      : tf32_(tf32 && info.input_dtype(0) == rt::DataType::kFloat),
+        attrs_(ops::kernels::read_window_attrs(info)),
+        group_(info.get_int("group", 1)),
+        act_(read_activation(info)),
+        static_x_(static_shape(info, 0)),
+        static_w_(static_shape(info, 1)),
+        static_type_(info.input_dtype(0)) {
+    check_cudnn(cudnnSetActivationDescriptor(relu_.d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0),
+                "cudnnSetActivationDescriptor");
+  }
+
+  void prepare(rt::PrepareContext& ctx) override {
+    if (!static_x_ || !static_w_ || static_x_->size() != 4 || static_w_->size() != 4) return;
+    try {
+      CudnnHandle h = cudnn_handle(native(ctx.stream()));
+      std::lock_guard lock(mu_);
+      NhwcPlan& p = plan(h.handle, *static_x_, *static_w_, static_type_, true);
+      if (p.depthwise) choose_depthwise(h.handle, p, *static_x_, native(ctx.stream()));
+    } catch (const rt::KernelError&) {
+      // Bad attributes or shapes: the first run reports them, naming the node.
+    }
+  }
+
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& x = ctx.input(0);
+    const rt::Tensor& w = ctx.input(1);
+    const rt::Tensor* b = ctx.optional_input(2);
+    const rt::Tensor* z = ctx.optional_input(3);
+    auto t = elem_type(x.dtype());
+    if (!t || w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()) || (z && z->dtype() != x.dtype()))
+      ctx.fail("inputs X, W, B (and Z) must have one float element type");
+    if (x.rank() != 4 || w.rank() != 4)
+      ctx.fail(fmt::format("X {} and W {} must both have rank 4 ([N, H, W, C] and [M, kH, kW, C/group])",
+                           rt::shape_str(x.shape()), rt::shape_str(w.shape())));
+    cudaStream_t s = native(ctx.stream());
+    CudnnHandle h = cudnn_handle(s);
+    std::lock_guard lock(mu_);
+    NhwcPlan& p = plan(h.handle, x.shape(), w.shape(), x.dtype(), false);
+    ctx.set_path(p.path);
+    const int64_t m = p.out_shape[3];
+    if (b && (b->rank() != 1 || b->dim(0) != m))
+      ctx.fail(fmt::format("input B has shape {}; it must be [{}], one value per output channel",
+                           rt::shape_str(b->shape()), m));
+    if (z && z->shape() != p.out_shape)
+      ctx.fail(fmt::format("input Z has shape {}; it must be the output's {}", rt::shape_str(z->shape()),
+                           rt::shape_str(p.out_shape)));
+    const bool fused = p.fused && b && act_.act == ConvAct::kRelu;
+    if (p.empty) {
+      rt::Tensor& y = ctx.output(0, x.dtype(), p.out_shape);
+      if (y.numel() > 0 && (b || z || act_.act != ConvAct::kNone))
+        ctx.fail(
+            "a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
+      return;
+    }
+    if (p.own) {  // the depthwise kernel, bias, Z and activation included
+      rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), p.out_shape);
+      launch_depthwise_nhwc(*t, x.raw(), w.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.raw(),
+                            p.dw, act_, s);
+      check_launch(ctx);
+      return;
+    }
+    rt::Tensor& y = fused && !z ? ctx.output(0, x.dtype(), p.out_shape)
+                                : ctx.output_uninitialized(0, x.dtype(), p.out_shape);
+    rt::Tensor ws, work;
+    if (p.workspace > 0)
+      ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
+    const void* in = x.raw();
+    if (p.pre_pad) {
+      work = ctx.scratch_uninitialized(x.dtype(), p.work_shape);
+      launch_shifted_copy(*t, x.raw(), work.raw(), p.copy, s);
+      check_launch(ctx);
+      in = work.raw();
+    }
+    const float one = 1.f, zero = 0.f;
+    auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(p.algo);
+    if (fused) {  // conv + Z + bias, then ReLU, in one call
+      const float alpha2 = z ? 1.f : 0.f;
+      cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+          h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo, ws.raw(), p.workspace, &alpha2,
+          p.d.y.d, z ? z->raw() : y.raw(), p.bias.d, b->raw(), relu_.d, p.d.y.d, y.raw());
+      if (st == CUDNN_STATUS_SUCCESS) return;
+      if (!declined(st))
+        check_cudnn(st, "cudnnConvolutionBiasActivationForward");
+      p.fused = false;  // cuDNN declined this configuration: the unfused path from now on
+    }
+    check_cudnn(
+        cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo,
+                                p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw()),
+        "cudnnConvolutionForward");
+    if (!b && !z && act_.act == ConvAct::kNone) return;
+    Epilogue e = act_;
+    e.channels = m;
+    e.inner = 1;
+    launch_epilogue(*t, y.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.numel(), e, s);
+    check_launch(ctx);
+  }
+
+ private:
+  // Times cuDNN's path (its algorithm, then the epilogue with a bias) against our depthwise kernel on
+  // scratch buffers, once per configuration at session build; the choice is kept on disk. cuDNN stays
+  // wherever the timing cannot be made.
+  void choose_depthwise(cudnnHandle_t h, NhwcPlan& p, const rt::Shape& x, cudaStream_t s) const {
+    // TESSERA_CUDA_DEPTHWISE=own|cudnn settles it without timing (tests, measurements).
+    if (const char* force = std::getenv("TESSERA_CUDA_DEPTHWISE"); force && *force) {
+      p.own = std::string_view(force) == "own";
+      if (p.own) p.path = "own depthwise kernel (TESSERA_CUDA_DEPTHWISE)";
+      return;
+    }
+    const std::string key = p.key + "|depthwise";
+    if (auto c = cached_algo(key)) {
+      p.own = c->algo == 1;
+      if (p.own) p.path = "own depthwise kernel (timed faster than cuDNN)";
+      return;
+    }
+    auto t = elem_type(static_type_);
+    if (!t) return;
+    const size_t elem = rt::dtype_bytes(static_type_, 1);
+    const int64_t c = x[3], taps = p.dw.kernel_h * p.dw.kernel_w;
+    const int64_t in_elems =
+        p.pre_pad ? p.work_shape[0] * p.work_shape[1] * p.work_shape[2] * c : x[0] * x[1] * x[2] * c;
+    const int64_t out_elems = p.out_shape[0] * p.out_shape[1] * p.out_shape[2] * c;
+    DeviceBuffer xb(static_cast<size_t>(in_elems) * elem), wb(static_cast<size_t>(c * taps) * elem),
+        bb(static_cast<size_t>(c) * elem), yb(static_cast<size_t>(out_elems) * elem), ws(p.workspace);
+    if (!xb.p || !wb.p || !bb.p || !yb.p || !ws.p) return;
+    if (cudaMemsetAsync(xb.p, 0, static_cast<size_t>(in_elems) * elem, s) != cudaSuccess ||
+        cudaMemsetAsync(wb.p, 0, static_cast<size_t>(c * taps) * elem, s) != cudaSuccess ||
+        cudaMemsetAsync(bb.p, 0, static_cast<size_t>(c) * elem, s) != cudaSuccess)
+      return;
+    Epilogue e = act_;
+    e.channels = c;
+    e.inner = 1;
+    const float one = 1.f, zero = 0.f;
+    auto cudnn = time_ms(s, [&] {
+      if (cudnnConvolutionForward(h, &one, p.d.x.d, xb.p, p.d.w.d, wb.p, p.d.conv.d,
+                                  static_cast<cudnnConvolutionFwdAlgo_t>(p.algo), ws.p, p.workspace, &zero,
+                                  p.d.y.d, yb.p) != CUDNN_STATUS_SUCCESS)
+        return false;
+      launch_epilogue(*t, yb.p, bb.p, nullptr, out_elems, e, s);
+      return true;
+    });
+    auto own = time_ms(s, [&] {
+      launch_depthwise_nhwc(*t, xb.p, wb.p, bb.p, nullptr, yb.p, p.dw, e, s);
+      return true;
+    });
+    if (!cudnn || !own) return;
+    p.own = *own < *cudnn;
+    remember_algo(key, {p.own ? 1 : 0, 0});
+    if (p.own) p.path = "own depthwise kernel (timed faster than cuDNN)";
+  }
+
+  NhwcPlan& plan(cudnnHandle_t h, const rt::Shape& x, const rt::Shape& w, rt::DataType dt,
+                 bool benchmark) const {
+    rt::Shape key = x;
+    key.insert(key.end(), w.begin(), w.end());
+    key.push_back(static_cast<int64_t>(dt));
+    if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
+    auto p = std::make_unique<NhwcPlan>();
+    const int64_t n = x[0], hh = x[1], ww = x[2], c = x[3], m = w[0], kh = w[1], kw = w[2];
+    if (group_ < 1 || c != w[3] * group_)
+      throw rt::KernelError(fmt::format("input X has {} channels but W {} takes {} per group x {} groups", c,
+                                        rt::shape_str(w), w[3], group_));
+    if (m % group_ != 0)
+      throw rt::KernelError(fmt::format("group {} does not divide W's {} output channels", group_, m));
+    const std::vector<int64_t> in{hh, ww}, kernel{kh, kw};
+    ops::kernels::WindowGeom g = ops::kernels::resolve_window(attrs_, in, kernel);
+    p->out_shape = {n, g.out[0], g.out[1], m};
+    std::vector<int64_t> pads{g.pads[0], g.pads[1]};
+    int64_t in_h = hh, in_w = ww;
+    if (g.pads[0] != g.pads[2] || g.pads[1] != g.pads[3]) {  // cuDNN's pads are symmetric
+      p->pre_pad = true;
+      in_h += g.pads[0] + g.pads[2];
+      in_w += g.pads[1] + g.pads[3];
+      p->work_shape = {n, in_h, in_w, c};
+      p->copy.rank = 4;
+      for (int d = 0; d < 4; ++d) {
+        p->copy.x_dims[d] = x[static_cast<size_t>(d)];
+        p->copy.y_dims[d] = p->work_shape[static_cast<size_t>(d)];
+      }
+      p->copy.shift[1] = -g.pads[0];
+      p->copy.shift[2] = -g.pads[1];
+      pads = {0, 0};
+    }
+    for (int64_t v : {n, c, m, g.out[0], g.out[1], kh, kw}) p->empty |= v == 0;
+    if (p->empty) return *plans_.emplace(key, std::move(p)).first->second;
+    const cudnnDataType_t t = cudnn_type(dt);
+    p->d.x.set_nhwc(t, n, c, in_h, in_w);
+    p->d.y.set_nhwc(t, n, m, g.out[0], g.out[1]);
+    auto wi = to_int({m, w[3], kh, kw}, "weight shape");
+    check_cudnn(cudnnSetFilter4dDescriptor(p->d.w.d, t, CUDNN_TENSOR_NHWC, wi[0], wi[1], wi[2], wi[3]),
+                "cudnnSetFilter4dDescriptor");
+    auto pi = to_int(pads, "pads"), si = to_int(g.strides, "strides"), di = to_int(g.dilations, "dilations");
+    check_cudnn(cudnnSetConvolution2dDescriptor(p->d.conv.d, pi[0], pi[1], si[0], si[1], di[0], di[1],
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+                "cudnnSetConvolution2dDescriptor");
+    check_cudnn(cudnnSetConvolutionGroupCount(p->d.conv.d, static_cast<int>(group_)),
+                "cudnnSetConvolutionGroupCount");
+    p->bias.set(t, {1, m, 1, 1});
+    std::string k =
+        fmt::format("{}fwd|{}{}|nhwc|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(), ir::dtype_name(dt),
+                    tf32_ ? "-tf32" : "", std::vector<int64_t>{n, in_h, in_w, c}, w, p->out_shape, pads,
+                    g.strides, g.dilations, group_);
+    AlgoPick pick = choose_algo(h, p->d, true, dt, tf32_, k, benchmark);
+    p->algo = pick.algo;
+    p->workspace = pick.workspace;
+    p->path = fmt::format("cuDNN NHWC forward algo {}{}", p->algo, p->pre_pad ? " + pad" : "");
+    p->key = k;
+    if (group_ == c && m == c && c > 0) {
+      p->depthwise = true;
+      p->dw = {n,
+               c,
+               hh,
+               ww,
+               g.out[0],
+               g.out[1],
+               static_cast<int>(kh),
+               static_cast<int>(kw),
+               g.strides[0],
+               g.strides[1],
+               g.dilations[0],
+               g.dilations[1],
+               g.pads[0],
+               g.pads[1]};
+    }
+    return *plans_.emplace(key, std::move(p)).first->second;
+  }
+
+  bool tf32_;
+  ops::kernels::WindowAttrs attrs_;
+  int64_t group_;
+  Epilogue act_;
+  std::optional<rt::Shape> static_x_, static_w_;
+  rt::DataType static_type_;
+  ActDesc relu_;
+  mutable std::mutex mu_;
+  mutable std::map<rt::Shape, std::unique_ptr<NhwcPlan>> plans_;
+};
+
+// X, W and optionally B and Z of one float type; rank 4 where known; an activation the epilogue has.
+bool nhwc_conv_supports(const rt::KernelInfo& info) {
+  const size_t n = info.input_count();
+  if (n < 2 || n > 4 || !all_tensors(info) || !info.has_input(0) || !info.has_input(1)) return false;
+  const rt::DataType t = info.input_dtype(0);
+  if (!elem_type(t) || !known_activation(info)) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (info.has_input(i) && info.input_dtype(i) != t) return false;
+  for (size_t i : {size_t{0}, size_t{1}}) {
+    const auto& shape = info.input_type(i).shape;
+    if (shape && shape->size() != 4) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void register_nhwc_conv_kernels(KernelTable& t) {
+  const bool tf32 = t.precision == passes::Precision::kTf32;
+  t.add(cuda_def("NhwcConv", nhwc_conv_supports, [tf32](const rt::KernelInfo& i) -> rt::KernelPtr {
+          return std::make_unique<NhwcConvKernel>(i, tf32);
+        }).in_domain("com.tessera"));
+}
+
+}  // namespace tessera::cuda
