@@ -1,6 +1,5 @@
 #include "backends/cuda/nvrtc_compiler.h"
 
-#include <cuda.h>
 #include <fmt/format.h>
 #include <nvrtc.h>
 #include <unistd.h>
@@ -18,12 +17,6 @@ namespace tessera::cuda {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string driver_error(CUresult r) {
-  const char* s = nullptr;
-  cuGetErrorString(r, &s);
-  return s ? s : fmt::format("CUresult {}", static_cast<int>(r));
-}
 
 std::string current_arch() {
   int device = 0, major = 0, minor = 0;
@@ -105,16 +98,21 @@ std::string compile_cubin(const std::string& source, const std::string& arch) {
   return cubin;
 }
 
-CUlibrary load_library(const std::string& image) {
-  CUlibrary lib = nullptr;
-  CUresult r = cuLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-  if (r != CUDA_SUCCESS) throw NvrtcError("cannot load the compiled kernel: " + driver_error(r));
+// The runtime's library management (context-independent loading): no link to the driver library, so
+// libtessera_cuda.so still loads where no driver is (and says there is no GPU).
+cudaLibrary_t load_library(const std::string& image) {
+  cudaLibrary_t lib = nullptr;
+  cudaError_t r = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (r != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it so that the next launch check does not see it
+    throw NvrtcError(std::string("cannot load the compiled kernel: ") + cudaGetErrorString(r));
+  }
   return lib;
 }
 
 struct Libraries {
   std::mutex mu;
-  std::map<uint64_t, CUlibrary> loaded;  // never unloaded: a few kilobytes per program
+  std::map<uint64_t, cudaLibrary_t> loaded;  // never unloaded: a few kilobytes per program
 };
 
 Libraries& libraries() {
@@ -129,14 +127,14 @@ std::string nvrtc_version() {
 }
 
 // The library of `source` for `arch`: in memory, else from the disk cache, else compiled (and saved).
-CUlibrary library_for(const std::string& source, const std::string& arch) {
+cudaLibrary_t library_for(const std::string& source, const std::string& arch) {
   const uint64_t key = fnv1a(source + "\n// " + arch + " nvrtc " + nvrtc_version());
   Libraries& libs = libraries();
   std::lock_guard<std::mutex> lock(libs.mu);
   if (auto it = libs.loaded.find(key); it != libs.loaded.end()) return it->second;
   fs::path dir = cache_dir();
   fs::path file = dir.empty() ? fs::path() : dir / fmt::format("{:016x}.cubin", key);
-  CUlibrary lib = nullptr;
+  cudaLibrary_t lib = nullptr;
   if (!file.empty()) {
     std::string cached = read_file(file);
     if (!cached.empty()) {
@@ -159,22 +157,20 @@ CUlibrary library_for(const std::string& source, const std::string& arch) {
 }  // namespace
 
 CompiledKernel compile_kernel(const std::string& source, const std::string& name) {
-  CUresult r = cuInit(0);
-  if (r != CUDA_SUCCESS) throw NvrtcError("the CUDA driver did not initialise: " + driver_error(r));
-  CUlibrary lib = library_for(source, current_arch());
-  CUkernel kernel = nullptr;
-  r = cuLibraryGetKernel(&kernel, lib, name.c_str());
-  if (r != CUDA_SUCCESS)
-    throw NvrtcError(fmt::format("no kernel '{}' in the compiled source: {}", name, driver_error(r)));
+  cudaLibrary_t lib = library_for(source, current_arch());
+  cudaKernel_t kernel = nullptr;
+  cudaError_t r = cudaLibraryGetKernel(&kernel, lib, name.c_str());
+  if (r != cudaSuccess) {
+    cudaGetLastError();
+    throw NvrtcError(fmt::format("no kernel '{}' in the compiled source: {}", name, cudaGetErrorString(r)));
+  }
   return CompiledKernel(kernel);
 }
 
 void CompiledKernel::launch(unsigned grid, unsigned block, void** args, cudaStream_t s) const {
-  CUfunction f = nullptr;
-  CUresult r = cuKernelGetFunction(&f, static_cast<CUkernel>(kernel_));
-  if (r == CUDA_SUCCESS)
-    r = cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, reinterpret_cast<CUstream>(s), args, nullptr);
-  if (r != CUDA_SUCCESS) throw NvrtcError("launching the compiled kernel failed: " + driver_error(r));
+  cudaError_t r = cudaLaunchKernel(static_cast<const void*>(kernel_), dim3(grid), dim3(block), args, 0, s);
+  if (r != cudaSuccess)
+    throw NvrtcError(std::string("launching the compiled kernel failed: ") + cudaGetErrorString(r));
 }
 
 }  // namespace tessera::cuda

@@ -1,5 +1,5 @@
 // Run-time compilation of generated CUDA sources: NVRTC compiles a source for the current device's
-// architecture into a cubin, the driver loads it as a context-independent library. Compiled kernels are
+// architecture into a cubin, the runtime loads it as a context-independent library. Compiled kernels are
 // cached in memory for the process and on disk beside the cuDNN algorithm cache
 // ($XDG_CACHE_HOME/tessera/nvrtc/, else ~/.cache/tessera/nvrtc/), keyed by a hash of the source, the
 // architecture and the NVRTC version, so a second session skips the compiler (about 0.1-0.3 s a source).
@@ -28,7 +28,7 @@ class CompiledKernel {
   void launch(unsigned grid, unsigned block, void** args, cudaStream_t s) const;
 
  private:
-  void* kernel_ = nullptr;  // CUkernel
+  void* kernel_ = nullptr;  // cudaKernel_t
 };
 
 // The kernel `name` (extern "C") of `source`, compiled for the current device; NvrtcError on failure.
