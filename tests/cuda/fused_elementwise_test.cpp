@@ -241,24 +241,34 @@ TEST_F(CudaFused, VectorisedElementwiseAndGeluKernels) {
   for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
     for (int64_t cols : {768, 771}) {
       std::string what = std::string(ir::dtype_name(t)) + " cols " + std::to_string(cols);
-      ir::Model m = model_of(
-          {{"a", T(t, {33, 64, cols})}, {"r", T(t, {cols})}, {"s", T(t, {1})}, {"b", T(t, {33, 64, cols})}},
-          t, [](GraphBuilder& b, std::vector<std::string> in) {
-            return std::vector<std::string>{
-                b.node("Add", {in[0], in[3]}, {}, "same"), b.node("Sub", {in[1], in[0]}, {}, "row_first"),
-                b.node("Div", {in[0], in[1]}, {}, "row_second"),
-                b.node("Mul", {in[2], in[0]}, {}, "scalar_first"), b.node("Tanh", {in[3]}, {}, "tanh")};
-          });
+      ir::Model m =
+          model_of({{"a", T(t, {33, 64, cols})},
+                    {"r", T(t, {cols})},
+                    {"s", T(t, {1})},
+                    {"b", T(t, {33, 64, cols})},
+                    {"m", T(t, {33, 1, cols})},
+                    {"c", T(t, {33, 64, 1})}},
+                   t, [](GraphBuilder& b, std::vector<std::string> in) {
+                     // Same shape, a row on either side, a scalar, a mask-like [33,1,cols] and a column
+                     // [33,64,1].
+                     return std::vector<std::string>{b.node("Add", {in[0], in[3]}, {}, "same"),
+                                                     b.node("Sub", {in[1], in[0]}, {}, "row_first"),
+                                                     b.node("Div", {in[0], in[1]}, {}, "row_second"),
+                                                     b.node("Mul", {in[2], in[0]}, {}, "scalar_first"),
+                                                     b.node("Sub", {in[4], in[0]}, {}, "mask"),
+                                                     b.node("Div", {in[0], in[5]}, {}, "column"),
+                                                     b.node("Tanh", {in[3]}, {}, "tanh")};
+                   });
       Feeds feeds = feeds_for(m);
       rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
                           .backend = "cuda",
                           .precision = tessera::passes::Precision::kFp32});
-      ASSERT_EQ(gpu.backends().front().nodes, 5u) << what;
+      ASSERT_EQ(gpu.backends().front().nodes, 7u) << what;
       rt::Session cpu(m, {.optimization = rt::OptLevel::kNone, .threads = 4, .reference_kernels = true});
       auto got = gpu.run(feeds), want = cpu.run(feeds);
-      for (size_t o = 0; o < 4; ++o)
+      for (size_t o = 0; o < 6; ++o)
         EXPECT_EQ(rt::compare_values(want[o], got[o], {0.0, 0.0}), "") << what << " output " << o;
-      EXPECT_EQ(rt::compare_values(want[4], got[4], {t == DataType::kFloat ? 2.4e-7 : 1e-3, 1e-7}), "")
+      EXPECT_EQ(rt::compare_values(want[6], got[6], {t == DataType::kFloat ? 2.4e-7 : 1e-3, 1e-7}), "")
           << what;
 
       ir::Model bg;

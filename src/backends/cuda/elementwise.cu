@@ -130,18 +130,68 @@ __global__ void binary_same_vec_kernel(const T* a, const T* b, T* y, int64_t gro
   }
 }
 
+// The offsets of output element i in a and b (int32 arithmetic where the sizes allow: 64-bit division
+// costs several times more, and this kernel is bound by it rather than by memory).
+template <class I>
+__device__ __forceinline__ void broadcast_offsets(const BroadcastShape& s, I i, I& ia, I& ib) {
+  I rest = i;
+  ia = 0;
+  ib = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    I dim = static_cast<I>(s.out_dims[d]);
+    I idx = rest % dim;
+    rest /= dim;
+    ia += idx * static_cast<I>(s.a_strides[d]);
+    ib += idx * static_cast<I>(s.b_strides[d]);
+  }
+}
+
 template <BinaryOp Op, class T>
-__global__ void binary_broadcast_kernel(const T* a, const T* b, T* y, int64_t n, BroadcastShape s) {
+__global__ void binary_broadcast_kernel(const T* a, const T* b, T* y, int64_t n, BroadcastShape s,
+                                        bool small) {
+  if (small) {
+    for (int32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+      int32_t ia, ib;
+      broadcast_offsets<int32_t>(s, i, ia, ib);
+      store(y, i, binary<Op>(load(a, ia), load(b, ib)));
+    }
+    return;
+  }
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
-    int64_t rest = i, ia = 0, ib = 0;
-    for (int d = s.rank - 1; d >= 0; --d) {
-      int64_t idx = rest % s.out_dims[d];
-      rest /= s.out_dims[d];
-      ia += idx * s.a_strides[d];
-      ib += idx * s.b_strides[d];
-    }
+    int64_t ia, ib;
+    broadcast_offsets<int64_t>(s, i, ia, ib);
     store(y, i, binary<Op>(load(a, ia), load(b, ib)));
+  }
+}
+
+// Any broadcast whose last dimension is a multiple of the vector width and along which each side is
+// contiguous (AVec/BVec: 16-byte loads) or broadcast (one value for the vector): an attention mask
+// [B,1,1,S] added to scores [B,H,S,S]. The offsets are computed once per vector.
+template <BinaryOp Op, class T, bool AVec, bool BVec>
+__global__ void binary_broadcast_vec_kernel(const T* a, const T* b, T* y, int64_t groups, BroadcastShape s,
+                                            bool small) {
+  constexpr int N = kVec<T>;
+  using P = Pack<T, N>;
+  for (int64_t g = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; g < groups;
+       g += int64_t{gridDim.x} * blockDim.x) {
+    int64_t ia, ib;
+    if (small) {
+      int32_t a32, b32;
+      broadcast_offsets<int32_t>(s, static_cast<int32_t>(g * N), a32, b32);
+      ia = a32;
+      ib = b32;
+    } else {
+      broadcast_offsets<int64_t>(s, g * N, ia, ib);
+    }
+    P x, z, out;
+    if constexpr (AVec) x = *reinterpret_cast<const P*>(a + ia);
+    if constexpr (BVec) z = *reinterpret_cast<const P*>(b + ib);
+    const float xa = AVec ? 0.0f : load(a, ia), zb = BVec ? 0.0f : load(b, ib);
+#pragma unroll
+    for (int e = 0; e < N; ++e)
+      store(out.v, e, binary<Op>(AVec ? load(x.v, e) : xa, BVec ? load(z.v, e) : zb));
+    reinterpret_cast<P*>(y)[g] = out;
   }
 }
 
@@ -228,7 +278,28 @@ void binary_op(const void* a, const void* b, void* y, int64_t n, bool same, cons
     }
     return binary_row_kernel<Op, T><<<blocks_for(n), kThreads, 0, s>>>(pa, pb, py, n, len, b_is_row);
   }
-  binary_broadcast_kernel<Op, T><<<blocks_for(n), kThreads, 0, s>>>(pa, pb, py, n, shape);
+  // int32 offsets when every index plus a grid's stride (at most 2^29 threads) stays below 2^31.
+  const bool small = n <= (int64_t{1} << 30);
+  const int r = shape.rank - 1;
+  constexpr bool kVecOp =
+      Op == BinaryOp::kAdd || Op == BinaryOp::kSub || Op == BinaryOp::kMul || Op == BinaryOp::kDiv;
+  if constexpr (kVecOp) {
+    if (r >= 0 && shape.out_dims[r] % N == 0 && aligned16(y) && n % N == 0) {
+      const int64_t sa = shape.a_strides[r], sb = shape.b_strides[r];
+      const bool av = sa == 1 && aligned16(a), bv = sb == 1 && aligned16(b);
+      const unsigned g = blocks_for(n / N);
+      if (av && bv)
+        return binary_broadcast_vec_kernel<Op, T, true, true>
+            <<<g, kThreads, 0, s>>>(pa, pb, py, n / N, shape, small);
+      if (av && sb == 0)
+        return binary_broadcast_vec_kernel<Op, T, true, false>
+            <<<g, kThreads, 0, s>>>(pa, pb, py, n / N, shape, small);
+      if (sa == 0 && bv)
+        return binary_broadcast_vec_kernel<Op, T, false, true>
+            <<<g, kThreads, 0, s>>>(pa, pb, py, n / N, shape, small);
+    }
+  }
+  binary_broadcast_kernel<Op, T><<<blocks_for(n), kThreads, 0, s>>>(pa, pb, py, n, shape, small);
 }
 
 template <class T>
