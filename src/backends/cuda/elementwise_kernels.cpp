@@ -64,7 +64,8 @@ class BinaryKernel : public rt::OpKernel {
 
 }  // namespace
 
-void register_math_kernels(KernelTable& t);  // elementwise_math_kernels.cpp
+void register_math_kernels(KernelTable& t);               // elementwise_math_kernels.cpp
+void register_fused_elementwise_kernels(KernelTable& t);  // fused_elementwise_kernels.cpp
 
 namespace {
 
@@ -133,6 +134,7 @@ void register_elementwise_kernels(KernelTable& reg) {
       "Mod", [](const rt::KernelInfo& i) { return same_float_inputs(i, 2); },
       [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<ModKernel>(i); }, 10));
   register_math_kernels(reg);
+  register_fused_elementwise_kernels(reg);
 }
 
 }  // namespace tessera::cuda

@@ -1,3 +1,5 @@
+#include <type_traits>
+
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/gelu.h"
 
@@ -5,10 +7,26 @@ namespace tessera::cuda {
 
 namespace {
 
+// float16 and bfloat16 outputs: float32 math. Its error (erfcf up to 4 float32 ulp, the argument's
+// rounding amplified about 2z^2 times in the tail) stays far below half a float16 ulp (2^-11 relative),
+// so the result is the float16 rounding of the exact value, or its neighbour on a rounding boundary.
 template <GeluForm F>
-__device__ float gelu(float x, float alpha) {
-  // In double, rounded once, as the reference kernels do (the kernel is memory-bound: the double
-  // arithmetic costs nothing measurable, and CUDA's erfcf alone is up to 4 ulp off in the tail).
+__device__ __forceinline__ float gelu_f32(float x, float alpha) {
+  if constexpr (F == GeluForm::kErf) return 0.5f * x * erfcf(-x * 0.70710678118654752f);
+  if constexpr (F == GeluForm::kTanh) {
+    float u = 0.7978845608028654f * (x + 0.044715f * x * x * x);
+    return x / (1.0f + expf(-2.0f * u));
+  }
+  float z = alpha * x;
+  if (z >= 0.0f) return x / (1.0f + expf(-z));
+  float e = expf(z);
+  return x * e / (1.0f + e);
+}
+
+// float32 outputs: double, rounded once, as the reference kernels do. In float32, the erf form's tail
+// would miss the few-ulp bound (erfcf's 4 ulp plus the amplified rounding of x / sqrt 2).
+template <GeluForm F>
+__device__ __forceinline__ float gelu_f64(float x, float alpha) {
   // 0.5 x (1 + erf(x / sqrt 2)) as 0.5 x erfc(-x / sqrt 2): no cancellation where erf is near -1.
   double d = x;
   if constexpr (F == GeluForm::kErf) return static_cast<float>(0.5 * d * erfc(-d * 0.70710678118654752));
@@ -26,13 +44,59 @@ __device__ float gelu(float x, float alpha) {
 }
 
 template <GeluForm F, class T>
+__device__ __forceinline__ float gelu(float x, float alpha) {
+  if constexpr (std::is_same_v<T, float>) return gelu_f64<F>(x, alpha);
+  return gelu_f32<F>(x, alpha);
+}
+
+template <class T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+template <GeluForm F, class T>
 __global__ void gelu_kernel(const T* x, const T* bias, int64_t bias_len, T* y, int64_t n, float alpha) {
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
        i += int64_t{gridDim.x} * blockDim.x) {
     float v = load(x, i);
     if (bias) v += load(bias, i % bias_len);
-    store(y, i, gelu<F>(v, alpha));
+    store(y, i, gelu<F, T>(v, alpha));
   }
+}
+
+// 16 bytes a load and a store: n and bias_len multiples of N, pointers aligned to 16 bytes.
+template <GeluForm F, class T, int N>
+__global__ void gelu_vec_kernel(const T* x, const T* bias, int64_t bias_len, T* y, int64_t groups,
+                                float alpha) {
+  for (int64_t g = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; g < groups;
+       g += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t i = g * N;
+    Pack<T, N> xv = *reinterpret_cast<const Pack<T, N>*>(x + i), out;
+    Pack<T, N> bv;
+    if (bias) bv = *reinterpret_cast<const Pack<T, N>*>(bias + i % bias_len);
+#pragma unroll
+    for (int e = 0; e < N; ++e) {
+      float v = load(xv.v, e);
+      if (bias) v += load(bv.v, e);
+      store(out.v, e, gelu<F, T>(v, alpha));
+    }
+    *reinterpret_cast<Pack<T, N>*>(y + i) = out;
+  }
+}
+
+bool aligned16(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+template <GeluForm F, class T>
+void run(const T* in, const T* b, int64_t bias_len, T* out, int64_t n, float alpha, cudaStream_t s) {
+  constexpr int kVec = 16 / sizeof(T);
+  bool vec =
+      n % kVec == 0 && aligned16(in) && aligned16(out) && (!b || (bias_len % kVec == 0 && aligned16(b)));
+  if (vec)
+    return gelu_vec_kernel<F, T, kVec>
+        <<<grid_for(n / kVec), 256, 0, s>>>(in, b, bias_len, out, n / kVec, alpha);
+  gelu_kernel<F, T><<<grid_for(n), 256, 0, s>>>(in, b, bias_len, out, n, alpha);
 }
 
 template <class T>
@@ -41,14 +105,13 @@ void typed(GeluForm form, const void* x, const void* bias, int64_t bias_len, voi
   auto* in = static_cast<const T*>(x);
   auto* b = static_cast<const T*>(bias);
   auto* out = static_cast<T*>(y);
-  unsigned g = grid_for(n);
   switch (form) {
     case GeluForm::kErf:
-      return gelu_kernel<GeluForm::kErf, T><<<g, 256, 0, s>>>(in, b, bias_len, out, n, alpha);
+      return run<GeluForm::kErf, T>(in, b, bias_len, out, n, alpha, s);
     case GeluForm::kTanh:
-      return gelu_kernel<GeluForm::kTanh, T><<<g, 256, 0, s>>>(in, b, bias_len, out, n, alpha);
+      return run<GeluForm::kTanh, T>(in, b, bias_len, out, n, alpha, s);
     case GeluForm::kQuick:
-      return gelu_kernel<GeluForm::kQuick, T><<<g, 256, 0, s>>>(in, b, bias_len, out, n, alpha);
+      return run<GeluForm::kQuick, T>(in, b, bias_len, out, n, alpha, s);
   }
 }
 
