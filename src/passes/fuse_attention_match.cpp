@@ -142,35 +142,6 @@ Operand trace_back(const RuleContext& ctx, std::string value, std::vector<int64_
   return out;
 }
 
-std::optional<int64_t> static_dim(const std::optional<ir::Type>& t, size_t k) {
-  if (!t || !t->shape || k >= t->shape->size() || !(*t->shape)[k].is_static()) return std::nullopt;
-  return (*t->shape)[k].value;
-}
-
-// A 3-D operand [B * H, S, D] traced back to `op.value` = Reshape(X [S, B, H * D]) -> [S, B * H, D] (axes
-// of bh, s, d: 1, 0, 2): reads X as [S, B, H, D] instead. nullopt for any other 3-D layout.
-std::optional<Operand> split_heads(const RuleContext& ctx, const Operand& op, size_t reader, bool exclusive,
-                                   std::vector<ir::NodeId>& gone) {
-  if (op.axes != std::vector<int64_t>{1, 0, 2}) return std::nullopt;
-  const ir::Graph& g = ctx.graph;
-  auto p = producer(g, op.value);
-  if (!p || !is_op(g.nodes[*p], "Reshape") || g.nodes[*p].inputs.empty()) return std::nullopt;
-  const std::string& x = g.nodes[*p].inputs[0];
-  auto rt = value_type(ctx, op.value);
-  auto xt = value_type(ctx, x);
-  if (!rt || !xt || !rt->shape || !xt->shape || rt->shape->size() != 3 || xt->shape->size() != 3)
-    return std::nullopt;
-  auto s = static_dim(rt, 0), d = static_dim(rt, 2), xs = static_dim(xt, 0), e = static_dim(xt, 2);
-  if (!s || !d || !xs || !e || *s != *xs || *d <= 0 || *e % *d != 0) return std::nullopt;
-  if (exclusive && sole_consumer(g, op.value) == reader) gone.push_back(g.nodes[*p].id);
-  Operand out;
-  out.value = x;
-  out.axes = {1, 2, 0, 3};
-  out.heads = *e / *d;
-  out.size = *d;
-  return out;
-}
-
 // Follows the output forward through Transposes that only the chain reads, as long as the head size
 // stays the innermost axis (the kernel writes rows of it).
 void trace_out(const RuleContext& ctx, size_t pv, Match& m) {
@@ -201,11 +172,11 @@ bool same_dim(const ir::Dim& a, const ir::Dim& b) {
 // The bias broadcasts to the scores without growing them: each of its axes is 1 or the scores' own.
 bool bias_fits(const RuleContext& ctx, const std::string& bias, const ir::Shape& scores) {
   auto t = value_type(ctx, bias);
-  if (!t || !t->shape || t->shape->size() > 4 || !is_compute_float(t->elem)) return false;
+  if (!t || !t->shape || t->shape->size() > scores.size() || !is_compute_float(t->elem)) return false;
   const ir::Shape& b = *t->shape;
   for (size_t k = 0; k < b.size(); ++k) {
     const ir::Dim& d = b[k];
-    const ir::Dim& s = scores[4 - b.size() + k];
+    const ir::Dim& s = scores[scores.size() - b.size() + k];
     if (!(d.is_static() && d.value == 1) && !same_dim(d, s)) return false;
   }
   return true;
@@ -251,39 +222,40 @@ std::optional<size_t> pv_product(const RuleContext& ctx, size_t softmax, std::ve
   return std::nullopt;
 }
 
+// Scalar Mul/Div nodes producing a product operand (torch.nn.MultiheadAttention scales Q before the
+// product), read only by the chain: their factors join `scale`.
+void absorb_scales(const RuleContext& ctx, std::string& value, size_t& reader, double& scale,
+                   std::vector<ir::NodeId>& gone) {
+  const ir::Graph& g = ctx.graph;
+  for (int guard = 0; guard < kGuard; ++guard) {
+    auto p = exclusive_producer(g, value, reader);
+    if (!p) return;
+    const ir::Node& n = g.nodes[*p];
+    const bool mul = is_op(n, "Mul");
+    if (!mul && !is_op(n, "Div")) return;
+    auto c = scalar_side(g, n, mul);
+    if (!c || c->first == 0 || !std::isfinite(c->first)) return;
+    scale = mul ? scale * c->first : scale / c->first;
+    gone.push_back(n.id);
+    value = n.inputs[c->second];
+    reader = *p;
+  }
+}
+
 bool rank_of(const RuleContext& ctx, const std::string& v, ir::DataType t, size_t rank) {
   auto type = value_type(ctx, v);
   return type && type->shape && type->shape->size() == rank && type->elem == t;
 }
 
 // Traces one operand given in the product's layout (`axes` of its logical dimensions there) to where it
-// can be read in place; 3-D operands must come from a head-splitting Reshape.
+// can be read in place.
 std::optional<Operand> operand(const RuleContext& ctx, const std::string& value, std::vector<int64_t> axes,
                                size_t reader, std::vector<ir::NodeId>& gone) {
   bool exclusive = true;
   Operand op = trace_back(ctx, value, std::move(axes), reader, exclusive, gone);
-  if (op.axes.size() == 3) return split_heads(ctx, op, reader, exclusive, gone);
   // The kernels read rows of the head size: it must be the innermost axis.
-  if (op.axes[3] != 3) return std::nullopt;
+  if (op.axes.back() != static_cast<int64_t>(op.axes.size()) - 1) return std::nullopt;
   return op;
-}
-
-// For 3-D products, the 4-D layout of Y (B * H split where it lies) and the 3-D shape to reshape it back
-// to; every other dimension must be static.
-bool split_output(const RuleContext& ctx, Match& m) {
-  if (m.y_axes.size() == 4) return true;
-  auto t = value_type(ctx, m.y);
-  if (!t || !t->shape || t->shape->size() != 3 || m.y_axes[2] != 2) return false;
-  const int64_t bh = m.y_axes[0], s = m.y_axes[1];
-  m.y_shape.assign(3, -1);
-  for (size_t k = 0; k < 3; ++k) {
-    if (static_cast<int64_t>(k) == bh) continue;
-    auto d = static_dim(t, k);
-    if (!d) return false;
-    m.y_shape[k] = *d;
-  }
-  m.y_axes = {bh, bh + 1, s + (s > bh ? 1 : 0), 3};
-  return true;
 }
 
 }  // namespace
@@ -311,24 +283,26 @@ std::optional<Match> match_attention(const RuleContext& ctx, size_t i) {
   if (!is_compute_float(t) || !rank_of(ctx, s.a, t, rank) || !rank_of(ctx, s.b, t, rank) ||
       !rank_of(ctx, v, t, rank))
     return std::nullopt;
-  if (!s.bias.empty() && (rank != 4 || !bias_fits(ctx, s.bias, *st->shape))) return std::nullopt;
+  if (!s.bias.empty() && !bias_fits(ctx, s.bias, *st->shape)) return std::nullopt;
   if (!s.keep.empty()) {
     auto kt = value_type(ctx, s.keep);
-    if (rank != 4 || !kt || !kt->shape || kt->shape->size() > 4) return std::nullopt;
+    if (!kt || !kt->shape || kt->shape->size() > rank) return std::nullopt;
   }
   m.gone.insert(m.gone.end(), s.gone.begin(), s.gone.end());
   // The logical axes of each operand in the products' layout: 4-D (b, h, s, d), 3-D (b * h, s, d).
   std::vector<int64_t> plain(rank), swapped(rank);
   for (size_t k = 0; k < rank; ++k) plain[k] = swapped[k] = static_cast<int64_t>(k);
   std::swap(swapped[rank - 1], swapped[rank - 2]);
-  auto q = operand(ctx, s.a, plain, s.product, m.gone);
-  auto k = operand(ctx, s.b, s.trans_b ? plain : swapped, s.product, m.gone);
+  size_t q_reader = s.product, k_reader = s.product;
+  absorb_scales(ctx, s.a, q_reader, s.scale, m.gone);
+  absorb_scales(ctx, s.b, k_reader, s.scale, m.gone);
+  auto q = operand(ctx, s.a, plain, q_reader, m.gone);
+  auto k = operand(ctx, s.b, s.trans_b ? plain : swapped, k_reader, m.gone);
   auto vv = operand(ctx, v, plain, *pv, m.gone);
   if (!q || !k || !vv) return std::nullopt;
   m.q = *q, m.k = *k, m.v = *vv;
   m.y_axes = plain;
   trace_out(ctx, *pv, m);
-  if (!split_output(ctx, m)) return std::nullopt;
   m.bias = s.bias;
   m.keep = s.keep;
   m.fill = s.fill;

@@ -10,13 +10,11 @@
 
 namespace tessera::passes::attn {
 
-// An operand read in place: `value` holds (batch, heads, seq, size) at axes `axes`. When `heads` is set,
-// `value` is a 3-D [S, B, H * D] tensor that a new Reshape to [S, B, heads, size] makes 4-D (the
-// torch.nn.MultiheadAttention export, whose products run on [B * H, S, D]).
+// An operand read in place: `value` holds (batch, heads, seq, size) at axes `axes`; for 3-D products
+// (torch.nn.MultiheadAttention's [B * H, S, D]) (batch * heads, seq, size).
 struct Operand {
   std::string value;
   std::vector<int64_t> axes = {0, 1, 2, 3};
-  int64_t heads = 0, size = 0;
 };
 
 struct Match {

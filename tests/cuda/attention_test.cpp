@@ -208,6 +208,8 @@ TEST_F(CudaOps, FusedAttentionMatchesTheReference) {
       fused_case("sbhd d32", {70, 2, 6, 32}, {70, 2, 6, 32}, {70, 2, 6, 32}, {sbhd, sbhd, sbhd, sbhd}),
       fused_case("packed qkv d64", {3, 50, 3, 4, 64}, {3, 50, 3, 4, 64}, {3, 50, 3, 4, 64},
                  {{0, 3, 1, 4}, {0, 3, 1, 4}, {0, 3, 1, 4}, bshd}, std::nullopt, std::nullopt, false, true),
+      fused_case("3-D [S, B*H, D] (torch MHA)", {197, 24, 64}, {197, 24, 64}, {197, 24, 64},
+                 {{1, 0, 2}, {1, 0, 2}, {1, 0, 2}, {1, 0, 2}}),
       fused_case("d48 row kernel", {2, 33, 4, 48}, {2, 50, 4, 48}, {2, 50, 4, 48}, {bshd, bshd, bshd, bshd},
                  rt::Shape{50}),
   };

@@ -49,7 +49,7 @@ class FusedAttention : public rt::OpKernel {
         axes_{info.get_ints("q_axes", fused::kBshd), info.get_ints("k_axes", fused::kBshd),
               info.get_ints("v_axes", fused::kBshd), info.get_ints("y_axes", fused::kBshd)},
         parts_{info.get_int("q_part", 0), info.get_int("k_part", 0), info.get_int("v_part", 0)} {
-    if (auto e = fused::check_axes(axes_[3], 4, 0, "y")) throw rt::KernelError(*e);
+    if (auto e = fused::check_axes(axes_[3], axes_[3].size(), 0, "y")) throw rt::KernelError(*e);
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -78,8 +78,7 @@ class FusedAttention : public rt::OpKernel {
     if (const rt::Tensor* m = ctx.optional_input(fused::kFaKeep))
       p.keep = broadcast_mask(ctx, *m, full, "keep");
     const int64_t logical[4] = {batch, hq, sq, dv};
-    rt::Shape y_shape(4);
-    for (size_t w = 0; w < 4; ++w) y_shape[static_cast<size_t>(axes_[3][w])] = logical[w];
+    const rt::Shape y_shape = fused::output_shape(axes_[3], logical);
     AttnOperand y;
     view_of(ctx, ctx.output_uninitialized(0, qt.dtype(), y_shape), axes_[3], 0, "y", y);
     p.y = const_cast<void*>(y.p);

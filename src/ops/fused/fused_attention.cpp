@@ -35,6 +35,11 @@ std::optional<std::array<Dim, 4>> operand_dims(const InferenceContext& ctx, size
                                           : int_attr(ctx, "v_part");
   if (auto e = fused::check_axes(axes, s->size(), part, what)) ctx.fail_input(i, *e);
   std::array<Dim, 4> d;
+  if (axes.size() == 3) {  // (batch * heads, seq, size): batch 1
+    d[0] = Dim::of(1);
+    for (size_t w = 0; w < 3; ++w) d[w + 1] = (*s)[static_cast<size_t>(axes[w])];
+    return d;
+  }
   for (size_t w = 0; w < 4; ++w) d[w] = (*s)[static_cast<size_t>(axes[w])];
   return d;
 }
@@ -49,7 +54,7 @@ void infer_fused_attention(InferenceContext& ctx) {
   const auto k = operand_dims(ctx, fused::kFaK, "k");
   const auto v = operand_dims(ctx, fused::kFaV, "v");
   const std::vector<int64_t> y_axes = ints_attr(ctx, "y_axes");
-  if (auto e = fused::check_axes(y_axes, 4, 0, "y")) ctx.fail(*e);
+  if (auto e = fused::check_axes(y_axes, y_axes.size(), 0, "y")) ctx.fail(*e);
   if (q && k) {
     require_equal(ctx, (*q)[0], (*k)[0], "batch sizes of Q and K");
     require_equal(ctx, (*q)[3], (*k)[3], "head sizes of Q and K");
@@ -63,8 +68,14 @@ void infer_fused_attention(InferenceContext& ctx) {
   }
   if (!q || !v) return propagate_elem(ctx, fused::kFaQ, 0, std::nullopt);
   const Dim logical[4] = {(*q)[0], (*q)[1], (*q)[2], (*v)[3]};
-  Shape y(4);
-  for (size_t w = 0; w < 4; ++w) y[static_cast<size_t>(y_axes[w])] = logical[w];
+  Shape y(y_axes.size());
+  if (y_axes.size() == 3) {  // (batch * heads, seq, size)
+    const bool one = logical[0].is_static() && logical[0].value == 1;
+    const Dim merged[3] = {one ? logical[1] : Dim::unknown(), logical[2], logical[3]};
+    for (size_t w = 0; w < 3; ++w) y[static_cast<size_t>(y_axes[w])] = merged[w];
+  } else {
+    for (size_t w = 0; w < 4; ++w) y[static_cast<size_t>(y_axes[w])] = logical[w];
+  }
   propagate_elem(ctx, fused::kFaQ, 0, y);
 }
 

@@ -4,7 +4,9 @@
 // around the attention disappear: each is a tensor of rank 4, whose attribute `<x>_axes` names the axes
 // holding (batch, heads, seq, head size), or of rank 5, whose fifth axis (the one `<x>_axes` leaves out)
 // packs Q, K and V of one projection, `<x>_part` selecting the slice. Y is rank 4, laid out by `y_axes`.
-// The default axes [0, 2, 1, 3] are [B, S, H, D]; [0, 1, 2, 3] is [B, H, S, D].
+// The default axes [0, 2, 1, 3] are [B, S, H, D]; [0, 1, 2, 3] is [B, H, S, D]. With 3 axes, every
+// operand and Y is 3-D (batch * heads, seq, size), as torch.nn.MultiheadAttention's export multiplies
+// them: batch 1, B * H heads.
 // Per query head h (query heads a multiple of key/value heads; KV head h / (Hq / Hkv)):
 //   s = (Q K^T) * scale
 //   s = keep ? s : mask_fill        (optional boolean input `keep`, broadcast to [B, Hq, Sq, Skv])
@@ -39,8 +41,13 @@ struct OperandView {
 // The axis of a rank-5 operand that `axes` leaves out (the packed one), or the error.
 inline std::optional<std::string> check_axes(std::span<const int64_t> axes, size_t rank, int64_t part,
                                              std::string_view what) {
-  if (axes.size() != 4) return fmt::format("{}_axes must have 4 values, got {}", what, axes.size());
-  if (rank != 4 && rank != 5) return fmt::format("{} must have rank 4 or 5, got {}", what, rank);
+  if (axes.size() == 3 && rank != 3)
+    return fmt::format("{}_axes has 3 values (batch * heads, seq, size) but {} has rank {}", what, what,
+                       rank);
+  if (axes.size() != 4 && axes.size() != 3)
+    return fmt::format("{}_axes must have 4 values (or 3 for 3-D operands), got {}", what, axes.size());
+  if (axes.size() == 4 && rank != 4 && rank != 5)
+    return fmt::format("{} must have rank 4 or 5, got {}", what, rank);
   bool seen[5] = {false, false, false, false, false};
   for (int64_t a : axes) {
     if (a < 0 || a >= static_cast<int64_t>(rank) || seen[a])
@@ -60,11 +67,19 @@ inline std::optional<std::string> operand_view(std::span<const int64_t> shape, s
   int64_t stride[5];
   stride[shape.size() - 1] = 1;
   for (size_t k = shape.size() - 1; k > 0; --k) stride[k - 1] = stride[k] * shape[k];
+  out.offset = 0;
+  if (axes.size() == 3) {  // (batch * heads, seq, size): batch 1
+    out.dims[0] = 1, out.strides[0] = 0;
+    for (size_t w = 0; w < 3; ++w) {
+      out.dims[w + 1] = shape[static_cast<size_t>(axes[w])];
+      out.strides[w + 1] = stride[axes[w]];
+    }
+    return std::nullopt;
+  }
   for (size_t w = 0; w < 4; ++w) {
     out.dims[w] = shape[static_cast<size_t>(axes[w])];
     out.strides[w] = stride[axes[w]];
   }
-  out.offset = 0;
   if (shape.size() == 5) {
     size_t packed = 0;
     for (size_t k = 0; k < 5; ++k)
@@ -76,6 +91,18 @@ inline std::optional<std::string> operand_view(std::span<const int64_t> shape, s
     out.offset = part * stride[packed];
   }
   return std::nullopt;
+}
+
+// Y's shape: the logical (batch, heads, seq, size) laid out by `y_axes` (3 axes: batch * heads, seq, size).
+inline std::vector<int64_t> output_shape(std::span<const int64_t> y_axes, const int64_t (&logical)[4]) {
+  std::vector<int64_t> y(y_axes.size());
+  if (y_axes.size() == 3) {
+    const int64_t merged[3] = {logical[0] * logical[1], logical[2], logical[3]};
+    for (size_t w = 0; w < 3; ++w) y[static_cast<size_t>(y_axes[w])] = merged[w];
+  } else {
+    for (size_t w = 0; w < 4; ++w) y[static_cast<size_t>(y_axes[w])] = logical[w];
+  }
+  return y;
 }
 
 }  // namespace tessera::ops::fused

@@ -82,7 +82,7 @@ class FusedAttention : public rt::OpKernel {
         axes_{info.get_ints("q_axes", fused::kBshd), info.get_ints("k_axes", fused::kBshd),
               info.get_ints("v_axes", fused::kBshd), info.get_ints("y_axes", fused::kBshd)},
         parts_{info.get_int("q_part", 0), info.get_int("k_part", 0), info.get_int("v_part", 0)} {
-    if (auto e = fused::check_axes(axes_[3], 4, 0, "y")) throw rt::KernelError(*e);
+    if (auto e = fused::check_axes(axes_[3], axes_[3].size(), 0, "y")) throw rt::KernelError(*e);
   }
 
   void compute(KernelContext& ctx) const override {
@@ -107,8 +107,7 @@ class FusedAttention : public rt::OpKernel {
     const Mask keep = read_mask(ctx, fused::kFaKeep, full, "keep");
 
     const int64_t logical[4] = {batch, hq, sq, dv};
-    rt::Shape y_shape(4);
-    for (size_t w = 0; w < 4; ++w) y_shape[static_cast<size_t>(axes_[3][w])] = logical[w];
+    const rt::Shape y_shape = fused::output_shape(axes_[3], logical);
     std::vector<double> y(static_cast<size_t>(rt::shape_numel(y_shape)), 0.0);
     fused::OperandView yv;
     fused::operand_view(y_shape, axes_[3], 0, "y", yv);

@@ -112,6 +112,33 @@ ir::Model block_model(const Block& c) {
   return m;
 }
 
+// torch.nn.MultiheadAttention's export (ViT): x [B, S, E] -> [S, B, E] -> q/k/v [S, B*H, D] -> [B*H, S, D]
+// products with Q divided by sqrt(D) first, the output back to [S, B*H, D] and [S*B, E].
+ir::Model mha_model() {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  int counter = 0;
+  auto fresh = [&] { return "c" + std::to_string(counter++); };
+  auto x = b.node("Transpose", {b.input("x", F({kB, kS, kE}))}, {Attribute::of_ints("perm", {1, 0, 2})});
+  auto heads = [&](const std::string& name) {
+    auto p = b.node("MatMul", {x, b.random_normal(name, {kE, kE}, 0.3f)});
+    return b.node("Reshape", {p, b.constant_ints(fresh(), {kS, kB * kH, kD})});
+  };
+  auto tr = [&](const std::string& v, std::vector<int64_t> perm) {
+    return b.node("Transpose", {v}, {Attribute::of_ints("perm", std::move(perm))});
+  };
+  auto q = b.node("Div", {tr(heads("wq"), {1, 0, 2}), b.constant_floats(fresh(), {}, std::sqrt(float(kD)))});
+  auto kt = tr(heads("wk"), {1, 2, 0});
+  auto v = tr(heads("wv"), {1, 0, 2});
+  auto p = b.node("Softmax", {b.node("MatMul", {q, kt})}, {Attribute::of_int("axis", -1)});
+  auto o = tr(b.node("MatMul", {p, v}), {1, 0, 2});
+  auto y = b.node("Reshape", {o, b.constant_ints(fresh(), {kS * kB, kE})});
+  b.output(y, F({kS * kB, kE}));
+  return m;
+}
+
 std::vector<std::pair<std::string, rt::Value>> feeds(const ir::Model& m) {
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -208,6 +235,17 @@ TEST(PassesFuseAttention, VitStyleTwoTransposesNoMask) {
   ir::Model opt = optimise_and_compare(block_model({.two_transposes = true}));
   ASSERT_NE(fused(opt.graph), nullptr);
   EXPECT_EQ(count(opt.graph, "Transpose"), 0);
+}
+
+TEST(PassesFuseAttention, MultiheadAttention3dProducts) {
+  ir::Model opt = optimise_and_compare(mha_model());
+  const ir::Node* n = fused(opt.graph);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(count(opt.graph, "Transpose"), 1);  // only the [B, S, E] -> [S, B, E] of the input
+  EXPECT_EQ(n->attr("q_axes")->ints, (std::vector<int64_t>{1, 0, 2}));  // [S, B*H, D] read in place
+  EXPECT_EQ(n->attr("k_axes")->ints, (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(n->attr("y_axes")->ints, (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_NEAR(n->attr("scale")->f, 1.0 / std::sqrt(double(kD)), 1e-6);
 }
 
 TEST(PassesFuseAttention, LlamaStyleRotaryAndRepeatedKvHeads) {
