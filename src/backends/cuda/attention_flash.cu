@@ -10,6 +10,8 @@
 // mask, nonpad lengths), so causal attention does about half the work.
 #include <mma.h>
 
+#include <mutex>
+
 #include "backends/cuda/attention_common.cuh"
 
 namespace tessera::cuda {
@@ -178,8 +180,13 @@ __global__ void __launch_bounds__(kThreads) flash_kernel(AttnParams p) {
 template <class T, int D>
 void launch_typed(const AttnParams& p, cudaStream_t s) {
   const size_t bytes = Smem<D>::bytes;
-  cudaFuncSetAttribute(flash_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                       static_cast<int>(bytes));
+  // Once, before any launch: not a stream operation, but a CUDA graph capture of a later run should see
+  // nothing but launches.
+  static std::once_flag opt_in;
+  std::call_once(opt_in, [] {
+    cudaFuncSetAttribute(flash_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(Smem<D>::bytes));
+  });
   const dim3 grid(static_cast<unsigned>((p.q_seq + kRows - 1) / kRows), static_cast<unsigned>(p.q_heads),
                   static_cast<unsigned>(p.batch));
   flash_kernel<T, D><<<grid, kThreads, bytes, s>>>(p);
