@@ -289,5 +289,32 @@ TEST(PassesFuseAttention, Float16GraphWithCasts) {
   EXPECT_EQ(count(opt.graph, "Softmax"), 0);
 }
 
+// The session lowers the precision after the passes: the fused node must convert to float16 like the
+// nodes it replaced (no Casts around it) and still compute the same.
+TEST(PassesFuseAttention, FusedNodeLowersToFloat16) {
+  ir::Model m = block_model({.mask = true});
+  ir::Model fused32 = m;
+  optimize(fused32, cuda_like_target());
+  ASSERT_NE(fused(fused32.graph), nullptr);
+  transforms::FloatConvertOptions o;
+  o.keep_io_types = true;
+  transforms::Report report;
+  ir::Model half = transforms::convert_float_copy(fused32, o, report);
+  const ir::Node* n = fused(half.graph);
+  ASSERT_NE(n, nullptr);
+  for (const auto& in : n->inputs) {
+    auto p = std::find_if(half.graph.nodes.begin(), half.graph.nodes.end(),
+                          [&](const ir::Node& x) { return !x.outputs.empty() && x.outputs[0] == in; });
+    if (p != half.graph.nodes.end() && p->op_type == "Cast")
+      EXPECT_EQ(p->attr("to")->i, static_cast<int64_t>(DataType::kFloat16)) << in;
+  }
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1});
+  rt::Session got(half, {.optimization = rt::OptLevel::kNone, .threads = 1});
+  auto want = ref.run(feeds(m));
+  auto have = got.run(feeds(m));
+  ASSERT_EQ(want.size(), have.size());
+  EXPECT_EQ(rt::compare_values(want[0], have[0], {1e-2, 1e-2}), "");
+}
+
 }  // namespace
 }  // namespace tessera::passes
