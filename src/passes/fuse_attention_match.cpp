@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 
 namespace tessera::passes::attn {
 namespace {
@@ -201,6 +202,23 @@ bool causal_bias(const RuleContext& ctx, const std::string& bias) {
   return true;
 }
 
+// A constant boolean [.., n, n] keep mask (leading axes 1), true exactly on and below the diagonal, whose
+// fill is <= -1e4 (a masked_fill with the type's lowest value or -inf): the causal limit.
+bool causal_keep(const RuleContext& ctx, const std::string& keep, double fill) {
+  const ir::Tensor* t = constant_value(ctx.graph, keep);
+  if (!t || t->dtype != ir::DataType::kBool || t->dims.size() < 2 || !(fill <= -1e4)) return false;
+  const int64_t n = t->dims.back();
+  if (t->dims[t->dims.size() - 2] != n) return false;
+  for (size_t k = 0; k + 2 < t->dims.size(); ++k)
+    if (t->dims[k] != 1) return false;
+  std::span<const std::byte> v = t->bytes();  // one byte per bool
+  if (static_cast<int64_t>(v.size()) != n * n) return false;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      if ((v[static_cast<size_t>(i * n + j)] != std::byte{0}) != (j <= i)) return false;
+  return true;
+}
+
 // The MatMul(P, V) the Softmax's output reaches through Casts.
 std::optional<size_t> pv_product(const RuleContext& ctx, size_t softmax, std::vector<ir::NodeId>& gone) {
   const ir::Graph& g = ctx.graph;
@@ -307,7 +325,14 @@ std::optional<Match> match_attention(const RuleContext& ctx, size_t i) {
   m.keep = s.keep;
   m.fill = s.fill;
   m.scale = s.scale;
-  m.causal = !m.bias.empty() && causal_bias(ctx, m.bias);
+  // A causal constant alone (no second mask, so no row loses every key) becomes the causal limit.
+  if (m.keep.empty() && !m.bias.empty() && causal_bias(ctx, m.bias)) {
+    m.causal = true;
+    m.bias.clear();
+  } else if (m.bias.empty() && !m.keep.empty() && causal_keep(ctx, m.keep, m.fill)) {
+    m.causal = true;
+    m.keep.clear();
+  }
   m.last = 0;
   for (ir::NodeId id : m.gone) m.last = std::max(m.last, g.node_index(id));
   return m;
@@ -319,7 +344,7 @@ ir::Node fused_node(const Match& m, std::vector<std::string> inputs, std::string
   n.domain = "com.tessera";
   n.name = m.name;
   n.inputs = std::move(inputs);
-  n.inputs.push_back(m.causal ? "" : m.bias);
+  n.inputs.push_back(m.bias);
   n.inputs.push_back(m.keep);
   while (n.inputs.back().empty()) n.inputs.pop_back();
   n.outputs = {std::move(y)};

@@ -39,6 +39,7 @@ struct Block {
   bool mask = false;            // additive [B, 1, 1, S] padding mask input
   bool causal_const = false;    // constant triangular -10000 bias
   bool where_keep = false;      // Where(keep, s, -inf) with a bool [1, 1, S, S] input, scale on Q
+  bool keep_const = false;      // ... the keep mask a constant lower triangle (HF GPT-2's buffer)
   bool two_transposes = false;  // K: [B,S,H,D] -> [B,H,S,D] -> [B,H,D,S]
   bool rotary = false;          // Q and K rotated in [B, H, S, D]
   int64_t kv_heads = kH;        // < kH: K/V projected to fewer heads and repeated
@@ -95,7 +96,10 @@ ir::Model block_model(const Block& c) {
   if (!c.where_keep) s = b.node("Div", {s, b.constant_floats(fresh(), {}, std::sqrt(float(kD)))});
   if (c.extra_reader) b.output(s, F({kB, kH, kS, kS}));
   if (c.where_keep) {
-    auto keep = b.input("keep", F({1, 1, kS, kS}, DataType::kBool));
+    std::vector<uint8_t> tri(kS * kS);
+    for (int64_t k = 0; k < kS * kS; ++k) tri[static_cast<size_t>(k)] = k % kS <= k / kS;
+    auto keep = c.keep_const ? b.initializer(ir::make_tensor("keep", DataType::kBool, {1, 1, kS, kS}, tri))
+                             : b.input("keep", F({1, 1, kS, kS}, DataType::kBool));
     s = b.node("Where", {keep, s, b.constant_floats(fresh(), {}, -INFINITY)});
   }
   if (c.mask) s = b.node("Add", {s, b.input("mask", F({kB, 1, 1, kS}))});
@@ -229,6 +233,15 @@ TEST(PassesFuseAttention, WhereKeepMaskAndScaledQuery) {
   EXPECT_EQ(n->inputs[3], "");
   EXPECT_EQ(n->inputs[4], "keep");
   EXPECT_TRUE(std::isinf(n->attr("mask_fill")->f));
+}
+
+TEST(PassesFuseAttention, ConstantCausalKeepMaskBecomesCausal) {
+  ir::Model opt = optimise_and_compare(block_model({.where_keep = true, .keep_const = true}));
+  const ir::Node* n = fused(opt.graph);
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(n->inputs.size(), 3u);
+  ASSERT_NE(n->attr("causal"), nullptr);
+  EXPECT_EQ(opt.graph.find_initializer("keep"), nullptr);
 }
 
 TEST(PassesFuseAttention, VitStyleTwoTransposesNoMask) {
