@@ -19,9 +19,16 @@
 namespace tessera::passes {
 namespace {
 
+// The fused kernel's fast path computes in float16/bfloat16; a float32 graph that the session keeps in
+// float32 (precision fp32 or tf32) would take its row kernel, slower than cuBLAS's products: left alone.
+bool narrow_at_run_time(const RuleContext& ctx, ir::DataType t) {
+  return t == ir::DataType::kFloat16 || t == ir::DataType::kBFloat16 ||
+         ctx.target.precision == Precision::kFp16 || ctx.target.precision == Precision::kBf16;
+}
+
 bool fuse_attention(RuleContext& ctx, size_t i) {
   auto m = attn::match_attention(ctx, i);
-  if (!m) return false;
+  if (!m || !narrow_at_run_time(ctx, elem_type(ctx, m->v.value))) return false;
   ir::Node fused = attn::fused_node(*m, {m->q.value, m->k.value, m->v.value}, m->y);
   if (!kernel_available(ctx, fused)) return false;
   ensure_opset_import(ctx.model, "com.tessera", 1);

@@ -169,6 +169,7 @@ Target cuda_like_target(std::vector<std::string> disabled = {}) {
   Target t = rt::cpu_target(OptLevel::kLayout);
   t.backend = "cuda";  // the CPU's kernels stand in for the GPU's: the fused node runs on its reference
   t.layout = Layout::kNchw;
+  t.precision = Precision::kFp16;  // the session lowers to float16 after the passes (the default)
   t.disabled_rules = std::move(disabled);
   return t;
 }
@@ -277,6 +278,12 @@ TEST(PassesFuseAttention, DisabledOrNotForThisBackend) {
   ir::Model cpu = m;
   optimize(cpu, rt::cpu_target(OptLevel::kLayout));
   EXPECT_EQ(fused(cpu.graph), nullptr);
+  // A float32 graph kept in float32 on the GPU would not reach the flash kernel: left to cuBLAS.
+  ir::Model fp32 = m;
+  Target t = cuda_like_target();
+  t.precision = Precision::kFp32;
+  optimize(fp32, t);
+  EXPECT_EQ(fused(fp32.graph), nullptr);
 }
 
 TEST(PassesFuseAttention, ScoresReadElsewhereStayUnfused) {
