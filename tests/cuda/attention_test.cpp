@@ -242,5 +242,51 @@ TEST_F(CudaOps, FusedAttentionMatchesTheReference) {
   }
 }
 
+// A BERT-style attention block (float32 model, additive padding mask) run by a CUDA session at the
+// layout level in float16: fuse_attention makes one FusedAttention, which must run on the GPU and match
+// the CPU's float32 reference within float16's accuracy (every product of the block in float16: the
+// projections over 256 terms dominate, ~1e-2 of values of order 1).
+TEST_F(CudaOps, FusedAttentionBlockEndToEnd) {
+  constexpr int64_t kB = 3, kS = 77, kH = 4, kD = 64, kE = kH * kD;
+  auto f32 = [](std::vector<int64_t> dims) {
+    ir::Shape s;
+    for (int64_t d : dims) s.push_back(ir::Dim::of(d));
+    return ir::Type::tensor(DataType::kFloat, s);
+  };
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", f32({kB, kS, kE}));
+  auto heads = [&](const char* w, std::vector<int64_t> perm) {
+    auto p = b.node("MatMul", {x, b.random_normal(w, {kE, kE}, 0.05f)});
+    auto r = b.node("Reshape", {p, b.constant_ints(std::string(w) + "_shape", {kB, kS, kH, kD})});
+    return b.node("Transpose", {r}, {Attribute::of_ints("perm", std::move(perm))});
+  };
+  auto s = b.node("MatMul", {heads("wq", {0, 2, 1, 3}), heads("wk", {0, 2, 3, 1})});
+  s = b.node("Div", {s, b.constant_floats("sqrt_d", {}, 8.0f)});
+  s = b.node("Add", {s, b.input("mask", f32({kB, 1, 1, kS}))});
+  auto p = b.node("Softmax", {s}, {Attribute::of_int("axis", -1)});
+  auto o = b.node("Transpose", {b.node("MatMul", {p, heads("wv", {0, 2, 1, 3})})},
+                  {Attribute::of_ints("perm", {0, 2, 1, 3})});
+  b.output(b.node("Reshape", {o, b.constant_ints("out_shape", {kB, kS, kE})}), f32({kB, kS, kE}));
+
+  rt::Tensor mask = rt::Tensor::zeros(DataType::kFloat, {kB, 1, 1, kS});
+  for (int64_t bi = 0; bi < kB; ++bi)
+    for (int64_t j = kS - 10 * bi; j < kS; ++j) mask.data<float>()[bi * kS + j] = -10000.0f;  // padding
+  const std::vector<std::pair<std::string, rt::Value>> feeds = {
+      {"x", rt::Value(random_tensor(DataType::kFloat, {kB, kS, kE}, -2, 2, 5))}, {"mask", rt::Value(mask)}};
+  rt::Session gpu(m, {.backend = "cuda", .precision = tessera::passes::Precision::kFp16});
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
+  size_t fused_on_gpu = 0;
+  for (const auto& bi : gpu.backends())
+    if (bi.name == "cuda" && bi.ops.count("FusedAttention")) fused_on_gpu += bi.ops.at("FusedAttention");
+  EXPECT_EQ(fused_on_gpu, 1u);
+  const auto want = ref.run(feeds);
+  const auto got = gpu.run(feeds);
+  ASSERT_EQ(got.size(), 1u);
+  expect_near(got[0].tensor(), want[0].tensor(), 2e-2, 2e-2, "fused attention block");
+}
+
 }  // namespace
 }  // namespace tessera::cuda_test
