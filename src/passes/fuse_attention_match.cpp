@@ -121,11 +121,10 @@ bool match_scores(const RuleContext& ctx, std::string value, size_t reader, int 
 
 // Follows an operand back through Transposes (each permutation moves the axes); the Transposes that
 // only the chain reads go with it. `reader` ends as the node reading the returned value, `exclusive`
-// says whether everything between it and the chain goes.
+// (true on entry when everything so far goes) says whether everything between it and the chain goes.
 Operand trace_back(const RuleContext& ctx, std::string value, std::vector<int64_t> axes, size_t& reader,
                    bool& exclusive, std::vector<ir::NodeId>& gone) {
   const ir::Graph& g = ctx.graph;
-  exclusive = true;
   for (int guard = 0; guard < kGuard; ++guard) {
     auto p = producer(g, value);
     if (!p) break;
@@ -267,10 +266,54 @@ bool rank_of(const RuleContext& ctx, const std::string& v, ir::DataType t, size_
 
 // Traces one operand given in the product's layout (`axes` of its logical dimensions there) to where it
 // can be read in place.
+// Two dimensions known to be equal (the same static value or the same symbol).
+bool equal_dims(const ir::Shape& a, size_t ia, const ir::Shape& b, size_t ib) {
+  const ir::Dim &x = a[ia], &y = b[ib];
+  return (x.is_static() && y.is_static() && x.value == y.value) || (x.is_symbolic() && x == y);
+}
+
+// Grouped KV heads repeated for the products (Llama's repeat_kv):
+//   Reshape(Expand(Unsqueeze(x [B, Hkv, S, D], axis 2), [B, Hkv, n, S, D]), [B, Hkv * n, S, D])
+// is read as x itself: the kernels map query head h to KV head h / n. Only when the types prove that
+// the Expand repeats axis 2 alone and the Reshape merges axes 1 and 2.
+void skip_repeat_kv(const RuleContext& ctx, Operand& op, size_t& reader, bool& exclusive,
+                    std::vector<ir::NodeId>& gone) {
+  const ir::Graph& g = ctx.graph;
+  if (op.axes != std::vector<int64_t>{0, 1, 2, 3}) return;
+  auto r = producer(g, op.value);
+  if (!r || !is_op(g.nodes[*r], "Reshape")) return;
+  auto e = producer(g, g.nodes[*r].inputs[0]);
+  if (!e || !is_op(g.nodes[*e], "Expand")) return;
+  auto u = producer(g, g.nodes[*e].inputs[0]);
+  if (!u || !is_op(g.nodes[*u], "Unsqueeze")) return;
+  const ir::Node& un = g.nodes[*u];
+  auto axes = un.inputs.size() > 1 ? constant_ints(g, un.inputs[1]) : attr_ints(un, "axes");
+  if (!axes || axes->size() != 1 || (*axes)[0] != 2) return;
+  auto rt = value_type(ctx, op.value), et = value_type(ctx, g.nodes[*e].outputs[0]),
+       xt = value_type(ctx, un.inputs[0]);
+  if (!rt || !et || !xt || !rt->shape || !et->shape || !xt->shape) return;
+  const ir::Shape &rs = *rt->shape, &es = *et->shape, &xs = *xt->shape;
+  if (rs.size() != 4 || es.size() != 5 || xs.size() != 4) return;
+  // Expand keeps x's axes (0, 1, 2, 3 -> 0, 1, 3, 4); the Reshape keeps batch, seq and size.
+  if (!equal_dims(es, 0, xs, 0) || !equal_dims(es, 1, xs, 1) || !equal_dims(es, 3, xs, 2) ||
+      !equal_dims(es, 4, xs, 3) || !equal_dims(rs, 0, es, 0) || !equal_dims(rs, 2, es, 3) ||
+      !equal_dims(rs, 3, es, 4))
+    return;
+  for (size_t n : {*r, *e, *u}) {
+    exclusive = exclusive && sole_consumer(g, g.nodes[n].outputs[0]) == reader;
+    if (exclusive) gone.push_back(g.nodes[n].id);
+    reader = n;
+  }
+  op.value = un.inputs[0];
+}
+
 std::optional<Operand> operand(const RuleContext& ctx, const std::string& value, std::vector<int64_t> axes,
                                size_t reader, std::vector<ir::NodeId>& gone) {
   bool exclusive = true;
   Operand op = trace_back(ctx, value, std::move(axes), reader, exclusive, gone);
+  const std::string repeated = op.value;
+  skip_repeat_kv(ctx, op, reader, exclusive, gone);
+  if (op.value != repeated) op = trace_back(ctx, op.value, op.axes, reader, exclusive, gone);
   // The kernels read rows of the head size: it must be the innermost axis.
   if (op.axes.back() != static_cast<int64_t>(op.axes.size()) - 1) return std::nullopt;
   return op;

@@ -268,6 +268,9 @@ TEST(PassesFuseAttention, LlamaStyleRotaryAndRepeatedKvHeads) {
   ASSERT_NE(n, nullptr);
   EXPECT_EQ(n->attr("q_axes")->ints, (std::vector<int64_t>{0, 1, 2, 3}));  // read after the rotation
   EXPECT_EQ(n->attr("k_axes")->ints, (std::vector<int64_t>{0, 1, 2, 3}));
+  // K and V are read with their 2 heads: the repetition went.
+  EXPECT_EQ(count(opt.graph, "Expand"), 0);
+  EXPECT_EQ(n->attr("v_axes")->ints, (std::vector<int64_t>{0, 2, 1, 3}));
 }
 
 TEST(PassesFuseAttention, DisabledOrNotForThisBackend) {
