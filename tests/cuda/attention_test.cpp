@@ -1,7 +1,8 @@
 // The CUDA ONNX Attention and com.tessera FusedAttention against the CPU's reference kernels (double
 // arithmetic): 3-D and 4-D inputs, grouped key/value heads, float and boolean masks with broadcasting,
 // causal and window limits, softcap, past/present caches, every qk_matmul_output mode, nonpad lengths,
-// fully masked rows, head sizes the flash kernel takes (32, 64, 128) and others (the row kernel).
+// fully masked rows, head sizes the flash kernel takes (multiples of 16 up to 128) and others (the row
+// kernel).
 //
 // Tolerances. float32 runs the row kernel: float32 dot products and sums over at most a few hundred
 // terms of magnitude <= a few units: 2e-5 absolute, 1e-4 relative. float16/bfloat16 round once when
@@ -210,8 +211,12 @@ TEST_F(CudaOps, FusedAttentionMatchesTheReference) {
                  {{0, 3, 1, 4}, {0, 3, 1, 4}, {0, 3, 1, 4}, bshd}, std::nullopt, std::nullopt, false, true),
       fused_case("3-D [S, B*H, D] (torch MHA)", {197, 24, 64}, {197, 24, 64}, {197, 24, 64},
                  {{1, 0, 2}, {1, 0, 2}, {1, 0, 2}, {1, 0, 2}}),
-      fused_case("d48 row kernel", {2, 33, 4, 48}, {2, 50, 4, 48}, {2, 50, 4, 48}, {bshd, bshd, bshd, bshd},
+      fused_case("d48 flash", {2, 33, 4, 48}, {2, 50, 4, 48}, {2, 50, 4, 48}, {bshd, bshd, bshd, bshd},
                  rt::Shape{50}),
+      fused_case("d40 row kernel", {2, 33, 4, 40}, {2, 50, 4, 40}, {2, 50, 4, 40}, {bshd, bshd, bshd, bshd},
+                 rt::Shape{50}),
+      fused_case("d96 causal", {1, 130, 2, 96}, {1, 130, 2, 96}, {1, 130, 2, 96}, {bshd, bshd, bshd, bshd},
+                 std::nullopt, std::nullopt, true),
   };
   uint32_t seed = 100;
   for (const auto& c : cases) {

@@ -195,10 +195,20 @@ void launch_typed(const AttnParams& p, cudaStream_t s) {
 template <class T>
 void launch_head(const AttnParams& p, cudaStream_t s) {
   switch (p.head) {
+    case 16:
+      return launch_typed<T, 16>(p, s);
     case 32:
       return launch_typed<T, 32>(p, s);
+    case 48:
+      return launch_typed<T, 48>(p, s);
     case 64:
       return launch_typed<T, 64>(p, s);
+    case 80:
+      return launch_typed<T, 80>(p, s);
+    case 96:
+      return launch_typed<T, 96>(p, s);
+    case 112:
+      return launch_typed<T, 112>(p, s);
     default:
       return launch_typed<T, 128>(p, s);
   }
@@ -212,7 +222,8 @@ bool aligned(const AttnOperand& x) {
 
 bool flash_attention_fits(const AttnParams& p) {
   if (p.t == ElemType::kFloat || p.qk) return false;
-  if (p.head != p.v_head || (p.head != 32 && p.head != 64 && p.head != 128)) return false;
+  // Head sizes the WMMA tiles cover: multiples of 16 up to 128, the same for V.
+  if (p.head != p.v_head || p.head % 16 != 0 || p.head < 16 || p.head > 128) return false;
   if (p.q_heads > 65535 || p.batch > 65535 || p.q_seq > int64_t{kRows} * 0x7fffffff) return false;
   return aligned(p.q) && aligned(p.k) && aligned(p.v);
 }
