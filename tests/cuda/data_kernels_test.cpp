@@ -628,3 +628,57 @@ TEST_F(CudaData, CastToAndFromFloat8) {
       expect_same({"Cast", {codes}, {Attribute::of_int("to", static_cast<int64_t>(to))}, 1, 19});
   }
 }
+
+// Casts to and from the small types: the packed 4- and 2-bit integers and float4e2m1 (odd lengths, so
+// the last byte is half used), float8e8m0 with its rounding modes, and pairs of small types.
+TEST_F(CudaData, CastToAndFromSmallTypes) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v = {0,    -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(),
+                           0.5,  -0.5, 1.5, -2.5, 7,
+                           8,    -8,   -9,  15,   16,
+                           1e6,  -1e6, 6,   6.5,  1e-40,
+                           3e38, 1e300};
+  for (int i = 0; i < 4097; ++i) v.push_back(std::sin(i * 0.37) * std::pow(2.0, i % 12 - 4));
+  const int64_t n = static_cast<int64_t>(v.size());  // odd
+  const DataType small[] = {DataType::kInt4,  DataType::kUint4,      DataType::kInt2,
+                            DataType::kUint2, DataType::kFloat4E2M1, DataType::kFloat8E8M0};
+  auto cast = [](rt::Tensor x, DataType to, std::vector<Attribute> extra = {}) {
+    extra.push_back(Attribute::of_int("to", static_cast<int64_t>(to)));
+    return Case{"Cast", {std::move(x)}, std::move(extra), 1, 25};
+  };
+  for (DataType from :
+       {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble, DataType::kInt8,
+        DataType::kUint8, DataType::kInt32, DataType::kInt64, DataType::kUint64, DataType::kBool}) {
+    const bool is_int = from != DataType::kFloat && from != DataType::kFloat16 &&
+                        from != DataType::kBFloat16 && from != DataType::kDouble;
+    rt::Tensor x = make(from, {n}, [&](int64_t i) {
+      double d = v[static_cast<size_t>(i)];
+      if (!is_int) return d;
+      if (!std::isfinite(d)) return 3.0;
+      return std::fmod(std::trunc(d * 3), 100.0);
+    });
+    for (DataType to : small) expect_same(cast(x, to));
+    for (const char* mode : {"up", "down", "nearest"})
+      for (int64_t sat : {0, 1})
+        expect_same(cast(x, DataType::kFloat8E8M0,
+                         {Attribute::of_string("round_mode", mode), Attribute::of_int("saturate", sat)}));
+  }
+  // Every code of each small type (two or four to a byte), to numbers and to the other small types.
+  for (DataType from : small) {
+    const int bits = ir::dtype_bits(from);
+    const int64_t count = (int64_t{1} << bits) * 3 + 1;  // odd
+    rt::Tensor codes = rt::Tensor::zeros(from, {count});
+    auto* p = static_cast<uint8_t*>(codes.raw());
+    for (int64_t i = 0; i < count; ++i) {
+      const int per = 8 / bits;
+      const uint8_t c = static_cast<uint8_t>((i * 7) % (1 << bits));
+      p[i / per] |= static_cast<uint8_t>(c << ((i % per) * bits));
+    }
+    for (DataType to : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble,
+                        DataType::kInt8, DataType::kUint8, DataType::kInt64, DataType::kBool})
+      expect_same(cast(codes, to));
+    for (DataType to : small) expect_same(cast(codes, to));
+    expect_same(cast(codes, DataType::kFloat8E4M3FN));
+    expect_same({"CastLike", {codes, rt::Tensor::zeros(DataType::kFloat, {1})}, {}, 1, 25});
+  }
+}
