@@ -230,6 +230,17 @@ TEST_F(CudaData, TransposeEveryElementSize) {
   // Attention's K^T at sizes that are not multiples of the tile, and a large 2-D one.
   expect_same({"Transpose", {floats({4, 129, 67})}, {Attribute::of_ints("perm", {0, 2, 1})}});
   expect_same({"Transpose", {floats({1000, 333})}});
+  // Rows that move as 16-, 8- and 4-byte words (attention's head split), and 64 x 64 tiles of float16.
+  rt::Tensor h = random(DataType::kFloat16, {4, 50, 12, 64}, -50, 50);
+  expect_same({"Transpose", {h}, {Attribute::of_ints("perm", {0, 2, 1, 3})}});
+  expect_same({"Transpose", {floats({197, 8, 96})}, {Attribute::of_ints("perm", {1, 0, 2})}});
+  expect_same({"Transpose", {floats({5, 7, 6})}, {Attribute::of_ints("perm", {1, 0, 2})}});
+  expect_same({"Transpose",
+               {random(DataType::kFloat16, {3, 130, 70}, -50, 50)},
+               {Attribute::of_ints("perm", {0, 2, 1})}});
+  expect_same({"Transpose",
+               {random(DataType::kInt8, {2, 200, 65}, -50, 50, true)},
+               {Attribute::of_ints("perm", {0, 2, 1})}});
   expect_same({"Transpose",
                {floats({2, 3, 4, 5, 6, 7, 2, 3})},
                {Attribute::of_ints("perm", {7, 6, 5, 4, 3, 2, 1, 0})}});
@@ -277,6 +288,8 @@ TEST_F(CudaData, GatherFamily) {
   expect_same(
       {"Gather", {data, rt::Tensor::scalar<int64_t>(DataType::kInt64, -1)}, {Attribute::of_int("axis", -1)}});
   expect_same({"Gather", {random(DataType::kBool, {9, 4}, 0, 2, true), ints({3, 0, 8})}});
+  // Rows moved as 16-byte words (embedding lookups).
+  expect_same({"Gather", {random(DataType::kFloat16, {100, 768}, -5, 5), ints({3, 99, -1, 0, 42})}});
   rt::Tensor ge_idx = random(DataType::kInt64, {50, 17, 30}, -40, 40, true);
   expect_same({"GatherElements", {data, ge_idx}, {Attribute::of_int("axis", 1)}});
   expect_same({"GatherElements",
