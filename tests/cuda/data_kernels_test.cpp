@@ -695,3 +695,80 @@ TEST_F(CudaData, CastToAndFromSmallTypes) {
     expect_same({"CastLike", {codes, rt::Tensor::zeros(DataType::kFloat, {1})}, {}, 1, 25});
   }
 }
+
+namespace {
+
+// A tensor of `t` whose storage bytes are pseudo-random (codes of a quantized type; packed types get
+// two or four codes per byte).
+rt::Tensor codes(DataType t, rt::Shape shape, uint32_t seed) {
+  rt::Tensor out = rt::Tensor::zeros(t, std::move(shape));
+  std::mt19937 rng(seed);
+  auto* p = static_cast<uint8_t*>(out.raw());
+  for (size_t i = 0; i < out.nbytes(); ++i) p[i] = static_cast<uint8_t>(rng());
+  return out;
+}
+
+}  // namespace
+
+// QuantizeLinear and DequantizeLinear for every quantized type, per tensor, per axis and per block,
+// from float32, float16 and int32 inputs (with NaN and infinities, which round to the zero point or
+// clamp), checked bit for bit: the GPU does the reference's float arithmetic in the same order.
+TEST_F(CudaData, QuantizeAndDequantizeEveryType) {
+  const double inf = std::numeric_limits<double>::infinity();
+  rt::Tensor x = random(DataType::kFloat, {6, 8, 301}, -300, 300, false, 3);
+  x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+  x.data<float>()[1] = static_cast<float>(inf);
+  x.data<float>()[2] = static_cast<float>(-inf);
+  x.data<float>()[3] = 2.5f;
+  rt::Tensor xh = random(DataType::kFloat16, {6, 8, 301}, -300, 300, false, 4);
+  rt::Tensor xi = random(DataType::kInt32, {6, 8, 301}, -3000, 3000, true, 5);
+  rt::Tensor scalar_scale = make(DataType::kFloat, {}, [](int64_t) { return 2.0; });
+  rt::Tensor axis_scale = random(DataType::kFloat, {8}, 0.5, 40, false, 6);
+  rt::Tensor block_scale = random(DataType::kFloat, {6, 2, 301}, 0.5, 40, false, 7);  // blocks of 5 on axis 1
+  const DataType types[] = {DataType::kInt8,           DataType::kUint8,      DataType::kInt16,
+                            DataType::kUint16,         DataType::kInt4,       DataType::kUint4,
+                            DataType::kInt2,           DataType::kUint2,      DataType::kFloat8E4M3FN,
+                            DataType::kFloat8E5M2FNUZ, DataType::kFloat4E2M1, DataType::kFloat8E8M0};
+  const Attribute axis1 = Attribute::of_int("axis", 1);
+  uint32_t seed = 100;
+  for (DataType t : types) {
+    SCOPED_TRACE(ir::dtype_name(t));
+    const bool with_zp = t != DataType::kFloat8E8M0;  // e8m0 has no zero
+    auto zp = [&](rt::Shape s) { return with_zp ? codes(t, std::move(s), seed++) : kNone; };
+    const std::vector<Attribute> out_type = {Attribute::of_int("output_dtype", static_cast<int64_t>(t))};
+    for (int64_t sat : {0, 1}) {
+      std::vector<Attribute> attrs = out_type;
+      attrs.push_back(Attribute::of_int("saturate", sat));
+      expect_same({"QuantizeLinear", {x, scalar_scale, zp({})}, attrs, 1, 25});
+    }
+    std::vector<Attribute> per_axis = out_type;
+    per_axis.push_back(axis1);
+    expect_same({"QuantizeLinear", {x, axis_scale, zp({8})}, per_axis, 1, 25});
+    std::vector<Attribute> blocked = per_axis;
+    blocked.push_back(Attribute::of_int("block_size", 5));
+    expect_same({"QuantizeLinear", {x, block_scale, zp({6, 2, 301})}, blocked, 1, 25});
+    rt::Tensor q = codes(t, {6, 8, 301}, seed++);
+    expect_same({"DequantizeLinear", {q, scalar_scale, zp({})}, {}, 1, 25});
+    expect_same({"DequantizeLinear", {q, axis_scale, zp({8})}, {axis1}, 1, 25});
+    expect_same({"DequantizeLinear",
+                 {q, block_scale, zp({6, 2, 301})},
+                 {axis1, Attribute::of_int("block_size", 5)},
+                 1,
+                 25});
+  }
+  // float16 and int32 inputs, float16 scales and outputs, and the opset 13 forms.
+  rt::Tensor half_scale = random(DataType::kFloat16, {8}, 0.5, 40, false, 8);
+  expect_same({"QuantizeLinear", {xh, half_scale, codes(DataType::kInt8, {8}, 9)}, {axis1}, 1, 25});
+  expect_same({"QuantizeLinear", {xi, axis_scale, codes(DataType::kUint8, {8}, 10)}, {axis1}, 1, 25});
+  expect_same({"QuantizeLinear", {x, axis_scale, codes(DataType::kUint8, {8}, 11)}, {axis1}, 1, 13});
+  rt::Tensor q8 = codes(DataType::kInt8, {6, 8, 301}, 12);
+  expect_same({"DequantizeLinear", {q8, half_scale, codes(DataType::kInt8, {8}, 13)}, {axis1}, 1, 25});
+  expect_same({"DequantizeLinear",
+               {q8, axis_scale, codes(DataType::kInt8, {8}, 14)},
+               {axis1, Attribute::of_int("output_dtype", static_cast<int64_t>(DataType::kFloat16))},
+               1,
+               25});
+  expect_same({"DequantizeLinear", {q8, axis_scale, codes(DataType::kInt8, {8}, 15)}, {axis1}, 1, 13});
+  expect_same(
+      {"DequantizeLinear", {random(DataType::kInt32, {1000}, -1e6, 1e6, true), scalar_scale}, {}, 1, 25});
+}
