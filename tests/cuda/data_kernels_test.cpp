@@ -230,6 +230,17 @@ TEST_F(CudaData, TransposeEveryElementSize) {
   // Attention's K^T at sizes that are not multiples of the tile, and a large 2-D one.
   expect_same({"Transpose", {floats({4, 129, 67})}, {Attribute::of_ints("perm", {0, 2, 1})}});
   expect_same({"Transpose", {floats({1000, 333})}});
+  // Rows that move as 16-, 8- and 4-byte words (attention's head split), and 64 x 64 tiles of float16.
+  rt::Tensor h = random(DataType::kFloat16, {4, 50, 12, 64}, -50, 50);
+  expect_same({"Transpose", {h}, {Attribute::of_ints("perm", {0, 2, 1, 3})}});
+  expect_same({"Transpose", {floats({197, 8, 96})}, {Attribute::of_ints("perm", {1, 0, 2})}});
+  expect_same({"Transpose", {floats({5, 7, 6})}, {Attribute::of_ints("perm", {1, 0, 2})}});
+  expect_same({"Transpose",
+               {random(DataType::kFloat16, {3, 130, 70}, -50, 50)},
+               {Attribute::of_ints("perm", {0, 2, 1})}});
+  expect_same({"Transpose",
+               {random(DataType::kInt8, {2, 200, 65}, -50, 50, true)},
+               {Attribute::of_ints("perm", {0, 2, 1})}});
   expect_same({"Transpose",
                {floats({2, 3, 4, 5, 6, 7, 2, 3})},
                {Attribute::of_ints("perm", {7, 6, 5, 4, 3, 2, 1, 0})}});
@@ -277,6 +288,8 @@ TEST_F(CudaData, GatherFamily) {
   expect_same(
       {"Gather", {data, rt::Tensor::scalar<int64_t>(DataType::kInt64, -1)}, {Attribute::of_int("axis", -1)}});
   expect_same({"Gather", {random(DataType::kBool, {9, 4}, 0, 2, true), ints({3, 0, 8})}});
+  // Rows moved as 16-byte words (embedding lookups).
+  expect_same({"Gather", {random(DataType::kFloat16, {100, 768}, -5, 5), ints({3, 99, -1, 0, 42})}});
   rt::Tensor ge_idx = random(DataType::kInt64, {50, 17, 30}, -40, 40, true);
   expect_same({"GatherElements", {data, ge_idx}, {Attribute::of_int("axis", 1)}});
   expect_same({"GatherElements",
@@ -627,4 +640,135 @@ TEST_F(CudaData, CastToAndFromFloat8) {
     for (DataType to : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble})
       expect_same({"Cast", {codes}, {Attribute::of_int("to", static_cast<int64_t>(to))}, 1, 19});
   }
+}
+
+// Casts to and from the small types: the packed 4- and 2-bit integers and float4e2m1 (odd lengths, so
+// the last byte is half used), float8e8m0 with its rounding modes, and pairs of small types.
+TEST_F(CudaData, CastToAndFromSmallTypes) {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v = {0,    -0.0, inf, -inf, std::numeric_limits<double>::quiet_NaN(),
+                           0.5,  -0.5, 1.5, -2.5, 7,
+                           8,    -8,   -9,  15,   16,
+                           1e6,  -1e6, 6,   6.5,  1e-40,
+                           3e38, 1e300};
+  for (int i = 0; i < 4097; ++i) v.push_back(std::sin(i * 0.37) * std::pow(2.0, i % 12 - 4));
+  const int64_t n = static_cast<int64_t>(v.size());  // odd
+  const DataType small[] = {DataType::kInt4,  DataType::kUint4,      DataType::kInt2,
+                            DataType::kUint2, DataType::kFloat4E2M1, DataType::kFloat8E8M0};
+  auto cast = [](rt::Tensor x, DataType to, std::vector<Attribute> extra = {}) {
+    extra.push_back(Attribute::of_int("to", static_cast<int64_t>(to)));
+    return Case{"Cast", {std::move(x)}, std::move(extra), 1, 25};
+  };
+  for (DataType from :
+       {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble, DataType::kInt8,
+        DataType::kUint8, DataType::kInt32, DataType::kInt64, DataType::kUint64, DataType::kBool}) {
+    const bool is_int = from != DataType::kFloat && from != DataType::kFloat16 &&
+                        from != DataType::kBFloat16 && from != DataType::kDouble;
+    rt::Tensor x = make(from, {n}, [&](int64_t i) {
+      double d = v[static_cast<size_t>(i)];
+      if (!is_int) return d;
+      if (!std::isfinite(d)) return 3.0;
+      return std::fmod(std::trunc(d * 3), 100.0);
+    });
+    for (DataType to : small) expect_same(cast(x, to));
+    for (const char* mode : {"up", "down", "nearest"})
+      for (int64_t sat : {0, 1})
+        expect_same(cast(x, DataType::kFloat8E8M0,
+                         {Attribute::of_string("round_mode", mode), Attribute::of_int("saturate", sat)}));
+  }
+  // Every code of each small type (two or four to a byte), to numbers and to the other small types.
+  for (DataType from : small) {
+    const int bits = ir::dtype_bits(from);
+    const int64_t count = (int64_t{1} << bits) * 3 + 1;  // odd
+    rt::Tensor codes = rt::Tensor::zeros(from, {count});
+    auto* p = static_cast<uint8_t*>(codes.raw());
+    for (int64_t i = 0; i < count; ++i) {
+      const int per = 8 / bits;
+      const uint8_t c = static_cast<uint8_t>((i * 7) % (1 << bits));
+      p[i / per] |= static_cast<uint8_t>(c << ((i % per) * bits));
+    }
+    for (DataType to : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16, DataType::kDouble,
+                        DataType::kInt8, DataType::kUint8, DataType::kInt64, DataType::kBool})
+      expect_same(cast(codes, to));
+    for (DataType to : small) expect_same(cast(codes, to));
+    expect_same(cast(codes, DataType::kFloat8E4M3FN));
+    expect_same({"CastLike", {codes, rt::Tensor::zeros(DataType::kFloat, {1})}, {}, 1, 25});
+  }
+}
+
+namespace {
+
+// A tensor of `t` whose storage bytes are pseudo-random (codes of a quantized type; packed types get
+// two or four codes per byte).
+rt::Tensor codes(DataType t, rt::Shape shape, uint32_t seed) {
+  rt::Tensor out = rt::Tensor::zeros(t, std::move(shape));
+  std::mt19937 rng(seed);
+  auto* p = static_cast<uint8_t*>(out.raw());
+  for (size_t i = 0; i < out.nbytes(); ++i) p[i] = static_cast<uint8_t>(rng());
+  return out;
+}
+
+}  // namespace
+
+// QuantizeLinear and DequantizeLinear for every quantized type, per tensor, per axis and per block,
+// from float32, float16 and int32 inputs (with NaN and infinities, which round to the zero point or
+// clamp), checked bit for bit: the GPU does the reference's float arithmetic in the same order.
+TEST_F(CudaData, QuantizeAndDequantizeEveryType) {
+  const double inf = std::numeric_limits<double>::infinity();
+  rt::Tensor x = random(DataType::kFloat, {6, 8, 301}, -300, 300, false, 3);
+  x.data<float>()[0] = std::numeric_limits<float>::quiet_NaN();
+  x.data<float>()[1] = static_cast<float>(inf);
+  x.data<float>()[2] = static_cast<float>(-inf);
+  x.data<float>()[3] = 2.5f;
+  rt::Tensor xh = random(DataType::kFloat16, {6, 8, 301}, -300, 300, false, 4);
+  rt::Tensor xi = random(DataType::kInt32, {6, 8, 301}, -3000, 3000, true, 5);
+  rt::Tensor scalar_scale = make(DataType::kFloat, {}, [](int64_t) { return 2.0; });
+  rt::Tensor axis_scale = random(DataType::kFloat, {8}, 0.5, 40, false, 6);
+  rt::Tensor block_scale = random(DataType::kFloat, {6, 2, 301}, 0.5, 40, false, 7);  // blocks of 5 on axis 1
+  const DataType types[] = {DataType::kInt8,           DataType::kUint8,      DataType::kInt16,
+                            DataType::kUint16,         DataType::kInt4,       DataType::kUint4,
+                            DataType::kInt2,           DataType::kUint2,      DataType::kFloat8E4M3FN,
+                            DataType::kFloat8E5M2FNUZ, DataType::kFloat4E2M1, DataType::kFloat8E8M0};
+  const Attribute axis1 = Attribute::of_int("axis", 1);
+  uint32_t seed = 100;
+  for (DataType t : types) {
+    SCOPED_TRACE(ir::dtype_name(t));
+    const bool with_zp = t != DataType::kFloat8E8M0;  // e8m0 has no zero
+    auto zp = [&](rt::Shape s) { return with_zp ? codes(t, std::move(s), seed++) : kNone; };
+    const std::vector<Attribute> out_type = {Attribute::of_int("output_dtype", static_cast<int64_t>(t))};
+    for (int64_t sat : {0, 1}) {
+      std::vector<Attribute> attrs = out_type;
+      attrs.push_back(Attribute::of_int("saturate", sat));
+      expect_same({"QuantizeLinear", {x, scalar_scale, zp({})}, attrs, 1, 25});
+    }
+    std::vector<Attribute> per_axis = out_type;
+    per_axis.push_back(axis1);
+    expect_same({"QuantizeLinear", {x, axis_scale, zp({8})}, per_axis, 1, 25});
+    std::vector<Attribute> blocked = per_axis;
+    blocked.push_back(Attribute::of_int("block_size", 5));
+    expect_same({"QuantizeLinear", {x, block_scale, zp({6, 2, 301})}, blocked, 1, 25});
+    rt::Tensor q = codes(t, {6, 8, 301}, seed++);
+    expect_same({"DequantizeLinear", {q, scalar_scale, zp({})}, {}, 1, 25});
+    expect_same({"DequantizeLinear", {q, axis_scale, zp({8})}, {axis1}, 1, 25});
+    expect_same({"DequantizeLinear",
+                 {q, block_scale, zp({6, 2, 301})},
+                 {axis1, Attribute::of_int("block_size", 5)},
+                 1,
+                 25});
+  }
+  // float16 and int32 inputs, float16 scales and outputs, and the opset 13 forms.
+  rt::Tensor half_scale = random(DataType::kFloat16, {8}, 0.5, 40, false, 8);
+  expect_same({"QuantizeLinear", {xh, half_scale, codes(DataType::kInt8, {8}, 9)}, {axis1}, 1, 25});
+  expect_same({"QuantizeLinear", {xi, axis_scale, codes(DataType::kUint8, {8}, 10)}, {axis1}, 1, 25});
+  expect_same({"QuantizeLinear", {x, axis_scale, codes(DataType::kUint8, {8}, 11)}, {axis1}, 1, 13});
+  rt::Tensor q8 = codes(DataType::kInt8, {6, 8, 301}, 12);
+  expect_same({"DequantizeLinear", {q8, half_scale, codes(DataType::kInt8, {8}, 13)}, {axis1}, 1, 25});
+  expect_same({"DequantizeLinear",
+               {q8, axis_scale, codes(DataType::kInt8, {8}, 14)},
+               {axis1, Attribute::of_int("output_dtype", static_cast<int64_t>(DataType::kFloat16))},
+               1,
+               25});
+  expect_same({"DequantizeLinear", {q8, axis_scale, codes(DataType::kInt8, {8}, 15)}, {axis1}, 1, 13});
+  expect_same(
+      {"DequantizeLinear", {random(DataType::kInt32, {1000}, -1e6, 1e6, true), scalar_scale}, {}, 1, 25});
 }

@@ -17,14 +17,17 @@ struct SoftmaxCase {
 // bottom of a binade). LogSoftmax is (x - max) - log(sum), two terms of one sign: relative too. The
 // absolute term covers results below the type's normal range (float16 subnormals step by 6e-8).
 TEST_F(CudaOps, SoftmaxFamilyMatchesTheReference) {
-  const std::vector<SoftmaxCase> cases = {{{300, 1000}, -1, 13},   // a block per row
-                                          {{2048, 37}, 1, 13},     // a warp per row
-                                          {{4000, 5}, -1, 13},     // a thread per row
-                                          {{3, 50, 7}, 1, 13},     // along a middle axis, a warp
-                                          {{4, 20, 1500}, 1, 13},  // along a middle axis, a thread
-                                          {{4, 5, 6}, 1, 11},      // coerced to [4, 30]
-                                          {{2, 30000}, 0, 13},     // two elements, 30000 apart
-                                          {{1, 70000}, -1, 13}};   // one long row
+  const std::vector<SoftmaxCase> cases = {{{300, 1000}, -1, 13},     // a warp per row, registers
+                                          {{24, 197, 197}, -1, 13},  // attention scores, 7 per lane
+                                          {{40, 1024}, -1, 13},      // the longest rows in registers
+                                          {{40, 1025}, -1, 13},      // a block per row
+                                          {{2048, 37}, 1, 13},       // a warp per row
+                                          {{4000, 5}, -1, 13},       // a thread per row
+                                          {{3, 50, 7}, 1, 13},       // along a middle axis, a warp
+                                          {{4, 20, 1500}, 1, 13},    // along a middle axis, a thread
+                                          {{4, 5, 6}, 1, 11},        // coerced to [4, 30]
+                                          {{2, 30000}, 0, 13},       // two elements, 30000 apart
+                                          {{1, 70000}, -1, 13}};     // one long row
   uint32_t seed = 1;
   for (const char* op : {"Softmax", "LogSoftmax", "Hardmax"}) {
     for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16}) {

@@ -1,5 +1,8 @@
 // Data-movement kernels over raw storage (see data_ops.h): strided copies, tiled transposes, fills, pads,
 // gathers, Where and Trilu.
+#include <cstdint>
+#include <type_traits>
+
 #include "backends/cuda/data_ops.h"
 #include "backends/cuda/device_types.cuh"
 
@@ -28,49 +31,65 @@ void by_size(int bytes, F&& f) {
   }
 }
 
-template <class S>
-__global__ void strided_copy_kernel(const S* src, S* dst, int64_t n, StridedCopy c) {
-  TESSERA_GRID_LOOP(i, n) {
-    int64_t rest = i, so = c.src_base, dof = c.dst_base;
+// by_size, and 16-byte words for the copies that move whole vectors.
+template <class F>
+void by_word(int bytes, F&& f) {
+  if (bytes == 16) return f(Tag<uint4>{});
+  by_size(bytes, f);
+}
+
+// One element per thread (grid-stride); I is int32_t when every index and offset fits, which makes the
+// per-dimension division several times cheaper than in 64 bits.
+template <class S, class I>
+__global__ void strided_copy_kernel(const S* __restrict__ src, S* __restrict__ dst, I n, StridedCopy c) {
+  for (I i = static_cast<I>(blockIdx.x) * static_cast<I>(blockDim.x) + static_cast<I>(threadIdx.x); i < n;
+       i += static_cast<I>(gridDim.x) * static_cast<I>(blockDim.x)) {
+    I rest = i, so = 0, dof = 0;
     for (int d = c.rank - 1; d >= 0; --d) {
-      int64_t idx = rest % c.dims[d];
-      rest /= c.dims[d];
-      so += idx * c.src[d];
-      dof += idx * c.dst[d];
+      const I dim = static_cast<I>(c.dims[d]);
+      const I idx = rest % dim;
+      rest /= dim;
+      so += idx * static_cast<I>(c.src[d]);
+      dof += idx * static_cast<I>(c.dst[d]);
     }
     dst[dof] = src[so];
   }
 }
 
-template <class S>
-__global__ void contiguous_copy_kernel(const S* src, S* dst, int64_t n) {
-  TESSERA_GRID_LOOP(i, n) dst[i] = src[i];
-}
-
-constexpr int kTile = 32;
 constexpr int kTileRows = 8;
 
-// One 32x32 tile per block: coalesced reads of rows into shared memory, coalesced writes of columns.
-// The +1 column avoids shared-memory bank conflicts on the transposed read.
-template <class S>
-__global__ void transpose_tile_kernel(const S* src, S* dst, int64_t rows, int64_t cols, int64_t tiles_r,
-                                      int64_t tiles_c, int64_t batch) {
-  __shared__ S tile[kTile][kTile + 1];
+// One kTile x kTile tile per block of 32 x kTileRows threads: coalesced reads of rows into shared memory,
+// coalesced writes of columns. The padding avoids shared-memory bank conflicts on the transposed read.
+// Elements of 1 or 2 bytes use 64 x 64 tiles, so that each thread keeps 16 loads in flight and each
+// warp reads whole 128-byte lines.
+template <class S, int kTile>
+__global__ void transpose_tile_kernel(const S* __restrict__ src, S* __restrict__ dst, int64_t rows,
+                                      int64_t cols, int64_t tiles_r, int64_t tiles_c, int64_t batch) {
+  constexpr int kPad = sizeof(S) >= 4 ? 1 : 4 / sizeof(S);  // rows start in successive banks
+  __shared__ S tile[kTile][kTile + kPad];
   const int64_t per_matrix = tiles_r * tiles_c;
   for (int64_t t = blockIdx.x; t < per_matrix * batch; t += gridDim.x) {
     const int64_t b = t / per_matrix, tr = (t % per_matrix) / tiles_c, tc = t % tiles_c;
     const S* in = src + b * rows * cols;
     S* out = dst + b * rows * cols;
-    const int64_t c = tc * kTile + threadIdx.x;
-    for (int j = threadIdx.y; j < kTile; j += kTileRows) {
-      const int64_t r = tr * kTile + j;
-      if (r < rows && c < cols) tile[j][threadIdx.x] = in[r * cols + c];
+#pragma unroll
+    for (int x = threadIdx.x; x < kTile; x += 32) {
+      const int64_t c = tc * kTile + x;
+#pragma unroll
+      for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+        const int64_t r = tr * kTile + j;
+        if (r < rows && c < cols) tile[j][x] = in[r * cols + c];
+      }
     }
     __syncthreads();
-    const int64_t oc = tr * kTile + threadIdx.x;  // column of the output = row of the input
-    for (int j = threadIdx.y; j < kTile; j += kTileRows) {
-      const int64_t orow = tc * kTile + j;
-      if (orow < cols && oc < rows) out[orow * rows + oc] = tile[threadIdx.x][j];
+#pragma unroll
+    for (int x = threadIdx.x; x < kTile; x += 32) {
+      const int64_t oc = tr * kTile + x;  // column of the output = row of the input
+#pragma unroll
+      for (int j = threadIdx.y; j < kTile; j += kTileRows) {
+        const int64_t orow = tc * kTile + j;
+        if (orow < cols && oc < rows) out[orow * rows + oc] = tile[x][j];
+      }
     }
     __syncthreads();
   }
@@ -115,14 +134,16 @@ __device__ __forceinline__ int64_t index_at(const void* idx, int64_t i) {
   return static_cast<int64_t>(static_cast<const I*>(idx)[i]);
 }
 
-template <class S, class I>
-__global__ void gather_kernel(const S* data, const I* idx, S* out, int64_t n, int64_t axis_dim, int64_t nidx,
-                              int64_t inner) {
-  TESSERA_GRID_LOOP(i, n) {
-    const int64_t in = i % inner, j = (i / inner) % nidx, o = i / (inner * nidx);
+// N is the type of element indices and offsets: int32_t when they fit (cheaper divisions).
+template <class S, class I, class N>
+__global__ void gather_kernel(const S* __restrict__ data, const I* __restrict__ idx, S* __restrict__ out, N n,
+                              N axis_dim, N nidx, N inner) {
+  for (N i = static_cast<N>(blockIdx.x) * static_cast<N>(blockDim.x) + static_cast<N>(threadIdx.x); i < n;
+       i += static_cast<N>(gridDim.x) * static_cast<N>(blockDim.x)) {
+    const N in = i % inner, row = i / inner, j = row % nidx, o = row / nidx;
     int64_t k = static_cast<int64_t>(idx[j]);
     if (k < 0) k += axis_dim;
-    out[i] = (k >= 0 && k < axis_dim) ? data[(o * axis_dim + k) * inner + in] : S{};
+    out[i] = (k >= 0 && k < axis_dim) ? data[(o * axis_dim + static_cast<N>(k)) * inner + in] : S{};
   }
 }
 
@@ -245,35 +266,85 @@ StridedCopy simplify(const StridedCopy& c) {
   return r;
 }
 
+namespace {
+
+// Moves words of `v` bytes instead of elements when the innermost dimension is contiguous on both
+// sides and every stride, its length and both pointers allow it; returns the word size used.
+int widen(StridedCopy& k, int elem_bytes, const void* in, const void* out) {
+  const int last = k.rank - 1;
+  if (last < 0 || k.src[last] != 1 || k.dst[last] != 1) return elem_bytes;
+  for (int v = 16; v > elem_bytes; v /= 2) {
+    const int f = v / elem_bytes;
+    bool ok = k.dims[last] % f == 0 && reinterpret_cast<uintptr_t>(in) % v == 0 &&
+              reinterpret_cast<uintptr_t>(out) % v == 0;
+    for (int d = 0; d < last && ok; ++d) ok = k.src[d] % f == 0 && k.dst[d] % f == 0;
+    if (!ok) continue;
+    k.dims[last] /= f;
+    for (int d = 0; d < last; ++d) {
+      k.src[d] /= f;
+      k.dst[d] /= f;
+    }
+    return v;
+  }
+  return elem_bytes;
+}
+
+// Whether every element index and offset of the copy fits in int32.
+bool fits_int32(const StridedCopy& k, int64_t n) {
+  int64_t so = 0, dof = 0;
+  for (int d = 0; d < k.rank; ++d) {
+    so += (k.dims[d] - 1) * (k.src[d] < 0 ? -k.src[d] : k.src[d]);
+    dof += (k.dims[d] - 1) * (k.dst[d] < 0 ? -k.dst[d] : k.dst[d]);
+  }
+  // The grid-stride step (at most 2^29) must not overflow either.
+  return n < (int64_t{1} << 30) && so < INT32_MAX && dof < INT32_MAX;
+}
+
+}  // namespace
+
 void launch_strided_copy(int elem_bytes, const void* src, void* dst, const StridedCopy& c, cudaStream_t s) {
   int64_t n = 1;
   for (int d = 0; d < c.rank; ++d) n *= c.dims[d];
   if (n == 0) return;
   StridedCopy k = simplify(c);
-  by_size(elem_bytes, [&](auto tag_S) {
+  const char* in = static_cast<const char*>(src) + k.src_base * elem_bytes;
+  char* out = static_cast<char*>(dst) + k.dst_base * elem_bytes;
+  k.src_base = k.dst_base = 0;
+  if (k.rank == 0 || (k.rank == 1 && k.src[0] == 1 && k.dst[0] == 1)) {
+    cudaMemcpyAsync(out, in, static_cast<size_t>(n) * elem_bytes, cudaMemcpyDeviceToDevice, s);
+    return;
+  }
+  const int word = widen(k, elem_bytes, in, out);
+  n = n / (word / elem_bytes);
+  by_word(word, [&](auto tag_S) {
     using S = typename decltype(tag_S)::type;
-    const S* in = static_cast<const S*>(src) + k.src_base;
-    S* out = static_cast<S*>(dst) + k.dst_base;
-    if (k.rank == 0 || (k.rank == 1 && k.src[0] == 1 && k.dst[0] == 1)) {
-      contiguous_copy_kernel<S><<<grid_for(n), kThreads, 0, s>>>(in, out, n);
-      return;
-    }
-    k.src_base = k.dst_base = 0;
-    strided_copy_kernel<S><<<grid_for(n), kThreads, 0, s>>>(in, out, n, k);
+    if (fits_int32(k, n))
+      strided_copy_kernel<S, int32_t><<<grid_for(n), kThreads, 0, s>>>(
+          reinterpret_cast<const S*>(in), reinterpret_cast<S*>(out), static_cast<int32_t>(n), k);
+    else
+      strided_copy_kernel<S, int64_t>
+          <<<grid_for(n), kThreads, 0, s>>>(reinterpret_cast<const S*>(in), reinterpret_cast<S*>(out), n, k);
   });
 }
 
 void launch_transpose_tiles(int elem_bytes, const void* src, void* dst, int64_t batch, int64_t rows,
                             int64_t cols, cudaStream_t s) {
   if (batch * rows * cols == 0) return;
-  const int64_t tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;
-  const int64_t tiles = tr * tc * batch;
-  const unsigned grid = static_cast<unsigned>(tiles < 65535 * 16 ? tiles : 65535 * 16);
-  by_size(elem_bytes, [&](auto tag_S) {
-    using S = typename decltype(tag_S)::type;
-    transpose_tile_kernel<S><<<grid, dim3(kTile, kTileRows), 0, s>>>(
-        static_cast<const S*>(src), static_cast<S*>(dst), rows, cols, tr, tc, batch);
-  });
+  auto launch = [&](auto tile_size) {
+    constexpr int kTile = decltype(tile_size)::value;
+    const int64_t tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;
+    const int64_t tiles = tr * tc * batch;
+    const unsigned grid = static_cast<unsigned>(tiles < 65535 * 16 ? tiles : 65535 * 16);
+    by_size(elem_bytes, [&](auto tag_S) {
+      using S = typename decltype(tag_S)::type;
+      transpose_tile_kernel<S, kTile><<<grid, dim3(32, kTileRows), 0, s>>>(
+          static_cast<const S*>(src), static_cast<S*>(dst), rows, cols, tr, tc, batch);
+    });
+  };
+  if (elem_bytes <= 2)
+    launch(std::integral_constant<int, 64>{});
+  else
+    launch(std::integral_constant<int, 32>{});
 }
 
 void launch_fill(int elem_bytes, void* dst, int64_t n, uint64_t pattern, cudaStream_t s) {
@@ -298,18 +369,37 @@ void launch_pad(int elem_bytes, PadMode mode, const void* src, void* dst, const 
 
 void launch_gather(int elem_bytes, const void* data, const void* idx, bool idx64, void* out, int64_t outer,
                    int64_t axis_dim, int64_t nidx, int64_t inner, cudaStream_t s) {
+  if (outer * nidx * inner == 0) return;
+  // Rows of `inner` elements move as 16-, 8- or 4-byte words where their length and the pointers allow.
+  int word = elem_bytes;
+  for (int v = 16; v > elem_bytes; v /= 2) {
+    if ((inner * elem_bytes) % v == 0 && reinterpret_cast<uintptr_t>(data) % v == 0 &&
+        reinterpret_cast<uintptr_t>(out) % v == 0) {
+      word = v;
+      break;
+    }
+  }
+  inner = inner * elem_bytes / word;
   const int64_t n = outer * nidx * inner;
-  if (n == 0) return;
-  by_size(elem_bytes, [&](auto tag_S) {
+  const bool small = n < (int64_t{1} << 30) && outer * axis_dim * inner < INT32_MAX;
+  by_word(word, [&](auto tag_S) {
     using S = typename decltype(tag_S)::type;
     auto* d = static_cast<const S*>(data);
     auto* o = static_cast<S*>(out);
+    auto go = [&](auto tag_I) {
+      using I = typename decltype(tag_I)::type;
+      const I* ix = static_cast<const I*>(idx);
+      if (small)
+        gather_kernel<S, I, int32_t><<<grid_for(n), kThreads, 0, s>>>(
+            d, ix, o, static_cast<int32_t>(n), static_cast<int32_t>(axis_dim), static_cast<int32_t>(nidx),
+            static_cast<int32_t>(inner));
+      else
+        gather_kernel<S, I, int64_t><<<grid_for(n), kThreads, 0, s>>>(d, ix, o, n, axis_dim, nidx, inner);
+    };
     if (idx64)
-      gather_kernel<S, int64_t>
-          <<<grid_for(n), kThreads, 0, s>>>(d, static_cast<const int64_t*>(idx), o, n, axis_dim, nidx, inner);
+      go(Tag<int64_t>{});
     else
-      gather_kernel<S, int32_t>
-          <<<grid_for(n), kThreads, 0, s>>>(d, static_cast<const int32_t*>(idx), o, n, axis_dim, nidx, inner);
+      go(Tag<int32_t>{});
   });
 }
 

@@ -5,6 +5,7 @@
 
 #include <type_traits>
 
+#include "backends/cuda/data_minifloat.cuh"
 #include "backends/cuda/data_typed.h"
 #include "backends/cuda/device_types.cuh"
 
@@ -62,58 +63,6 @@ __device__ __forceinline__ To convert(From x) {
   } else {
     return static_cast<To>(x);  // integers and bool: wrap, as C++20 defines it
   }
-}
-
-__device__ float decode_f8(const MiniFloatLayout& f, uint8_t code) {
-  const int sign_shift = f.exp_bits + f.mant_bits;
-  const uint32_t exp_mask = (1u << f.exp_bits) - 1, mant_mask = (1u << f.mant_bits) - 1;
-  const bool neg = (code >> sign_shift) & 1u;
-  const uint32_t e = (code >> f.mant_bits) & exp_mask;
-  const uint32_t m = code & mant_mask;
-  if (f.uz && code == (1u << sign_shift)) return NAN;
-  if (f.has_nan && !f.uz) {
-    if (f.has_inf && e == exp_mask) return m == 0 ? (neg ? -INFINITY : INFINITY) : NAN;
-    if (!f.has_inf && e == exp_mask && m == mant_mask) return NAN;
-  }
-  // Subnormals have exponent 1 - bias and no implicit 1; every value is exact in float.
-  const double v = e == 0 ? ldexp(static_cast<double>(m), 1 - f.bias - f.mant_bits)
-                          : ldexp(static_cast<double>(m | (1u << f.mant_bits)),
-                                  static_cast<int>(e) - f.bias - f.mant_bits);
-  return static_cast<float>(neg ? -v : v);
-}
-
-__device__ uint8_t encode_f8(const MiniFloatLayout& f, double x, bool saturate) {
-  const int sign_shift = f.exp_bits + f.mant_bits;
-  const uint8_t sign = signbit(x) ? static_cast<uint8_t>(1u << sign_shift) : 0;
-  const uint8_t max_code = static_cast<uint8_t>(
-      f.has_inf || (f.has_nan && !f.uz) ? ((1u << sign_shift) - 1) - (f.has_inf ? (1u << f.mant_bits) : 1)
-                                        : (1u << sign_shift) - 1);
-  uint8_t overflow;
-  if (saturate || !f.has_nan)
-    overflow = sign | max_code;
-  else if (f.has_inf)
-    overflow = sign | static_cast<uint8_t>(((1u << f.exp_bits) - 1) << f.mant_bits);
-  else
-    overflow = f.uz ? f.nan_code : static_cast<uint8_t>(sign | f.nan_code);
-  if (isnan(x)) return f.nan_code;
-  const double a = fabs(x);
-  if (isinf(a)) return overflow;
-  if (a == 0) return f.uz ? 0 : sign;
-  // Round a to a multiple of the quantum of its binade (the subnormal one at most), ties to even.
-  const int emin = 1 - f.bias;
-  int e2 = 0;
-  frexp(a, &e2);
-  const int e = e2 - 1 > emin ? e2 - 1 : emin;
-  const int qexp = e - f.mant_bits;
-  const double r = rint(ldexp(a, -qexp));  // exact scaling by a power of two
-  const double v = ldexp(r, qexp);
-  if (v > f.max) return overflow;
-  if (r == 0) return f.uz ? 0 : sign;
-  frexp(v, &e2);
-  const int ev = e2 - 1;
-  if (ev < emin) return sign | static_cast<uint8_t>(r);  // subnormal: r < 2^mant_bits
-  const uint32_t mant = static_cast<uint32_t>(ldexp(v, f.mant_bits - ev)) - (1u << f.mant_bits);
-  return sign | static_cast<uint8_t>(((ev + f.bias) << f.mant_bits) | mant);
 }
 
 template <class From>

@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 
+#include "backends/cuda/data_cast.h"
 #include "backends/cuda/data_typed.h"
 #include "backends/cuda/data_util.h"
 #include "backends/cuda/kernel_util.h"
@@ -40,11 +41,56 @@ bool float_or_double(rt::DataType t) {
          t == rt::DataType::kDouble;
 }
 
-// Cast and CastLike between the scalar types, and between the float types and float8 (saturate from 19).
+// One side of a cast that is not a float8 <-> float pair the direct kernels take: a number type or one
+// of the small types (float8, float4e2m1, float8e8m0, the packed 4- and 2-bit integers); nullopt for
+// strings and complex types.
+std::optional<CastSide> cast_side(rt::DataType t) {
+  CastSide s;
+  if (auto k = scalar_type(t)) {
+    s.scalar = *k;
+    return s;
+  }
+  if (auto m = ops::float8::minifloat_of(t)) {
+    s.kind = CastSide::Kind::kMiniFloat;
+    s.mini = MiniFloatLayout{m->exp_bits, m->mant_bits, m->bias, m->has_inf,
+                             m->uz,       m->has_nan,   m->max,  m->nan_code};
+    s.bits = ir::dtype_bits(t);
+    return s;
+  }
+  switch (t) {
+    case rt::DataType::kFloat8E8M0:
+      s.kind = CastSide::Kind::kE8M0;
+      return s;
+    case rt::DataType::kInt4:
+    case rt::DataType::kInt2:
+      s.kind = CastSide::Kind::kInt;
+      s.bits = ir::dtype_bits(t);
+      return s;
+    case rt::DataType::kUint4:
+    case rt::DataType::kUint2:
+      s.kind = CastSide::Kind::kUint;
+      s.bits = ir::dtype_bits(t);
+      return s;
+    default:
+      return std::nullopt;
+  }
+}
+
+std::optional<E8M0Rounding> e8m0_rounding(const std::string& mode) {
+  if (mode == "up") return E8M0Rounding::kUp;
+  if (mode == "down") return E8M0Rounding::kDown;
+  if (mode == "nearest") return E8M0Rounding::kNearest;
+  return std::nullopt;
+}
+
+// Cast and CastLike between the scalar types, between the float types and float8 (saturate from 19),
+// and between any number type and the small types (through launch_cast_small).
 class Cast : public rt::OpKernel {
  public:
   explicit Cast(const rt::KernelInfo& info)
-      : to_(target(info)), saturate_(info.get_int("saturate", 1) != 0) {}
+      : to_(target(info)),
+        saturate_(info.get_int("saturate", 1) != 0),
+        round_(e8m0_rounding(info.get_string("round_mode", "up")).value_or(E8M0Rounding::kUp)) {}
   // Cast's 'to'; CastLike's second input's type.
   static rt::DataType target(const rt::KernelInfo& info) {
     if (info.op_type() == "CastLike") return info.input_dtype(1);
@@ -52,22 +98,34 @@ class Cast : public rt::OpKernel {
   }
   static bool supports(const rt::KernelInfo& info) {
     if (!all_tensors(info) || !info.has_input(0)) return false;
+    if (info.op_type() == "CastLike" && !info.has_input(1)) return false;
+    if (!e8m0_rounding(info.get_string("round_mode", "up"))) return false;  // the CPU names the bad mode
     const rt::DataType from = info.input_dtype(0), to = target(info);
-    if (scalar_type(from) && scalar_type(to)) return true;
-    return (float8_layout(from) && float_or_double(to)) || (float_or_double(from) && float8_layout(to));
+    return cast_side(from) && cast_side(to);
   }
   void compute(KernelContext& ctx) const override {
     const Tensor& x = ctx.input(0);
     Tensor& y = ctx.output_uninitialized(0, to_, x.shape());
-    if (auto f = float8_layout(to_)) {
-      launch_cast_to_float8(type_of(ctx, x.dtype()), x.raw(), static_cast<uint8_t*>(y.raw()), x.numel(), *f,
-                            saturate_, native(ctx.stream()));
-    } else if (auto g = float8_layout(x.dtype())) {
-      launch_cast_from_float8(static_cast<const uint8_t*>(x.raw()), type_of(ctx, to_), y.raw(), x.numel(), *g,
-                              native(ctx.stream()));
-    } else {
+    const auto f8_to = float8_layout(to_), f8_from = float8_layout(x.dtype());
+    if (x.dtype() == to_) {  // the bits as they are (a float8 NaN keeps its code)
+      if (x.nbytes() > 0)
+        check(cudaMemcpyAsync(y.raw(), x.raw(), x.nbytes(), cudaMemcpyDeviceToDevice, native(ctx.stream())),
+              "cudaMemcpyAsync");
+    } else if (f8_to && float_or_double(x.dtype())) {
+      launch_cast_to_float8(type_of(ctx, x.dtype()), x.raw(), static_cast<uint8_t*>(y.raw()), x.numel(),
+                            *f8_to, saturate_, native(ctx.stream()));
+    } else if (f8_from && float_or_double(to_)) {
+      launch_cast_from_float8(static_cast<const uint8_t*>(x.raw()), type_of(ctx, to_), y.raw(), x.numel(),
+                              *f8_from, native(ctx.stream()));
+    } else if (scalar_type(x.dtype()) && scalar_type(to_)) {
       launch_cast(type_of(ctx, x.dtype()), type_of(ctx, to_), x.raw(), y.raw(), x.numel(),
                   native(ctx.stream()));
+    } else {
+      auto from = cast_side(x.dtype()), to = cast_side(to_);
+      if (!from || !to)
+        ctx.fail(fmt::format("the CUDA Cast does not take {} to {}", ir::dtype_name(x.dtype()),
+                             ir::dtype_name(to_)));
+      launch_cast_small(*from, *to, x.raw(), y.raw(), x.numel(), saturate_, round_, native(ctx.stream()));
     }
     check_launch(ctx);
   }
@@ -75,6 +133,7 @@ class Cast : public rt::OpKernel {
  private:
   rt::DataType to_;
   bool saturate_;
+  E8M0Rounding round_;
 };
 
 // Two inputs of one type broadcast to the output's shape.

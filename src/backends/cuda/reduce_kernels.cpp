@@ -110,7 +110,7 @@ class ArgKernel : public rt::OpKernel {
 };
 
 bool reduce_supported(const rt::KernelInfo& info, ReduceKind kind) {
-  if (!all_tensors(info) || !info.has_input(0) || !rank_known(info, 0, 0)) return false;
+  if (!all_tensors(info) || !info.has_input(0) || !rank_fits(info, 0, 0)) return false;
   auto t = num_type(info.input_dtype(0));
   if (!t) return false;
   if ((*t == NumType::kInt32 || *t == NumType::kInt64) && !integer_reduction(kind)) return false;

@@ -43,6 +43,10 @@ bool rank_known(const rt::KernelInfo& info, size_t i, int min_rank) {
   return r >= min_rank && r <= kMaxRank;
 }
 
+bool rank_fits(const rt::KernelInfo& info, size_t i, int min_rank) {
+  return input_rank(info, i) == -1 || rank_known(info, i, min_rank);
+}
+
 bool float_like_input0(const rt::KernelInfo& info, size_t first, size_t last) {
   const rt::DataType t = info.input_dtype(0);
   if (!elem_type(t)) return false;

@@ -18,6 +18,9 @@ bool common_num_type(rt::DataType t);
 
 // Input i is a tensor whose rank inference knows, within [min_rank, kMaxRank].
 bool rank_known(const rt::KernelInfo& info, size_t i, int min_rank);
+// Like rank_known, but an input whose rank inference could not tell is taken too (the kernel checks the
+// rank it gets): expanded functions reshape through computed shapes.
+bool rank_fits(const rt::KernelInfo& info, size_t i, int min_rank);
 
 // Input i's rank when known (-1 otherwise).
 int input_rank(const rt::KernelInfo& info, size_t i);

@@ -51,7 +51,7 @@ class SoftmaxKernel : public rt::OpKernel {
 };
 
 bool softmax_supported(const rt::KernelInfo& info) {
-  return all_tensors(info) && same_float_inputs(info, 1) && rank_known(info, 0, 1);
+  return all_tensors(info) && same_float_inputs(info, 1) && rank_fits(info, 0, 1);
 }
 
 }  // namespace

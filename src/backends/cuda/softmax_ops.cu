@@ -61,10 +61,64 @@ __global__ void softmax_kernel(const T* x, T* y, RowView v) {
   }
 }
 
+// Rows along the last axis of up to 1024 elements (attention scores): one warp per row, the row read
+// once into registers (element lane + 32 j in v[j]), with the same float32 arithmetic as softmax_kernel.
+template <SoftmaxKind K, class T, int J>
+__global__ void softmax_warp_kernel(const T* __restrict__ x, T* __restrict__ y, int64_t rows, int n) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t{gridDim.x} * (blockDim.x / 32);
+  for (int64_t row = int64_t{blockIdx.x} * (blockDim.x / 32) + threadIdx.x / 32; row < rows; row += warps) {
+    const int64_t base = row * n;
+    float v[J];
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const int k = lane + 32 * j;
+      v[j] = k < n ? load(x, base + k) : -INFINITY;
+      mx = fmaxf(mx, v[j]);
+    }
+    mx = team_reduce<32>(mx, MaxOp{});
+    KahanSum acc;
+#pragma unroll
+    for (int j = 0; j < J; ++j)
+      if (lane + 32 * j < n) acc.add(expf(v[j] - mx));
+    const float sum = team_reduce<32>(acc.value(), SumOp{});
+    const float inv = 1.0f / sum, log_sum = logf(sum);
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      const int k = lane + 32 * j;
+      if (k >= n) continue;
+      if constexpr (K == SoftmaxKind::kSoftmax)
+        store(y, base + k, expf(v[j] - mx) * inv);
+      else
+        store(y, base + k, (v[j] - mx) - log_sum);
+    }
+  }
+}
+
+template <SoftmaxKind K, class T, int J>
+void softmax_warp(const T* x, T* y, int64_t rows, int n, cudaStream_t s) {
+  constexpr int kWarps = kBlock / 32;
+  const int64_t blocks = (rows + kWarps - 1) / kWarps;
+  const unsigned b = static_cast<unsigned>(blocks < 65535 * 32 ? blocks : 65535 * 32);
+  softmax_warp_kernel<K, T, J><<<b, kBlock, 0, s>>>(x, y, rows, n);
+}
+
 template <SoftmaxKind K, class T>
 void softmax_typed(const void* x, void* y, const RowView& v, cudaStream_t s) {
   auto* in = static_cast<const T*>(x);
   auto* out = static_cast<T*>(y);
+  if constexpr (K != SoftmaxKind::kHardmax) {
+    if (v.inner == 1 && v.n <= 1024) {
+      const int n = static_cast<int>(v.n);
+      const int per_lane = (n + 31) / 32;
+      if (per_lane <= 2) return softmax_warp<K, T, 2>(in, out, v.outer, n, s);
+      if (per_lane <= 4) return softmax_warp<K, T, 4>(in, out, v.outer, n, s);
+      if (per_lane <= 8) return softmax_warp<K, T, 8>(in, out, v.outer, n, s);
+      if (per_lane <= 16) return softmax_warp<K, T, 16>(in, out, v.outer, n, s);
+      return softmax_warp<K, T, 32>(in, out, v.outer, n, s);
+    }
+  }
   const int64_t groups = v.outer * v.inner;
   const int team = team_for(groups, v.n, v.inner > 1);
   const unsigned b = blocks_for_teams(groups, team);
