@@ -140,6 +140,19 @@ TEST_F(RunCli, RandomTileInputsAreSmallAndNamedAndTheMemoryLimitHolds) {
   EXPECT_NE(bad.out.find("--memory-limit 'lots' is not a size"), std::string::npos) << bad.out;
 }
 
+// The memory limit holds for the run as a whole, not only for each tensor: x * x and x * x + x at
+// --shape x=1000x4 are 16,000 bytes each, under a limit of 24K, but live together they are not, so the
+// run stops, naming the total, before allocating the second; a larger limit lets it through.
+TEST_F(RunCli, MemoryLimitHoldsForTheWholeRun) {
+  Result r = tessera("run " + model_ + " -n 1 --shape x=1000x4 --memory-limit 24K");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("would bring the run's memory to"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("more than the limit of 24576 bytes for one run (--memory-limit)"), std::string::npos)
+      << r.out;
+  Result fits = tessera("run " + model_ + " -n 1 --shape x=1000x4 --memory-limit 64K");
+  EXPECT_EQ(fits.status, 0) << fits.out;
+}
+
 TEST_F(RunCli, ProfileTableAndReport) {
   fs::path report = dir_ / "report.json";
   Result r = tessera("profile " + model_ + " -n 4 --optimization none --report " + report.string());
