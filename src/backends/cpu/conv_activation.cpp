@@ -5,6 +5,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "backends/cpu/run_hooks.h"
 #include "runtime/thread_pool.h"
@@ -96,14 +97,19 @@ dnnl::post_ops ConvActivation::post_ops(bool fused) const {
 
 std::optional<double> ConvActivation::output_bound(double sums) const {
   switch (kind_) {
+    case Kind::kNone:
     case Kind::kRelu:
       return sums;
+    case Kind::kLeakyRelu:
+      return sums * std::max(1.0, std::fabs(static_cast<double>(alpha_)));
     case Kind::kClip: {
       // clip(v) is v, lo or hi: |.| <= max(sums, |lo|) (hi wins only above v, or below lo's magnitude),
       // and it lies in [lo, hi].
       const double lo = std::fabs(alpha_), hi = std::fabs(beta_);
       return std::min(std::max(lo, hi), std::max(sums, lo));
     }
+    case Kind::kSigmoid:
+    case Kind::kTanh:
     case Kind::kHardSigmoid:
       return 1.0;
     default:
@@ -207,7 +213,17 @@ double magnitude(uint32_t bits) {
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> g_weight_reads{0};
+}  // namespace
+
+int64_t FiniteSums::weight_reads() {
+  return g_weight_reads.load(std::memory_order_relaxed);
+}
+
 FiniteSums::FiniteSums(const float* w, int64_t out_channels, int64_t per_channel) {
+  g_weight_reads.fetch_add(1, std::memory_order_relaxed);
+  known_ = true;
   weights_finite_ = true;
   for (int64_t o = 0; o < out_channels; ++o) {
     double l1 = 0;
@@ -233,25 +249,70 @@ bool FiniteSums::check(rt::ThreadPool& pool, const float* x, int64_t nx, const f
 std::optional<double> FiniteSums::check(rt::ThreadPool& pool, const rt::Tensor& x,
                                         const rt::Tensor* z) const {
   if (!weights_finite_) return std::nullopt;
-  auto bits = [&](const rt::Tensor& t) {
+  ScannedBlocked& scanned = ScannedBlocked::instance();
+  // The largest magnitude of `t`: remembered for a blocked tensor unless `reread`, else read (and then
+  // remembered).
+  auto bits = [&](const rt::Tensor& t, bool reread, bool& exact) {
+    exact = true;
     if (t.rank() != 5) return max_magnitude_bits(pool, t.data<float>(), t.numel());
-    ScannedBlocked& scanned = ScannedBlocked::instance();
-    if (auto known = scanned.find(t)) return *known;
+    if (!reread) {
+      if (auto known = scanned.find(t)) {
+        exact = known->exact;
+        return known->bits;
+      }
+    }
     const uint32_t b = max_magnitude_bits(pool, t.data<float>(), t.numel());
-    scanned.add(t, b);
+    scanned.add(t, b, true);
     return b;
   };
-  const uint32_t xm = bits(x);
-  if (xm >= kInfBits) return std::nullopt;
+  auto bound = [&](bool reread, bool& exact) -> std::optional<double> {
+    bool x_exact = true, z_exact = true;
+    const uint32_t xm = bits(x, reread, x_exact);
+    exact = x_exact;
+    if (xm >= kInfBits) return std::nullopt;
+    double zmax = 0;
+    if (z) {
+      const uint32_t zm = bits(*z, reread, z_exact);
+      exact = exact && z_exact;
+      if (zm >= kInfBits) return std::nullopt;
+      zmax = magnitude(zm);
+    }
+    const double b = magnitude(xm) * w_l1_ + zmax;
+    if (!(b < static_cast<double>(FLT_MAX) / 1024)) return std::nullopt;
+    return b;
+  };
+  bool exact = true;
+  if (auto b = bound(false, exact)) return b;
+  if (exact) return std::nullopt;
+  // A remembered bound grown too large over a chain of convolutions (each multiplies it by its weights'
+  // sums) says nothing of the data: read it (a bound of infinity means a value may be infinite or NaN,
+  // which the read finds too).
+  return bound(true, exact);
+}
+
+std::optional<double> FiniteSums::remembered_bound(const rt::Tensor& x, const rt::Tensor* z) const {
+  if (!weights_finite_) return std::nullopt;
+  ScannedBlocked& scanned = ScannedBlocked::instance();
+  const auto xm = scanned.find(x);
+  if (!xm || xm->bits >= kInfBits) return std::nullopt;
   double zmax = 0;
   if (z) {
-    const uint32_t zm = bits(*z);
-    if (zm >= kInfBits) return std::nullopt;
-    zmax = magnitude(zm);
+    const auto zm = scanned.find(*z);
+    if (!zm || zm->bits >= kInfBits) return std::nullopt;
+    zmax = magnitude(zm->bits);
   }
-  const double bound = magnitude(xm) * w_l1_ + zmax;
-  if (!(bound < static_cast<double>(FLT_MAX) / 1024)) return std::nullopt;
-  return bound;
+  const double b = magnitude(xm->bits) * w_l1_ + zmax;
+  if (!(b < static_cast<double>(FLT_MAX) / 1024)) return std::nullopt;
+  return b;
+}
+
+void remember_bound(const rt::Tensor& y, double bound) {
+  if (!(bound < static_cast<double>(FLT_MAX))) return;
+  float f = static_cast<float>(bound);
+  f = std::nextafter(f, std::numeric_limits<float>::infinity());  // rounded up
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  ScannedBlocked::instance().add(y, bits & 0x7fffffffu, false);
 }
 
 ScannedBlocked& ScannedBlocked::instance() {
@@ -264,17 +325,20 @@ bool ScannedBlocked::same_owner(const Entry& e, const rt::Tensor& t) {
   return !o.owner_before(t.storage()) && !t.storage().owner_before(o);
 }
 
-std::optional<uint32_t> ScannedBlocked::find(const rt::Tensor& t) {
+std::optional<ScannedBlocked::Known> ScannedBlocked::find(const rt::Tensor& t) {
   std::lock_guard lock(mu_);
   for (const Entry& e : entries_)
-    if (e.data == t.raw() && e.numel == t.numel() && !e.owner.expired() && same_owner(e, t)) return e.bits;
+    if (e.data == t.raw() && e.numel == t.numel() && !e.owner.expired() && same_owner(e, t))
+      return Known{e.bits, e.exact};
   return std::nullopt;
 }
 
-void ScannedBlocked::add(const rt::Tensor& t, uint32_t bits) {
+void ScannedBlocked::add(const rt::Tensor& t, uint32_t bits, bool exact) {
   std::lock_guard lock(mu_);
-  std::erase_if(entries_, [](const Entry& e) { return e.owner.expired(); });
-  entries_.push_back(Entry{t.storage(), t.raw(), t.numel(), bits});
+  std::erase_if(entries_, [&](const Entry& e) {
+    return e.owner.expired() || (e.data == t.raw() && e.numel == t.numel() && same_owner(e, t));
+  });
+  entries_.push_back(Entry{t.storage(), t.raw(), t.numel(), bits, exact});
 }
 
 void ScannedBlocked::clear() {

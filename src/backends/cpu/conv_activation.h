@@ -44,7 +44,7 @@ class ConvActivation {
   // y = act(y) in float32 as the standalone op computes it (NaN kept), for `n` values split over the
   // pool.
   void apply(rt::ThreadPool& pool, float* y, int64_t n) const;
-  // A bound of |act(v)| for |v| <= `sums` (Relu, Clip, HardSigmoid); nullopt for the others.
+  // A bound of |act(v)| for |v| <= `sums`; nullopt for an unknown activation.
   std::optional<double> output_bound(double sums) const;
   // Whether act(0) is 0 (else a blocked output's padded lanes must be cleared after apply()).
   bool keeps_zero() const;
@@ -63,15 +63,27 @@ class FiniteSums {
  public:
   FiniteSums() = default;
   FiniteSums(const float* w, int64_t out_channels, int64_t per_channel);
+  // Whether it was built from weights (a default-constructed one refuses every input).
+  bool known() const { return known_; }
+  // How many times, in this process, weights were read to build one: a kernel with constant weights
+  // does it once, at session build (tests check that runs do not).
+  static int64_t weight_reads();
   // Whether every sum of a convolution over `x` (plus `z`, may be null) is finite: x and z finite and
   // max|x| * max_oc sum|w_oc| + max|z| far below FLT_MAX (a margin that covers Winograd's
   // transforms and rounding).
   bool check(rt::ThreadPool& pool, const float* x, int64_t nx, const float* z, int64_t nz) const;
   // The same for float tensors; a blocked (rank 5) tensor's scan is remembered (ScannedBlocked).
-  // Returns the bound of the sums' magnitudes (max|x| * max_oc sum|w_oc| + max|z|) when finite.
+  // Returns the bound of the sums' magnitudes (max|x| * max_oc sum|w_oc| + max|z|) when finite. A
+  // remembered bound is an upper bound that grows from convolution to convolution: when it is too large,
+  // the tensors are read again for their real largest magnitude before the fusion is refused.
   std::optional<double> check(rt::ThreadPool& pool, const rt::Tensor& x, const rt::Tensor* z) const;
+  // The same bound from what ScannedBlocked remembers of x and z alone, reading neither: nullopt when
+  // either is not remembered or the bound is not finite. For kernels that need no check (their
+  // activation is right for NaN) but tell the next convolution what their output holds.
+  std::optional<double> remembered_bound(const rt::Tensor& x, const rt::Tensor* z) const;
 
  private:
+  bool known_ = false;
   bool weights_finite_ = false;
   double w_l1_ = 0;
 };
@@ -86,9 +98,14 @@ class FiniteSums {
 class ScannedBlocked {
  public:
   static ScannedBlocked& instance();
-  // The largest magnitude's bits of `t` when scanned before.
-  std::optional<uint32_t> find(const rt::Tensor& t);
-  void add(const rt::Tensor& t, uint32_t bits);
+  struct Known {
+    uint32_t bits;
+    bool exact;  // read from the data (else a bound from how the tensor was made)
+  };
+  // The largest magnitude's bits of `t` when scanned or made before.
+  std::optional<Known> find(const rt::Tensor& t);
+  // Remembers `bits` for `t` (replacing what was known of it).
+  void add(const rt::Tensor& t, uint32_t bits, bool exact);
   // `t`'s storage is about to be overwritten.
   void forget(const rt::Tensor& t);
   void clear();
@@ -99,11 +116,15 @@ class ScannedBlocked {
     const void* data;
     int64_t numel;
     uint32_t bits;
+    bool exact;
   };
   static bool same_owner(const Entry& e, const rt::Tensor& t);
   std::mutex mu_;
   std::vector<Entry> entries_;
 };
+
+// Tells ScannedBlocked that `y` holds magnitudes of at most `bound` (rounded up to a float).
+void remember_bound(const rt::Tensor& y, double bound);
 
 // Clears the padded lanes of a blocked [N, Cb, H, W, b] float tensor holding `channels` channels.
 void clear_blocked_padding(float* y, const rt::Shape& blocked_shape, int64_t channels);

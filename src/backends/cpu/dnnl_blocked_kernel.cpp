@@ -210,20 +210,21 @@ class DnnlBlockedConv : public rt::OpKernel {
     const rt::Shape& ws = w ? w->shape() : w_shape_;
     if (pointwise_fits(ctx, x, ws)) return run_pointwise(ctx, x, w);
     if (auto g = depthwise_fits(ctx, x, ws)) return run_depthwise(ctx, x, w, *g);
-    std::optional<double> bound;
-    if (act_.needs_finite_sums()) bound = sums_bound(ctx, x, w);
+    // Relu, Clip and HardSigmoid fuse when the sums are finite (checked, reading the input if it must);
+    // the other activations need no check, but what is known of the input still bounds the output.
+    const std::optional<double> bound =
+        act_.needs_finite_sums() ? sums_bound(ctx, x, w) : remembered_bound(ctx, x);
     const bool fused = act_.fuse(!act_.needs_finite_sums() || bound.has_value());
     Entry* e = entry(x.shape(), ws, ctx.has_input(2), ctx.has_input(3), fused);
     if (!e) return reference(ctx, x);
     ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     rt::Tensor& y = run(ctx, *e, x, w);
-    if (fused) {
-      if (bound) remember_output(y, *bound);
-      return;
+    if (!fused) {
+      act_.apply(ctx.threads(), y.data<float>(), y.numel());
+      if (!act_.keeps_zero()) clear_blocked_padding(y.data<float>(), y.shape(), ws[0]);
     }
-    act_.apply(ctx.threads(), y.data<float>(), y.numel());
-    if (!act_.keeps_zero()) clear_blocked_padding(y.data<float>(), y.shape(), ws[0]);
+    if (bound) remember_output(y, *bound);
   }
 
   size_t prepared_bytes() const override {
@@ -269,38 +270,48 @@ class DnnlBlockedConv : public rt::OpKernel {
     return s;
   }
 
-  // A bound of this run's convolution sums' magnitudes (bias and Z included) when they are all finite
-  // (ConvActivation::fuse).
-  std::optional<double> sums_bound(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w) const {
-    double bias_max = 0;
+  // The largest magnitude of the bias (0 without one); nullopt when one is not finite or near overflow.
+  static std::optional<double> bias_max(rt::KernelContext& ctx) {
+    double m = 0;
     if (const rt::Tensor* b = ctx.optional_input(2)) {
       for (float v : std::span(b->data<float>(), static_cast<size_t>(b->numel()))) {
         if (!(std::fabs(v) < 1e30f)) return std::nullopt;
-        bias_max = std::max(bias_max, static_cast<double>(std::fabs(v)));
+        m = std::max(m, static_cast<double>(std::fabs(v)));
       }
     }
-    const rt::Tensor* z = ctx.optional_input(3);
-    std::optional<double> bound;
-    if (w) {  // weights that are not constant: their bounds now
-      if (w->numel() == 0) return bias_max;
-      FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
-      bound = sums.check(ctx.threads(), x, z);
-    } else {
-      bound = sums_.check(ctx.threads(), x, z);
-    }
-    if (!bound) return std::nullopt;
-    return *bound + bias_max;
+    return m;
   }
 
-  // What the output is known to hold after the fused activation, for the next convolution's check.
+  // A bound of this run's convolution sums' magnitudes (bias and Z included) when they are all finite
+  // (ConvActivation::fuse).
+  std::optional<double> sums_bound(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w) const {
+    const std::optional<double> bias = bias_max(ctx);
+    if (!bias) return std::nullopt;
+    const rt::Tensor* z = ctx.optional_input(3);
+    std::optional<double> bound;
+    if (sums_.known()) {  // constant weights (prepared or kept): bounds from the session build
+      bound = sums_.check(ctx.threads(), x, z);
+    } else {  // weights that are not constant: their bounds now
+      if (w->numel() == 0) return bias;
+      FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
+      bound = sums.check(ctx.threads(), x, z);
+    }
+    if (!bound) return std::nullopt;
+    return *bound + *bias;
+  }
+
+  // The same bound from what is remembered of X and Z, reading neither (nullopt when not known).
+  std::optional<double> remembered_bound(rt::KernelContext& ctx, const rt::Tensor& x) const {
+    if (!sums_.known()) return std::nullopt;
+    const std::optional<double> bound = sums_.remembered_bound(x, ctx.optional_input(3));
+    const std::optional<double> bias = bound ? bias_max(ctx) : std::nullopt;
+    if (!bias) return std::nullopt;
+    return *bound + *bias;
+  }
+
+  // What the output is known to hold after the activation, for the next convolution's check.
   void remember_output(const rt::Tensor& y, double sums) const {
-    const std::optional<double> out = act_.output_bound(sums);
-    if (!out) return;
-    float f = static_cast<float>(*out);
-    f = std::nextafter(f, std::numeric_limits<float>::infinity());  // rounded up
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof bits);
-    ScannedBlocked::instance().add(y, bits & 0x7fffffffu);
+    if (const std::optional<double> out = act_.output_bound(sums)) remember_bound(y, *out);
   }
 
   // The plain OIHW weights, for the own kernels to pack: the input, or the prepared copy reordered back.
@@ -393,9 +404,13 @@ class DnnlBlockedConv : public rt::OpKernel {
     rt::Shape out_shape = x.shape();
     out_shape[1] = pointwise_.out_blocks;
     PointwiseEpilogue ep = *own_epilogue_;
+    // The own kernels' clip keeps NaN: no check, but a bound for the next convolution when X and Z are
+    // known (before Z's storage becomes the output).
+    const std::optional<double> bound = remembered_bound(ctx, x);
     rt::Tensor& y = own_output(ctx, out_shape, ep);
     pointwise_conv(ctx.threads(), x.data<float>(), x.dim(0), x.dim(2) * x.dim(3), pointwise_, ep,
                    y.data<float>());
+    if (bound) remember_output(y, *bound);
   }
 
   void run_depthwise(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w,
@@ -412,8 +427,10 @@ class DnnlBlockedConv : public rt::OpKernel {
                          g.strides[0], g.strides[1], g.pad_l[0], g.pad_l[1]};
     rt::Shape out_shape = {x.dim(0), x.dim(1), dg.oh, dg.ow, 16};
     PointwiseEpilogue ep = *own_epilogue_;
+    const std::optional<double> bound = remembered_bound(ctx, x);
     rt::Tensor& y = own_output(ctx, out_shape, ep);
     depthwise_conv(ctx.threads(), x.data<float>(), x.dim(0), dg, depthwise_, ep, y.data<float>());
+    if (bound) remember_output(y, *bound);
   }
 
   // The reference kernel, for shapes oneDNN does not take; it needs the original weights, gone when
@@ -611,9 +628,18 @@ class DnnlBlockedPool : public rt::OpKernel {
         strm, {{DNNL_ARG_SRC, memory(it->second.pd.src_desc(), eng, const_cast<void*>(x.raw()))},
                {DNNL_ARG_DST, memory(it->second.pd.dst_desc(), eng, y.raw())}});
     strm.wait();
+    remember_pooled(x, y);
   }
 
  private:
+  // A max or an average of X's values (padding counting as zeros) is no larger than X's largest
+  // magnitude: what FiniteSums knows of X holds for the output, and the next convolution need not read
+  // it.
+  static void remember_pooled(const rt::Tensor& x, const rt::Tensor& y) {
+    ScannedBlocked& scanned = ScannedBlocked::instance();
+    if (auto known = scanned.find(x)) scanned.add(y, known->bits, false);
+  }
+
   // A 1x1 window without padding picks every strides-th pixel (what the layout pass puts before a
   // strided 1x1 convolution): a copy of one block of channels per pixel, which oneDNN's pooling does
   // several times slower.
@@ -643,6 +669,7 @@ class DnnlBlockedPool : public rt::OpKernel {
                                      std::memcpy(out + j * b, in + j * sw * b, pixel);
                                  }
                                });
+    remember_pooled(x, y);
   }
 
   struct Entry {

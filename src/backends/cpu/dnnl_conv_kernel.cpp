@@ -142,12 +142,11 @@ class DnnlConv : public rt::OpKernel {
       for (float v : std::span(b->data<float>(), static_cast<size_t>(b->numel())))
         if (!(std::fabs(v) < 1e30f)) return false;
     }
-    if (w) {  // weights that are not constant: their bounds now
-      if (w->numel() == 0) return true;
-      FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
-      return sums.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
-    }
-    return sums_.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
+    // Constant weights (prepared or kept): bounds from the session build.
+    if (sums_.known()) return sums_.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
+    if (w->numel() == 0) return true;  // weights that are not constant: their bounds now
+    FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
+    return sums.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
   }
 
   Entry* entry(const rt::Shape& xs, const rt::Shape& ws, bool has_bias, bool fused) const {

@@ -1,0 +1,106 @@
+#include "cli/run_memory.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
+#include <stdexcept>
+
+#include "check/checker.h"
+#include "cli/run_inputs.h"
+
+namespace tessera::cli {
+
+namespace {
+
+// Bytes of a tensor type whose every dimension is known; nullopt otherwise (and for strings, whose size
+// is their contents').
+std::optional<size_t> tensor_bytes(const ir::Type& t) {
+  if (!t.is_tensor() || !t.shape) return std::nullopt;
+  const int bits = ir::dtype_bits(t.elem);
+  if (bits <= 0) return std::nullopt;
+  double n = 1;
+  for (const ir::Dim& d : *t.shape) {
+    if (!d.is_static()) return std::nullopt;
+    n *= static_cast<double>(d.value);
+  }
+  const double bytes = std::ceil(n * bits / 8);
+  if (bytes > 1e18) return static_cast<size_t>(1e18);  // beyond any machine: the comparison still holds
+  return static_cast<size_t>(bytes);
+}
+
+// The session's optimised model with its graph inputs typed as the feeds are.
+ir::Model with_feed_shapes(const rt::Session& session,
+                           const std::vector<std::pair<std::string, rt::Value>>& feeds) {
+  ir::Model m = session.model();
+  for (ir::ValueInfo& in : m.graph.inputs) {
+    auto it = std::find_if(feeds.begin(), feeds.end(), [&](const auto& f) { return f.first == in.name; });
+    if (it == feeds.end() || !it->second.is_tensor()) continue;
+    const rt::Tensor& t = it->second.tensor();
+    ir::Shape shape;
+    for (int64_t d : t.shape()) shape.push_back(ir::Dim::of(d));
+    in.type = ir::Type::tensor(t.dtype(), std::move(shape));
+  }
+  return m;
+}
+
+}  // namespace
+
+PlannedMemory plan_memory(const rt::Session& session,
+                          const std::vector<std::pair<std::string, rt::Value>>& feeds) {
+  const ir::Model m = with_feed_shapes(session, feeds);
+  const check::CheckResult checked = check::check_model(m);
+  const ir::Graph& g = m.graph;
+  const size_t end = g.nodes.size();
+  // When each node output is made and last read (node indices; the graph's outputs live to the end).
+  std::map<std::string, std::pair<size_t, size_t>> life;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& in : g.nodes[i].inputs)
+      if (auto it = life.find(in); it != life.end()) it->second.second = i;
+    for (const std::string& out : g.nodes[i].outputs)
+      if (!out.empty()) life[out] = {i, i};
+  }
+  for (const ir::ValueInfo& out : g.outputs)
+    if (auto it = life.find(out.name); it != life.end()) it->second.second = end;
+  // Bytes coming alive at each node and freed after it.
+  PlannedMemory plan;
+  std::vector<size_t> born(end + 1, 0), dies(end + 1, 0);
+  for (const auto& [name, span] : life) {
+    auto type = checked.value_types.find(name);
+    std::optional<size_t> bytes =
+        type == checked.value_types.end() ? std::nullopt : tensor_bytes(type->second);
+    if (!bytes) {
+      ++plan.unknown;
+      continue;
+    }
+    born[span.first] += *bytes;
+    dies[span.second] += *bytes;
+  }
+  size_t live = 0;
+  for (size_t i = 0; i < end; ++i) {
+    live += born[i];
+    if (live > plan.peak_bytes) {
+      plan.peak_bytes = live;
+      plan.at_node = fmt::format("'{}' ({})", g.nodes[i].name, g.nodes[i].op_type);
+    }
+    live -= dies[i];
+  }
+  return plan;
+}
+
+void check_planned_memory(const rt::Session& session,
+                          const std::vector<std::pair<std::string, rt::Value>>& feeds, size_t limit) {
+  if (limit == 0) return;
+  for (const rt::BackendInfo& b : session.backends())
+    if (b.name != "cpu" && b.nodes > 0) return;
+  const PlannedMemory plan = plan_memory(session, feeds);
+  if (plan.peak_bytes <= limit) return;
+  throw std::runtime_error(fmt::format(
+      "the run's memory plan (the model's values for these input sizes) needs {} bytes ({}) at node {}, "
+      "more than the limit of {} bytes ({}) for one run: stopped before running",
+      plan.peak_bytes, human_bytes(plan.peak_bytes), plan.at_node, limit, human_bytes(limit)));
+}
+
+}  // namespace tessera::cli
