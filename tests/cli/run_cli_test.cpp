@@ -140,17 +140,28 @@ TEST_F(RunCli, RandomTileInputsAreSmallAndNamedAndTheMemoryLimitHolds) {
   EXPECT_NE(bad.out.find("--memory-limit 'lots' is not a size"), std::string::npos) << bad.out;
 }
 
-// The memory limit holds for the run as a whole, not only for each tensor: x * x and x * x + x at
-// --shape x=1000x4 are 16,000 bytes each, under a limit of 24K, but live together they are not, so the
-// run stops, naming the total, before allocating the second; a larger limit lets it through.
+// The memory limit holds for the run as a whole, not only for each tensor, and is checked before the run
+// from its memory plan: x * x and x * x + x at --shape x=1000x4 are 16,000 bytes each, under a limit of
+// 24K, but live together (at plus_x) they are not, so `run` and `profile` stop before running, naming the
+// plan's total and the node; a larger limit lets it through. The planner itself also stops the
+// allocation that would cross the limit (MemoryPlanner.TheRunAsAWholeStaysWithinTheLimit).
 TEST_F(RunCli, MemoryLimitHoldsForTheWholeRun) {
-  Result r = tessera("run " + model_ + " -n 1 --shape x=1000x4 --memory-limit 24K");
-  EXPECT_EQ(r.status, 1) << r.out;
-  EXPECT_NE(r.out.find("would bring the run's memory to"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("more than the limit of 24576 bytes for one run (--memory-limit)"), std::string::npos)
-      << r.out;
-  Result fits = tessera("run " + model_ + " -n 1 --shape x=1000x4 --memory-limit 64K");
-  EXPECT_EQ(fits.status, 0) << fits.out;
+  for (const char* cmd : {"run", "profile"}) {
+    Result r = tessera(std::string(cmd) + " " + model_ + " -n 1 --shape x=1000x4 --memory-limit 24K");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("the run's memory plan (the model's values for these input sizes) needs 32000 bytes "
+                         "(31.2 KiB) at node 'plus_x' (Add), more than the limit of 24576 bytes (24.0 KiB) "
+                         "for one run: stopped before running"),
+              std::string::npos)
+        << r.out;
+    if (std::string(cmd) == "run")
+      EXPECT_NE(r.out.find("running (--memory-limit)"), std::string::npos) << r.out;
+    Result fits = tessera(std::string(cmd) + " " + model_ + " -n 1 --shape x=1000x4 --memory-limit 64K");
+    EXPECT_EQ(fits.status, 0) << fits.out;
+  }
+  // The plan follows the input sizes: 100 rows need 3,200 bytes.
+  Result small = tessera("run " + model_ + " -n 1 --shape x=100x4 --memory-limit 24K");
+  EXPECT_EQ(small.status, 0) << small.out;
 }
 
 TEST_F(RunCli, ProfileTableAndReport) {

@@ -191,8 +191,11 @@ uint32_t max_magnitude_baseline(const float* x, int64_t n) {
   return max_magnitude_loop(x, n);
 }
 
+std::atomic<int64_t> g_data_reads{0};
+
 uint32_t max_magnitude_bits(rt::ThreadPool& pool, const float* x, int64_t n) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
+  g_data_reads.fetch_add(1, std::memory_order_relaxed);
   std::atomic<uint32_t> result{0};
   pool.parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
     const uint32_t m = avx2 ? max_magnitude_avx2(x + b, e - b) : max_magnitude_baseline(x + b, e - b);
@@ -219,6 +222,10 @@ std::atomic<int64_t> g_weight_reads{0};
 
 int64_t FiniteSums::weight_reads() {
   return g_weight_reads.load(std::memory_order_relaxed);
+}
+
+int64_t FiniteSums::data_reads() {
+  return g_data_reads.load(std::memory_order_relaxed);
 }
 
 FiniteSums::FiniteSums(const float* w, int64_t out_channels, int64_t per_channel) {

@@ -68,6 +68,8 @@ class FiniteSums {
   // How many times, in this process, weights were read to build one: a kernel with constant weights
   // does it once, at session build (tests check that runs do not).
   static int64_t weight_reads();
+  // How many times, in this process, a check read a tensor's values (what remembering bounds saves).
+  static int64_t data_reads();
   // Whether every sum of a convolution over `x` (plus `z`, may be null) is finite: x and z finite and
   // max|x| * max_oc sum|w_oc| + max|z| far below FLT_MAX (a margin that covers Winograd's
   // transforms and rounding).

@@ -369,7 +369,9 @@ TEST(ConvActivation, GrownBoundIsReadAgainNotRefused) {
   rt::Session s(alternating_chain(6, 62500.f, false), {.optimization = rt::OptLevel::kNone, .threads = 2});
   rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, {1, 1, 4, 4, 16});
   for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = 1.f;
+  const int64_t reads = cpu::FiniteSums::data_reads();
   auto y = s.run({{"x", rt::Value(xv)}})[0].tensor();
+  EXPECT_EQ(cpu::FiniteSums::data_reads() - reads, 2);  // x by conv0, conv4's output by conv5
   for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(y.data<float>()[i], 0.f) << i;
   // The last convolution fused (and remembered its output); unfused, it would have left it unknown.
   auto known = cpu::ScannedBlocked::instance().find(y);
@@ -387,7 +389,14 @@ TEST(ConvActivation, PoolPassesWhatIsKnownOn) {
   for (float special : {0.5f, kNaN}) {
     for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = static_cast<float>(i % 16) * 0.1f;
     xv.data<float>()[33] = special;
+    const int64_t reads = cpu::FiniteSums::data_reads();
     auto got = fast.run({{"x", rt::Value(xv)}})[0].tensor();
+    // Finite input: x read by conv0, its output bounded, the pool's output bounded from it (conv1 reads
+    // nothing), and conv1's output bounded in turn (asked before the next run, which forgets it).
+    if (!std::isnan(special)) {
+      EXPECT_EQ(cpu::FiniteSums::data_reads() - reads, 1);
+      EXPECT_TRUE(cpu::ScannedBlocked::instance().find(got));
+    }
     auto want = ref.run({{"x", rt::Value(xv)}})[0].tensor();
     int nans = 0;
     for (int64_t i = 0; i < got.numel(); ++i) {
@@ -397,8 +406,47 @@ TEST(ConvActivation, PoolPassesWhatIsKnownOn) {
       if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-5f * (1 + std::fabs(r)));
     }
     EXPECT_EQ(nans > 0, std::isnan(special));
-    // Finite input: x scanned by conv0, its output bounded, the pool's output bounded from it, and
-    // conv1's output bounded in turn.
-    if (!std::isnan(special)) EXPECT_TRUE(cpu::ScannedBlocked::instance().find(got));
+  }
+}
+
+// With 8 threads or more, 1x1 convolutions run on Tessera's own kernel, whose clip keeps NaN and needs
+// no check: it still hands the bound of its output to the next convolution, which then reads nothing.
+TEST(ConvActivation, OwnPointwiseKernelPassesItsBoundOn) {
+  if (!cpu::pointwise_supported()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {"com.tessera", 1}};
+  ir::GraphBuilder b(m.graph);
+  std::string v = b.input("x", ir::Type::tensor(DataType::kFloat, dims_of({1, 2, 6, 6, 16})));
+  std::vector<ir::Attribute> relu = {ir::Attribute::of_string("activation", "Relu"),
+                                     ir::Attribute::of_int("block", 16)};
+  std::vector<ir::Attribute> relu_padded = relu;
+  relu_padded.push_back(ir::Attribute::of_ints("pads", {1, 1, 1, 1}));
+  v = b.nodes("BlockedConv", {v, b.random_normal("wa", {32, 32, 3, 3}, 0.1f)}, relu_padded, "a", 1,
+              "com.tessera")[0];
+  v = b.nodes("BlockedConv", {v, b.random_normal("wb", {32, 32, 1, 1}, 0.2f)}, relu, "b", 1,
+              "com.tessera")[0];
+  v = b.nodes("BlockedConv", {v, b.random_normal("wc", {32, 32, 3, 3}, 0.1f)}, relu_padded, "c", 1,
+              "com.tessera")[0];
+  b.output(v, ir::Type::tensor(DataType::kFloat));
+  rt::Session fast(m, {.optimization = rt::OptLevel::kNone, .threads = 8, .profile = true});
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 2, .reference_kernels = true});
+  rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, {1, 2, 6, 6, 16});
+  for (float special : {0.5f, kNaN}) {
+    for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = std::sin(0.11f * static_cast<float>(i));
+    xv.data<float>()[40] = special;
+    const int64_t reads = cpu::FiniteSums::data_reads();
+    auto got = fast.run({{"x", rt::Value(xv)}})[0].tensor();
+    EXPECT_EQ(fast.last_stats().events.at(1).path, "own pointwise");
+    if (!std::isnan(special)) EXPECT_EQ(cpu::FiniteSums::data_reads() - reads, 1);  // x, by a
+    auto want = ref.run({{"x", rt::Value(xv)}})[0].tensor();
+    int nans = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const float g = got.data<float>()[i], r = want.data<float>()[i];
+      ASSERT_EQ(std::isnan(g), std::isnan(r)) << "x[40]=" << special << " at " << i;
+      nans += std::isnan(r);
+      if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+    }
+    EXPECT_EQ(nans > 0, std::isnan(special));
   }
 }
