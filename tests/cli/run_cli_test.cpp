@@ -124,12 +124,14 @@ TEST_F(RunCli, RandomTileInputsAreSmallAndNamedAndTheMemoryLimitHolds) {
 
   ir::Tensor repeats = ir::make_tensor<int64_t>("y", ir::DataType::kInt64, {4}, {2, 2, 2, 2});
   tessera::io::write_npy(repeats, dir_ / "repeats.npy");
-  // x is 480 bytes, the output 16 times that: the limit of 1 KiB lets the input through, not the output.
+  // x is 480 bytes, the output 16 times that: the limit of 1 KiB lets the input through, not the output,
+  // which the memory plan sizes from the repeats given before anything runs.
   Result limited =
       tessera("run " + model + " -n 1 --input y=" + (dir_ / "repeats.npy").string() + " --memory-limit 1K");
   EXPECT_EQ(limited.status, 1) << limited.out;
-  EXPECT_NE(limited.out.find("a float tensor of shape [4,6,8,10] needs 7680 bytes, more than the limit of "
-                             "1024 bytes for one tensor (--memory-limit)"),
+  EXPECT_NE(limited.out.find("the run's memory plan (the model's values for these input sizes) needs 7680 "
+                             "bytes (7.5 KiB) at node Tile making 'z', more than the limit of 1024 bytes "
+                             "(1.0 KiB) for one run: stopped before running (--memory-limit)"),
             std::string::npos)
       << limited.out;
   Result fits =
@@ -154,8 +156,9 @@ TEST_F(RunCli, MemoryLimitHoldsForTheWholeRun) {
                          "for one run: stopped before running"),
               std::string::npos)
         << r.out;
-    if (std::string(cmd) == "run")
+    if (std::string(cmd) == "run") {
       EXPECT_NE(r.out.find("running (--memory-limit)"), std::string::npos) << r.out;
+    }
     Result fits = tessera(std::string(cmd) + " " + model_ + " -n 1 --shape x=1000x4 --memory-limit 64K");
     EXPECT_EQ(fits.status, 0) << fits.out;
   }
