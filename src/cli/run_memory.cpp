@@ -79,35 +79,71 @@ ir::Model with_feed_shapes(const rt::Session& session,
 
 }  // namespace
 
+namespace {
+
+struct Life {
+  size_t born = 0, dies = 0;  // the node making the value, the last node reading it
+  std::optional<size_t> bytes;
+  std::string storage;  // the value whose allocation it took over (empty: its own)
+};
+
+// Each node output's lifetime over the graph's node order (the graph's outputs live to the end) and its
+// size as inferred.
+std::map<std::string, Life> lifetimes(const ir::Graph& g, const check::CheckResult& checked) {
+  std::map<std::string, Life> life;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const std::string& in : g.nodes[i].inputs)
+      if (auto it = life.find(in); it != life.end()) it->second.dies = i;
+    for (const std::string& out : g.nodes[i].outputs) {
+      if (out.empty()) continue;
+      auto type = checked.value_types.find(out);
+      life[out] = {i, i, type == checked.value_types.end() ? std::nullopt : tensor_bytes(type->second), {}};
+    }
+  }
+  for (const ir::ValueInfo& out : g.outputs)
+    if (auto it = life.find(out.name); it != life.end()) it->second.dies = g.nodes.size();
+  return life;
+}
+
+// A blocked convolution writes its output into its residual Z when Z dies there (KernelContext::
+// output_reusing in src/backends/cpu/dnnl_blocked_kernel.cpp): one allocation, living on as the output
+// (and on through the next residual block, whose Z that output is).
+void share_residuals(const ir::Graph& g, std::map<std::string, Life>& life) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    if (n.op_type != "BlockedConv" || n.inputs.size() < 4 || n.inputs[3].empty() || n.outputs.empty())
+      continue;
+    auto z = life.find(n.inputs[3]);
+    auto y = life.find(n.outputs[0]);
+    if (z == life.end() || y == life.end() || z->second.dies != i || !y->second.bytes) continue;
+    const std::string owner = z->second.storage.empty() ? z->first : z->second.storage;
+    Life& held = life[owner];
+    if (held.dies != i || held.bytes != y->second.bytes) continue;
+    held.dies = y->second.dies;
+    y->second.storage = owner;
+  }
+}
+
+}  // namespace
+
 PlannedMemory plan_memory(const rt::Session& session,
                           const std::vector<std::pair<std::string, rt::Value>>& feeds) {
   const ir::Model m = with_feed_shapes(session, feeds);
-  const check::CheckResult checked = check::check_model(m);
   const ir::Graph& g = m.graph;
-  const size_t end = g.nodes.size();
-  // When each node output is made and last read (node indices; the graph's outputs live to the end).
-  std::map<std::string, std::pair<size_t, size_t>> life;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const std::string& in : g.nodes[i].inputs)
-      if (auto it = life.find(in); it != life.end()) it->second.second = i;
-    for (const std::string& out : g.nodes[i].outputs)
-      if (!out.empty()) life[out] = {i, i};
-  }
-  for (const ir::ValueInfo& out : g.outputs)
-    if (auto it = life.find(out.name); it != life.end()) it->second.second = end;
+  std::map<std::string, Life> life = lifetimes(g, check::check_model(m));
+  share_residuals(g, life);
   // Bytes coming alive at each node and freed after it.
   PlannedMemory plan;
+  const size_t end = g.nodes.size();
   std::vector<size_t> born(end + 1, 0), dies(end + 1, 0);
-  for (const auto& [name, span] : life) {
-    auto type = checked.value_types.find(name);
-    std::optional<size_t> bytes =
-        type == checked.value_types.end() ? std::nullopt : tensor_bytes(type->second);
-    if (!bytes) {
+  for (const auto& [name, l] : life) {
+    if (!l.bytes) {
       ++plan.unknown;
       continue;
     }
-    born[span.first] += *bytes;
-    dies[span.second] += *bytes;
+    if (!l.storage.empty()) continue;  // counted with the allocation it took over
+    born[l.born] += *l.bytes;
+    dies[l.dies] += *l.bytes;
   }
   size_t live = 0;
   for (size_t i = 0; i < end; ++i) {
