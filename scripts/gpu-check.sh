@@ -20,6 +20,8 @@
 #   profile    `tessera profile --backend cuda` of the benchmark models (MODELS, BATCHES as for bench):
 #              per-layer device times and the time by operator (bench/gpu_profile.py) in profile_*.json/.md
 #   cpu        the CPU engine against ONNX Runtime (bench/gpu_machine_cpu.sh): the CPU figures hold
+#   accuracy   the elementwise accuracy sweep with the CUDA kernels' rows (tessera_accuracy): the table in
+#              OUT_DIR/accuracy.md (docs/accuracy.md's form); fails when a row misses its bound
 # Each stage writes OUT_DIR/<stage>.log; the script's exit status is the number of failed stages.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -93,6 +95,9 @@ profile() {
   python3 bench/gpu_profile.py --tessera "$bin/tessera" --models "${MODELS:-resnet50,mobilenet_v2,vit_b_16,bert_base,gpt2}" \
     --batches "${BATCHES:-1,32}" --out "$out"
 }
+accuracy() {
+  "$bin/tessera_accuracy" --check --per-binade 64 --table "$out/accuracy.md"
+}
 for stage in "${stages[@]}"; do
   case $stage in
     unit) run_stage unit "$bin/tessera_cuda_tests" ;;
@@ -104,6 +109,7 @@ for stage in "${stages[@]}"; do
     models) run_stage models models ;;
     bench) run_stage bench bench ;;
     profile) run_stage profile profile ;;
+    accuracy) run_stage accuracy accuracy ;;
     cpu) run_stage cpu env OUT="$out" SKIP_MODELS="${SKIP_MODELS:-0}" ROUNDS="${ROUNDS:-3}" ITERATIONS="${ITERATIONS:-30}" \
       bash bench/gpu_machine_cpu.sh ;;
     *) echo "unknown stage '$stage'"; failed=$((failed + 1)) ;;

@@ -12,6 +12,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "cli/run_memory.h"
 #include "io/image.h"
 #include "io/npy.h"
 #include "onnx/data_value.h"
@@ -359,6 +360,9 @@ std::vector<double> timed_runs(rt::Session& session,
                                const std::vector<std::pair<std::string, rt::Value>>& feeds,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
                                const std::function<void(const rt::RunStats&)>& per_run, bool profile) {
+  // A run that cannot fit stops here, before its first allocation (the planner's limit would stop it
+  // only at the allocation that crosses it, after the work before).
+  check_planned_memory(session, feeds, rt::max_tensor_bytes());
   Progress bar(s.warmup + s.iterations, !s.no_progress && !s.json);
   // --device-io: the feeds copied to the device once; outputs left there until the runs are over.
   std::vector<std::pair<std::string, rt::Value>> device_feeds;

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "backends/cpu/run_hooks.h"
 #include "check/checker.h"
 #include "onnx/onnx_io.h"
 #include "passes/inline_functions.h"
@@ -332,6 +333,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     shapes.push_back(ins[i].is_tensor() ? ins[i].tensor().shape() : Shape{-1});
   }
   bool replan = shapes != plan_shapes_ || !planners_.back()->has_plan();
+  cpu::begin_run();  // the CPU kernels forget what they learnt of the last run's tensors
   for (auto& p : planners_) p->begin_run(replan);
   RunContext rc;
   rc.planner = planners_.back().get();

@@ -7,7 +7,13 @@
 // Tessera's own vectorised math, or the reference for types the fast kernels do not take), "oneDNN
 // eltwise" for the ops the default moved off it (TESSERA_OWN_ELTWISE=off; shown, not enforced),
 // "FusedConv post-op" (the activation fused into a 1x1 convolution of weight 1, so the convolution
-// itself is exact) and "BiasGelu" (GELU as the post-op of an add of a zero bias). float32 inputs are a
+// itself is exact), "FusedConv post-op, finite sums" (the same on the inputs below 1e30 in magnitude,
+// where the kernel fuses oneDNN's post-op instead of applying the activation after: see
+// src/backends/cpu/conv_activation.h), "BlockedConv post-op" (the activation of a depthwise 1x1
+// convolution of weight 1 over 16 channels in the blocked layout) and "BiasGelu" (GELU as the post-op
+// of an add of a zero bias), and "CUDA" (the GPU's kernel in the model's element type, --precision fp32,
+// where a GPU and libtessera_cuda.so are present; skipped otherwise, and for ops the GPU has no kernel
+// for). float32 inputs are a
 // dense log-spaced sweep of both signs with subnormals, zeros, infinities, NaN and the points near each
 // function's zeros and poles; float16 and bfloat16 inputs are every value of the type.
 //
@@ -181,6 +187,16 @@ std::vector<OpSpec> op_specs() {
     o.conv_params = {0.25f, 0.4f};
   }
   {
+    // Clip as an activation (ReLU6-like): the standalone op keeps NaN, and so must the convolutions.
+    auto& o = unary("Clip", [](double x) { return std::isnan(x) ? x : std::max(-1.5, std::min(6.0, x)); }, 0,
+                    {-1.5, 6});
+    o.opset = 6;
+    o.attrs = {fa("min", -1.5f), fa("max", 6.f)};
+    o.label = "Clip -1.5 6";
+    o.conv_activation = "Clip";
+    o.conv_params = {-1.5f, 6.f};
+  }
+  {
     auto& o = unary("ThresholdedRelu", [](double x) { return x > 1 ? x : 0.0; }, 0, {1});
     o.opset = 10;
   }
@@ -268,7 +284,16 @@ std::string fmt_value(double v) {
 }
 
 // How a path runs the node.
-enum class Path { kReference, kDefault, kOneDnn, kFusedConv, kBiasGelu };
+enum class Path {
+  kReference,
+  kDefault,
+  kOneDnn,
+  kFusedConv,
+  kFusedConvFinite,
+  kBlockedConv,
+  kBiasGelu,
+  kCuda
+};
 
 const char* path_name(Path p) {
   switch (p) {
@@ -280,10 +305,36 @@ const char* path_name(Path p) {
       return "oneDNN eltwise";
     case Path::kFusedConv:
       return "FusedConv post-op";
+    case Path::kFusedConvFinite:
+      return "FusedConv post-op, finite sums";
+    case Path::kBlockedConv:
+      return "BlockedConv post-op";
     case Path::kBiasGelu:
       return "BiasGelu";
+    case Path::kCuda:
+      return "CUDA";
   }
   return "?";
+}
+
+// Why the CUDA path cannot run here (no GPU, no libtessera_cuda.so); empty when it can. Found once, by
+// building a one-node session on the GPU.
+const std::string& cuda_unavailable() {
+  static const std::string why = [] {
+    ir::Model m;
+    m.ir_version = 9;
+    m.opset_imports = {{"", 17}};
+    ir::GraphBuilder b(m.graph);
+    auto x = b.input("x", ir::Type::tensor(DataType::kFloat, ir::Shape{ir::Dim::of(4)}));
+    b.output(b.node("Relu", {x}), ir::Type::tensor(DataType::kFloat));
+    try {
+      rt::Session s(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda"});
+      return std::string();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+  }();
+  return why;
 }
 
 // The one-node model of the op on n elements of dtype (binary ops: two inputs of n elements).
@@ -297,7 +348,20 @@ ir::Model one_node(const OpSpec& o, Path path, DataType dt, int64_t n) {
     for (int64_t v : d) s.push_back(ir::Dim::of(v));
     return s;
   };
-  if (path == Path::kFusedConv) {
+  if (path == Path::kBlockedConv) {
+    auto x = b.input("x", ir::Type::tensor(dt, dims({1, 1, 1, n / 16, 16})));
+    auto w = b.constant_floats("w", {16, 1, 1, 1}, 1.0f);
+    std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", o.conv_activation),
+                                        ir::Attribute::of_int("group", 16),
+                                        ir::Attribute::of_int("block", 16)};
+    if (!o.conv_params.empty()) attrs.push_back(ir::Attribute::of_floats("activation_params", o.conv_params));
+    if (o.conv_activation == "Relu" || o.conv_activation == "Tanh" || o.conv_activation == "Sigmoid")
+      attrs.erase(attrs.begin() + 3, attrs.end());
+    m.opset_imports.push_back({"com.tessera", 1});
+    b.output(b.nodes("BlockedConv", {x, w}, attrs, "node", 1, "com.tessera")[0], ir::Type::tensor(dt));
+    return m;
+  }
+  if (path == Path::kFusedConv || path == Path::kFusedConvFinite) {
     auto x = b.input("x", ir::Type::tensor(dt, dims({1, 1, 1, n})));
     auto w = b.constant_floats("w", {1, 1, 1, 1}, 1.0f);
     std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", o.conv_activation)};
@@ -358,24 +422,41 @@ Row measure(const OpSpec& o, Path path, int per_binade) {
       }
     xs = std::move(a);
   }
-  if (path == Path::kBiasGelu)
+  if (path == Path::kFusedConvFinite)
+    std::erase_if(xs, [](T x) { return !(std::fabs(as_double(x)) < 1e30); });
+  if (path == Path::kBiasGelu || path == Path::kBlockedConv)
     while (xs.size() % 16) xs.push_back(round_to<T>(0.0));
   const int64_t n = static_cast<int64_t>(xs.size());
   rt::SessionOptions opts{.optimization = rt::OptLevel::kNone, .threads = 2, .profile = true};
   opts.reference_kernels = path == Path::kReference;
+  if (path == Path::kCuda) {
+    // The GPU kernel in the model's own element type (no lowering to float16), run node by node.
+    opts.backend = "cuda";
+    opts.precision = tessera::passes::Precision::kFp32;
+    opts.device_graphs = false;
+  }
   if (path == Path::kOneDnn) setenv("TESSERA_OWN_ELTWISE", "off", 1);
   std::vector<rt::Value> out;
   try {
     rt::Session session(one_node(o, path, dtype_of<T>(), n), opts);
-    rt::Shape shape = path == Path::kFusedConv  ? rt::Shape{1, 1, 1, n}
-                      : path == Path::kBiasGelu ? rt::Shape{n / 16, 16}
-                                                : rt::Shape{n};
+    rt::Shape shape = path == Path::kFusedConv || path == Path::kFusedConvFinite ? rt::Shape{1, 1, 1, n}
+                      : path == Path::kBlockedConv ? rt::Shape{1, 1, 1, n / 16, 16}
+                      : path == Path::kBiasGelu    ? rt::Shape{n / 16, 16}
+                                                   : rt::Shape{n};
     std::vector<std::pair<std::string, rt::Value>> feeds = {
         {"x", rt::Value(rt::Tensor::from_vector<T>(dtype_of<T>(), shape, xs))}};
     if (o.f2) feeds.emplace_back("y", rt::Value(rt::Tensor::from_vector<T>(dtype_of<T>(), shape, ys)));
     out = session.run(feeds);
-    const auto& ev = session.last_stats().events;
-    if (!ev.empty()) row.kernel = ev[0].kernel + (ev[0].path.empty() ? "" : " (" + ev[0].path + ")");
+    // The node's own event (a GPU session also lists the copies to and from the device).
+    for (const rt::NodeEvent& ev : session.last_stats().events) {
+      if (ev.node_name != "node") continue;
+      row.kernel = ev.kernel + (ev.path.empty() ? "" : " (" + ev.path + ")");
+      if (path == Path::kCuda && ev.backend != "cuda") {  // no GPU kernel: the CPU ran it, measured above
+        row.unsupported = true;
+        row.note = "no CUDA kernel (placed on " + ev.device + ")";
+        return row;
+      }
+    }
   } catch (const std::exception& e) {
     unsetenv("TESSERA_OWN_ELTWISE");
     row.unsupported = std::string(e.what()).find("does not type-check") != std::string::npos;
@@ -423,9 +504,14 @@ Row measure(const OpSpec& o, Path path, int per_binade) {
 
 std::vector<Path> paths_of(const OpSpec& o, DataType dt) {
   std::vector<Path> p = {Path::kReference, Path::kDefault};
+  if (cuda_unavailable().empty()) p.push_back(Path::kCuda);
   if (dt != DataType::kFloat) return p;
   if (o.own_eltwise) p.push_back(Path::kOneDnn);
-  if (!o.conv_activation.empty()) p.push_back(Path::kFusedConv);
+  if (!o.conv_activation.empty()) {
+    p.push_back(Path::kFusedConv);
+    p.push_back(Path::kFusedConvFinite);
+    p.push_back(Path::kBlockedConv);
+  }
   if (o.bias_gelu) p.push_back(Path::kBiasGelu);
   return p;
 }
@@ -433,10 +519,6 @@ std::vector<Path> paths_of(const OpSpec& o, DataType dt) {
 // Rows that miss their bound for a stated reason: shown, not enforced (docs/accuracy.md explains).
 std::string known_reason(const Row& r) {
   if (r.path == "oneDNN eltwise") return "not used by default (TESSERA_OWN_ELTWISE=off: oneDNN alone)";
-  // Known, not fixed yet (issue 12's note): oneDNN inside kernels of src/backends this issue does not own.
-  if (r.path == "FusedConv post-op")
-    return "oneDNN's post-op in the convolution (Sigmoid flushes subnormal results, Relu and HardSigmoid "
-           "make NaN a number)";
   return {};
 }
 
@@ -456,7 +538,7 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
   }
   return fmt::format(
       "# Numerical accuracy of the elementwise kernels\n\n"
-      "Written by `build/tests/tessera_accuracy --table docs/accuracy.md` ({}, this CPU; `--per-binade {}`). "
+      "Written by `build/tests/tessera_accuracy --table docs/accuracy.md` ({}, {}; `--per-binade {}`). "
       "Every floating-point elementwise operator runs as a one-node model through every kernel path that can "
       "run it, and each result is compared with a float64 oracle rounded to the element type, in ulps (units "
       "in the last place: adjacent values of the type are 1 apart).\n\n"
@@ -472,7 +554,15 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
       "the default moved to the own math or corrects (`TESSERA_OWN_ELTWISE=off`, shown for comparison, not "
       "used); "
       "`FusedConv post-op`: the activation fused into a 1x1 convolution of weight 1 (exact, so the "
-      "activation is what is measured); `BiasGelu`: the GELU as oneDNN's post-op of a zero-bias add.\n"
+      "activation is what is measured); `FusedConv post-op, finite sums`: the same on the inputs below "
+      "1e30 in magnitude, where oneDNN's post-op is fused (elsewhere Relu, Clip and HardSigmoid run after "
+      "the convolution, whose sums could be NaN, and Sigmoid always does: "
+      "src/backends/cpu/conv_activation.h); `BlockedConv post-op`: the activation of a depthwise 1x1 "
+      "convolution of weight 1 over 16 channels in the blocked layout (what the layout pass makes of "
+      "Conv + activation); `BiasGelu`: the GELU as oneDNN's post-op of a zero-bias add; `CUDA`: the "
+      "GPU's kernel in the model's element type (`--backend cuda --precision fp32`), rows present only "
+      "where a GPU was (on the GPU test machine: `bash scripts/gpu-check.sh OUT accuracy`), for the ops "
+      "the GPU has a kernel for.\n"
       "- **Columns.** max ulp over results that are finite in the oracle (normal or subnormal); p99 and "
       "mean ulp; *special wrong*: NaN, an infinity or a zero's sign where the oracle has another; "
       "*flushed*: a subnormal result returned as zero; *zero sign*: +0 for -0 or the reverse (counted, "
@@ -482,7 +572,7 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
       "Sqrt and Reciprocal, 4 ulp for float32 transcendental functions, 1 ulp for every float16 and "
       "bfloat16 result (they compute in float32 or double and round once), with no special value wrong "
       "and nothing flushed. A row marked *(not enforced)* states its reason.\n\n{}",
-      date, per_binade, per_binade, t);
+      date, cuda_unavailable().empty() ? "this CPU and GPU" : "this CPU", per_binade, per_binade, t);
 }
 
 // --bench: each op the default runs on the own math (and the GELUs with their fix-up) against oneDNN's
@@ -571,6 +661,7 @@ int main(int argc, char** argv) {
     bench(bench_threads);
     return 0;
   }
+  if (!cuda_unavailable().empty()) fmt::print("CUDA path skipped: {}\n", cuda_unavailable());
   std::vector<Row> rows;
   for (const OpSpec& o : op_specs()) {
     if (!filter.empty() && o.label.find(filter) == std::string::npos) continue;
@@ -579,7 +670,10 @@ int main(int argc, char** argv) {
         Row r = dt == DataType::kFloat     ? measure<float>(o, p, per_binade)
                 : dt == DataType::kFloat16 ? measure<rt::Float16>(o, p, per_binade)
                                            : measure<rt::BFloat16>(o, p, per_binade);
-        if (r.unsupported) continue;  // e.g. bfloat16 where the op's schema has no bfloat16
+        if (r.unsupported) {  // e.g. bfloat16 where the op's schema has no bfloat16
+          if (r.path == path_name(Path::kCuda)) fmt::print("{:<26} CUDA {:<8} {}\n", r.label, r.type, r.note);
+          continue;
+        }
         std::string reason = known_reason(r);
         if (!reason.empty()) {
           r.enforced = false;

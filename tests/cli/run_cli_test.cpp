@@ -124,12 +124,14 @@ TEST_F(RunCli, RandomTileInputsAreSmallAndNamedAndTheMemoryLimitHolds) {
 
   ir::Tensor repeats = ir::make_tensor<int64_t>("y", ir::DataType::kInt64, {4}, {2, 2, 2, 2});
   tessera::io::write_npy(repeats, dir_ / "repeats.npy");
-  // x is 480 bytes, the output 16 times that: the limit of 1 KiB lets the input through, not the output.
+  // x is 480 bytes, the output 16 times that: the limit of 1 KiB lets the input through, not the output,
+  // which the memory plan sizes from the repeats given before anything runs.
   Result limited =
       tessera("run " + model + " -n 1 --input y=" + (dir_ / "repeats.npy").string() + " --memory-limit 1K");
   EXPECT_EQ(limited.status, 1) << limited.out;
-  EXPECT_NE(limited.out.find("a float tensor of shape [4,6,8,10] needs 7680 bytes, more than the limit of "
-                             "1024 bytes for one tensor (--memory-limit)"),
+  EXPECT_NE(limited.out.find("the run's memory plan (the model's values for these input sizes) needs 7680 "
+                             "bytes (7.5 KiB) at node Tile making 'z', more than the limit of 1024 bytes "
+                             "(1.0 KiB) for one run: stopped before running (--memory-limit)"),
             std::string::npos)
       << limited.out;
   Result fits =
@@ -138,6 +140,31 @@ TEST_F(RunCli, RandomTileInputsAreSmallAndNamedAndTheMemoryLimitHolds) {
   Result bad = tessera("run " + model + " --memory-limit lots");
   EXPECT_EQ(bad.status, 2) << bad.out;
   EXPECT_NE(bad.out.find("--memory-limit 'lots' is not a size"), std::string::npos) << bad.out;
+}
+
+// The memory limit holds for the run as a whole, not only for each tensor, and is checked before the run
+// from its memory plan: x * x and x * x + x at --shape x=1000x4 are 16,000 bytes each, under a limit of
+// 24K, but live together (at plus_x) they are not, so `run` and `profile` stop before running, naming the
+// plan's total and the node; a larger limit lets it through. The planner itself also stops the
+// allocation that would cross the limit (MemoryPlanner.TheRunAsAWholeStaysWithinTheLimit).
+TEST_F(RunCli, MemoryLimitHoldsForTheWholeRun) {
+  for (const char* cmd : {"run", "profile"}) {
+    Result r = tessera(std::string(cmd) + " " + model_ + " -n 1 --shape x=1000x4 --memory-limit 24K");
+    EXPECT_EQ(r.status, 1) << r.out;
+    EXPECT_NE(r.out.find("the run's memory plan (the model's values for these input sizes) needs 32000 bytes "
+                         "(31.2 KiB) at node 'plus_x' (Add), more than the limit of 24576 bytes (24.0 KiB) "
+                         "for one run: stopped before running"),
+              std::string::npos)
+        << r.out;
+    if (std::string(cmd) == "run") {
+      EXPECT_NE(r.out.find("running (--memory-limit)"), std::string::npos) << r.out;
+    }
+    Result fits = tessera(std::string(cmd) + " " + model_ + " -n 1 --shape x=1000x4 --memory-limit 64K");
+    EXPECT_EQ(fits.status, 0) << fits.out;
+  }
+  // The plan follows the input sizes: 100 rows need 3,200 bytes.
+  Result small = tessera("run " + model_ + " -n 1 --shape x=100x4 --memory-limit 24K");
+  EXPECT_EQ(small.status, 0) << small.out;
 }
 
 TEST_F(RunCli, ProfileTableAndReport) {

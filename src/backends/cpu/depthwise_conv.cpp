@@ -17,7 +17,7 @@ constexpr int64_t kBlock = 16;
 __attribute__((target("avx512f"))) inline void store(__m512 acc, int64_t at, const PointwiseEpilogue& ep,
                                                      __m512 lo, __m512 hi, const float* z, float* y) {
   if (z) acc = _mm512_add_ps(acc, _mm512_loadu_ps(z + at));
-  if (ep.clip) acc = _mm512_min_ps(_mm512_max_ps(acc, lo), hi);
+  if (ep.clip) acc = _mm512_min_ps(hi, _mm512_max_ps(lo, acc));  // NaN kept (second operand)
   _mm512_storeu_ps(y + at, acc);
 }
 

@@ -27,14 +27,20 @@ class DnnlBinary : public rt::OpKernel {
            : op == "Mul" ? dnnl::algorithm::binary_mul
            : op == "Div" ? dnnl::algorithm::binary_div
                          : dnnl::algorithm::binary_add;
-    supported_ = gelu_ || info.since_version() >= 7;
+  }
+
+  // Float operands of known ranks up to 6 (BiasGelu: a bias row), Add/Sub/Mul/Div from opset 7.
+  static bool supports(const rt::KernelInfo& info) {
+    const int64_t ra = inferred_rank(info, 0), rb = inferred_rank(info, 1);
+    if (!inputs_float(info, {0, 1}) || ra < 0 || rb < 0 || std::max(ra, rb) > 6) return false;
+    if (info.op_type() == "BiasGelu") return rb == 1 && ra >= 1;
+    return info.since_version() >= 7;
   }
 
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& a = ctx.input(0);
     const rt::Tensor& b = ctx.input(1);
-    if (!supported_ || a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat ||
-        a.numel() == 0 || b.numel() == 0 || std::max(a.rank(), b.rank()) > 6 ||
+    if (a.numel() == 0 || b.numel() == 0 || std::max(a.rank(), b.rank()) > 6 ||
         (gelu_ && (b.rank() != 1 || a.rank() < 1 || a.dim(-1) != b.dim(0))))
       return reference(ctx);
     rt::Shape out = rt::broadcast_shapes(a.shape(), b.shape());
@@ -148,7 +154,7 @@ class DnnlBinary : public rt::OpKernel {
 
   rt::KernelPtr reference_;
   dnnl::algorithm alg_;
-  bool gelu_ = false, commutes_ = false, supported_ = true;
+  bool gelu_ = false, commutes_ = false;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, Entry> cache_;
 };

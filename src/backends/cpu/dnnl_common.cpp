@@ -71,6 +71,17 @@ rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info) {
   return nullptr;
 }
 
+bool inputs_float(const rt::KernelInfo& info, std::initializer_list<size_t> which) {
+  for (size_t i : which)
+    if (info.has_input(i) && info.input_dtype(i) != ir::DataType::kFloat) return false;
+  return true;
+}
+
+int64_t inferred_rank(const rt::KernelInfo& info, size_t i) {
+  const auto& shape = info.input_type(i).shape;
+  return shape ? static_cast<int64_t>(shape->size()) : -1;
+}
+
 int64_t reference_fallbacks() {
   return g_fallbacks.load(std::memory_order_relaxed);
 }
@@ -83,6 +94,50 @@ const dnnl::memory& ReorderedWeights::get(const rt::Tensor& w, const dnnl::memor
   dnnl::reorder(from, memory_).execute(strm, from, memory_);
   source_ = w;
   return memory_;
+}
+
+void PreparedWeights::prepare(const rt::Tensor& w, const dnnl::memory::desc& plain,
+                              const dnnl::memory::desc& want) {
+  dnnl::stream strm(dnnl_engine());
+  dnnl::memory from(plain, dnnl_engine(), const_cast<void*>(w.raw()));
+  main_ = dnnl::memory(want, dnnl_engine());
+  dnnl::reorder(from, main_).execute(strm, from, main_);
+  strm.wait();
+  used_ = false;
+  plain_ = plain;
+  others_.clear();
+}
+
+const dnnl::memory& PreparedWeights::get(const dnnl::memory::desc& want, dnnl::stream& strm) {
+  const bool first = !used_;
+  used_ = true;
+  if (main_.get_desc() == want) return main_;
+  for (const auto& m : others_)
+    if (m.get_desc() == want) return m;
+  dnnl::memory m(want, dnnl_engine());
+  dnnl::reorder(main_, m).execute(strm, main_, m);
+  strm.wait();
+  if (first) {  // the layout prepared for was a guess no primitive used: replace it
+    main_ = m;
+    return main_;
+  }
+  others_.push_back(m);
+  return others_.back();
+}
+
+std::vector<float> PreparedWeights::plain(dnnl::stream& strm) const {
+  std::vector<float> out(plain_.get_size() / sizeof(float));
+  dnnl::memory to(plain_, dnnl_engine(), out.data());
+  dnnl::reorder(main_, to).execute(strm, const_cast<dnnl::memory&>(main_), to);
+  strm.wait();
+  return out;
+}
+
+size_t PreparedWeights::bytes() const {
+  if (!main_) return 0;
+  size_t n = main_.get_desc().get_size();
+  for (const auto& m : others_) n += m.get_desc().get_size();
+  return n;
 }
 
 std::optional<bool> env_switch(const char* name) {

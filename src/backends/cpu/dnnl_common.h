@@ -3,9 +3,11 @@
 // shapes it does not take).
 #pragma once
 
+#include <initializer_list>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "runtime/kernel.h"
 
@@ -22,6 +24,12 @@ dnnl::memory::format_tag plain_tag(size_t rank);
 // returned kernel counts in reference_fallbacks() and sets the path "reference fallback"
 // (KernelContext::set_path).
 rt::KernelPtr make_reference_kernel(const rt::KernelInfo& info);
+
+// What the kernels' `supports` read from inference (KernelInfo): whether every input among `which`
+// that the node has is float32 (an optional input left out passes; an unknown type does not), and input
+// i's rank (-1 when unknown).
+bool inputs_float(const rt::KernelInfo& info, std::initializer_list<size_t> which);
+int64_t inferred_rank(const rt::KernelInfo& info, size_t i);
 
 // How many times, in this process, a fast kernel handed a node to its reference kernel: tests check that
 // the fast path really ran.
@@ -40,6 +48,29 @@ class ReorderedWeights {
  private:
   dnnl::memory memory_;
   rt::Tensor source_;
+};
+
+// A constant weight held only in a primitive's layout from session build (OpKernel::prepare), its
+// original released. The first primitive that uses it may want another layout (oneDNN chooses by the
+// threads it is made for): the copy is reordered into that one and the prepared one dropped. Later
+// primitives for other shapes that want yet another layout get a copy of their own (kept per layout),
+// so the original is never needed again. The caller holds the kernel's mutex.
+class PreparedWeights {
+ public:
+  // Reorders `w` (laid out as `plain`) into `want`.
+  void prepare(const rt::Tensor& w, const dnnl::memory::desc& plain, const dnnl::memory::desc& want);
+  explicit operator bool() const { return static_cast<bool>(main_); }
+  // The weights in layout `want`.
+  const dnnl::memory& get(const dnnl::memory::desc& want, dnnl::stream& strm);
+  // The weights back in their plain layout (for kernels that pack them their own way).
+  std::vector<float> plain(dnnl::stream& strm) const;
+  size_t bytes() const;
+
+ private:
+  dnnl::memory main_;
+  bool used_ = false;  // whether a primitive has used main_ yet
+  dnnl::memory::desc plain_;
+  std::vector<dnnl::memory> others_;
 };
 
 // The reordered weights held in a kernel's primitive cache (a map of entries with a `weights` member),
@@ -66,6 +97,9 @@ rt::KernelDef dnnl_kernel(std::string op_type, std::string domain = {}) {
   rt::KernelDef d = rt::KernelDef::of<K>(std::move(op_type)).in_domain(std::move(domain));
   d.priority = kDnnlPriority;
   d.name = "dnnl";
+  // A kernel with a static `supports(const KernelInfo&)` declines, when the session is built, the nodes
+  // it does not take (other element types, ranks, attributes): the reference kernel runs them.
+  if constexpr (requires(const rt::KernelInfo& i) { K::supports(i); }) d.supports = &K::supports;
   return d;
 }
 

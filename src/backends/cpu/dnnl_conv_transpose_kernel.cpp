@@ -28,14 +28,19 @@ class DnnlConvTranspose : public rt::OpKernel {
         output_shape_(info.get_ints("output_shape", {})),
         group_(info.get_int("group", 1)) {}
 
+  // Float input, weights and bias, input and weights of the same rank 3 to 5, group 1 or more.
+  static bool supports(const rt::KernelInfo& info) {
+    const int64_t rank = inferred_rank(info, 0);
+    return inputs_float(info, {0, 1, 2}) && rank >= 3 && rank <= 5 && inferred_rank(info, 1) == rank &&
+           info.get_int("group", 1) >= 1;
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     const rt::Tensor& w = ctx.input(1);
-    if (x.dtype() != ir::DataType::kFloat || w.dtype() != ir::DataType::kFloat || x.rank() < 3 ||
-        x.rank() > 5 || w.rank() != x.rank() || group_ < 1 || x.dim(1) != w.dim(0) ||
-        w.dim(0) % group_ != 0 ||
-        (ctx.has_input(2) &&
-         (ctx.input(2).dtype() != ir::DataType::kFloat || ctx.input(2).numel() != w.dim(1) * group_)))
+    // Shapes that do not fit: the reference kernel reports them.
+    if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank() || x.dim(1) != w.dim(0) ||
+        w.dim(0) % group_ != 0 || (ctx.has_input(2) && ctx.input(2).numel() != w.dim(1) * group_))
       return reference_->compute(ctx);
     std::lock_guard lock(mu_);
     Entry* e = entry(ctx, x, w);

@@ -1,7 +1,5 @@
 #include "backends/cpu/dnnl_conv_util.h"
 
-#include <cfloat>
-
 namespace tessera::cpu {
 
 WindowAttrs WindowAttrs::read(const rt::KernelInfo& info) {
@@ -55,32 +53,6 @@ std::optional<WindowGeometry> window_geometry(const WindowAttrs& a, const std::v
     g.out.push_back(out);
   }
   return g;
-}
-
-bool append_activation(const rt::KernelInfo& info, dnnl::post_ops& ops) {
-  std::string act = info.get_string("activation", "");
-  auto params = info.get_floats("activation_params", {});
-  auto param = [&](size_t i, float d) { return i < params.size() ? params[i] : d; };
-  using A = dnnl::algorithm;
-  if (act.empty()) return true;
-  if (act == "Relu") {
-    ops.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
-  } else if (act == "LeakyRelu") {
-    ops.append_eltwise(1.f, A::eltwise_relu, param(0, 0.01f), 0.f);
-  } else if (act == "Clip") {
-    ops.append_eltwise(1.f, A::eltwise_clip, param(0, -FLT_MAX), param(1, FLT_MAX));
-  } else if (act == "Sigmoid") {
-    ops.append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
-  } else if (act == "Tanh") {
-    ops.append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
-  } else if (act == "HardSigmoid") {
-    // max(0, min(1, alpha * x + beta)): oneDNN 2.6 has no hardsigmoid, but a linear step then a clip.
-    ops.append_eltwise(1.f, A::eltwise_linear, param(0, 0.2f), param(1, 0.5f));
-    ops.append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
-  } else {
-    return false;
-  }
-  return true;
 }
 
 }  // namespace tessera::cpu

@@ -1,6 +1,6 @@
 // Pieces shared by the oneDNN convolution and pooling kernels (plain NCHW in dnnl_conv_kernel.cpp,
-// blocked in dnnl_blocked_kernel.cpp): the window geometry in oneDNN's conventions, and FusedConv's
-// activation as oneDNN post-ops.
+// blocked in dnnl_blocked_kernel.cpp): the window geometry in oneDNN's conventions (FusedConv's
+// activation is in conv_activation.h).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -29,9 +29,5 @@ struct WindowGeometry {
 };
 std::optional<WindowGeometry> window_geometry(const WindowAttrs& a, const std::vector<int64_t>& in,
                                               const std::vector<int64_t>& kernel);
-
-// FusedConv's `activation` / `activation_params` as eltwise post-ops, appended to `ops`; false when
-// oneDNN has no form of the activation.
-bool append_activation(const rt::KernelInfo& info, dnnl::post_ops& ops);
 
 }  // namespace tessera::cpu

@@ -88,14 +88,17 @@ class DnnlEltwise : public rt::OpKernel {
     own_ = own_op(op, main_);
   }
 
+  // Float input (and FastGelu's bias), an op and attributes this kernel has a form of.
+  static bool supports(const rt::KernelInfo& info) {
+    return inputs_float(info, {0, 1}) && DnnlEltwise(info).main_.alg != algorithm::undef;
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     const rt::Tensor* bias = bias_input_ ? ctx.optional_input(1) : nullptr;
     Step step = main_;
-    bool ok = main_.alg != algorithm::undef && x.dtype() == ir::DataType::kFloat && x.numel() > 0;
-    if (ok && bias)
-      ok = bias->dtype() == ir::DataType::kFloat && bias->rank() == 1 && x.rank() >= 1 &&
-           bias->numel() == x.dim(-1);
+    bool ok = x.numel() > 0;
+    if (ok && bias) ok = bias->rank() == 1 && x.rank() >= 1 && bias->numel() == x.dim(-1);
     if (!ok) {
       if (!reference_) ctx.fail("no reference kernel");
       return reference_->compute(ctx);

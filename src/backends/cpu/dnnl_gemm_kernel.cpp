@@ -29,18 +29,25 @@ class DnnlGemm : public rt::OpKernel {
         trans_a_(info.get_int("transA", 0) != 0),
         trans_b_(info.get_int("transB", 0) != 0) {}
 
+  // Float A, B [and C] of ranks 2, 2 [and up to 2]; beta 0 or 1 (see the header comment).
+  static bool supports(const rt::KernelInfo& info) {
+    const float beta = info.get_float("beta", 1.f);
+    const int64_t rc = info.has_input(2) ? inferred_rank(info, 2) : 0;
+    return inputs_float(info, {0, 1, 2}) && inferred_rank(info, 0) == 2 && inferred_rank(info, 1) == 2 &&
+           rc >= 0 && rc <= 2 && (beta == 0.f || beta == 1.f);
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& a = ctx.input(0);
     const rt::Tensor& b = ctx.input(1);
     const rt::Tensor* c = ctx.optional_input(2);
-    auto f32 = [](const rt::Tensor& t) { return t.dtype() == ir::DataType::kFloat; };
-    bool ok = f32(a) && f32(b) && a.rank() == 2 && b.rank() == 2 && a.numel() > 0 && b.numel() > 0 &&
+    bool ok = a.rank() == 2 && b.rank() == 2 && a.numel() > 0 && b.numel() > 0 &&
               a.dim(trans_a_ ? 0 : 1) == b.dim(trans_b_ ? 1 : 0);
     const int64_t m = ok ? a.dim(trans_a_ ? 1 : 0) : 0, n = ok ? b.dim(trans_b_ ? 0 : 1) : 0;
     rt::Shape c_shape;  // C as [cm, cn]; empty: no C term
     if (ok && c) {
       // C is checked even when beta = 0 drops it, as the reference kernel does (it reports a bad one).
-      ok = f32(*c) && c->rank() <= 2;
+      ok = c->rank() <= 2;
       int64_t cm = ok && c->rank() == 2 ? c->dim(0) : 1, cn = ok && c->rank() >= 1 ? c->dim(-1) : 1;
       ok = ok && (cm == 1 || cm == m) && (cn == 1 || cn == n);
       // beta other than 0 and 1: see the header comment.

@@ -111,10 +111,6 @@ Form form_of(const std::string& op, const std::string& domain) {
   return ms ? Form::kContrib : Form::kOnnxLayerNorm;
 }
 
-bool is_f32(const rt::Tensor* t) {
-  return t && t->dtype() == ir::DataType::kFloat;
-}
-
 class FastLayerNorm : public rt::OpKernel {
  public:
   explicit FastLayerNorm(const rt::KernelInfo& info)
@@ -127,6 +123,11 @@ class FastLayerNorm : public rt::OpKernel {
         form_ == Form::kOnnxRms || form_ == Form::kContribSimplified || form_ == Form::kSkipSimplified;
     // The skip forms default to BERT's 1e-12; the others to 1e-5 (the schemas' defaults).
     eps_ = info.get_float("epsilon", skip_ ? 1e-12f : 1e-5f);
+  }
+
+  // Every input float (x, skip, scale, bias) and x of known rank 1 or more.
+  static bool supports(const rt::KernelInfo& info) {
+    return inputs_float(info, {0, 1, 2, 3, 4}) && inferred_rank(info, 0) >= 1;
   }
 
   void compute(rt::KernelContext& ctx) const override {
@@ -143,7 +144,7 @@ class FastLayerNorm : public rt::OpKernel {
              const float** p) const {
     const rt::Tensor* t = ctx.optional_input(i);
     if (!t) return true;
-    if (!is_f32(t) || t->numel() != h) return false;
+    if (t->numel() != h) return false;
     if (form_ == Form::kOnnxLayerNorm || form_ == Form::kOnnxRms) {
       const rt::Shape& s = t->shape();
       if (s.size() > norm.size()) return false;
@@ -157,7 +158,7 @@ class FastLayerNorm : public rt::OpKernel {
   // False: the reference kernel takes the node.
   bool run(rt::KernelContext& ctx) const {
     const rt::Tensor& x = ctx.input(0);
-    if (!is_f32(&x) || x.rank() < 1 || x.numel() == 0) return false;
+    if (x.rank() < 1 || x.numel() == 0) return false;
     const int64_t rank = x.rank();
     int64_t axis = skip_ ? rank - 1 : (axis_ < 0 ? axis_ + rank : axis_);
     if (axis < 0 || axis >= rank) return false;
@@ -192,8 +193,7 @@ class FastLayerNorm : public rt::OpKernel {
     if (skip_) {
       skip = &ctx.input(1);
       // skip is whole rows repeated over the leading axes ((S, H) or (1, S, H) for (B, S, H)).
-      if (!is_f32(skip) || skip->rank() < 1 || skip->dim(-1) != h || skip->numel() == 0 ||
-          x.numel() % skip->numel() != 0)
+      if (skip->rank() < 1 || skip->dim(-1) != h || skip->numel() == 0 || x.numel() % skip->numel() != 0)
         return false;
       skip_rows = skip->numel() / h;
     }

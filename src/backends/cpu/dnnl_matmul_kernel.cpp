@@ -47,12 +47,18 @@ class DnnlMatMul : public rt::OpKernel {
     ctx.release(1);
   }
 
+  // Float operands (and MatMulBias's bias) of known ranks 2 or more; FusedMatMul without batch
+  // transposes.
+  static bool supports(const rt::KernelInfo& info) {
+    return inputs_float(info, {0, 1, 2}) && inferred_rank(info, 0) >= 2 && inferred_rank(info, 1) >= 2 &&
+           DnnlMatMul(info).supported_;
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     if (prepared_) return run_prepared(ctx);
     const rt::Tensor& a = ctx.input(0);
     const rt::Tensor& b = ctx.input(1);
-    if (!supported_ || a.dtype() != ir::DataType::kFloat || b.dtype() != ir::DataType::kFloat ||
-        a.rank() < 2 || b.rank() < 2 || a.dim(trans_a_ ? -2 : -1) != b.dim(trans_b_ ? -1 : -2) ||
+    if (a.rank() < 2 || b.rank() < 2 || a.dim(trans_a_ ? -2 : -1) != b.dim(trans_b_ ? -1 : -2) ||
         a.numel() == 0 || b.numel() == 0 || (bias_ && !bias_fits(ctx, b))) {
       if (!reference_) ctx.fail("no reference MatMul kernel");
       return reference_->compute(ctx);
@@ -129,8 +135,7 @@ class DnnlMatMul : public rt::OpKernel {
   // and reports what is wrong).
   static bool bias_fits(const rt::KernelContext& ctx, const rt::Tensor& b) {
     const rt::Tensor* bias = ctx.optional_input(2);
-    return b.rank() == 2 && bias && bias->dtype() == ir::DataType::kFloat && bias->rank() == 1 &&
-           bias->dim(0) == b.dim(1);
+    return b.rank() == 2 && bias && bias->rank() == 1 && bias->dim(0) == b.dim(1);
   }
 
   // The logical [.., rows, cols] view of a stored row-major tensor, transposed in place by strides.

@@ -34,10 +34,15 @@ class DnnlPool : public rt::OpKernel {
     }
   }
 
+  // Float input of rank 3 to 5; not MaxPool's Indices, nor AveragePool counting pads with ceil_mode.
+  static bool supports(const rt::KernelInfo& info) {
+    const int64_t rank = inferred_rank(info, 0);
+    return inputs_float(info, {0}) && rank >= 3 && rank <= 5 && DnnlPool(info).supported_;
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
-    if (!supported_ || x.dtype() != ir::DataType::kFloat || x.rank() < 3 || x.rank() > 5 || x.numel() == 0)
-      return reference(ctx);
+    if (x.rank() < 3 || x.rank() > 5 || x.numel() == 0) return reference(ctx);
     std::lock_guard lock(mu_);
     auto it = cache_.find(x.shape());
     if (it == cache_.end()) {

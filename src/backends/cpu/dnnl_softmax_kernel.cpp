@@ -20,11 +20,18 @@ class DnnlSoftmax : public rt::OpKernel {
         coerce_2d_(info.since_version() < 13),
         axis_(info.get_int("axis", info.since_version() < 13 ? 1 : -1)) {}
 
+  // Float input of known rank 1 or more with an axis inside it.
+  static bool supports(const rt::KernelInfo& info) {
+    const int64_t rank = inferred_rank(info, 0);
+    const int64_t axis = info.get_int("axis", info.since_version() < 13 ? 1 : -1);
+    return inputs_float(info, {0}) && rank >= 1 && axis >= -rank && axis < rank;
+  }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     int64_t rank = x.rank();
     int64_t axis = axis_ < 0 ? axis_ + rank : axis_;
-    if (x.dtype() != ir::DataType::kFloat || rank == 0 || axis < 0 || axis >= rank || x.numel() == 0) {
+    if (rank == 0 || axis < 0 || axis >= rank || x.numel() == 0) {  // a shape inference did not foresee
       if (!reference_) ctx.fail("no reference softmax kernel");
       return reference_->compute(ctx);
     }

@@ -212,6 +212,9 @@ class FastTranspose : public rt::OpKernel {
     has_perm_ = info.has_attr("perm");
   }
 
+  // Element types of 1, 2, 4 or 8 bytes as inference found them (strings and unknown types decline).
+  static bool supports(const rt::KernelInfo& info) { return word_size(info.input_dtype(0)) != 0; }
+
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     const size_t word = word_size(x.dtype());

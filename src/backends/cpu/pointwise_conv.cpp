@@ -50,7 +50,9 @@ __attribute__((target("avx512f"))) void tile(const float* x, int64_t pixels, con
       const int64_t at = ((ob + b) * pixels + p0 + p) * kBlock;
       __m512 v = acc[p][b];
       if (z) v = _mm512_add_ps(v, _mm512_loadu_ps(z + at));
-      if (ep.clip) v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+      if (ep.clip)
+        v = _mm512_min_ps(
+            hi, _mm512_max_ps(lo, v));  // NaN kept: vmaxps/vminps return their second operand for one
       _mm512_storeu_ps(y + at, v);
     }
   }

@@ -60,8 +60,11 @@ C activate(Act act, C x, const std::vector<float>& p) {
       return x < C(0) ? static_cast<C>(p[0]) * x : x;
     case Act::kClip:
       return std::min(std::max(x, static_cast<C>(p[0])), static_cast<C>(p[1]));
-    case Act::kHardSigmoid:
-      return std::max(C(0), std::min(C(1), static_cast<C>(p[0]) * x + static_cast<C>(p[1])));
+    case Act::kHardSigmoid: {
+      // NaN stays NaN (std::min(1, NaN) would be 1), as the standalone HardSigmoid keeps it.
+      C t = static_cast<C>(p[0]) * x + static_cast<C>(p[1]);
+      return t < C(0) ? C(0) : (t > C(1) ? C(1) : t);
+    }
   }
   return x;
 }

@@ -583,15 +583,13 @@ TEST(FastVsReference, Gemm) {
        "",
        {{"a", {16, 6}}, {"b", {10, 16}}, {"c", {1, 10}}},
        {flag("transA"), flag("transB")}},
-      {"beta -0.75 (falls back)",
+      // Declined when the session is built (KernelDef::supports): the reference kernel runs it.
+      {"beta -0.75 (declined)",
        "Gemm",
        "",
        {{"a", {6, 7}}, {"b", {7, 10}}, {"c", {1, 10}}},
        {f("beta", -0.75f)},
-       "dnnl",
-       17,
-       1,
-       true},
+       "reference"},
       {"C scalar", "Gemm", "", {{"a", {5, 8}}, {"b", {8, 3}}, {"c", {}}}, {}},
       {"C column [M, 1]", "Gemm", "", {{"a", {5, 8}}, {"b", {8, 3}}, {"c", {5, 1}}}, {}},
       {"beta 0 ignores C", "Gemm", "", {{"a", {4, 4}}, {"b", {4, 4}}, {"c", {4, 4}}}, {f("beta", 0.f)}},
@@ -655,6 +653,40 @@ TEST(FastVsReference, Pooling) {
       {"GlobalAveragePool", "GlobalAveragePool", "", {{"x", {2, 16, 7, 9}}}, {}},
       {"GlobalMaxPool", "GlobalMaxPool", "", {{"x", {2, 16, 7, 9}}}, {}},
       {"GlobalAveragePool 3-D", "GlobalAveragePool", "", {{"x", {1, 4, 3, 5, 6}}}, {}},
+  };
+  for (const auto& c : cases) check(c);
+}
+
+// Nodes a fast kernel does not take are declined from their inferred types and attributes when the
+// session is built (KernelDef::supports), not handed over at run time: the session reports the
+// reference kernel, and no fallback is counted.
+TEST(FastVsReference, DeclinedNodesRunTheReferenceKernel) {
+  const DataType f64 = DataType::kDouble, f16 = DataType::kFloat16, i64 = DataType::kInt64;
+  std::vector<Case> cases = {
+      {"double Conv",
+       "Conv",
+       "",
+       {{"x", {1, 2, 5, 5}, false, f64}, {"w", {3, 2, 3, 3}, true, f64}},
+       {},
+       "reference"},
+      {"int64 Add", "Add", "", {{"a", {4, 5}, false, i64}, {"b", {5}, false, i64}}, {}, "reference"},
+      {"float16 Softmax", "Softmax", "", {{"x", {3, 7}, false, f16}}, {}, "reference"},
+      {"float16 Relu", "Relu", "", {{"x", {3, 7}, false, f16}}, {}, "reference"},
+      {"double MatMul", "MatMul", "", {{"a", {3, 4}, false, f64}, {"b", {4, 2}, true, f64}}, {}, "reference"},
+      {"double LayerNormalization",
+       "LayerNormalization",
+       "",
+       {{"x", {2, 6}, false, f64}, {"s", {6}, true, f64}},
+       {},
+       "reference"},
+      {"AveragePool counting pads with ceil_mode",
+       "AveragePool",
+       "",
+       {{"x", {1, 2, 7, 7}}},
+       {ints("kernel_shape", {2, 2}), ints("strides", {2, 2}), ints("pads", {1, 1, 1, 1}),
+        ir::Attribute::of_int("count_include_pad", 1), ir::Attribute::of_int("ceil_mode", 1)},
+       "reference"},
+      {"1-D MatMul", "MatMul", "", {{"a", {4}}, {"b", {4, 3}, true}}, {}, "reference"},
   };
   for (const auto& c : cases) check(c);
 }

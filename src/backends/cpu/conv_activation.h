@@ -1,0 +1,134 @@
+// FusedConv's activation on the oneDNN convolutions (plain and blocked), within the accuracy bounds of
+// the standalone ops (docs/accuracy.md). oneDNN 2.6's post-ops are right for some activations only:
+// - LeakyRelu and Tanh: right everywhere, fused as post-ops.
+// - Relu, Clip and HardSigmoid: right for every number, but their max/min turn a NaN into a bound. They
+//   are fused when the convolution's sums cannot be NaN (inputs, weights, bias and Z finite, and no sum
+//   can overflow: see FiniteSums); otherwise the convolution runs without them and apply() follows.
+// - Sigmoid: oneDNN's post-op flushes subnormal results (x below -87), so it always runs after the
+//   convolution, on Tessera's own vectorised math (own_eltwise.h).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/own_eltwise.h"
+#include "runtime/kernel.h"
+
+namespace tessera::rt {
+class ThreadPool;
+}
+
+namespace tessera::cpu {
+
+class ConvActivation {
+ public:
+  explicit ConvActivation(const rt::KernelInfo& info);
+
+  // False for an activation neither form knows (the fast kernel declines the node).
+  bool supported() const { return supported_; }
+  bool none() const { return kind_ == Kind::kNone; }
+  // Whether the activation is the own kernels' clip (Relu or Clip) with bounds `lo`, `hi`.
+  bool is_clip(float& lo, float& hi) const;
+  // The post-ops that compute the activation inside the primitive when `fused`; empty otherwise.
+  dnnl::post_ops post_ops(bool fused) const;
+  // Whether the post-ops may be fused for a run whose convolution sums stay finite (`sums_finite`).
+  bool fuse(bool sums_finite) const;
+  // Whether fuse() depends on `sums_finite` (then the kernel checks the sums before choosing).
+  bool needs_finite_sums() const {
+    return kind_ == Kind::kRelu || kind_ == Kind::kClip || kind_ == Kind::kHardSigmoid;
+  }
+  // y = act(y) in float32 as the standalone op computes it (NaN kept), for `n` values split over the
+  // pool.
+  void apply(rt::ThreadPool& pool, float* y, int64_t n) const;
+  // A bound of |act(v)| for |v| <= `sums`; nullopt for an unknown activation.
+  std::optional<double> output_bound(double sums) const;
+  // Whether act(0) is 0 (else a blocked output's padded lanes must be cleared after apply()).
+  bool keeps_zero() const;
+
+ private:
+  enum class Kind { kNone, kRelu, kLeakyRelu, kClip, kSigmoid, kTanh, kHardSigmoid, kUnknown };
+  Kind kind_ = Kind::kNone;
+  float alpha_ = 0.f, beta_ = 0.f;  // LeakyRelu alpha; Clip lo, hi; HardSigmoid alpha, beta
+  bool supported_ = true;
+};
+
+// What decides whether a convolution's sums can be NaN: a NaN needs a NaN or infinite operand, or two
+// sums overflowing to infinities of opposite signs. Built from the plain OIHW weights once; check()
+// then looks at the input values of a run (the kernels check the bias, a few values, themselves).
+class FiniteSums {
+ public:
+  FiniteSums() = default;
+  FiniteSums(const float* w, int64_t out_channels, int64_t per_channel);
+  // Whether it was built from weights (a default-constructed one refuses every input).
+  bool known() const { return known_; }
+  // How many times, in this process, weights were read to build one: a kernel with constant weights
+  // does it once, at session build (tests check that runs do not).
+  static int64_t weight_reads();
+  // How many times, in this process, a check read a tensor's values (what remembering bounds saves).
+  static int64_t data_reads();
+  // Whether every sum of a convolution over `x` (plus `z`, may be null) is finite: x and z finite and
+  // max|x| * max_oc sum|w_oc| + max|z| far below FLT_MAX (a margin that covers Winograd's
+  // transforms and rounding).
+  bool check(rt::ThreadPool& pool, const float* x, int64_t nx, const float* z, int64_t nz) const;
+  // The same for float tensors; a blocked (rank 5) tensor's scan is remembered (ScannedBlocked).
+  // Returns the bound of the sums' magnitudes (max|x| * max_oc sum|w_oc| + max|z|) when finite. A
+  // remembered bound is an upper bound that grows from convolution to convolution: when it is too large,
+  // the tensors are read again for their real largest magnitude before the fusion is refused.
+  std::optional<double> check(rt::ThreadPool& pool, const rt::Tensor& x, const rt::Tensor* z) const;
+  // The same bound from what ScannedBlocked remembers of x and z alone, reading neither: nullopt when
+  // either is not remembered or the bound is not finite. For kernels that need no check (their
+  // activation is right for NaN) but tell the next convolution what their output holds.
+  std::optional<double> remembered_bound(const rt::Tensor& x, const rt::Tensor* z) const;
+
+ private:
+  bool known_ = false;
+  bool weights_finite_ = false;
+  double w_l1_ = 0;
+};
+
+// The largest magnitude (as float bits) of blocked tensors in the current run, by storage: found by
+// FiniteSums' scans, or known from how a convolution made its output (the bound of its sums). A
+// residual Z is the input of the block's first convolution, and each convolution's input the output of
+// the one before: neither is read again. Within a run a tensor does not change, but for a convolution
+// writing its output into Z's storage, which forgets it first; between runs a tensor the caller holds
+// may, so Session::run begins by forgetting everything (cpu::begin_run). A storage is known by its
+// owner (a tensor allocated again at the same address is another one).
+class ScannedBlocked {
+ public:
+  static ScannedBlocked& instance();
+  struct Known {
+    uint32_t bits;
+    bool exact;  // read from the data (else a bound from how the tensor was made)
+  };
+  // The largest magnitude's bits of `t` when scanned or made before.
+  std::optional<Known> find(const rt::Tensor& t);
+  // Remembers `bits` for `t` (replacing what was known of it).
+  void add(const rt::Tensor& t, uint32_t bits, bool exact);
+  // `t`'s storage is about to be overwritten.
+  void forget(const rt::Tensor& t);
+  void clear();
+
+ private:
+  struct Entry {
+    std::weak_ptr<void> owner;
+    const void* data;
+    int64_t numel;
+    uint32_t bits;
+    bool exact;
+  };
+  static bool same_owner(const Entry& e, const rt::Tensor& t);
+  std::mutex mu_;
+  std::vector<Entry> entries_;
+};
+
+// Tells ScannedBlocked that `y` holds magnitudes of at most `bound` (rounded up to a float).
+void remember_bound(const rt::Tensor& y, double bound);
+
+// Clears the padded lanes of a blocked [N, Cb, H, W, b] float tensor holding `channels` channels.
+void clear_blocked_padding(float* y, const rt::Shape& blocked_shape, int64_t channels);
+
+}  // namespace tessera::cpu

@@ -1,0 +1,10 @@
+// What the CPU kernels keep for the length of one run, dropped when a run begins (Session::run).
+#pragma once
+
+namespace tessera::cpu {
+
+// Forgets what FiniteSums learnt of blocked tensors (conv_activation.h, ScannedBlocked): a tensor the
+// caller holds may change between runs.
+void begin_run();
+
+}  // namespace tessera::cpu
