@@ -230,6 +230,9 @@ class Replayer {
       return run_range(i0, i1);
     }
     std::shared_ptr<void> graph;
+    // The nodes run under capture release the values they read last; a failed capture runs them again,
+    // from the values as they were.
+    std::vector<Value> before = f_.slots;
     try {
       run_range(i0, i1);
       graph = d.end_capture();
@@ -238,6 +241,7 @@ class Replayer {
     }
     if (!graph) {
       r_.disabled = true;
+      f_.slots = std::move(before);
       return run_range(i0, i1);  // the captured work did not run: run it now
     }
     d.replay(graph);

@@ -111,8 +111,11 @@ std::string short_kernel_name(const char* name) {
   char* demangled = abi::__cxa_demangle(name, nullptr, nullptr, &status);
   std::string s = status == 0 && demangled ? demangled : name;
   std::free(demangled);
-  // "void ns::kernel<half, 4>(args...)" -> "ns::kernel<half, 4>": drop the return type and arguments.
+  // "void ns::kernel<half, 4>(args...)" -> "ns::kernel<half, 4>": drop the return type and arguments,
+  // and the "(anonymous namespace)::" our kernels sit in (its parenthesis is not the argument list's).
   if (s.rfind("void ", 0) == 0) s.erase(0, 5);
+  const std::string anon = "(anonymous namespace)::";
+  for (size_t p = s.find(anon); p != std::string::npos; p = s.find(anon)) s.erase(p, anon.size());
   int depth = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '<') ++depth;

@@ -27,6 +27,7 @@ struct SimCounters {
   std::set<const void*> live;  // blocks the device handed out
   size_t to_device = 0, to_host = 0, bytes_in_use = 0, most_bytes = 0, prepared = 0;
   bool foreign_pointer = false, wrong_stream = false, host_input_on_device = false;
+  size_t capture_attempts = 0;  // the device "captures" and always fails to (a kernel synchronised)
 };
 
 class SimStream : public rt::Stream {
@@ -209,6 +210,12 @@ class SimDevice : public rt::Backend {
   rt::Stream& stream() override { return stream_; }
   std::unique_ptr<rt::Stream> create_stream() override { return std::make_unique<SimStream>(); }
   std::unique_ptr<rt::Event> create_event() override { return std::make_unique<SimEvent>(); }
+  bool begin_capture() override {
+    std::lock_guard lock(g_sim->mu);
+    g_sim->capture_attempts++;
+    return true;
+  }
+  std::shared_ptr<void> end_capture() override { return nullptr; }
 
  private:
   rt::KernelRegistry registry_;
@@ -557,4 +564,44 @@ TEST_F(Placement, InputsFedFromTheDeviceAndOutputsLeftThereSkipTheirCopies) {
   // Without the option the same device feed gives host outputs.
   auto outs = s.run({{"x", dx}});
   EXPECT_EQ(outs[0].tensor().device().kind, rt::DeviceKind::kCpu);
+}
+
+// The same in a float16 session: the input's first reader is the Cast the lowering put at the boundary.
+TEST_F(Placement, DeviceFeedsReachTheLoweringsBoundaryCast) {
+  rt::Session s(mixed_model(64), {.optimization = rt::OptLevel::kNone, .threads = 1, .backend = "sim"});
+  rt::Tensor x = ramp(64, -8.0f);
+  rt::Value dx = s.to_device(rt::Value(x));
+  auto want = expected_y(x);
+  for (int run = 0; run < 4; ++run) {
+    auto outs = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+    rt::Tensor y = s.to_host(outs[0]).tensor();
+    for (int64_t i = 0; i < 64; ++i)
+      EXPECT_NEAR(y.data<float>()[i], want[static_cast<size_t>(i)],
+                  2e-3f * std::abs(want[static_cast<size_t>(i)]));
+  }
+}
+
+// A model wholly on the device is captured on its second run; where the capture fails, its nodes run
+// again from the values as they were before it (the attempt released the ones it read last), and the
+// session never tries again.
+TEST_F(Placement, AFailedDeviceCaptureRunsTheNodesAgainFromTheirInputs) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(32)}));
+  auto r = b.node("Relu", {x}, {}, "relu");
+  b.output(b.node("Relu", {r}, {}, "relu2"), Type::tensor(DataType::kFloat));
+  rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone,
+                               .threads = 1,
+                               .backend = "sim",
+                               .precision = tessera::passes::Precision::kFp32});
+  rt::Tensor x_in = ramp(32, -8.0f);
+  for (int run = 0; run < 3; ++run) {
+    auto outs = s.run({{"x", rt::Value(x_in)}});
+    for (int64_t i = 0; i < 32; ++i)
+      EXPECT_FLOAT_EQ(outs[0].tensor().data<float>()[i], std::max(0.0f, x_in.data<float>()[i])) << run;
+  }
+  EXPECT_EQ(counters_.capture_attempts, 1u) << "tried on the second run only";
+  EXPECT_EQ(s.last_stats().device_graph_replays, 0u);
 }
