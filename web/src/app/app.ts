@@ -341,7 +341,9 @@ export class App {
     const onlyAdded = added && !removed.size && addedNodes.length === patch.size;
     const inPlace = onlyAdded
       ? await this.canvas.appendNodes(g, addedNodes)
-      : !added && !removed.size && (await this.canvas.patchNodes(g, [...patch.values()]));
+      : !added && removed.size
+        ? await this.canvas.removeNodes(g, [...removed], [...patch.values()])
+        : !added && (await this.canvas.patchNodes(g, [...patch.values()]));
     if (!inPlace) await this.canvas.setGraph(g, false);
     this.showParams();
     this.showLists();
@@ -443,15 +445,21 @@ export class App {
     const outputs = op.outputs.filter((f) => f.option === 'single').map((_, i) => `${name}_out${i}`);
     if (!outputs.length) outputs.push(`${name}_out0`);
     // add_node's `position` is the index in the node list; the canvas position goes through PUT positions.
+    // The canvas places the new leaf there as it appends it (no second layout); a rebuilt view model
+    // (appending was not possible) gets the pin afterwards.
+    const at: [number, number] = [Math.round(x - 70), Math.round(y - 20)];
+    this.canvas.nextPins = [at];
     const a = await this.run({
       type: 'add_node',
       node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs },
     });
+    this.canvas.nextPins = [];
     const id = a?.node_ids?.[0];
     if (id === undefined) return undefined;
-    this.canvas.pins.set(`n:${id}`, [Math.round(x - 70), Math.round(y - 20)]);
+    const placed = this.canvas.pins.has(`n:${id}`);
+    this.canvas.pins.set(`n:${id}`, at);
     await this.savePositions();
-    await this.canvas.repin();
+    if (!placed) await this.canvas.repin();
     const leaf = this.canvas.vm?.byNodeId.get(id);
     if (leaf !== undefined) this.canvas.select([leaf]);
     return id;

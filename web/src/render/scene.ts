@@ -16,7 +16,7 @@ export const GLYPH_STRIDE = 12;
 
 export type Lod = 'far' | 'mid' | 'near';
 export type Region = [number, number, number, number]; // x0, y0, x1, y1 in world units
-const DECIMATE_BELOW = 0.05; // scale under which boxes are merged per 2-pixel cell
+export const DECIMATE_BELOW = 0.05; // scale under which boxes are merged per 2-pixel cell
 const NO_EDGES_BELOW = 0.004; // scale under which edges are left out (boxes are dots)
 
 function range(a: number, b: number): number[] {
@@ -56,6 +56,9 @@ export class Scene {
   textSink: TextRun[] | null = null;
   readonly items: SpatialGrid;
   private readonly edgeIndex: SpatialGrid;
+  /** Bounding box of each visible edge's polyline (x, y, w, h), kept so that the next scene can tell
+   *  which part of the view an edit changed without this scene's view model (which the edit patched). */
+  readonly edgeBox: [Float32Array, Float32Array, Float32Array, Float32Array];
 
   constructor(
     readonly vm: ViewModel,
@@ -86,6 +89,7 @@ export class Scene {
       ew[e] = x1 - x0;
       eh[e] = y1 - y0;
     }
+    this.edgeBox = [ex, ey, ew, eh];
     this.edgeIndex = new SpatialGrid(
       ex,
       ey,
