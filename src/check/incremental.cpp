@@ -215,12 +215,16 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   for (size_t k = 0; k < g.nodes.size(); ++k) pos.emplace(g.nodes[k].id, k);
 
   // Take the changed nodes' old versions out, then put their new versions in.
-  std::unordered_set<std::string> dirty;  // values whose facts may differ now
+  std::unordered_set<std::string> dirty;          // values whose facts may differ now
+  std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
   for (ir::NodeId id : changed) {
     auto it = st.nodes.find(id);
     if (it == st.nodes.end()) continue;
     const NodeRecord& old = it->second;
-    if (old.symbols_after != old.symbols_before) return false;  // later fresh symbols would be renumbered
+    // A removed node's fresh symbols would be missing from the numbering of every later one; a changed
+    // node must draw as many again (checked below).
+    if (old.symbols_after != old.symbols_before && !pos.count(id)) return false;
+    drawn[id] = old.symbols_after - old.symbols_before;
     if (!old.name.empty()) --st.names[old.name];
     for (const std::string& out : old.outputs) {
       if (out.empty()) continue;
@@ -305,7 +309,10 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     Diagnostics found;
     Checker checker(m, kOptions, found);
     int64_t after = checker.check_main_node(g, n, scope, before);
-    int64_t drawn_before = rec != st.nodes.end() ? rec->second.symbols_after - rec->second.symbols_before : 0;
+    auto was = drawn.find(id);
+    int64_t drawn_before = rec != st.nodes.end() ? rec->second.symbols_after - rec->second.symbols_before
+                           : was != drawn.end()  ? was->second
+                                                 : 0;
     if (after - before != drawn_before) return false;  // would renumber later fresh symbols
     ++last_checked_;
     std::unordered_set<std::string> moved;

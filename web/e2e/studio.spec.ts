@@ -175,6 +175,32 @@ test('edits the sample through the server and keeps the edits across save and re
   expect(convNode.inputs.slice(0, 2)).toEqual([input.name, 'W_new']);
   await expect.poll(() => notConnected(page, conv.name)).toBe(0);
 
+  // The tensor editor: slice [2, 0] of W_new, a refused cell, then one value changed; one undo step.
+  const w = () => t<{ values: number[] }>(page, 'initializer("W_new")');
+  const before = (await w()).values;
+  await page.locator('[data-edit="W_new"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [8, 3, 3, 3]');
+  await page.getByTestId('tensor-lead-0').fill('2');
+  await page.getByTestId('tensor-lead-0').dispatchEvent('change');
+  const cell = page.locator('[data-cell="1,2"]');
+  await cell.fill('x');
+  await cell.dispatchEvent('change');
+  await expect(page.getByTestId('tensor-error')).toContainText("'x' is not a number");
+  await page.getByTestId('tensor-apply').click();
+  await expect(page.getByTestId('tensor-error')).toContainText('fix the 1 cell(s) marked first');
+  await cell.fill('0.25');
+  await cell.dispatchEvent('change');
+  await page.screenshot({ path: artifact('studio-tensor-editor.png') });
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toHaveCount(0);
+  const edited = (await w()).values;
+  const at = ((2 * 3 + 0) * 3 + 1) * 3 + 2;
+  expect(edited[at]).toBe(0.25);
+  expect(edited.filter((x, k) => x !== before[k])).toEqual([0.25]);
+  expect(await t<string>(page, 'document.undo')).toContain('W_new');
+
   // Another initializer from a .npy file (its header gives dtype and shape), switched in for W, then
   // detached; both undone, W_new feeds the Conv again.
   const npyPath = join(root, 'W_npy.npy');

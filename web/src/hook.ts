@@ -84,6 +84,9 @@ export function installHook(app: App): void {
       g.nodes = g.nodes.filter((x) => x !== n);
       return c.removeNodes(g, [n.id], []);
     },
+    /** An initializer's values as the server has them (up to `limit`). */
+    initializer: (name: string, limit = 1 << 16) =>
+      app.client!.initializer(app.doc!.id, name, limit, app.graphPath),
     get lastError() {
       return app.lastError;
     },

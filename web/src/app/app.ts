@@ -23,6 +23,7 @@ import { InitializerPanel } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
+import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
@@ -95,6 +96,7 @@ export class App {
     this.initPanel = new InitializerPanel(initBox, {
       run: (cmd) => this.run(cmd),
       preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
+      edit: (name) => void this.editInitializer(name),
       selected: () => this.selectedNodes(),
       registry: () => this.registry,
     });
@@ -972,6 +974,26 @@ export class App {
       h('div', { className: 'field' }, h('label', { text: 'Path (under the studio root)' }), path),
       h('button', { text: 'Save', onclick: () => (clear(this.shell.dialogs), void this.save(path.value)) }),
     ]);
+  }
+
+  /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
+  async editInitializer(name: string): Promise<void> {
+    await this.guard(async () => {
+      const info = this.graph?.initializers.find((i) => i.name === name);
+      const n = info ? info.shape.reduce((a, b) => a * b, 1) : 0;
+      if (n > EDIT_LIMIT)
+        throw new Error(
+          `${name} has ${n.toLocaleString('en-US')} elements; the tensor editor takes up to ${EDIT_LIMIT.toLocaleString('en-US')}: replace it from a .npy file instead`,
+        );
+      const t = await this.client!.initializer(this.doc!.id, name, EDIT_LIMIT, this.graphPath);
+      const grid = new TensorGrid(t.dtype, t.shape, t.values ?? []);
+      this.dialog(`Edit initializer ${name}`, [
+        tensorEditor(grid, async (v) => {
+          const a = await this.run({ type: 'replace_initializer', tensor: { name, ...v } });
+          if (a) clear(this.shell.dialogs);
+        }),
+      ]);
+    });
   }
 
   private dialog(title: string, body: Array<HTMLElement | null>): void {
