@@ -3,6 +3,7 @@
 // them into server commands). The canvas never edits the model itself.
 import type { ApiGraph, RegistryOp } from '../api/types';
 import { LayoutCancelled, LayoutClient } from '../layout/client';
+import { appendedLayout, removedLayout } from '../layout/patch';
 // Inlined (a Blob URL): no second request, which took up to a second under load before the first layout.
 import LayoutWorker from '../layout/worker?worker&inline';
 import type { HierGraph, HierResult } from '../layout/hierarchy';
@@ -197,12 +198,13 @@ export class CanvasView {
     const groups = this.groups;
     const hg = this.lastHier;
     if (!vm || !groups || !hg || !this.scene) return false;
+    const start = performance.now();
     const before = vm.edges.length;
     const leavesBefore = vm.leaves.slice();
     const pinsAsked = this.nextPins.splice(0);
     const added = appendNodes(vm, nodes);
     if (!added) return false;
-    this.marks = { graph: performance.now() };
+    this.marks = { graph: start };
     const touched = [...added];
     leavesBefore.forEach((l, i) => l !== vm.leaves[i] && touched.push(i)); // outputs now linked
     const newGroups = appendToGroups(groups, vm, added);
@@ -260,10 +262,12 @@ export class CanvasView {
     this.api = api;
     vm.version = api.version;
     this.marks.viewModel = performance.now();
+    // Nothing moves when the new leaves float or hide in collapsed groups: no layout to wait for.
+    const fast = appendedLayout(this.scene!.lay, this.lastHier, leavesBefore.length, before, hg.groupLabelW);
     this.layout.setGraph(this.lastHier);
     this.marks.sent = performance.now();
     this.fitPending = false;
-    await this.relayout({ leaves: touched, groups: ancestors(groups, added) });
+    await this.relayout({ leaves: touched, groups: ancestors(groups, added) }, fast ?? undefined);
     return true;
   }
 
@@ -318,9 +322,16 @@ export class CanvasView {
     if (indices.some((i) => i === undefined)) return false;
     const probe = { ...groups, size: groups.size.slice(), leafGroup: groups.leafGroup.slice() };
     if (!removeFromGroups(probe, indices as number[])) return false;
+    const start = performance.now();
+    // Each edge's index once the removed leaves' edges are gone (-1 for those).
+    const goneLeaves = new Set(indices as number[]);
+    const edgeIndex = new Int32Array(vm.edges.length);
+    let kept = 0;
+    vm.edges.forEach((e, j) => (edgeIndex[j] = goneLeaves.has(e.src) || goneLeaves.has(e.dst) ? -1 : kept++));
+    for (const i of goneLeaves) this.floating.delete(vm.leaves[i].key);
     const res = removeLeaves(vm, ids);
     if (!res) return false;
-    this.marks = { graph: performance.now() };
+    this.marks = { graph: start };
     const changedGroups = removeFromGroups(groups, res.removed)!;
     for (const [i, leaf] of patches) {
       // The patch is of the node as it is now; keep the terminal states removeLeaves just set.
@@ -341,16 +352,23 @@ export class CanvasView {
       groupLabelW: Float32Array.from(groups.label, (label, k) =>
         textWidth(`${label}  (${groups.size[k]})`, FONT.title),
       ),
-      edgeSrc: Int32Array.from(vm.edges, (e) => e.src),
-      edgeDst: Int32Array.from(vm.edges, (e) => e.dst),
+      ...edgeArrays(vm),
     };
     this.api = api;
     vm.version = api.version;
     this.marks.viewModel = performance.now();
+    const fast = removedLayout(
+      this.scene.lay,
+      this.lastHier,
+      res.removed,
+      (i) => !!hg.floating?.[i],
+      edgeIndex,
+      hg.groupLabelW,
+    );
     this.layout.setGraph(this.lastHier);
     this.marks.sent = performance.now();
     this.fitPending = false;
-    await this.relayout({ leaves: touched, groups: changedGroups });
+    await this.relayout({ leaves: touched, groups: changedGroups }, fast ?? undefined);
     this.events.selectionChanged();
     return true;
   }
@@ -374,11 +392,15 @@ export class CanvasView {
 
   /** Lays out what is expanded and shows the result. `changes`: what an edit patched in place; then only
    *  the parts of the view where the new scene differs from the old one are drawn again. */
-  async relayout(changes?: SceneChanges): Promise<void> {
+  async relayout(changes?: SceneChanges, known?: HierResult): Promise<void> {
     if (!this.vm || !this.groups) return;
     this.events.status('laying out…');
     try {
-      const { result, ms, started, finished } = await this.layout.layout(this.expanded);
+      // `known`: the layout computed here already (layout/patch.ts): the worker is not asked.
+      const now = performance.timeOrigin + performance.now();
+      const { result, ms, started, finished } = known
+        ? { result: known, ms: 0, started: now, finished: now }
+        : await this.layout.layout(this.expanded);
       this.marks.workerStart = started - performance.timeOrigin;
       this.marks.workerEnd = finished - performance.timeOrigin;
       this.lastExpanded = this.expanded.slice();
@@ -689,6 +711,18 @@ function sameLayoutInput(a: HierGraph, b: HierGraph): boolean {
     sameArray(a.pinned ?? [], b.pinned ?? []) &&
     sameArray(a.floating ?? [], b.floating ?? [])
   );
+}
+
+/** The layout input's edge lists (a plain loop: Int32Array.from with a mapping function is several times
+ *  slower on 50,000 edges). */
+function edgeArrays(vm: ViewModel): { edgeSrc: Int32Array; edgeDst: Int32Array } {
+  const edgeSrc = new Int32Array(vm.edges.length);
+  const edgeDst = new Int32Array(vm.edges.length);
+  vm.edges.forEach((e, k) => {
+    edgeSrc[k] = e.src;
+    edgeDst[k] = e.dst;
+  });
+  return { edgeSrc, edgeDst };
 }
 
 /** Groups holding any of `leaves`, at any depth (their titles count the leaves below). */

@@ -82,7 +82,7 @@ export function hierGraph(vm: ViewModel, groups: Groups, pinned?: Float32Array):
   const leafW = new Float32Array(n);
   const leafH = new Float32Array(n);
   vm.leaves.forEach((l, i) => {
-    const [w, h] = leafSize(l);
+    const [w, h] = l.removed ? [0, 0] : leafSize(l); // tombstones take no room
     leafW[i] = w;
     leafH[i] = h;
   });

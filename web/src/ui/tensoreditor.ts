@@ -109,10 +109,7 @@ export class TensorGrid {
 }
 
 /** The editor's DOM: slice pickers, a page of cells, paging, and Apply. */
-export function tensorEditor(
-  grid: TensorGrid,
-  apply: (t: TensorValue) => Promise<void>,
-): HTMLElement {
+export function tensorEditor(grid: TensorGrid, apply: (t: TensorValue) => Promise<void>): HTMLElement {
   const err = h('div', { className: 'error-text', 'data-testid': 'tensor-error' });
   const table = h('table', { className: 'tensor-grid', 'data-testid': 'tensor-grid' });
   const pos = { r: 0, c: 0 };
