@@ -126,6 +126,7 @@ export function tensorEditor(grid: TensorGrid, apply: (t: TensorValue) => Promis
         const el = ev.target as HTMLInputElement;
         const k = Math.min(grid.shape[d] - 1, Math.max(0, Math.floor(Number(el.value) || 0)));
         el.value = String(k);
+        if (k === grid.lead[d]) return; // a second change event (blur) must not redraw over edits
         grid.lead[d] = k;
         draw();
       },
