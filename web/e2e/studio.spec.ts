@@ -399,6 +399,49 @@ test('File > New opens a second document in its own tab, with its opset in the p
   await page.screenshot({ path: artifact('studio-tabs.png') });
 });
 
+test('edits a tensor attribute in the tensor editor, one undo step', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('17');
+  await page.getByTestId('new-create').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  const value = { dtype: 'float', shape: [2, 3], values: [1, 2, 3, 4, 5, 6] };
+  const add = {
+    type: 'add_node',
+    node: {
+      name: 'k',
+      op_type: 'Constant',
+      inputs: [],
+      outputs: ['k_out'],
+      attributes: [{ name: 'value', type: 'tensor', value }],
+    },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(add)})`);
+  // Constants are hidden by default: shown, the node can be selected and its parameters edited.
+  await page.getByTestId('menu-view').click();
+  await page.getByTestId('action-constants').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(1);
+  await page.evaluate("window.__tessera.select(['k'])");
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [2, 3]');
+  const cell = page.locator('[data-cell="1,0"]');
+  await expect(cell).toHaveValue('4');
+  await cell.fill('-7.5');
+  await cell.dispatchEvent('change');
+  const v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  type Attr = { name: string; value: { values: number[] } };
+  const attrs = async () => (await t<{ attributes: Attr[] }>(page, 'node("k")')).attributes;
+  expect((await attrs()).find((a) => a.name === 'value')!.value.values).toEqual([1, 2, 3, -7.5, 5, 6]);
+  await page.evaluate('window.__tessera.undo()');
+  await expect
+    .poll(async () => (await attrs()).find((a) => a.name === 'value')!.value.values)
+    .toEqual([1, 2, 3, 4, 5, 6]);
+});
+
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
   await page.goto(url);
   await ready(page);

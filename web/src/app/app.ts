@@ -12,6 +12,7 @@ import type {
   FunctionKey,
   GraphPath,
   RegistryOp,
+  TensorValue,
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { registryKey } from '../model/viewmodel';
@@ -105,6 +106,7 @@ export class App {
       void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
     });
     this.params = new ParamEditor(shell.right, {
+      editTensor: (nodes, name, value) => this.editTensorAttribute(nodes, name, value),
       rename: (n, name) => void this.run({ type: 'rename_node', node: n.id, name }),
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
@@ -994,6 +996,29 @@ export class App {
         }),
       ]);
     });
+  }
+
+  /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). */
+  editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): void {
+    try {
+      const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
+      this.dialog(`Edit ${name}`, [
+        tensorEditor(grid, async (v) => {
+          // The tensor keeps its own name, if it had one (an attribute's tensor may have none).
+          const own = (value as TensorValue & { name?: string }).name;
+          const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
+          const a = await (nodes.length === 1
+            ? this.run({ type: 'set_attribute', node: nodes[0].id, attribute })
+            : this.runBatch(
+                `Set ${name} on ${nodes.length} nodes`,
+                nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute })),
+              ));
+          if (a) clear(this.shell.dialogs);
+        }),
+      ]);
+    } catch (e) {
+      this.toast(String((e as Error).message), true);
+    }
   }
 
   private dialog(title: string, body: Array<HTMLElement | null>): void {
