@@ -345,7 +345,12 @@ export class CanvasView {
     }
     this.renderer.state.selectedEdge = -1;
     const touched = [...res.removed, ...res.touched, ...patches.map(([i]) => i)];
-    for (const [i] of patches) [hg.leafW[i], hg.leafH[i]] = leafSize(vm.leaves[i]);
+    let resized = false; // a patched node of another size: its group must be laid out again
+    for (const [i] of patches) {
+      const [w, h] = leafSize(vm.leaves[i]);
+      resized ||= w !== hg.leafW[i] || h !== hg.leafH[i];
+      [hg.leafW[i], hg.leafH[i]] = [w, h];
+    }
     this.lastHier = {
       ...hg,
       leafGroup: groups.leafGroup,
@@ -357,14 +362,16 @@ export class CanvasView {
     this.api = api;
     vm.version = api.version;
     this.marks.viewModel = performance.now();
-    const fast = removedLayout(
-      this.scene.lay,
-      this.lastHier,
-      res.removed,
-      (i) => !!hg.floating?.[i],
-      edgeIndex,
-      hg.groupLabelW,
-    );
+    const fast = resized
+      ? null
+      : removedLayout(
+          this.scene.lay,
+          this.lastHier,
+          res.removed,
+          (i) => !!hg.floating?.[i],
+          edgeIndex,
+          hg.groupLabelW,
+        );
     this.layout.setGraph(this.lastHier);
     this.marks.sent = performance.now();
     this.fitPending = false;
