@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // The studio against the real server on a large model: builds an N-node model through the API (one
 // batch of add_node commands), saves it, opens it in headless Chromium, and times the first render
-// (graph JSON fetched from the server) and two edits, each until a frame showing it has been drawn:
-// a rename that keeps the node's size (no re-layout) and an added node (re-layout of its group).
+// (graph JSON fetched from the server) and edits, each until a frame showing it has been drawn. The
+// edits are on a node in view (its groups expanded, centred at 80%, where names are drawn): a rename
+// that keeps the node's size (no re-layout), a node added reading its output (placed beside it in its
+// expanded group, which keeps its layout), that node removed again, and a node added to a group that
+// is collapsed (re-layout of nothing shown but the group's count).
 //   TESSERA_BIN=build/src/tessera node bench/studio_server_edit.mjs [--nodes 50000] [--runs 3]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -78,7 +81,7 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox', '--disable-background-networking', '--no-first-run'],
 });
-const results = { first: [], rename: [], add: [] };
+const results = { first: [], rename: [], add: [], remove: [], addHidden: [] };
 // Where an edit's time goes: the server's answer, fetching the changed nodes, the view update (view
 // model, layout, scene) and the frame, from the app's marks (ms since the command was sent).
 const stages = (m) =>
@@ -88,12 +91,13 @@ const stages = (m) =>
     .join(', ');
 const canvasStages = (m) =>
   Object.entries(m)
-    .filter(([k]) => k !== 'graph' && typeof m.graph === 'number')
+    .filter(([k]) => k !== 'graph' && k !== 'regions' && typeof m.graph === 'number')
     .map(([k, v]) => `${k} +${(v - m.graph).toFixed(0)}`)
     .join(', ');
 const breakdown = async (page, what) => {
-  const [e, c, f, partial] = await page.evaluate(() => [window.__tessera.editMarks, window.__tessera.marks, window.__tessera.stats.frameMs.at(-1), window.__tessera.stats.partialRenders]);
-  console.log(`  ${what}: ${stages(e)} ms; canvas: ${canvasStages(c)}; last frame ${f.toFixed(0)} ms, partial renders ${partial}`);
+  const [e, c, f, partial, full, errors] = await page.evaluate(() => [window.__tessera.editMarks, window.__tessera.marks, window.__tessera.stats.frameMs.at(-1), window.__tessera.stats.partialRenders, window.__tessera.stats.cacheRenders, window.__tessera.diagnostics.length]);
+  const regions = c.regions === undefined ? '' : c.regions < 0 ? ', whole view re-rendered' : `, ${c.regions} changed regions`;
+  console.log(`  ${what}: ${stages(e)} ms; canvas: ${canvasStages(c)}${regions}; last frame ${f.toFixed(0)} ms, partial renders ${partial}, full renders ${full}, diagnostics ${errors}`);
 };
 for (let r = 0; r < runs; r++) {
   const s = await startServer([model]);
@@ -102,20 +106,37 @@ for (let r = 0; r < runs; r++) {
   await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 180000 });
   results.first.push(await page.evaluate(() => window.__tessera.firstRenderMs));
   const target = await page.evaluate(() => window.__tessera.leaves().find((l) => l.op === 'Relu'));
+  await page.evaluate((id) => window.__tessera.focus(id), target.id);
+  await page.waitForFunction(() => window.__tessera.ready && window.__tessera.stats.lod === 'near');
+  await page.evaluate(() => window.__tessera.cacheDigest()); // the focused view drawn before timing edits
+  const out = await page.evaluate((name) => window.__tessera.node(name).outputs[0], target.name);
+  const scope = target.name.slice(0, target.name.lastIndexOf('/'));
   const renamed = target.name.replace(/Relu_(\d+)$/, (_, k) => `Relx_${k}`);
   results.rename.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'rename_node', node: target.id, name: renamed }));
   await breakdown(page, 'rename');
   results.add.push(
     await page.evaluate((c) => window.__tessera.editTimed(c), {
       type: 'add_node',
-      node: { name: '/block.0/layer.0/Extra', op_type: 'Relu', inputs: ['x'], outputs: ['extra_out'] },
+      node: { name: `${scope}/Extra`, op_type: 'Relu', inputs: [out], outputs: ['extra_out'] },
     }),
   );
   await breakdown(page, 'add');
+  const extra = await page.evaluate((name) => window.__tessera.node(name).id, `${scope}/Extra`);
+  results.remove.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'remove_node', node: extra }));
+  await breakdown(page, 'remove');
+  results.addHidden.push(
+    await page.evaluate((c) => window.__tessera.editTimed(c), {
+      type: 'add_node',
+      // Reading a value of its own collapsed group: the group's count changes, nothing is laid out again.
+      node: { name: `/block.${Math.floor(nodes / 384)}/layer.0/Extra`, op_type: 'Relu', inputs: [`v${Math.floor(nodes / 384) * 192}`], outputs: ['extra2_out'] },
+    }),
+  );
+  await breakdown(page, 'add to a collapsed group');
   await page.close();
   s.server.kill('SIGINT');
 }
 await browser.close();
 rmSync(root, { recursive: true, force: true });
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
-console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${median(results.first).toFixed(0)} ms | rename shown ${median(results.rename).toFixed(0)} ms | added node shown ${median(results.add).toFixed(0)} ms |`);
+const ms = (a) => `${median(a).toFixed(0)} ms`;
+console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} |`);

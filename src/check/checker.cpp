@@ -42,14 +42,8 @@ bool is_c_identifier(std::string_view name) {
   return true;
 }
 
-namespace {
-void check_model_into(const ir::Model& model, const CheckOptions& options, CheckResult& result,
-                      MainGraphObserver* observer = nullptr) {
-  result.diagnostics.items.clear();
-  Checker checker(model, options, result.diagnostics);
-  checker.set_observer(observer);
+void check_model_header(const ir::Model& model, Checker& checker) {
   const std::string main = "main";
-
   if (model.ir_version < kMinIrVersion) {
     checker.report(Severity::kError, main, nullptr, -1, -1,
                    fmt::format("IR version {} is older than {}, the first with opset imports",
@@ -80,6 +74,17 @@ void check_model_into(const ir::Model& model, const CheckOptions& options, Check
     env.function = &fn;
     checker.check_graph(fn.body, where, nullptr, nullptr, env);
   }
+}
+
+namespace {
+void check_model_into(const ir::Model& model, const CheckOptions& options, CheckResult& result,
+                      MainGraphObserver* observer = nullptr) {
+  result.diagnostics.items.clear();
+  Checker checker(model, options, result.diagnostics);
+  checker.set_observer(observer);
+  check_model_header(model, checker);
+  if (observer) observer->before_main_graph(result.diagnostics.items.size(), checker.symbols());
+  const std::string main = "main";
 
   GraphEnv env;
   env.opsets = &model.opset_imports;

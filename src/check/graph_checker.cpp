@@ -104,6 +104,14 @@ std::vector<size_t> visit_order(const ir::Graph& g,
 
 }  // namespace
 
+std::vector<std::string> subgraph_reads(const ir::Node& node) {
+  std::vector<std::string> out;
+  for (const auto& a : node.attributes) {
+    for (const auto& sub : a.graphs) collect_free_inputs(*sub, out);
+  }
+  return out;
+}
+
 Checker::Checker(const ir::Model& model, const CheckOptions& options, Diagnostics& diags)
     : model_(model), options_(options), diags_(diags), registry_(ops::OpRegistry::global()) {}
 

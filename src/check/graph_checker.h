@@ -20,6 +20,9 @@ namespace tessera::check {
 class MainGraphObserver {
  public:
   virtual ~MainGraphObserver() = default;
+  // After the model-level checks and the local functions' bodies, before the main graph's own
+  // (inputs, initializers, names, then nodes): `diagnostics` found so far, the symbol counter then.
+  virtual void before_main_graph(size_t /*diagnostics*/, int64_t /*symbols*/) {}
   // Before the first node; `diagnostics`: how many there are by then.
   virtual void before_nodes(size_t diagnostics, int64_t symbols) = 0;
   // After node `k`: its findings are diagnostics [diag_start, now); it drew the fresh symbols
@@ -95,6 +98,14 @@ class Checker {
 
 // check_model with `observer` watching the main graph's nodes (default options).
 void check_model_observed(const ir::Model& model, CheckResult& result, MainGraphObserver& observer);
+
+// The part of a model check that comes before the main graph: IR version, opset imports and each
+// local function's body on its own. Reports through `checker`.
+void check_model_header(const ir::Model& model, Checker& checker);
+
+// The names a node's subgraphs read from the graphs around them (none when it holds no subgraph):
+// besides its inputs, what a node depends on. May name values a nesting level in between defines.
+std::vector<std::string> subgraph_reads(const ir::Node& node);
 
 // Merges what inference found with what the file declares. Reports a conflict through `conflict`
 // (a sentence) and returns the more specific type.

@@ -38,6 +38,7 @@ struct Facts {
 struct NodeRecord {
   std::string name;
   std::vector<std::string> outputs;
+  std::vector<std::string> outer;       // what its subgraphs read from around them (subgraph_reads)
   std::vector<Diagnostic> diagnostics;  // node_index: the node's position when recorded
   int64_t symbols_before = 0, symbols_after = 0;
 };
@@ -45,6 +46,20 @@ struct NodeRecord {
 bool holds_subgraph(const ir::Node& n) {
   return std::any_of(n.attributes.begin(), n.attributes.end(),
                      [](const ir::Attribute& a) { return !a.graphs.empty(); });
+}
+
+// Whether `n` calls a local function, itself or in a subgraph at any depth: its check then depends on
+// the functions' bodies.
+bool calls_function(const ir::Model& m, const ir::Node& n) {
+  if (m.find_function(n.domain, n.op_type, n.overload)) return true;
+  for (const ir::Attribute& a : n.attributes) {
+    for (const auto& g : a.graphs) {
+      for (const ir::Node& x : g->nodes) {
+        if (calls_function(m, x)) return true;
+      }
+    }
+  }
+  return false;
 }
 
 bool is_graph_value(const ir::Graph& g, const std::string& name) {
@@ -59,12 +74,18 @@ struct IncrementalChecker::State : MainGraphObserver {
   bool valid = false;
   const Diagnostics* diags = nullptr;
   std::vector<Diagnostic> prefix;  // everything reported before the main graph's nodes
+  size_t header_count = 0;         // of which the model-level checks and the function bodies
+  int64_t header_symbols = 0;      // the symbol counter after those
   int64_t loop_symbols = 0;
   std::unordered_map<ir::NodeId, NodeRecord> nodes;
   std::unordered_map<std::string, Facts> facts;
   std::unordered_map<std::string, ir::NodeId> producer;
   std::unordered_map<std::string, int> names;
 
+  void before_main_graph(size_t count, int64_t symbols) override {
+    header_count = count;
+    header_symbols = symbols;
+  }
   void before_nodes(size_t count, int64_t symbols) override {
     prefix.assign(diags->items.begin(), diags->items.begin() + static_cast<ptrdiff_t>(count));
     loop_symbols = symbols;
@@ -74,6 +95,7 @@ struct IncrementalChecker::State : MainGraphObserver {
     NodeRecord& r = nodes[node.id];
     r.name = node.name;
     r.outputs = node.outputs;
+    r.outer = subgraph_reads(node);
     r.diagnostics.assign(diags->items.begin() + static_cast<ptrdiff_t>(diag_start), diags->items.end());
     r.symbols_before = symbols_before;
     r.symbols_after = symbols_after;
@@ -88,7 +110,6 @@ struct IncrementalChecker::State : MainGraphObserver {
     if (r.diagnostics.items.size() >= CheckOptions{}.max_diagnostics || nodes.size() != g.nodes.size())
       return false;
     for (const ir::Node& n : g.nodes) {
-      if (holds_subgraph(n)) return false;
       if (!n.name.empty() && ++names[n.name] > 1) return false;
       for (const std::string& out : n.outputs) {
         if (out.empty()) continue;
@@ -98,11 +119,39 @@ struct IncrementalChecker::State : MainGraphObserver {
     std::unordered_map<ir::NodeId, size_t> pos;
     for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].id] = k;
     for (size_t k = 0; k < g.nodes.size(); ++k) {
-      for (const std::string& in : g.nodes[k].inputs) {
-        auto p = in.empty() ? producer.end() : producer.find(in);
-        if (p != producer.end() && pos[p->second] >= k) return false;
-      }
+      const ir::Node& n = g.nodes[k];
+      if (!reads_before(n.inputs, pos, k) || !reads_before(nodes.at(n.id).outer, pos, k)) return false;
     }
+    return true;
+  }
+
+  // Whether every value in `names` that a main-graph node produces comes from before position `k`.
+  bool reads_before(const std::vector<std::string>& names, const std::unordered_map<ir::NodeId, size_t>& pos,
+                    size_t k) const {
+    for (const std::string& in : names) {
+      auto p = in.empty() ? producer.end() : producer.find(in);
+      if (p != producer.end() && pos.at(p->second) >= k) return false;
+    }
+    return true;
+  }
+
+  // What node `id` reads besides its inputs, as last recorded (nothing for a node not checked yet).
+  const std::vector<std::string>& outer_of(ir::NodeId id) const {
+    static const std::vector<std::string> kNone;
+    auto it = nodes.find(id);
+    return it == nodes.end() ? kNone : it->second.outer;
+  }
+
+  // Re-runs the model-level checks and the function bodies, replacing their part of the prefix; false
+  // when they drew a different number of fresh symbols (every later one would be renumbered).
+  bool recheck_header(const ir::Model& m, const CheckOptions& options) {
+    Diagnostics head;
+    Checker checker(m, options, head);
+    check_model_header(m, checker);
+    if (checker.symbols() != header_symbols) return false;
+    prefix.erase(prefix.begin(), prefix.begin() + static_cast<ptrdiff_t>(header_count));
+    prefix.insert(prefix.begin(), head.items.begin(), head.items.end());
+    header_count = head.items.size();
     return true;
   }
 };
@@ -138,24 +187,44 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   if (!state_ || !state_->valid) return false;
   State& st = *state_;
   const ir::Graph& g = m.graph;
+  static const CheckOptions kOptions;
   std::unordered_set<ir::NodeId> changed;
+  bool functions_changed = false;
   for (const ir::Change& c : changes) {
+    if (c.path.function) {
+      functions_changed = true;  // anything in a function body: the bodies and their callers
+      continue;
+    }
+    if (!c.path.steps.empty()) {
+      changed.insert(c.path.steps.front().node);  // anything in a subgraph: the main node holding it
+      continue;
+    }
     bool node_change = c.kind == ir::Change::Kind::kNodeAdded || c.kind == ir::Change::Kind::kNodeRemoved ||
                        c.kind == ir::Change::Kind::kNodeChanged;
-    if (!node_change || c.path != ir::GraphPath::main_graph()) return false;
+    if (!node_change) return false;
     changed.insert(c.node);
+  }
+  if (functions_changed) {
+    if (!st.recheck_header(m, kOptions)) return false;
+    for (const ir::Node& n : g.nodes) {
+      if (calls_function(m, n)) changed.insert(n.id);
+    }
   }
   std::unordered_map<ir::NodeId, size_t> pos;
   pos.reserve(g.nodes.size());
   for (size_t k = 0; k < g.nodes.size(); ++k) pos.emplace(g.nodes[k].id, k);
 
   // Take the changed nodes' old versions out, then put their new versions in.
-  std::unordered_set<std::string> dirty;  // values whose facts may differ now
+  std::unordered_set<std::string> dirty;          // values whose facts may differ now
+  std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
   for (ir::NodeId id : changed) {
     auto it = st.nodes.find(id);
     if (it == st.nodes.end()) continue;
     const NodeRecord& old = it->second;
-    if (old.symbols_after != old.symbols_before) return false;  // later fresh symbols would be renumbered
+    // A removed node's fresh symbols would be missing from the numbering of every later one; a changed
+    // node must draw as many again (checked below).
+    if (old.symbols_after != old.symbols_before && !pos.count(id)) return false;
+    drawn[id] = old.symbols_after - old.symbols_before;
     if (!old.name.empty()) --st.names[old.name];
     for (const std::string& out : old.outputs) {
       if (out.empty()) continue;
@@ -176,36 +245,44 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     auto p = pos.find(id);
     if (p == pos.end()) continue;  // removed
     const ir::Node& n = g.nodes[p->second];
-    if (holds_subgraph(n)) return false;
     if (!n.name.empty() && ++st.names[n.name] > 1) return false;
     for (const std::string& out : n.outputs) {
       if (out.empty()) continue;
       if (!st.producer.emplace(out, id).second || is_graph_value(g, out)) return false;
       dirty.insert(out);
     }
-    for (const std::string& in : n.inputs) {
-      auto q = in.empty() ? st.producer.end() : st.producer.find(in);
-      if (q != st.producer.end() && pos.at(q->second) >= p->second) return false;
-    }
     enqueue(p->second);
+  }
+  // Each changed node must still read only values produced before it (its subgraphs' reads included).
+  for (ir::NodeId id : changed) {
+    auto p = pos.find(id);
+    if (p == pos.end()) continue;
+    const ir::Node& n = g.nodes[p->second];
+    if (!st.reads_before(n.inputs, pos, p->second) ||
+        (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p->second)))
+      return false;
   }
   // Consumers of the values that changed hands; each must still come after its producer.
   auto consumers_of = [&](const std::unordered_set<std::string>& values, size_t after) -> bool {
-    for (size_t k = after; k < g.nodes.size(); ++k) {
-      for (const std::string& in : g.nodes[k].inputs) {
+    auto reads = [&](const std::vector<std::string>& names, size_t k, bool& ok) {
+      for (const std::string& in : names) {
         if (in.empty() || !values.count(in)) continue;
         auto q = st.producer.find(in);
-        if (q != st.producer.end() && pos.at(q->second) >= k) return false;
-        enqueue(k);
-        break;
+        if (q != st.producer.end() && pos.at(q->second) >= k) ok = false;
+        return true;
       }
+      return false;
+    };
+    for (size_t k = after; k < g.nodes.size(); ++k) {
+      bool ok = true;
+      if (reads(g.nodes[k].inputs, k, ok) || reads(st.outer_of(g.nodes[k].id), k, ok)) enqueue(k);
+      if (!ok) return false;
     }
     return true;
   };
   if (!dirty.empty() && !consumers_of(dirty, 0)) return false;
 
   // Check the queue in graph order; a node whose output facts changed queues its consumers.
-  static const CheckOptions kOptions;
   std::unordered_set<std::string> touched = dirty;
   while (!queue.empty()) {
     auto [k, id] = queue.top();
@@ -215,20 +292,27 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     int64_t before = rec != st.nodes.end() ? rec->second.symbols_before
                      : k == 0              ? st.loop_symbols
                                            : st.nodes.at(g.nodes[k - 1].id).symbols_after;
+    // What its subgraphs read must outlive `scope`, whose keys view these names.
+    std::vector<std::string> outer = subgraph_reads(n);
     Scope scope;
-    for (const std::string& in : n.inputs) {
+    auto bring = [&](const std::string& in) {
       auto f = in.empty() ? st.facts.end() : st.facts.find(in);
-      if (f == st.facts.end() || scope.defined_here(in)) continue;
+      if (f == st.facts.end() || scope.defined_here(in)) return;
       ValueFacts& v = scope.define(in);
       v.type = f->second.type;
       v.producer = f->second.producer;
       if (f->second.constant) v.constant = &*f->second.constant;
       if (f->second.shape_value) v.shape_value = &*f->second.shape_value;
-    }
+    };
+    for (const std::string& in : n.inputs) bring(in);
+    for (const std::string& in : outer) bring(in);
     Diagnostics found;
     Checker checker(m, kOptions, found);
     int64_t after = checker.check_main_node(g, n, scope, before);
-    int64_t drawn_before = rec != st.nodes.end() ? rec->second.symbols_after - rec->second.symbols_before : 0;
+    auto was = drawn.find(id);
+    int64_t drawn_before = rec != st.nodes.end() ? rec->second.symbols_after - rec->second.symbols_before
+                           : was != drawn.end()  ? was->second
+                                                 : 0;
     if (after - before != drawn_before) return false;  // would renumber later fresh symbols
     ++last_checked_;
     std::unordered_set<std::string> moved;
@@ -245,6 +329,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     NodeRecord& r = st.nodes[id];
     r.name = n.name;
     r.outputs = n.outputs;
+    r.outer = outer;
     r.diagnostics = std::move(found.items);
     r.symbols_before = before;
     r.symbols_after = after;

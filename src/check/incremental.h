@@ -4,10 +4,14 @@
 // After a full check it keeps, for the main graph, each node's findings and the facts of every value.
 // An edit that only adds, removes or changes main-graph nodes then re-checks those nodes and, in order,
 // the consumers whose input facts changed, and reassembles the list: the same list and value types a
-// full check gives. Anything else (graph inputs, initializers, value_info, functions, opsets, edits in
-// subgraphs), or a graph where the shortcut could differ from a full check (duplicate names or
-// producers, nodes out of order, nodes holding subgraphs, a list cut at max_diagnostics, a re-check
-// that would renumber the checker's fresh symbols), is checked in full.
+// full check gives. An edit inside a subgraph (If/Loop/Scan bodies, at any depth) re-checks the
+// main-graph node holding it, subgraph included, as a changed node; one whose subgraphs read a value
+// whose facts changed is re-checked too. An edit inside a local function's body re-checks the function
+// bodies and the main-graph nodes that call a function (directly or in their subgraphs). Anything else
+// (graph inputs, initializers, value_info of the main graph, opsets, functions added or removed), or a
+// graph where the shortcut could differ from a full check (duplicate names or producers, nodes out of
+// order, a list cut at max_diagnostics, a re-check that would renumber the checker's fresh symbols), is
+// checked in full.
 #pragma once
 
 #include <memory>

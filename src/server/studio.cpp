@@ -642,9 +642,15 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     set_positions(*doc, parse_body(req));
     answer(res, 200, json::object());
   } else if (parts.size() == 4 && action == "diagnostics" && m == "GET") {
+    // "check": how the last edit's list was made (incremental or in full), for tests and benchmarks.
+    const IncrementalChecker& c = doc->checker();
     answer(res, 200,
            {{"version", doc->version()},
-            {"diagnostics", diagnostics_json(doc->model(), doc->checker().result().diagnostics)}});
+            {"check",
+             {{"incremental", c.last_incremental()},
+              {"checked_nodes", c.last_checked_nodes()},
+              {"ms", c.last_seconds() * 1e3}}},
+            {"diagnostics", diagnostics_json(doc->model(), c.result().diagnostics)}});
   } else {
     throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
   }

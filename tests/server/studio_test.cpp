@@ -15,6 +15,7 @@
 #include <fstream>
 #include <thread>
 
+#include "check/checker.h"
 #include "ir/builder.h"
 #include "onnx/onnx_io.h"
 
@@ -32,6 +33,51 @@ tessera::ir::Model relu_model() {
   GraphBuilder b(m.graph);
   auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::symbol("N"), Dim::of(4)}));
   b.output(b.node("Relu", {x}, {}, "/block/relu"));
+  return m;
+}
+
+// x -> relu (r) -> Loop whose body adds the outer value r to what it carries -> custom.Twice (a local
+// function: Add(X, X)) -> y.
+tessera::ir::Model nested_model() {
+  using namespace tessera::ir;
+  Model m = relu_model();
+  m.opset_imports.push_back({"custom", 1});
+  Graph& g = m.graph;
+  std::string r = g.nodes[0].outputs[0];
+  g.outputs.clear();
+  GraphBuilder b(g);
+  b.initializer(make_tensor<int64_t>("trips", DataType::kInt64, {}, std::vector<int64_t>{2}));
+  b.initializer(make_tensor<uint8_t>("go", DataType::kBool, {}, std::vector<uint8_t>{1}));
+  Graph body;
+  body.name = "body";
+  body.inputs = {ValueInfo{"i", Type::tensor(DataType::kInt64, Shape{}), {}, {}},
+                 ValueInfo{"c", Type::tensor(DataType::kBool, Shape{}), {}, {}}, ValueInfo{"v", {}, {}, {}}};
+  GraphBuilder bb(body);
+  std::string c_out = bb.node("Identity", {"c"}, {}, "keep");
+  std::string v_out = bb.node("Add", {"v", r}, {}, "accumulate");
+  body.outputs = {ValueInfo{c_out, {}, {}, {}}, ValueInfo{v_out, {}, {}, {}}};
+  Node loop;
+  loop.name = "loop";
+  loop.op_type = "Loop";
+  loop.inputs = {"trips", "go", r};
+  loop.outputs = {"looped"};
+  loop.attributes.push_back(Attribute::of_graph("body", std::move(body)));
+  g.add_node(std::move(loop));
+  Function f;
+  f.domain = "custom";
+  f.name = "Twice";
+  f.opset_imports = {{"", 17}};
+  f.body.name = "Twice";
+  f.body.inputs = {ValueInfo{"X", {}, {}, {}}};
+  f.body.outputs = {ValueInfo{"Y", {}, {}, {}}};
+  Node twice;
+  twice.name = "double";
+  twice.op_type = "Add";
+  twice.inputs = {"X", "X"};
+  twice.outputs = {"Y"};
+  f.body.add_node(std::move(twice));
+  m.functions.push_back(std::move(f));
+  b.output(b.nodes("Twice", {"looped"}, {}, "call", 1, "custom")[0]);
   return m;
 }
 
@@ -551,3 +597,80 @@ TEST_F(Studio, ServesTheWebAppWithContentTypes) {
 }
 
 }  // namespace
+
+namespace {
+
+// The diagnostics texts a full check of the file gives.
+std::vector<std::string> full_check_texts(const fs::path& file) {
+  std::vector<std::string> out;
+  for (const auto& d : tessera::check::check_model(tessera::onnx::load_model(file)).diagnostics.items)
+    out.push_back(d.to_string());
+  return out;
+}
+
+std::vector<std::string> texts(const json& diagnostics) {
+  std::vector<std::string> out;
+  for (const json& d : diagnostics) out.push_back(d["text"]);
+  return out;
+}
+
+}  // namespace
+
+// Edits inside a Loop body and inside a local function's body: the answer's diagnostics are the ones a
+// full check of the saved file gives, and they were computed incrementally.
+TEST_F(Studio, EditsInsideBodiesAreCheckedIncrementallyAsAFullCheckWould) {
+  tessera::onnx::save_model(nested_model(), root_ / "nested.onnx");
+  start();
+  std::string id = open("nested.onnx");
+  std::string cmds = "/api/documents/" + id + "/commands";
+  json g = graph(id);
+  ASSERT_EQ(g["nodes"].size(), 3u) << g.dump();
+  int64_t loop = g["nodes"][1]["id"];
+  json body = {{"steps", {{{"node", loop}, {"attribute", "body"}}}}};
+  json fn = {{"function", {{"domain", "custom"}, {"name", "Twice"}}}};
+  auto check = [&]() { return get("/api/documents/" + id + "/diagnostics").second["check"]; };
+  auto saved_texts = [&]() {
+    auto [status, saved] = post("/api/documents/" + id + "/save", json{{"path", "nested_saved.onnx"}});
+    EXPECT_EQ(status, 200) << saved.dump();
+    return full_check_texts(root_ / "nested_saved.onnx");
+  };
+  ASSERT_EQ(get("/api/documents/" + id + "/diagnostics").second["diagnostics"], json::array());
+
+  // In the body: accumulate the int64 iteration number instead of the float carried value.
+  auto [s1, a1] = post(
+      cmds,
+      json{{"command",
+            {{"type", "connect"}, {"path", body}, {"node", "accumulate"}, {"index", 0}, {"value", "i"}}}});
+  ASSERT_EQ(s1, 200) << a1.dump();
+  ASSERT_FALSE(a1["diagnostics"].empty());
+  EXPECT_EQ(a1["diagnostics"][0]["graph"], "main/loop.body");
+  EXPECT_EQ(check()["incremental"], true);
+  EXPECT_EQ(texts(a1["diagnostics"]), saved_texts());
+
+  // Undone from the main graph's point of view: the list is empty again, still incrementally.
+  auto [s2, a2] = post("/api/documents/" + id + "/undo", std::string());
+  ASSERT_EQ(s2, 200) << a2.dump();
+  EXPECT_EQ(a2["diagnostics"], json::array());
+  EXPECT_EQ(check()["incremental"], true);
+
+  // In the function body: an attribute Add does not have, reported under the function.
+  auto [s3, a3] = post(cmds, json{{"command",
+                                   {{"type", "set_attribute"},
+                                    {"path", fn},
+                                    {"node", "double"},
+                                    {"attribute", {{"name", "axis"}, {"type", "int"}, {"value", 1}}}}}});
+  ASSERT_EQ(s3, 200) << a3.dump();
+  ASSERT_FALSE(a3["diagnostics"].empty());
+  EXPECT_EQ(a3["diagnostics"][0]["graph"], "function custom.Twice");
+  EXPECT_EQ(check()["incremental"], true);
+  EXPECT_EQ(texts(a3["diagnostics"]), saved_texts());
+
+  // A body node renamed: the Loop is checked again with its body (and its consumer), nothing else.
+  auto [s4, a4] = post(
+      cmds, json{{"command", {{"type", "rename_node"}, {"path", body}, {"node", "keep"}, {"name", "kept"}}}});
+  ASSERT_EQ(s4, 200) << a4.dump();
+  json c = check();
+  EXPECT_EQ(c["incremental"], true);
+  EXPECT_EQ(c["checked_nodes"], 2);
+  EXPECT_EQ(texts(a4["diagnostics"]), saved_texts());
+}

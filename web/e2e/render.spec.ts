@@ -144,6 +144,53 @@ test('an edit that keeps the links re-renders only the changed node, pixel for p
   expect(await hook(page, `patchNode(${JSON.stringify(renamed)}, {"inputs": []})`)).toBe(false);
 });
 
+test('an added node floats where it is placed and a removed one goes, each re-rendering only what changed', async ({
+  page,
+}) => {
+  await open(page, 'fixture=synthetic&nodes=2000');
+  type L = { name: string; id: number; op: string };
+  const target = (await hook<L[]>(page, 'leaves()')).find((l) => l.op === 'Relu')!;
+  const node = await hook<{ outputs: string[]; scope: string }>(page, `node(${JSON.stringify(target.name)})`);
+  await hook(page, `focus(${target.id})`);
+  await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('near');
+  const before = await hook<number>(page, 'cacheDigest(true)');
+  const pos = await hook<[number, number]>(page, `leafPos(${JSON.stringify(target.name)})`);
+  const renders = await hook<number>(page, 'stats.cacheRenders');
+  const partial = await hook<number>(page, 'stats.partialRenders');
+  const extra = {
+    id: 900001,
+    name: 'extra',
+    op_type: 'Relu',
+    domain: '',
+    scope: node.scope,
+    inputs: [node.outputs[0]],
+    outputs: ['extra_out'],
+    attributes: [],
+  };
+  expect(await hook(page, `appendNode(${JSON.stringify(extra)})`)).toBe(true);
+  const added = await hook<number>(page, 'cacheDigest()');
+  expect(await hook<number>(page, 'stats.cacheRenders')).toBe(renders); // no full re-render
+  expect(await hook<number>(page, 'stats.partialRenders')).toBe(partial + 1);
+  expect(await hook<number>(page, 'marks.regions')).toBeGreaterThan(0);
+  expect(added).not.toBe(before);
+  expect(await hook<[number, number] | null>(page, 'leafPos("extra")')).not.toBeNull();
+  expect(await hook(page, `leafPos(${JSON.stringify(target.name)})`)).toEqual(pos); // nothing else moved
+  expect(await hook<number>(page, 'cacheDigest(true)')).toBe(added);
+  await page.screenshot({ path: artifact('render-added.png') });
+  // Removing it again gives back the picture before, pixel for pixel, re-rendering only its part.
+  const renders2 = await hook<number>(page, 'stats.cacheRenders');
+  expect(await hook(page, 'removeNode("extra")')).toBe(true);
+  const removed = await hook<number>(page, 'cacheDigest()');
+  expect(await hook<number>(page, 'stats.cacheRenders')).toBe(renders2);
+  expect(removed).toBe(before);
+  expect(await hook<number>(page, 'nodeCount')).toBe(2000 + 2); // graph input and output leaves
+  // Removing a node of the layout (its consumers keep reading the value, as the server leaves them).
+  expect(await hook(page, `removeNode(${JSON.stringify(target.name)})`)).toBe(true);
+  const gone = await hook<number>(page, 'cacheDigest()');
+  expect(gone).not.toBe(before);
+  expect(await hook<number>(page, 'cacheDigest(true)')).toBe(gone);
+});
+
 test('export options: background, grid and colour scheme, through the dialog and for each format', async ({
   page,
 }) => {

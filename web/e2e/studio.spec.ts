@@ -175,6 +175,32 @@ test('edits the sample through the server and keeps the edits across save and re
   expect(convNode.inputs.slice(0, 2)).toEqual([input.name, 'W_new']);
   await expect.poll(() => notConnected(page, conv.name)).toBe(0);
 
+  // The tensor editor: slice [2, 0] of W_new, a refused cell, then one value changed; one undo step.
+  const w = () => t<{ values: number[] }>(page, 'initializer("W_new")');
+  const before = (await w()).values;
+  await page.locator('[data-edit="W_new"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [8, 3, 3, 3]');
+  await page.getByTestId('tensor-lead-0').fill('2');
+  await page.getByTestId('tensor-lead-0').dispatchEvent('change');
+  const cell = page.locator('[data-cell="1,2"]');
+  await cell.fill('x');
+  await cell.dispatchEvent('change');
+  await expect(page.getByTestId('tensor-error')).toContainText("'x' is not a number");
+  await page.getByTestId('tensor-apply').click();
+  await expect(page.getByTestId('tensor-error')).toContainText('fix the 1 cell(s) marked first');
+  await cell.fill('0.25');
+  await cell.dispatchEvent('change');
+  await page.screenshot({ path: artifact('studio-tensor-editor.png') });
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toHaveCount(0);
+  const edited = (await w()).values;
+  const at = ((2 * 3 + 0) * 3 + 1) * 3 + 2;
+  expect(edited[at]).toBe(0.25);
+  expect(edited.filter((x, k) => x !== before[k])).toEqual([0.25]);
+  expect(await t<string>(page, 'document.undo')).toContain('W_new');
+
   // Another initializer from a .npy file (its header gives dtype and shape), switched in for W, then
   // detached; both undone, W_new feeds the Conv again.
   const npyPath = join(root, 'W_npy.npy');
@@ -371,6 +397,49 @@ test('File > New opens a second document in its own tab, with its opset in the p
   await tabs.first().click();
   await expect.poll(() => t<number>(page, 'nodeCount')).toBeGreaterThan(2);
   await page.screenshot({ path: artifact('studio-tabs.png') });
+});
+
+test('edits a tensor attribute in the tensor editor, one undo step', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('17');
+  await page.getByTestId('new-create').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  const value = { dtype: 'float', shape: [2, 3], values: [1, 2, 3, 4, 5, 6] };
+  const add = {
+    type: 'add_node',
+    node: {
+      name: 'k',
+      op_type: 'Constant',
+      inputs: [],
+      outputs: ['k_out'],
+      attributes: [{ name: 'value', type: 'tensor', value }],
+    },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(add)})`);
+  // Constants are hidden by default: shown, the node can be selected and its parameters edited.
+  await page.getByTestId('menu-view').click();
+  await page.getByTestId('action-constants').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(1);
+  await page.evaluate("window.__tessera.select(['k'])");
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [2, 3]');
+  const cell = page.locator('[data-cell="1,0"]');
+  await expect(cell).toHaveValue('4');
+  await cell.fill('-7.5');
+  await cell.dispatchEvent('change');
+  const v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  type Attr = { name: string; value: { values: number[] } };
+  const attrs = async () => (await t<{ attributes: Attr[] }>(page, 'node("k")')).attributes;
+  expect((await attrs()).find((a) => a.name === 'value')!.value.values).toEqual([1, 2, 3, -7.5, 5, 6]);
+  await page.evaluate('window.__tessera.undo()');
+  await expect
+    .poll(async () => (await attrs()).find((a) => a.name === 'value')!.value.values)
+    .toEqual([1, 2, 3, 4, 5, 6]);
 });
 
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {

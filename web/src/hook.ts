@@ -1,6 +1,7 @@
 // window.__tessera: scene state for tests and the benchmark, so they assert on what is drawn (nodes,
 // frame times, graph version) without reading pixels, and find nodes and terminals on screen.
 import type { App } from './app/app';
+import type { ApiNode } from './api/types';
 import type { ExportOptions } from './export/export';
 
 export function installHook(app: App): void {
@@ -15,7 +16,7 @@ export function installHook(app: App): void {
       rect.top + (y * r.camera.scale + r.camera.ty) * k,
     ];
   };
-  const leafByName = (name: string) => c.vm?.leaves.findIndex((l) => l.name === name) ?? -1;
+  const leafByName = (name: string) => c.vm?.leaves.findIndex((l) => l.name === name && !l.removed) ?? -1;
   const hook = {
     get ready() {
       return !!c.scene && app.busy === 0 && r.stats.frames > 0;
@@ -68,6 +69,24 @@ export function installHook(app: App): void {
       g.nodes[i] = { ...g.nodes[i], ...fields };
       return c.patchNodes(g, [g.nodes[i]]);
     },
+    /** Appends a node to the graph shown as an add_node answer would (offline fixture). */
+    async appendNode(node: ApiNode): Promise<boolean> {
+      const g = app.graph;
+      if (!g) return false;
+      g.nodes.push(node);
+      return c.appendNodes(g, [node]);
+    },
+    /** Removes a node from the graph shown as a remove_node answer would (offline fixture). */
+    async removeNode(name: string): Promise<boolean> {
+      const g = app.graph;
+      const n = g?.nodes.find((x) => x.name === name);
+      if (!g || !n) return false;
+      g.nodes = g.nodes.filter((x) => x !== n);
+      return c.removeNodes(g, [n.id], []);
+    },
+    /** An initializer's values as the server has them (up to `limit`). */
+    initializer: (name: string, limit = 1 << 16) =>
+      app.client!.initializer(app.doc!.id, name, limit, app.graphPath),
     get lastError() {
       return app.lastError;
     },
@@ -90,19 +109,22 @@ export function installHook(app: App): void {
       return { ...r.camera };
     },
     get nodeCount() {
-      return c.vm?.leaves.length ?? 0;
+      return c.vm?.leaves.filter((l) => !l.removed).length ?? 0;
     },
     get selected() {
       return [...c.selected].map((i) => c.vm!.leaves[i].name);
     },
     leaves() {
-      return (c.vm?.leaves ?? []).map((l, i) => ({
-        name: l.name,
-        id: l.id,
-        op: l.op,
-        kind: l.kind,
-        visible: !Number.isNaN(c.scene?.lay.itemX[i] ?? NaN),
-      }));
+      return (c.vm?.leaves ?? [])
+        .map((l, i) => ({
+          name: l.name,
+          id: l.id,
+          op: l.op,
+          kind: l.kind,
+          removed: !!l.removed,
+          visible: !Number.isNaN(c.scene?.lay.itemX[i] ?? NaN),
+        }))
+        .filter((l) => !l.removed);
     },
     nodeCenter(name: string): [number, number] | null {
       const i = leafByName(name);

@@ -232,6 +232,14 @@ int64_t int_value(const json& v, const std::string& what) {
   return v.get<int64_t>();
 }
 
+// An attribute's tensor: its name is optional (ONNX leaves it empty there; an initializer needs one).
+Tensor attribute_tensor(const json& v, const std::string& what) {
+  if (!v.is_object() || v.contains("name")) return tensor_from_json(v, what);
+  json named = v;
+  named["name"] = "";
+  return tensor_from_json(named, what);
+}
+
 void fill_attribute_value(Attribute& a, const json& v, const std::string& what) {
   auto list = [&](auto&& each) {
     if (!v.is_array()) throw JsonError(fmt::format("{} must be an array", what));
@@ -261,10 +269,10 @@ void fill_attribute_value(Attribute& a, const json& v, const std::string& what) 
       });
       return;
     case AttrType::kTensor:
-      a.tensors.push_back(tensor_from_json(v, what + ": "));
+      a.tensors.push_back(attribute_tensor(v, what + ": "));
       return;
     case AttrType::kTensors:
-      list([&](const json& x, const std::string& w) { a.tensors.push_back(tensor_from_json(x, w + ": ")); });
+      list([&](const json& x, const std::string& w) { a.tensors.push_back(attribute_tensor(x, w + ": ")); });
       return;
     case AttrType::kGraph:
       a.graphs.emplace_back(graph_from_json(v, what + ": "));

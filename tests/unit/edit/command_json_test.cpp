@@ -285,6 +285,15 @@ TEST(AttributeJson, EveryWritableKindRoundTrips) {
   // The graph answer's form: graphs as counts.
   EXPECT_EQ(attribute_to_json(attrs.back(), false)["ref"], "outer_alpha");
   EXPECT_EQ(attribute_to_json(attrs[7], false)["value"], 1);
+  // A tensor attribute may leave its name out (the studio's parameter and tensor editors do), an
+  // initializer may not.
+  Attribute unnamed = attribute_from_json(
+      json::parse(
+          R"({"name": "value", "type": "tensor", "value": {"dtype": "int64", "shape": [2], "values": [3, 4]}})"),
+      "");
+  EXPECT_EQ(unnamed.tensors.at(0), make_tensor<int64_t>("", DataType::kInt64, {2}, {3, 4}));
+  EXPECT_THROW(tensor_from_json(json::parse(R"({"dtype": "int64", "shape": [1], "values": [1]})"), ""),
+               JsonError);
   EXPECT_THROW(attribute_from_json({{"name", "x"}, {"type", "sparse_tensor"}, {"value", 1}}, ""), JsonError);
   EXPECT_THROW(attribute_from_json({{"name", "x"}, {"type", "int"}, {"value", 1.5}}, ""), JsonError);
 }

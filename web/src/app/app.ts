@@ -12,6 +12,7 @@ import type {
   FunctionKey,
   GraphPath,
   RegistryOp,
+  TensorValue,
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { registryKey } from '../model/viewmodel';
@@ -23,6 +24,7 @@ import { InitializerPanel } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
+import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
@@ -95,6 +97,7 @@ export class App {
     this.initPanel = new InitializerPanel(initBox, {
       run: (cmd) => this.run(cmd),
       preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
+      edit: (name) => void this.editInitializer(name),
       selected: () => this.selectedNodes(),
       registry: () => this.registry,
     });
@@ -103,6 +106,7 @@ export class App {
       void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
     });
     this.params = new ParamEditor(shell.right, {
+      editTensor: (nodes, name, value) => this.editTensorAttribute(nodes, name, value),
       rename: (n, name) => void this.run({ type: 'rename_node', node: n.id, name }),
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
@@ -341,7 +345,9 @@ export class App {
     const onlyAdded = added && !removed.size && addedNodes.length === patch.size;
     const inPlace = onlyAdded
       ? await this.canvas.appendNodes(g, addedNodes)
-      : !added && !removed.size && (await this.canvas.patchNodes(g, [...patch.values()]));
+      : !added && removed.size
+        ? await this.canvas.removeNodes(g, [...removed], [...patch.values()])
+        : !added && (await this.canvas.patchNodes(g, [...patch.values()]));
     if (!inPlace) await this.canvas.setGraph(g, false);
     this.showParams();
     this.showLists();
@@ -443,15 +449,21 @@ export class App {
     const outputs = op.outputs.filter((f) => f.option === 'single').map((_, i) => `${name}_out${i}`);
     if (!outputs.length) outputs.push(`${name}_out0`);
     // add_node's `position` is the index in the node list; the canvas position goes through PUT positions.
+    // The canvas places the new leaf there as it appends it (no second layout); a rebuilt view model
+    // (appending was not possible) gets the pin afterwards.
+    const at: [number, number] = [Math.round(x - 70), Math.round(y - 20)];
+    this.canvas.nextPins = [at];
     const a = await this.run({
       type: 'add_node',
       node: { name, op_type: op.op_type, domain: op.domain, inputs, outputs },
     });
+    this.canvas.nextPins = [];
     const id = a?.node_ids?.[0];
     if (id === undefined) return undefined;
-    this.canvas.pins.set(`n:${id}`, [Math.round(x - 70), Math.round(y - 20)]);
+    const placed = this.canvas.pins.has(`n:${id}`);
+    this.canvas.pins.set(`n:${id}`, at);
     await this.savePositions();
-    await this.canvas.repin();
+    if (!placed) await this.canvas.repin();
     const leaf = this.canvas.vm?.byNodeId.get(id);
     if (leaf !== undefined) this.canvas.select([leaf]);
     return id;
@@ -964,6 +976,49 @@ export class App {
       h('div', { className: 'field' }, h('label', { text: 'Path (under the studio root)' }), path),
       h('button', { text: 'Save', onclick: () => (clear(this.shell.dialogs), void this.save(path.value)) }),
     ]);
+  }
+
+  /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
+  async editInitializer(name: string): Promise<void> {
+    await this.guard(async () => {
+      const info = this.graph?.initializers.find((i) => i.name === name);
+      const n = info ? info.shape.reduce((a, b) => a * b, 1) : 0;
+      if (n > EDIT_LIMIT)
+        throw new Error(
+          `${name} has ${n.toLocaleString('en-US')} elements; the tensor editor takes up to ${EDIT_LIMIT.toLocaleString('en-US')}: replace it from a .npy file instead`,
+        );
+      const t = await this.client!.initializer(this.doc!.id, name, EDIT_LIMIT, this.graphPath);
+      const grid = new TensorGrid(t.dtype, t.shape, t.values ?? []);
+      this.dialog(`Edit initializer ${name}`, [
+        tensorEditor(grid, async (v) => {
+          const a = await this.run({ type: 'replace_initializer', tensor: { name, ...v } });
+          if (a) clear(this.shell.dialogs);
+        }),
+      ]);
+    });
+  }
+
+  /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). */
+  editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): void {
+    try {
+      const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
+      this.dialog(`Edit ${name}`, [
+        tensorEditor(grid, async (v) => {
+          // The tensor keeps its own name, if it had one (an attribute's tensor may have none).
+          const own = (value as TensorValue & { name?: string }).name;
+          const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
+          const a = await (nodes.length === 1
+            ? this.run({ type: 'set_attribute', node: nodes[0].id, attribute })
+            : this.runBatch(
+                `Set ${name} on ${nodes.length} nodes`,
+                nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute })),
+              ));
+          if (a) clear(this.shell.dialogs);
+        }),
+      ]);
+    } catch (e) {
+      this.toast(String((e as Error).message), true);
+    }
   }
 
   private dialog(title: string, body: Array<HTMLElement | null>): void {

@@ -3,15 +3,31 @@
 // them into server commands). The canvas never edits the model itself.
 import type { ApiGraph, RegistryOp } from '../api/types';
 import { LayoutCancelled, LayoutClient } from '../layout/client';
+import { appendedLayout, removedLayout } from '../layout/patch';
 // Inlined (a Blob URL): no second request, which took up to a second under load before the first layout.
 import LayoutWorker from '../layout/worker?worker&inline';
 import type { HierGraph, HierResult } from '../layout/hierarchy';
-import { appendToGroups, buildGroups, defaultExpansion, hierGraph, type Groups } from '../model/groups';
-import { appendNodes, buildViewModel, patchedLeaf, type ViewModel } from '../model/viewmodel';
+import {
+  appendToGroups,
+  buildGroups,
+  defaultExpansion,
+  hierGraph,
+  removeFromGroups,
+  type Groups,
+} from '../model/groups';
+import {
+  appendNodes,
+  buildViewModel,
+  patchedLeaf,
+  removeLeaves,
+  type Leaf,
+  type ViewModel,
+} from '../model/viewmodel';
 import type { ApiNode } from '../api/types';
-import { FONT, leafSize, textWidth } from '../model/glyph';
+import { FONT, GROUP, leafSize, textWidth } from '../model/glyph';
+import { changedRegions, type SceneChanges } from '../render/diff';
 import { Renderer } from '../render/renderer';
-import { Scene, type Pick } from '../render/scene';
+import { DECIMATE_BELOW, Scene, type Pick } from '../render/scene';
 
 export interface TerminalRef {
   leaf: number;
@@ -48,6 +64,12 @@ export class CanvasView {
   showConstants = false;
   registry = new Map<string, RegistryOp>();
   pins = new Map<string, [number, number]>(); // leaf key -> position the user placed
+  /** Leaves added to an expanded group since its layout: shown at their pin without a slot in the
+   *  group's layout, so adding a node moves nothing else (Arrange nodes lays them out with the rest). */
+  floating = new Set<string>();
+  /** Where the next nodes appended by an edit go (the palette's drop point, the cursor of Ctrl+Space),
+   *  in order; nodes without one are placed beside the node feeding them. */
+  nextPins: Array<[number, number]> = [];
   boxZoomNext = false;
   expandOnLoad = false; // open with every group expanded (the benchmark's flat view)
   layoutMs = 0;
@@ -92,13 +114,14 @@ export class CanvasView {
     if (!fit && prevExpanded.size)
       this.groups.path.forEach((p, k) => (this.expanded[k] = k === 0 || prevExpanded.has(p) ? 1 : 0));
     this.pins.clear();
+    if (fit) this.floating.clear();
     for (const [id, pos] of Object.entries(api.positions ?? {})) this.pins.set(`n:${id}`, pos);
     for (const [key, pos] of Object.entries(api.io_positions ?? {})) this.pins.set(key, pos);
     this.selected.clear();
     this.vm.leaves.forEach((l, i) => prevSel.has(l.key) && this.selected.add(i));
     this.renderer.state.selectedEdge = -1;
     this.marks.viewModel = performance.now();
-    const hg = hierGraph(this.vm, this.groups, this.pinnedArray());
+    const hg = this.hier();
     // An edit that moved nothing (an attribute, a name that keeps the size) keeps the layout: no worker
     // round trip, the scene is rebuilt from the new view model on the old positions.
     if (
@@ -162,7 +185,7 @@ export class CanvasView {
     }
     this.layout.setGraph(hg);
     this.fitPending = false;
-    await this.relayout();
+    await this.relayout({ leaves: patched.map(([i]) => i), groups: [] });
     return true;
   }
 
@@ -175,10 +198,15 @@ export class CanvasView {
     const groups = this.groups;
     const hg = this.lastHier;
     if (!vm || !groups || !hg || !this.scene) return false;
+    const start = performance.now();
     const before = vm.edges.length;
+    const leavesBefore = vm.leaves.slice();
+    const pinsAsked = this.nextPins.splice(0);
     const added = appendNodes(vm, nodes);
     if (!added) return false;
-    this.marks = { graph: performance.now() };
+    this.marks = { graph: start };
+    const touched = [...added];
+    leavesBefore.forEach((l, i) => l !== vm.leaves[i] && touched.push(i)); // outputs now linked
     const newGroups = appendToGroups(groups, vm, added);
     const expanded = new Uint8Array(groups.parent.length);
     expanded.set(this.expanded);
@@ -207,10 +235,19 @@ export class CanvasView {
     for (let e = before; e < vm.edges.length; e++)
       [edgeSrc[e], edgeDst[e]] = [vm.edges[e].src, vm.edges[e].dst];
     const pinned = growF(hg.pinned ?? new Float32Array(hg.leafW.length * 2).fill(NaN), 2 * n, NaN);
-    for (const i of added) {
-      const p = this.pins.get(vm.leaves[i].key);
-      if (p) [pinned[2 * i], pinned[2 * i + 1]] = p;
-    }
+    added.forEach((i, k) => {
+      const key = vm.leaves[i].key;
+      const asked = pinsAsked[k];
+      if (asked) this.pins.set(key, asked);
+      // In an expanded group the node floats: the group keeps its layout (nothing else moves).
+      const p = this.pins.get(key) ?? (newGroups.length ? null : this.placeNew(i, leafW[i], leafH[i]));
+      if (!p) return;
+      this.pins.set(key, p);
+      if (this.scene!.lay.groupState[groups.leafGroup[i]] === 2) this.floating.add(key);
+      [pinned[2 * i], pinned[2 * i + 1]] = p;
+    });
+    const floating = new Uint8Array(n);
+    vm.leaves.forEach((l, i) => (floating[i] = this.floating.has(l.key) ? 1 : 0));
     this.lastHier = {
       leafW,
       leafH,
@@ -220,15 +257,134 @@ export class CanvasView {
       edgeSrc,
       edgeDst,
       pinned,
+      floating,
     };
     this.api = api;
     vm.version = api.version;
     this.marks.viewModel = performance.now();
+    // Nothing moves when the new leaves float or hide in collapsed groups: no layout to wait for.
+    const fast = appendedLayout(this.scene!.lay, this.lastHier, leavesBefore.length, before, hg.groupLabelW);
     this.layout.setGraph(this.lastHier);
     this.marks.sent = performance.now();
     this.fitPending = false;
-    await this.relayout();
+    await this.relayout({ leaves: touched, groups: ancestors(groups, added) }, fast ?? undefined);
     return true;
+  }
+
+  /** Where a node appended without a position goes: below the first shown node feeding it (else at the
+   *  right of its group, or of the graph), moved right past the boxes already there. Null when its
+   *  group is collapsed or hidden: the layout shows the group, not the node. */
+  private placeNew(i: number, w: number, h: number): [number, number] | null {
+    const s = this.scene!;
+    const vm = this.vm!;
+    const l = s.lay;
+    const k = this.groups!.leafGroup[i];
+    if (k >= l.groupState.length || l.groupState[k] !== 2) return null;
+    const shown = (j: number) => j < s.n && !Number.isNaN(l.itemX[j]);
+    const src = vm.leaves[i].inputs
+      .map((t) => (t.value ? vm.producer?.get(t.value)?.[0] : undefined))
+      .find((j): j is number => j !== undefined && shown(j));
+    let x: number;
+    let y: number;
+    if (src !== undefined) [x, y] = [l.itemX[src], l.itemY[src] + l.itemH[src] + 40];
+    else if (k > 0) [x, y] = [l.itemX[s.n + k] + l.itemW[s.n + k] + 40, l.itemY[s.n + k] + GROUP.header];
+    else [x, y] = [s.bounds[2] + 60, s.bounds[1]];
+    for (let tries = 0; tries < 100; tries++) {
+      const hits = s.items
+        .query(x - 20, y - 20, x + w + 20, y + h + 20)
+        .filter((j) => j < s.n || l.groupState[j - s.n] === 1);
+      if (!hits.length) break;
+      x = Math.max(...hits.map((j) => l.itemX[j] + l.itemW[j])) + 30;
+    }
+    return [Math.round(x), Math.round(y)];
+  }
+
+  /** Nodes an edit removed (and nodes it changed without touching the graph's structure, `patched`)
+   *  update the view model, its groups and the layout input in place: the removed leaves become
+   *  tombstones (same indices), the worker re-lays out only their groups, and only what changed on
+   *  screen is drawn again. False when the view model must be rebuilt (see removeLeaves). */
+  async removeNodes(api: ApiGraph, ids: number[], patched: ApiNode[]): Promise<boolean> {
+    const vm = this.vm;
+    const groups = this.groups;
+    const hg = this.lastHier;
+    if (!vm || !groups || !hg || !this.scene) return false;
+    const gone = new Set(ids);
+    const patches: Array<[number, Leaf]> = [];
+    for (const n of patched) {
+      if (gone.has(n.id)) continue;
+      const i = vm.byNodeId.get(n.id);
+      const leaf = i === undefined ? null : patchedLeaf(vm.leaves[i], n);
+      if (!leaf) return false;
+      patches.push([i!, leaf]);
+    }
+    // Checked before anything changes: a group left empty, or a node not shown, means a rebuild.
+    const indices = ids.map((id) => vm.byNodeId.get(id));
+    if (indices.some((i) => i === undefined)) return false;
+    const probe = { ...groups, size: groups.size.slice(), leafGroup: groups.leafGroup.slice() };
+    if (!removeFromGroups(probe, indices as number[])) return false;
+    const start = performance.now();
+    // Each edge's index once the removed leaves' edges are gone (-1 for those).
+    const goneLeaves = new Set(indices as number[]);
+    const edgeIndex = new Int32Array(vm.edges.length);
+    let kept = 0;
+    vm.edges.forEach((e, j) => (edgeIndex[j] = goneLeaves.has(e.src) || goneLeaves.has(e.dst) ? -1 : kept++));
+    for (const i of goneLeaves) this.floating.delete(vm.leaves[i].key);
+    const res = removeLeaves(vm, ids);
+    if (!res) return false;
+    this.marks = { graph: start };
+    const changedGroups = removeFromGroups(groups, res.removed)!;
+    for (const [i, leaf] of patches) {
+      // The patch is of the node as it is now; keep the terminal states removeLeaves just set.
+      const cur = vm.leaves[i];
+      vm.leaves[i] = { ...leaf, inputs: cur.inputs, outputs: cur.outputs };
+    }
+    for (const i of res.removed) {
+      this.selected.delete(i);
+      hg.leafW[i] = 0;
+      hg.leafH[i] = 0;
+    }
+    this.renderer.state.selectedEdge = -1;
+    const touched = [...res.removed, ...res.touched, ...patches.map(([i]) => i)];
+    let resized = false; // a patched node of another size: its group must be laid out again
+    for (const [i] of patches) {
+      const [w, h] = leafSize(vm.leaves[i]);
+      resized ||= w !== hg.leafW[i] || h !== hg.leafH[i];
+      [hg.leafW[i], hg.leafH[i]] = [w, h];
+    }
+    this.lastHier = {
+      ...hg,
+      leafGroup: groups.leafGroup,
+      groupLabelW: Float32Array.from(groups.label, (label, k) =>
+        textWidth(`${label}  (${groups.size[k]})`, FONT.title),
+      ),
+      ...edgeArrays(vm),
+    };
+    this.api = api;
+    vm.version = api.version;
+    this.marks.viewModel = performance.now();
+    const fast = resized
+      ? null
+      : removedLayout(
+          this.scene.lay,
+          this.lastHier,
+          res.removed,
+          (i) => !!hg.floating?.[i],
+          edgeIndex,
+          hg.groupLabelW,
+        );
+    this.layout.setGraph(this.lastHier);
+    this.marks.sent = performance.now();
+    this.fitPending = false;
+    await this.relayout({ leaves: touched, groups: changedGroups }, fast ?? undefined);
+    this.events.selectionChanged();
+    return true;
+  }
+
+  /** The layout input for the view model as it is, with the user's pins and the floating leaves. */
+  private hier(): HierGraph {
+    const hg = hierGraph(this.vm!, this.groups!, this.pinnedArray());
+    hg.floating = Uint8Array.from(this.vm!.leaves, (l) => (this.floating.has(l.key) ? 1 : 0));
+    return hg;
   }
 
   private pinnedArray(): Float32Array {
@@ -241,25 +397,38 @@ export class CanvasView {
     return a;
   }
 
-  async relayout(): Promise<void> {
+  /** Lays out what is expanded and shows the result. `changes`: what an edit patched in place; then only
+   *  the parts of the view where the new scene differs from the old one are drawn again. */
+  async relayout(changes?: SceneChanges, known?: HierResult): Promise<void> {
     if (!this.vm || !this.groups) return;
     this.events.status('laying out…');
     try {
-      const { result, ms, started, finished } = await this.layout.layout(this.expanded);
+      // `known`: the layout computed here already (layout/patch.ts): the worker is not asked.
+      const now = performance.timeOrigin + performance.now();
+      const { result, ms, started, finished } = known
+        ? { result: known, ms: 0, started: now, finished: now }
+        : await this.layout.layout(this.expanded);
       this.marks.workerStart = started - performance.timeOrigin;
       this.marks.workerEnd = finished - performance.timeOrigin;
       this.lastExpanded = this.expanded.slice();
       this.layoutMs = ms;
       this.marks.layout = performance.now();
+      const old = this.scene;
       this.scene = new Scene(this.vm, this.groups, result);
+      const scale = this.renderer.camera.scale;
+      const regions =
+        changes && old && !this.fitPending && scale >= DECIMATE_BELOW
+          ? changedRegions(old, this.scene, changes, 1 / scale)
+          : null;
       this.marks.scene = performance.now();
-      this.renderer.setScene(this.scene);
+      this.marks.regions = regions?.length ?? -1;
+      this.renderer.setScene(this.scene, regions ?? undefined);
       if (this.fitPending) this.openView();
       this.fitPending = false;
       this.events.layoutDone(ms, result);
       const hidden = this.vm.hiddenConstants ? `, ${this.vm.hiddenConstants} constants hidden` : '';
       this.events.status(
-        `${this.vm.leaves.length.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
+        `${this.vm.leaves.filter((l) => !l.removed).length.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
       );
     } catch (e) {
       if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
@@ -270,13 +439,14 @@ export class CanvasView {
   /** Re-sends the graph with the current pins (after arrange or a move) and lays it out again. */
   async repin(): Promise<void> {
     if (!this.vm || !this.groups) return;
-    this.lastHier = hierGraph(this.vm, this.groups, this.pinnedArray());
+    this.lastHier = this.hier();
     this.layout.setGraph(this.lastHier);
     await this.relayout();
   }
 
   async arrange(): Promise<void> {
     this.pins.clear();
+    this.floating.clear();
     await this.repin();
   }
 
@@ -545,6 +715,26 @@ function sameLayoutInput(a: HierGraph, b: HierGraph): boolean {
     sameArray(a.groupLabelW, b.groupLabelW) &&
     sameArray(a.edgeSrc, b.edgeSrc) &&
     sameArray(a.edgeDst, b.edgeDst) &&
-    sameArray(a.pinned ?? [], b.pinned ?? [])
+    sameArray(a.pinned ?? [], b.pinned ?? []) &&
+    sameArray(a.floating ?? [], b.floating ?? [])
   );
+}
+
+/** The layout input's edge lists (a plain loop: Int32Array.from with a mapping function is several times
+ *  slower on 50,000 edges). */
+function edgeArrays(vm: ViewModel): { edgeSrc: Int32Array; edgeDst: Int32Array } {
+  const edgeSrc = new Int32Array(vm.edges.length);
+  const edgeDst = new Int32Array(vm.edges.length);
+  vm.edges.forEach((e, k) => {
+    edgeSrc[k] = e.src;
+    edgeDst[k] = e.dst;
+  });
+  return { edgeSrc, edgeDst };
+}
+
+/** Groups holding any of `leaves`, at any depth (their titles count the leaves below). */
+function ancestors(groups: Groups, leaves: number[]): number[] {
+  const out = new Set<number>();
+  for (const i of leaves) for (let k = groups.leafGroup[i]; k >= 0; k = groups.parent[k]) out.add(k);
+  return [...out];
 }

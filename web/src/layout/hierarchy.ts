@@ -18,6 +18,9 @@ export interface HierGraph {
   edgeSrc: Int32Array; // leaf indices
   edgeDst: Int32Array;
   pinned?: Float32Array; // per leaf x, y (NaN: laid out): positions the user placed
+  /** Per leaf, 1: placed at its pin without taking a slot in its group's layout (nodes added to an
+   *  expanded group: the group keeps its layout, so nothing else moves). Needs a pin to be shown. */
+  floating?: Uint8Array;
 }
 
 export interface HierResult {
@@ -33,6 +36,8 @@ export interface HierResult {
   routePts: Float32Array;
   width: number;
   height: number;
+  /** Groups laid out again by this run (cache misses): their routes may have changed. */
+  relaid: Int32Array;
   stats: { groupsLaidOut: number; cacheHits: number; visibleItems: number };
 }
 
@@ -86,9 +91,13 @@ export function* layoutSteps(
   for (let k = 1; k < ng; k++) depth[k] = depth[g.groupParent[k]] + 1;
   const depthOf = (item: number) => (item < n ? depth[g.leafGroup[item]] + 1 : depth[item - n]);
 
-  // Children of each expanded group.
+  // Children of each expanded group (leaves removed from the view have group -1). Floating leaves are
+  // shown but take no slot.
+  const floats = (i: number) =>
+    !!g.floating?.[i] && !!g.pinned && !Number.isNaN(g.pinned[2 * i]) && groupState[g.leafGroup[i]] === 2;
   const children: number[][] = Array.from({ length: ng }, () => []);
-  for (let i = 0; i < n; i++) if (groupState[g.leafGroup[i]] === 2) children[g.leafGroup[i]].push(i);
+  for (let i = 0; i < n; i++)
+    if (groupState[g.leafGroup[i]] === 2 && !floats(i)) children[g.leafGroup[i]].push(i);
   for (let k = 1; k < ng; k++) if (groupState[k] !== 0) children[g.groupParent[k]].push(n + k);
 
   // Visible edges, lifted; each assigned to the group where its sides meet.
@@ -119,6 +128,15 @@ export function* layoutSteps(
     }
     if (ca === cb) continue;
     const grp = parentOf(ca);
+    if (floats(ca) || floats(cb)) {
+      // Drawn straight between its ends: no route in the group's layout, which does not know the leaf.
+      veSrc.push(ra);
+      veDst.push(rb);
+      veLeaf.push(e);
+      veGroup.push(grp);
+      vePair.push(-1);
+      continue;
+    }
     const pk = localIndex[ca] * items + localIndex[cb];
     let pi = pairIndex[grp].get(pk);
     if (pi === undefined) {
@@ -148,6 +166,7 @@ export function* layoutSteps(
 
   // Innermost first: a child group's index is larger than its parent's.
   const local: Array<LocalLayout | undefined> = new Array(ng);
+  const relaid: number[] = [];
   let laidOut = 0;
   let hits = 0;
   for (let k = ng - 1; k >= 0; k--) {
@@ -190,6 +209,7 @@ export function* layoutSteps(
         routes: res.routes,
       };
       cache.set(k, lay);
+      relaid.push(k);
       laidOut++;
       yield laidOut;
     }
@@ -221,7 +241,7 @@ export function* layoutSteps(
   }
   if (g.pinned) {
     for (let i = 0; i < n; i++) {
-      if (Number.isNaN(g.pinned[2 * i]) || Number.isNaN(itemX[i])) continue;
+      if (Number.isNaN(g.pinned[2 * i]) || (Number.isNaN(itemX[i]) && !floats(i))) continue;
       itemX[i] = g.pinned[2 * i];
       itemY[i] = g.pinned[2 * i + 1];
     }
@@ -233,7 +253,7 @@ export function* layoutSteps(
   for (let e = 0; e < m; e++) {
     routeStart[e] = pts.length / 2;
     const grp = veGroup[e];
-    const r = local[grp]!.routes[vePair[e]];
+    const r = vePair[e] < 0 ? null : local[grp]!.routes[vePair[e]];
     const pinnedEnd =
       g.pinned &&
       ((veSrc[e] < n && !Number.isNaN(g.pinned[2 * veSrc[e]])) ||
@@ -256,6 +276,7 @@ export function* layoutSteps(
     routePts: Float32Array.from(pts),
     width: root.width,
     height: root.height,
+    relaid: Int32Array.from(relaid),
     stats: {
       groupsLaidOut: laidOut,
       cacheHits: hits,

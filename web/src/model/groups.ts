@@ -41,6 +41,19 @@ export function appendToGroups(groups: Groups, vm: ViewModel, leaves: number[]):
   return Array.from({ length: groups.parent.length - before }, (_, j) => before + j);
 }
 
+/** Takes removed leaves (removeLeaves' tombstones) out of their groups: group -1, sizes shrink along
+ *  the ancestors. Returns the groups whose count changed, or null when a group would be left without
+ *  any leaf below it (a rebuild drops such a group: the caller rebuilds). */
+export function removeFromGroups(groups: Groups, leaves: number[]): number[] | null {
+  const fewer = new Map<number, number>();
+  for (const i of leaves)
+    for (let k = groups.leafGroup[i]; k >= 0; k = groups.parent[k]) fewer.set(k, (fewer.get(k) ?? 0) + 1);
+  for (const [k, d] of fewer) if (k > 0 && groups.size[k] <= d) return null;
+  for (const [k, d] of fewer) groups.size[k] -= d;
+  for (const i of leaves) groups.leafGroup[i] = -1;
+  return [...fewer.keys()];
+}
+
 function scopeGroups(
   parent: number[],
   path: string[],
@@ -69,7 +82,7 @@ export function hierGraph(vm: ViewModel, groups: Groups, pinned?: Float32Array):
   const leafW = new Float32Array(n);
   const leafH = new Float32Array(n);
   vm.leaves.forEach((l, i) => {
-    const [w, h] = leafSize(l);
+    const [w, h] = l.removed ? [0, 0] : leafSize(l); // tombstones take no room
     leafW[i] = w;
     leafH[i] = h;
   });

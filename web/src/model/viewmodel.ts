@@ -29,6 +29,9 @@ export interface Leaf {
   outputs: Terminal[];
   severity: Severity;
   subgraphs: number;
+  /** Its node was removed by an edit patched in place (removeLeaves): kept so that leaf indices stay
+   *  put, never drawn, laid out or picked. */
+  removed?: boolean;
 }
 
 export interface Edge {
@@ -45,9 +48,10 @@ export interface ViewModel {
   edges: Edge[];
   hiddenConstants: number;
   byNodeId: Map<number, number>;
-  /** What appending a node needs (appendNodes): value -> [leaf, port] of its producer, values read. */
+  /** What appending or removing a node needs (appendNodes, removeLeaves): value -> [leaf, port] of its
+   *  producer, and how many terminals read each value (node inputs and graph outputs). */
   producer?: Map<string, [number, number]>;
-  used?: Set<string>;
+  used?: Map<string, number>;
   stateOf?: (v: string) => TermState;
   registry?: Map<string, RegistryOp>;
 }
@@ -111,7 +115,11 @@ function inputTerminals(
   return terms;
 }
 
-function outputTerminals(node: ApiNode, op: RegistryOp | undefined, used: Set<string>): Terminal[] {
+function outputTerminals(
+  node: ApiNode,
+  op: RegistryOp | undefined,
+  used: { has(v: string): boolean },
+): Terminal[] {
   const formals = op?.outputs ?? [];
   const count = Math.max(node.outputs.length, formals.filter((f) => f.option === 'single').length, 1);
   const terms: Terminal[] = [];
@@ -134,7 +142,11 @@ function outputTerminals(node: ApiNode, op: RegistryOp | undefined, used: Set<st
  *  model then allocates almost nothing (allocation and collection were most of its cost). */
 const leafCache = new WeakMap<ApiNode, { leaf: Leaf; op: RegistryOp | undefined }>();
 
-function sameStates(leaf: Leaf, stateOf: (v: string) => TermState, used: Set<string>): boolean {
+function sameStates(
+  leaf: Leaf,
+  stateOf: (v: string) => TermState,
+  used: { has(v: string): boolean },
+): boolean {
   for (const t of leaf.inputs) if (t.state !== (t.value ? stateOf(t.value) : 'free')) return false;
   for (const t of leaf.outputs)
     if (t.state !== (t.value && used.has(t.value) ? 'linked' : 'free')) return false;
@@ -152,9 +164,10 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
       for (const o of n.outputs) constOutputs.add(o);
     }
   }
-  const used = new Set<string>();
-  for (const n of g.nodes) for (const v of n.inputs) if (v) used.add(v);
-  for (const o of g.outputs) used.add(o.name);
+  const used = new Map<string, number>();
+  const use = (v: string) => used.set(v, (used.get(v) ?? 0) + 1);
+  for (const n of g.nodes) for (const v of n.inputs) if (v) use(v);
+  for (const o of g.outputs) use(o.name);
 
   const leaves: Leaf[] = [];
   const producer = new Map<string, [number, number]>();
@@ -292,11 +305,11 @@ export function appendNodes(vm: ViewModel, nodes: ApiNode[]): number[] | null {
     });
     vm.byNodeId.set(n.id, i);
     n.outputs.forEach((v, k) => v && producer.set(v, [i, k]));
+    for (const v of n.inputs) if (v) used.set(v, (used.get(v) ?? 0) + 1);
     vm.leaves[i].inputs.forEach((t, dstPort) => {
       const p = t.value ? producer.get(t.value) : undefined;
       if (!p) return;
       vm.edges.push({ src: p[0], srcPort: p[1], dst: i, dstPort, value: t.value });
-      used.add(t.value);
       const src = vm.leaves[p[0]];
       if (src.outputs[p[1]]?.state !== 'free') return;
       // A copy: leaves are shared with the cache of the previous view model.
@@ -306,6 +319,66 @@ export function appendNodes(vm: ViewModel, nodes: ApiNode[]): number[] | null {
     out.push(i);
   }
   return out;
+}
+
+/** Removes the leaves of removed nodes from `vm` in place: each becomes a tombstone (`removed`, same
+ *  index, so the layout and the scene keep every other index), its edges go, the values it produced
+ *  lose their producer, and a value no longer read by anyone frees its producer's output terminal (a
+ *  graph output it fed shows a free terminal). Returns the tombstones' indices and the leaves whose
+ *  terminals changed, or null when the view model must be rebuilt: a node not shown (a hidden
+ *  Constant, whose consumers read as constant-fed) or one already gone. */
+export function removeLeaves(vm: ViewModel, ids: number[]): { removed: number[]; touched: number[] } | null {
+  const { producer, used } = vm;
+  if (!producer || !used) return null;
+  const removed: number[] = [];
+  for (const id of ids) {
+    const i = vm.byNodeId.get(id);
+    if (i === undefined || vm.leaves[i].removed) return null;
+    removed.push(i);
+  }
+  const gone = new Set(removed);
+  const freed: string[] = [];
+  const lost = new Set<string>(); // values that lost their producer
+  for (const i of removed) {
+    const leaf = vm.leaves[i];
+    vm.byNodeId.delete(leaf.id);
+    for (const t of leaf.outputs) {
+      if (t.value && producer.get(t.value)?.[0] === i) {
+        producer.delete(t.value);
+        lost.add(t.value);
+      }
+    }
+    for (const t of leaf.inputs) {
+      if (!t.value) continue;
+      const k = (used.get(t.value) ?? 1) - 1;
+      if (k > 0) used.set(t.value, k);
+      else {
+        used.delete(t.value);
+        freed.push(t.value);
+      }
+    }
+    vm.leaves[i] = { ...leaf, key: '', removed: true };
+  }
+  vm.edges = vm.edges.filter((e) => !gone.has(e.src) && !gone.has(e.dst));
+  const touched = new Set<number>();
+  const retouch = (i: number, side: 'inputs' | 'outputs', port: number, state: TermState) => {
+    const leaf = vm.leaves[i];
+    if (leaf[side][port]?.state === state) return;
+    // A copy: leaves are shared with the cache of earlier view models.
+    const terms = leaf[side].map((t, k) => (k === port ? { ...t, state } : t));
+    vm.leaves[i] = { ...leaf, [side]: terms };
+    touched.add(i);
+  };
+  for (const v of freed) {
+    const p = producer.get(v);
+    if (p && !gone.has(p[0])) retouch(p[0], 'outputs', p[1], 'free');
+  }
+  if (lost.size) {
+    vm.leaves.forEach((l, i) => {
+      if (l.kind === 'output' && lost.has(l.name)) retouch(i, 'inputs', 0, 'free');
+    });
+  }
+  return { removed, touched: [...touched] };
 }
 
 /** A leaf patched with what an edit changed on its node, when that cannot change the graph's

@@ -126,9 +126,12 @@ export class Renderer {
     gl.texParameteri(gl.TEXTURE_2D, gl.TEXTURE_MAG_FILTER, gl.LINEAR);
   }
 
-  setScene(scene: Scene | null): void {
+  /** A new scene. `changed`: the world rectangles where it differs from the current one (an edit that
+   *  moved little): only those are rasterised again, as invalidateRegions does; else all of it. */
+  setScene(scene: Scene | null, changed?: Region[]): void {
     this.scene = scene;
-    this.invalidate();
+    if (changed && scene) this.invalidateRegions(changed);
+    else this.invalidate();
   }
 
   /** The scene's contents or selection changed: rebuild the layers on the next frame. */
@@ -298,12 +301,8 @@ export class Renderer {
   private renderCache(W: number, H: number, cam: Camera, only?: Region[]): void {
     const gl = this.gl;
     const c = this.ensureCache(W, H);
-    const box = only ? scissorBox(only, cam, W, H) : null;
-    if (only && !box) return; // nothing changed inside the cached view
-    if (box) {
-      gl.enable(gl.SCISSOR_TEST);
-      gl.scissor(...box);
-    }
+    const boxes = only ? scissorBoxes(only, cam, W, H) : [null];
+    if (!boxes.length) return; // nothing changed inside the cached view
     const lod = lodFor(cam.scale);
     this.stats.lod = lod;
     const region: Region = [
@@ -315,6 +314,22 @@ export class Renderer {
     this.rebuild(lod, region);
     gl.bindFramebuffer(gl.FRAMEBUFFER, c.fb);
     gl.viewport(0, 0, W, H);
+    // One pass per changed box: each clears and redraws just its pixels (the instance data is shared).
+    for (const box of boxes) {
+      if (box) {
+        gl.enable(gl.SCISSOR_TEST);
+        gl.scissor(...box);
+      }
+      this.drawLayers(cam, W, H);
+    }
+    gl.disable(gl.SCISSOR_TEST);
+    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
+    c.scale = cam.scale;
+    c.valid = true;
+  }
+
+  private drawLayers(cam: Camera, W: number, H: number): void {
+    const gl = this.gl;
     const bg = THEME.background;
     gl.clearColor(bg[0], bg[1], bg[2], 1);
     gl.clear(gl.COLOR_BUFFER_BIT);
@@ -336,10 +351,6 @@ export class Renderer {
     gl.activeTexture(gl.TEXTURE0);
     gl.bindTexture(gl.TEXTURE_2D, this.atlasTex);
     this.glyphs.draw();
-    gl.disable(gl.SCISSOR_TEST);
-    gl.bindFramebuffer(gl.FRAMEBUFFER, null);
-    c.scale = cam.scale;
-    c.valid = true;
   }
 
   private ensureCache(W: number, H: number): Cache {
@@ -423,27 +434,58 @@ function contains(outer: Region, inner: Region): boolean {
   return outer[0] <= inner[0] && outer[1] <= inner[1] && outer[2] >= inner[2] && outer[3] >= inner[3];
 }
 
-/** The GL scissor rectangle (x, y from the bottom, w, h) of the cache covering the world rectangles
- *  `rects` seen through `cam`, with a pixel of slack; null when none of it is inside the cache. */
-function scissorBox(
+/** Most scissor passes per frame: past this the changed boxes are drawn as their union. */
+const MAX_PASSES = 6;
+
+/** GL scissor rectangles (x, y from the bottom, w, h) of the cache covering the world rectangles
+ *  `rects` seen through `cam`, with a pixel of slack: the pixel boxes clipped to the cache, overlapping
+ *  ones merged, at most MAX_PASSES (else their union). Empty when none of it is inside the cache. */
+export function scissorBoxes(
   rects: Region[],
   cam: Camera,
   W: number,
   H: number,
-): [number, number, number, number] | null {
-  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity; // prettier-ignore
+): Array<[number, number, number, number]> {
+  let boxes: Region[] = []; // pixel x0, y0 (from the top), x1, y1
   for (const [a, b, c, d] of rects) {
-    x0 = Math.min(x0, a * cam.scale + cam.tx);
-    y0 = Math.min(y0, b * cam.scale + cam.ty);
-    x1 = Math.max(x1, c * cam.scale + cam.tx);
-    y1 = Math.max(y1, d * cam.scale + cam.ty);
+    const left = Math.max(0, Math.floor(a * cam.scale + cam.tx) - 1);
+    const right = Math.min(W, Math.ceil(c * cam.scale + cam.tx) + 1);
+    const top = Math.max(0, Math.floor(b * cam.scale + cam.ty) - 1);
+    const bottom = Math.min(H, Math.ceil(d * cam.scale + cam.ty) + 1);
+    if (left < right && top < bottom) boxes.push([left, top, right, bottom]);
   }
-  const left = Math.max(0, Math.floor(x0) - 1);
-  const right = Math.min(W, Math.ceil(x1) + 1);
-  const top = Math.max(0, Math.floor(y0) - 1);
-  const bottom = Math.min(H, Math.ceil(y1) + 1);
-  if (left >= right || top >= bottom) return null;
-  return [left, H - bottom, right - left, bottom - top];
+  boxes = mergeOverlapping(boxes);
+  if (boxes.length > MAX_PASSES) {
+    const u: Region = [Infinity, Infinity, -Infinity, -Infinity];
+    for (const r of boxes) [u[0], u[1], u[2], u[3]] = [Math.min(u[0], r[0]), Math.min(u[1], r[1]), Math.max(u[2], r[2]), Math.max(u[3], r[3])]; // prettier-ignore
+    boxes = [u];
+  }
+  return boxes.map(([l, t, r, b]) => [l, H - b, r - l, b - t]);
+}
+
+/** Replaces overlapping boxes by their union until none overlap (few boxes: quadratic is fine). */
+function mergeOverlapping(boxes: Region[]): Region[] {
+  if (boxes.length > 64) {
+    const u: Region = [Infinity, Infinity, -Infinity, -Infinity];
+    for (const r of boxes) [u[0], u[1], u[2], u[3]] = [Math.min(u[0], r[0]), Math.min(u[1], r[1]), Math.max(u[2], r[2]), Math.max(u[3], r[3])]; // prettier-ignore
+    return [u];
+  }
+  const out = boxes.map((b) => [...b] as Region);
+  for (let merged = true; merged;) {
+    merged = false;
+    for (let i = 0; i < out.length && !merged; i++) {
+      for (let j = i + 1; j < out.length; j++) {
+        const a = out[i];
+        const b = out[j];
+        if (a[0] > b[2] || b[0] > a[2] || a[1] > b[3] || b[1] > a[3]) continue;
+        out[i] = [Math.min(a[0], b[0]), Math.min(a[1], b[1]), Math.max(a[2], b[2]), Math.max(a[3], b[3])];
+        out.splice(j, 1);
+        merged = true;
+        break;
+      }
+    }
+  }
+  return out;
 }
 
 function push(a: number[], v: number): void {

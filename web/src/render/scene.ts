@@ -16,7 +16,7 @@ export const GLYPH_STRIDE = 12;
 
 export type Lod = 'far' | 'mid' | 'near';
 export type Region = [number, number, number, number]; // x0, y0, x1, y1 in world units
-const DECIMATE_BELOW = 0.05; // scale under which boxes are merged per 2-pixel cell
+export const DECIMATE_BELOW = 0.05; // scale under which boxes are merged per 2-pixel cell
 const NO_EDGES_BELOW = 0.004; // scale under which edges are left out (boxes are dots)
 
 function range(a: number, b: number): number[] {
@@ -56,6 +56,9 @@ export class Scene {
   textSink: TextRun[] | null = null;
   readonly items: SpatialGrid;
   private readonly edgeIndex: SpatialGrid;
+  /** Bounding box of each visible edge's polyline (x, y, w, h), kept so that the next scene can tell
+   *  which part of the view an edit changed without this scene's view model (which the edit patched). */
+  readonly edgeBox: [Float32Array, Float32Array, Float32Array, Float32Array];
 
   constructor(
     readonly vm: ViewModel,
@@ -72,20 +75,39 @@ export class Scene {
     const ey = new Float32Array(m);
     const ew = new Float32Array(m);
     const eh = new Float32Array(m);
+    // The box of each edge's polyline (edgePoints) without building it: no allocation per edge, which
+    // on 50,000 edges was most of building a scene (every edit that changes the layout builds one).
+    const l = lay;
     for (let e = 0; e < m; e++) {
-      const p = this.edgePoints(e);
-      let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity; // prettier-ignore
-      for (let k = 0; k < p.length; k += 2) {
-        x0 = Math.min(x0, p[k]);
-        x1 = Math.max(x1, p[k]);
-        y0 = Math.min(y0, p[k + 1]);
-        y1 = Math.max(y1, p[k + 1]);
+      const a = l.edgeSrcItem[e];
+      const b = l.edgeDstItem[e];
+      const leafEdge = vm.edges[l.edgeLeaf[e]];
+      const sx =
+        a < this.n
+          ? l.itemX[a] + terminalX(leafEdge.srcPort, vm.leaves[a].outputs.length, l.itemW[a])
+          : l.itemX[a] + l.itemW[a] / 2;
+      const sy = l.itemY[a] + l.itemH[a];
+      const tx =
+        b < this.n
+          ? l.itemX[b] + terminalX(leafEdge.dstPort, vm.leaves[b].inputs.length, l.itemW[b])
+          : l.itemX[b] + l.itemW[b] / 2;
+      const ty = l.itemY[b];
+      let x0 = Math.min(sx, tx), x1 = Math.max(sx, tx); // prettier-ignore
+      let y0 = Math.min(sy, ty - 10), y1 = Math.max(sy + 10, ty); // prettier-ignore
+      for (let k = l.routeStart[e]; k < l.routeStart[e + 1]; k++) {
+        const x = l.routePts[2 * k];
+        const y = l.routePts[2 * k + 1];
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
       }
       ex[e] = x0;
       ey[e] = y0;
       ew[e] = x1 - x0;
       eh[e] = y1 - y0;
     }
+    this.edgeBox = [ex, ey, ew, eh];
     this.edgeIndex = new SpatialGrid(
       ex,
       ey,

@@ -1,6 +1,6 @@
 // The initializer editor: list and filter by name or type; create one from values typed in the tensor
-// syntax or generated (normal, zeros, positive or negative integers); preview; delete; attach to a free
-// input of the selected node. Values travel only when asked for (preview), never with the graph.
+// syntax or generated (normal, zeros, positive or negative integers); preview; edit in the tensor editor
+// (ui/tensoreditor.ts); delete; attach to a free input of the selected node. Values travel only when asked for (preview), never with the graph.
 import type { ApiNode, Command, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
 import { registryKey } from '../model/viewmodel';
 import { parseNpyHeader, toBase64 } from '../params/npy';
@@ -10,6 +10,8 @@ import { clear, h } from './dom';
 export interface InitializerActions {
   run(cmd: Command): Promise<unknown>;
   preview(name: string): Promise<TensorValue>;
+  /** Opens the tensor editor on an initializer's values. */
+  edit(name: string): void;
   selected(): ApiNode[];
   registry(): Map<string, RegistryOp>;
 }
@@ -94,6 +96,12 @@ export class InitializerPanel {
             text: 'view',
             title: 'Preview the first values',
             onclick: () => void this.preview(i.name),
+          }),
+          h('button', {
+            text: 'edit',
+            title: 'Edit the values in the tensor editor',
+            'data-edit': i.name,
+            onclick: () => this.a.edit(i.name),
           }),
           h('button', {
             text: 'attach',

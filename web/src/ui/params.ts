@@ -26,6 +26,8 @@ export interface ParamActions {
   newFunction(): void;
   deleteFunction(f: FunctionKey): void;
   editFunctionAttributes(k: number): void;
+  /** Opens the tensor editor on a tensor attribute's value (the same on every node in `nodes`). */
+  editTensor(nodes: ApiNode[], name: string, value: TensorValue): void;
 }
 
 const C_IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -182,6 +184,20 @@ export class ParamEditor {
       }
     });
     input.addEventListener('change', commit);
+    // Larger tensors are edited as a grid; their values must have come with the graph (small ones do).
+    const tensor = r.value as TensorValue | undefined;
+    const grid =
+      r.type === 'tensor' && editable && tensor
+        ? h('button', {
+            text: 'grid…',
+            title: 'Edit the values in the tensor editor',
+            'data-tensor-edit': r.name,
+            onclick: () =>
+              tensor.values
+                ? this.actions.editTensor(nodes, r.name, tensor)
+                : (err.textContent = `${r.name}: its values were not sent to the browser (a large tensor)`),
+          })
+        : null;
     const reset =
       r.isSet && editable
         ? h('button', {
@@ -197,6 +213,7 @@ export class ParamEditor {
       { className: 'attr-row' },
       h('label', { text: r.name, title: `${r.type}` }),
       input,
+      grid,
       reset,
       err,
     );

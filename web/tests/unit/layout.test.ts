@@ -141,6 +141,44 @@ describe('hierarchical layout of synthetic models', () => {
     expect(r.stats.groupsLaidOut).toBe(3); // layer.2, block.3, the root
   });
 
+  it('places a floating leaf at its pin without moving anything else', () => {
+    const api = syntheticGraph({ nodes: 3000, scoped: true });
+    const vm = buildViewModel(api, { showConstants: false });
+    const groups = buildGroups(vm);
+    const expanded = new Uint8Array(groups.parent.length).fill(1);
+    const cache = new Map();
+    const before = layoutHierarchy(hierGraph(vm, groups), expanded, cache);
+    expect([...before.relaid].length).toBe(groups.parent.length); // a cold cache: every group
+    // The same graph with one more leaf in /block.3/layer.2, floating at a pin.
+    const prev = api.nodes.filter((n) => n.scope === '/block.3/layer.2').at(-1)!;
+    api.nodes.push({ ...prev, id: 99999, name: 'extra', inputs: [prev.outputs[0]], outputs: ['extra'] });
+    const vm2 = buildViewModel(api, { showConstants: false });
+    const groups2 = buildGroups(vm2);
+    const n = vm2.leaves.length;
+    const extra = vm2.byNodeId.get(99999)!;
+    const pinned = new Float32Array(2 * n).fill(NaN);
+    [pinned[2 * extra], pinned[2 * extra + 1]] = [12345, 678];
+    const floating = new Uint8Array(n);
+    floating[extra] = 1;
+    const after = layoutHierarchy({ ...hierGraph(vm2, groups2, pinned), floating }, expanded, cache);
+    expect([...after.relaid]).toEqual([]); // every group's layout from the cache
+    expect([after.itemX[extra], after.itemY[extra]]).toEqual([12345, 678]);
+    // Every other item where it was (leaf indices: the new leaf is the only one not in the old list).
+    const old = new Map(vm.leaves.map((l, i) => [l.key, i]));
+    vm2.leaves.forEach((l, i) => {
+      const j = old.get(l.key);
+      if (j === undefined) return;
+      expect([after.itemX[i], after.itemY[i]]).toEqual([before.itemX[j], before.itemY[j]]);
+    });
+    // Its edge is drawn straight (no route through the group's layout, which does not know it).
+    const e = [...after.edgeDstItem].indexOf(extra);
+    expect(e).toBeGreaterThanOrEqual(0);
+    expect(after.routeStart[e + 1] - after.routeStart[e]).toBe(0);
+    // Not floating, the leaf takes a slot: its group and the groups holding it are laid out again.
+    const slotted = layoutHierarchy(hierGraph(vm2, groups2), expanded, cache);
+    expect(slotted.relaid.length).toBe(3);
+  });
+
   it('lays out 50,000 flat nodes in about linear time', () => {
     const small = check(5000, false, true);
     const big = check(50000, false, true);

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiGraph, ApiNode, RegistryOp } from '../../src/api/types';
-import { appendToGroups, buildGroups, defaultExpansion } from '../../src/model/groups';
-import { appendNodes, buildViewModel, patchedLeaf, registryKey } from '../../src/model/viewmodel';
+import { appendToGroups, buildGroups, defaultExpansion, removeFromGroups } from '../../src/model/groups';
+import {
+  appendNodes,
+  buildViewModel,
+  patchedLeaf,
+  registryKey,
+  removeLeaves,
+  type ViewModel,
+} from '../../src/model/viewmodel';
 import { counted } from '../../src/ui/checklist';
 import { matchOps } from '../../src/ui/palette';
 
@@ -240,5 +247,93 @@ describe('nodes appended in place', () => {
     expect(appendNodes(vm, [k])).toBeNull();
     const dangling = { ...k, op_type: 'Relu', outputs: ['z'] }; // z is a graph output already produced
     expect(appendNodes(vm, [dangling])).toBeNull();
+  });
+});
+
+describe('nodes removed in place', () => {
+  // x -> a (Conv, /enc/layer.0) -> b (Concat, /enc) -> z (graph output); a also feeds c (/dec); d reads c.
+  const mk = (
+    id: number,
+    name: string,
+    op: string,
+    scope: string,
+    inputs: string[],
+    outputs: string[],
+  ): ApiNode => ({
+    id,
+    name,
+    op_type: op,
+    domain: '',
+    scope,
+    inputs,
+    outputs,
+    attributes: [],
+  });
+  const base = (): ApiGraph => ({
+    ...graph,
+    nodes: [
+      mk(1, 'k', 'Constant', '', [], ['kc']),
+      mk(2, 'a', 'Conv', '/enc/layer.0', ['x', 'W', ''], ['y']),
+      mk(3, 'b', 'Concat', '/enc', ['y', 'kc'], ['z']),
+      mk(4, 'c', 'Conv', '/dec', ['y', 'W'], ['u']),
+      mk(5, 'd', 'Conv', '/dec', ['u', 'W'], ['v']),
+      mk(6, 'e', 'Conv', '/dec/tail', ['v', 'W'], ['w']),
+    ],
+  });
+  const live = (v: ViewModel) =>
+    new Map(v.leaves.filter((l) => !l.removed).map((l) => [l.key, { ...l, severity: l.severity ?? null }]));
+  const edgeKeys = (v: ViewModel) =>
+    v.edges.map((e) => `${v.leaves[e.src].key}:${e.srcPort}->${v.leaves[e.dst].key}:${e.dstPort}`).sort();
+
+  for (const ids of [[3], [4], [5, 4], [2], [6]]) {
+    it(`gives what a rebuild gives after removing ${ids.join(', ')}`, () => {
+      const g = base();
+      const vm = buildViewModel(g, { showConstants: false, registry });
+      const groups = buildGroups(vm);
+      const indices = ids.map((id) => vm.byNodeId.get(id)!);
+      const res = removeLeaves(vm, ids)!;
+      expect(res.removed).toEqual(indices);
+      const changed = removeFromGroups(groups, res.removed);
+      const after = { ...g, nodes: g.nodes.filter((n) => !ids.includes(n.id)) };
+      const full = buildViewModel(after, { showConstants: false, registry });
+      expect(live(vm)).toEqual(live(full));
+      expect(edgeKeys(vm)).toEqual(edgeKeys(full));
+      for (const i of res.removed) expect(vm.leaves[i].removed).toBe(true);
+      // Groups: removing a or e empties /enc/layer.0 or /dec/tail, which a rebuild drops: refused
+      // (nothing changed), the caller rebuilds.
+      const fullGroups = buildGroups(full);
+      if (ids.includes(2) || ids.includes(6)) {
+        expect(changed).toBeNull();
+        expect(fullGroups.path.length).toBe(groups.path.length - 1);
+        expect(groups.leafGroup[res.removed[0]]).toBeGreaterThan(0);
+        return;
+      }
+      const sizes = (gr: typeof groups) =>
+        new Map(gr.path.map((p, k) => [p, gr.size[k]] as const).filter(([, n]) => n > 0));
+      expect(sizes(groups)).toEqual(sizes(fullGroups));
+      expect(changed!.length).toBeGreaterThan(0);
+      for (const i of res.removed) expect(groups.leafGroup[i]).toBe(-1);
+    });
+  }
+
+  it('frees the terminals that lose their last reader and refuses hidden constants', () => {
+    const g = base();
+    const vm = buildViewModel(g, { showConstants: false, registry });
+    const c = vm.byNodeId.get(4)!;
+    const d = vm.byNodeId.get(5)!;
+    expect(vm.leaves[c].outputs[0].state).toBe('linked');
+    const res = removeLeaves(vm, [5])!;
+    expect(res.touched).toEqual([c]);
+    expect(vm.leaves[c].outputs[0].state).toBe('free');
+    expect(vm.leaves[d].key).toBe(''); // a tombstone is never taken for the node if it comes back
+    expect(vm.byNodeId.has(5)).toBe(false);
+    expect(removeLeaves(vm, [5])).toBeNull(); // gone already
+    expect(removeLeaves(buildViewModel(g, { showConstants: false, registry }), [1])).toBeNull();
+    // b feeds graph output z: removing it leaves the output's terminal free.
+    const vm2 = buildViewModel(g, { showConstants: false, registry });
+    const out = vm2.leaves.findIndex((l) => l.key === 'o:z');
+    expect(vm2.leaves[out].inputs[0].state).toBe('linked');
+    expect(removeLeaves(vm2, [3])!.touched).toContain(out);
+    expect(vm2.leaves[out].inputs[0].state).toBe('free');
   });
 });
