@@ -3,14 +3,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "check/checker.h"
 #include "transforms/float16.h"
+#include "transforms/standalone.h"
 
 namespace tessera::transforms {
 
@@ -45,6 +49,12 @@ bool sensitive(const ir::Node& n) {
   return kOps.count(n.op_type) != 0;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 struct Outcome {
   bool ok = false;
   double worst = 0;   // largest |got - ref| - rtol * |ref|, over atol
@@ -67,15 +77,21 @@ class Searcher {
     fo.cache = cache_;
     Report r;
     ir::Model low;
+    auto t0 = Clock::now();
     try {
       low = convert_float_copy(m_, fo, r);
     } catch (const TransformError& e) {
       return {false, INFINITY, e.what()};
     }
+    convert_s_ += seconds_since(t0);
     Outcome out{true, 0, {}};
     try {
+      t0 = Clock::now();
       rt::Session s(std::move(low), o_.session);
+      session_s_ += seconds_since(t0);
+      t0 = Clock::now();
       for (size_t k = 0; k < feeds_.size(); ++k) compare(s.run(feeds_[k]), refs_[k], out);
+      run_s_ += seconds_since(t0);
     } catch (const std::exception& e) {
       return {false, INFINITY, e.what()};
     }
@@ -83,6 +99,11 @@ class Searcher {
   }
 
   int runs() const { return runs_; }
+  // Where the search's time went, for --verbose.
+  std::string timing() const {
+    return fmt::format("search time: conversions {:.2f} s, sessions {:.2f} s, model runs {:.2f} s ({} runs)",
+                       convert_s_, session_s_, run_s_, runs_);
+  }
 
  private:
   void compare(const std::vector<rt::Value>& got, const std::vector<rt::Value>& ref, Outcome& out) const {
@@ -111,6 +132,7 @@ class Searcher {
   std::vector<std::vector<rt::Value>> refs_;
   std::shared_ptr<ConvertedTensors> cache_ = std::make_shared<ConvertedTensors>();
   int runs_ = 0;
+  double convert_s_ = 0, session_s_ = 0, run_s_ = 0;
 };
 
 Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string>& keep, const Searcher& s,
@@ -123,17 +145,22 @@ Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string
   report.add("nodes", static_cast<int64_t>(nodes));
   report.add("nodes kept float32 for accuracy", static_cast<int64_t>(keep.size()));
   report.add("model runs", s.runs());
+  report.details.push_back(s.timing());
   for (const auto& [k, v] : conv.counts) report.add(k, v);
   for (auto& w : conv.warnings) report.warnings.push_back(std::move(w));
   return report;
 }
 
-// The named nodes the search may keep float32: no control flow (their bodies convert node by node), no
-// function calls, and only nodes that read or write a float32 tensor (shape arithmetic has nothing to
-// convert). The sensitive ones grouped by operator type, the others in file order.
+// The named nodes the search may keep float32, in the main graph and in If/Loop/Scan bodies at any depth
+// (the conversion blocks a node by name in any graph): not control flow itself (its bodies' nodes are
+// candidates instead), no function calls, and only nodes that read or write a float32 tensor (shape
+// arithmetic has nothing to convert). The sensitive ones grouped by operator type, the others in file
+// order, a body's nodes where its parent node stands. A name used in several graphs is one candidate.
 struct Candidates {
   std::vector<std::string> rest;
   std::map<std::string, std::vector<std::string>> sensitive;  // op type -> nodes
+  std::set<std::string> seen;
+  int64_t in_subgraphs = 0;
   std::vector<std::string> all() const {
     std::vector<std::string> v = rest;
     for (const auto& [op, names] : sensitive) v.insert(v.end(), names.begin(), names.end());
@@ -141,29 +168,54 @@ struct Candidates {
   }
 };
 
-Candidates candidates(const ir::Model& m) {
-  auto types = check::check_model(m).value_types;
-  for (const auto& vi : m.graph.inputs) types.emplace(vi.name, vi.type);
-  for (const auto& t : m.graph.initializers) types.emplace(t.name, ir::Type::tensor(t.dtype));
+void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, bool nested, Candidates& c) {
   auto is_float = [&](const std::string& v) {
-    auto it = types.find(v);
-    return it != types.end() && it->second.is_tensor() && it->second.elem == ir::DataType::kFloat;
+    auto t = v.empty() ? std::nullopt : type_of(v);
+    return t && t->is_tensor() && t->elem == ir::DataType::kFloat;
   };
-  Candidates c;
-  for (const auto& n : m.graph.nodes) {
+  for (const auto& n : g.nodes) {
     bool subgraphs = std::any_of(n.attributes.begin(), n.attributes.end(),
                                  [](const ir::Attribute& a) { return !a.graphs.empty(); });
-    if (n.name.empty() || subgraphs || m.find_function(n.domain, n.op_type, n.overload)) continue;
+    if (subgraphs) {
+      for (const auto& a : n.attributes) {
+        for (const auto& sub : a.graphs) {
+          auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(
+              graph_value_types(m, *sub, type_of));
+          TypeLookup inner = [types, &type_of](const std::string& v) -> std::optional<ir::Type> {
+            auto it = types->find(v);
+            if (it != types->end()) return it->second;
+            return type_of(v);
+          };
+          collect(m, *sub, inner, true, c);
+        }
+      }
+      continue;
+    }
+    if (n.name.empty() || m.find_function(n.domain, n.op_type, n.overload)) continue;
     if (n.op_type == "Constant") continue;  // follows its readers (a Constant read only in float32 stays so)
     bool floats = std::any_of(n.inputs.begin(), n.inputs.end(), is_float) ||
                   std::any_of(n.outputs.begin(), n.outputs.end(), is_float);
-    if (!floats) continue;
+    if (!floats || !c.seen.insert(n.name).second) continue;
+    c.in_subgraphs += nested;
     if (sensitive(n)) {
       c.sensitive[n.op_type].push_back(n.name);
     } else {
       c.rest.push_back(n.name);
     }
   }
+}
+
+Candidates candidates(const ir::Model& m) {
+  auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(check::check_model(m).value_types);
+  for (const auto& vi : m.graph.inputs) types->emplace(vi.name, vi.type);
+  for (const auto& t : m.graph.initializers) types->emplace(t.name, ir::Type::tensor(t.dtype));
+  TypeLookup main = [types](const std::string& v) -> std::optional<ir::Type> {
+    auto it = types->find(v);
+    if (it == types->end()) return std::nullopt;
+    return it->second;
+  };
+  Candidates c;
+  collect(m, m.graph, main, false, c);
   return c;
 }
 
@@ -189,6 +241,8 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   const ir::Model& m = h.model();
   Candidates c = candidates(m);
   Report report;
+  report.add("candidate nodes", static_cast<int64_t>(c.seen.size()));
+  report.add("candidates inside subgraphs", c.in_subgraphs);
   std::optional<Searcher> found;
   try {
     found.emplace(m, o, feeds);
