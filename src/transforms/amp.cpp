@@ -135,6 +135,11 @@ class Searcher {
   double convert_s_ = 0, session_s_ = 0, run_s_ = 0;
 };
 
+std::string verdict(const Outcome& t) {
+  if (t.ok) return "within tolerance, kept";
+  return fmt::format("{:.3g}x the tolerance ({})", t.worst, t.where);
+}
+
 Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string>& keep, const Searcher& s,
               Report& report) {
   size_t nodes = h.model().graph.nodes.size();
@@ -250,7 +255,9 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
     throw TransformError(fmt::format("the float32 model does not run on these inputs: {}", e.what()));
   }
   Searcher& s = *found;
-  if (s.test({}).ok) return finish(h, o, {}, s, report);  // the whole model in float16
+  Outcome whole = s.test({});
+  report.details.push_back(fmt::format("run 1: the whole model in float16: {}", verdict(whole)));
+  if (whole.ok) return finish(h, o, {}, s, report);
   std::vector<std::string> all = c.all();
   Outcome everything = s.test(all);
   if (!everything.ok) {
@@ -259,10 +266,27 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   }
   // From everything float32 (known to pass), hand groups to float16 one at a time, keeping each hand-over
   // that passes; a group that fails is split in halves, tried after the groups already queued. Every
-  // state kept was run, so the
-  // result is within tolerance; when the run budget is spent, the groups not yet tried stay float32.
+  // state kept was run, so the result is within tolerance; when the run budget is spent, the groups not
+  // yet tried stay float32. First, one run with only the sensitive operators float32: where that passes
+  // (the usual case: the drift comes from sums, exponentials and statistics), the search starts there
+  // and only the sensitive groups are left to try.
   std::set<std::string> keep(all.begin(), all.end());
-  std::deque<std::vector<std::string>> queue = initial_groups(c, o.initial_groups);
+  std::deque<std::vector<std::string>> queue;
+  std::vector<std::string> sensitive_nodes = c.all();
+  sensitive_nodes.erase(sensitive_nodes.begin(),
+                        sensitive_nodes.begin() + static_cast<ptrdiff_t>(c.rest.size()));
+  Outcome rest16{false, INFINITY, {}};
+  if (!c.rest.empty() && !sensitive_nodes.empty() && s.runs() < o.max_runs) {
+    rest16 = s.test(sensitive_nodes);
+    report.details.push_back(fmt::format("run {}: every node but the sensitive operators ({}) in float16: {}",
+                                         s.runs(), sensitive_nodes.size(), verdict(rest16)));
+  }
+  if (rest16.ok) {
+    keep = {sensitive_nodes.begin(), sensitive_nodes.end()};
+    for (const auto& [op, names] : c.sensitive) queue.push_back(names);
+  } else {
+    queue = initial_groups(c, o.initial_groups);
+  }
   int64_t untried = 0;
   while (!queue.empty()) {
     std::vector<std::string> g = std::move(queue.front());
@@ -276,6 +300,9 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
     std::set<std::string> trial = keep;
     for (const auto& name : g) trial.erase(name);
     Outcome t = s.test({trial.begin(), trial.end()});
+    report.details.push_back(fmt::format("run {}: {} node{} ('{}'{}) to float16: {}", s.runs(), g.size(),
+                                         g.size() == 1 ? "" : "s", g.front(),
+                                         g.size() == 1 ? "" : fmt::format(" .. '{}'", g.back()), verdict(t)));
     if (t.ok) {
       keep = std::move(trial);
       continue;
