@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "check/checker.h"
+#include "transforms/amp_suffix.h"
 #include "transforms/float16.h"
 #include "transforms/standalone.h"
 
@@ -64,7 +65,7 @@ struct Outcome {
 class Searcher {
  public:
   Searcher(const ir::Model& m, const AmpOptions& o, const std::vector<Feeds>& feeds)
-      : m_(m), o_(o), feeds_(feeds) {
+      : m_(m), o_(o), feeds_(feeds), runner_(m, o.session, feeds, o.checkpoints) {
     rt::Session s(m, o.session);
     for (const auto& f : feeds) refs_.push_back(s.run(f));
   }
@@ -86,23 +87,25 @@ class Searcher {
     convert_s_ += seconds_since(t0);
     Outcome out{true, 0, {}};
     try {
-      t0 = Clock::now();
-      rt::Session s(std::move(low), o_.session);
-      session_s_ += seconds_since(t0);
-      t0 = Clock::now();
-      for (size_t k = 0; k < feeds_.size(); ++k) compare(s.run(feeds_[k]), refs_[k], out);
-      run_s_ += seconds_since(t0);
+      auto got = runner_.run(low);
+      for (size_t k = 0; k < feeds_.size(); ++k) compare(got[k], refs_[k], out);
     } catch (const std::exception& e) {
       return {false, INFINITY, e.what()};
     }
+    // The search keeps every state that passes: later trials start from it.
+    if (out.ok) runner_.keep();
     return out;
   }
 
   int runs() const { return runs_; }
   // Where the search's time went, for --verbose.
   std::string timing() const {
-    return fmt::format("search time: conversions {:.2f} s, sessions {:.2f} s, model runs {:.2f} s ({} runs)",
-                       convert_s_, session_s_, run_s_, runs_);
+    int64_t all = runner_.nodes_run() + runner_.nodes_skipped();
+    return fmt::format(
+        "search time: conversions {:.2f} s, sessions {:.2f} s, model runs {:.2f} s ({} runs; {:.0f} % of "
+        "their nodes skipped, the kept state's values fed in)",
+        convert_s_, runner_.session_seconds(), runner_.run_seconds(), runs_,
+        all ? 100.0 * static_cast<double>(runner_.nodes_skipped()) / static_cast<double>(all) : 0.0);
   }
 
  private:
@@ -131,8 +134,9 @@ class Searcher {
   const std::vector<Feeds>& feeds_;
   std::vector<std::vector<rt::Value>> refs_;
   std::shared_ptr<ConvertedTensors> cache_ = std::make_shared<ConvertedTensors>();
+  SuffixRunner runner_;
   int runs_ = 0;
-  double convert_s_ = 0, session_s_ = 0, run_s_ = 0;
+  double convert_s_ = 0;
 };
 
 std::string verdict(const Outcome& t) {

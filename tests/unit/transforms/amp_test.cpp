@@ -89,6 +89,32 @@ ir::Model model_with_sensitive_branch() {
   return m;
 }
 
+// x [4,16] -> 6 x (MatMul -> Tanh), with Add(1000) -> Sub(1000) after the third layer: a chain long
+// enough for trials to start from a checkpoint past its beginning.
+ir::Model chain_model() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  auto F = [](std::vector<int64_t> d) {
+    ir::Shape s;
+    for (int64_t x : d) s.push_back(ir::Dim::of(x));
+    return ir::Type::tensor(ir::DataType::kFloat, s);
+  };
+  std::string v = b.input("x", F({4, 16}));
+  std::string k =
+      b.initializer(ir::make_tensor("k1000", ir::DataType::kFloat, {}, std::vector<float>{1000.f}));
+  for (int i = 0; i < 6; ++i) {
+    std::string l = std::to_string(i);
+    v = b.node("MatMul", {v, b.random_normal("w" + l, {16, 16}, 0.3f)}, {}, "mm" + l);
+    v = b.node("Tanh", {v}, {}, "tanh" + l);
+    if (i == 2) v = b.node("Sub", {b.node("Add", {v, k}, {}, "add_big"), k}, {}, "sub_big");
+  }
+  b.output(v, F({4, 16}));
+  return m;
+}
+
 AmpOptions options(double rtol, double atol) {
   AmpOptions o;
   o.rtol = rtol;
@@ -162,6 +188,42 @@ TEST(Amp, NodesInsideSubgraphsAreCandidates) {
   }
   h.undo();
   EXPECT_TRUE(m == original);
+}
+
+TEST(Amp, RunningOnlyFromTheLastUnchangedCheckpointDecidesAlike) {
+  // Trials that run only the nodes after the latest checkpoint where they equal the kept state, fed its
+  // values there, must reach the same model as trials that run everything.
+  for (auto make : {chain_model, dense_model, model_with_sensitive_branch}) {
+    ir::Model whole = make(), suffix = make();
+    ir::History hw(whole), hs(suffix);
+    AmpOptions o = options(1e-2, 1e-3);
+    o.checkpoints = 0;
+    Report rw = convert_amp(hw, o, {test::feeds_for(whole, 1), test::feeds_for(whole, 2)});
+    o.checkpoints = 8;
+    Report rs = convert_amp(hs, o, {test::feeds_for(suffix, 1), test::feeds_for(suffix, 2)});
+    EXPECT_TRUE(whole == suffix);
+    EXPECT_EQ(rw.get("model runs"), rs.get("model runs"));
+    EXPECT_EQ(rw.get("nodes kept float32 for accuracy"), rs.get("nodes kept float32 for accuracy"));
+    // The same verdicts, run by run, down to the error reported.
+    auto runs = [](const Report& r) {
+      std::vector<std::string> v;
+      for (const auto& d : r.details)
+        if (d.starts_with("run ") || d.starts_with("node ")) v.push_back(d);
+      return v;
+    };
+    EXPECT_EQ(runs(rw), runs(rs));
+  }
+  // On the chain some trials did skip nodes.
+  ir::Model m = chain_model();
+  ir::History h(m);
+  AmpOptions o = options(1e-2, 1e-3);
+  o.checkpoints = 8;
+  Report r = convert_amp(h, o, {test::feeds_for(m, 1)});
+  EXPECT_EQ(r.get("nodes kept float32 for accuracy"), 2);  // add_big and sub_big
+  bool skipped = std::any_of(r.details.begin(), r.details.end(), [](const std::string& d) {
+    return d.starts_with("search time:") && d.find(" 0 % of their nodes skipped") == std::string::npos;
+  });
+  EXPECT_TRUE(skipped) << r.details.back();
 }
 
 TEST(Amp, SpentRunBudgetLeavesTheRestFloat32WithinTolerance) {
