@@ -103,9 +103,10 @@ class Searcher {
     int64_t all = runner_.nodes_run() + runner_.nodes_skipped();
     return fmt::format(
         "search time: conversions {:.2f} s, sessions {:.2f} s, model runs {:.2f} s ({} runs; {:.0f} % of "
-        "their nodes skipped, the kept state's values fed in)",
+        "their nodes skipped, the kept state's values fed in; {} suffix runs failed and ran whole)",
         convert_s_, runner_.session_seconds(), runner_.run_seconds(), runs_,
-        all ? 100.0 * static_cast<double>(runner_.nodes_skipped()) / static_cast<double>(all) : 0.0);
+        all ? 100.0 * static_cast<double>(runner_.nodes_skipped()) / static_cast<double>(all) : 0.0,
+        runner_.fallbacks());
   }
 
  private:

@@ -38,6 +38,7 @@ class SuffixRunner {
 
   int64_t nodes_run() const { return nodes_run_; }
   int64_t nodes_skipped() const { return nodes_skipped_; }
+  int fallbacks() const { return fallbacks_; }  // suffix runs that failed and were run whole
   double session_seconds() const { return session_s_; }
   double run_seconds() const { return run_s_; }
 
@@ -47,6 +48,7 @@ class SuffixRunner {
     std::vector<std::string> crossing;  // values made before it and read from it on
   };
   Start start_for(const ir::Model& model) const;
+  std::vector<std::vector<rt::Value>> run_from(const ir::Model& model, const Start& start);
 
   std::vector<std::string> checkpoints_;  // node names, in file order
   rt::SessionOptions options_;
@@ -55,6 +57,7 @@ class SuffixRunner {
   // Per feed set: values of the kept state that cross a checkpoint, by name.
   std::vector<std::unordered_map<std::string, rt::Value>> kept_values_, last_values_;
   int64_t nodes_run_ = 0, nodes_skipped_ = 0;
+  int fallbacks_ = 0;
   double session_s_ = 0, run_s_ = 0;
 };
 
