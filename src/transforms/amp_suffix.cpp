@@ -82,6 +82,18 @@ ir::Type type_of(const rt::Value& v) {
   return ir::Type::tensor(v.tensor().dtype(), s);
 }
 
+constexpr const char* kFedSuffix = "__amp_fed_float";
+
+bool narrow(const ir::Type& t) {
+  return t.is_tensor() && (t.elem == ir::DataType::kFloat16 || t.elem == ir::DataType::kBFloat16);
+}
+
+rt::Tensor widen(const rt::Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<float>(t.to_double(i));
+  return rt::Tensor::from_vector<float>(ir::DataType::kFloat, t.shape(), v);
+}
+
 }  // namespace
 
 SuffixRunner::SuffixRunner(const ir::Model& original, rt::SessionOptions options,
@@ -144,7 +156,26 @@ std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& mode
   ir::Model cut = model;
   ir::Graph& g = cut.graph;
   g.nodes.erase(g.nodes.begin(), g.nodes.begin() + static_cast<ptrdiff_t>(start.position));
-  for (const auto& v : start.crossing) g.inputs.push_back({v, type_of(kept_values_[0].at(v)), "", {}});
+  // Narrow float values go in as float32 (exact) through a Cast back: the CPU session ran cuts fed
+  // float16 graph inputs into kernel type errors.
+  std::vector<ir::Node> widened;
+  for (const auto& v : start.crossing) {
+    ir::Type t = type_of(kept_values_[0].at(v));
+    if (!narrow(t)) {
+      g.inputs.push_back({v, t, "", {}});
+      continue;
+    }
+    ir::Node c;
+    c.name = v + kFedSuffix;
+    c.op_type = "Cast";
+    c.inputs = {v + kFedSuffix};
+    c.outputs = {v};
+    c.attributes.push_back(ir::Attribute::of_int("to", static_cast<int64_t>(t.elem)));
+    widened.push_back(std::move(c));
+    t.elem = ir::DataType::kFloat;
+    g.inputs.push_back({v + kFedSuffix, t, "", {}});
+  }
+  for (auto it = widened.rbegin(); it != widened.rend(); ++it) g.add_node(std::move(*it), 0);
   // Outputs made before the start come from the cache; the captured values are outputs too.
   std::vector<std::string> wanted;
   for (const auto& o : model.graph.outputs) wanted.push_back(o.name);
@@ -171,7 +202,14 @@ std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& mode
   last_values_.assign(feeds_.size(), {});
   for (size_t k = 0; k < feeds_.size(); ++k) {
     Feeds feeds = feeds_[k];
-    for (const auto& v : start.crossing) feeds.emplace_back(v, kept_values_[k].at(v));
+    for (const auto& v : start.crossing) {
+      const rt::Value& value = kept_values_[k].at(v);
+      if (narrow(type_of(value))) {
+        feeds.emplace_back(v + kFedSuffix, widen(value.tensor()));
+      } else {
+        feeds.emplace_back(v, value);
+      }
+    }
     std::vector<rt::Value> got = s.run(feeds);
     std::unordered_map<std::string, rt::Value> by_name;
     for (size_t i = 0; i < got.size() && i < s.outputs().size(); ++i)
