@@ -6,9 +6,10 @@
 // run computed them, and the nodes before it are not run. Every run also hands back the values crossing
 // the later checkpoints, which become the cache when the trial is kept.
 //
-// The suffix computes exactly what the whole model would (the same kernels on the same inputs; the
-// session's basic rewrites change no arithmetic), so the search decides the same as with full runs:
-// tests/unit/transforms/amp_test.cpp compares the two.
+// The suffix computes what the whole model would (the same kernels on the same inputs; the session's
+// basic rewrites change no arithmetic), so the search decides the same as with full runs:
+// tests/unit/transforms/amp_test.cpp compares the two. Float16 values are fed as float32 through a Cast
+// back (exact), and a suffix the session cannot run is run whole.
 #pragma once
 
 #include <optional>
