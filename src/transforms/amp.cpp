@@ -98,6 +98,7 @@ class Searcher {
   }
 
   int runs() const { return runs_; }
+  const std::string& first_fallback() const { return runner_.first_fallback(); }
   // Where the search's time went, for --verbose.
   std::string timing() const {
     int64_t all = runner_.nodes_run() + runner_.nodes_skipped();
@@ -156,6 +157,8 @@ Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string
   report.add("nodes kept float32 for accuracy", static_cast<int64_t>(keep.size()));
   report.add("model runs", s.runs());
   report.details.push_back(s.timing());
+  if (!s.first_fallback().empty())
+    report.details.push_back("the first suffix run that ran whole failed with: " + s.first_fallback());
   for (const auto& [k, v] : conv.counts) report.add(k, v);
   for (auto& w : conv.warnings) report.warnings.push_back(std::move(w));
   return report;

@@ -131,10 +131,9 @@ std::vector<std::vector<rt::Value>> SuffixRunner::run(const ir::Model& model) {
   if (start.position > 0) {
     try {
       return run_from(model, start);
-    } catch (const std::exception&) {
-      // A suffix the session cannot run (seen: a runtime type error in a cut of BERT whose whole model
-      // runs) is run whole, which decides.
-      ++fallbacks_;
+    } catch (const std::exception& e) {
+      // A suffix the session cannot run is run whole, which decides.
+      if (fallbacks_++ == 0) first_fallback_ = e.what();
     }
   }
   return run_from(model, {});

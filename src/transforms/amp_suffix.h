@@ -40,6 +40,7 @@ class SuffixRunner {
   int64_t nodes_run() const { return nodes_run_; }
   int64_t nodes_skipped() const { return nodes_skipped_; }
   int fallbacks() const { return fallbacks_; }  // suffix runs that failed and were run whole
+  const std::string& first_fallback() const { return first_fallback_; }  // why the first one failed
   double session_seconds() const { return session_s_; }
   double run_seconds() const { return run_s_; }
 
@@ -59,6 +60,7 @@ class SuffixRunner {
   std::vector<std::unordered_map<std::string, rt::Value>> kept_values_, last_values_;
   int64_t nodes_run_ = 0, nodes_skipped_ = 0;
   int fallbacks_ = 0;
+  std::string first_fallback_;
   double session_s_ = 0, run_s_ = 0;
 };
 
