@@ -251,5 +251,53 @@ TEST(CastCleanup, LoopStateFromAFloat16NodeKeepsItsCasts) {
   }
 }
 
+// main: s0 float [2,4], xs float [3,2,4] -> Relu 'pre' -> Scan(state, xs) body { s + x 'sacc'; Abs(x) }
+//   -> final state -> Tanh 'post' -> z; scan output ys -> output.
+TEST(CastCleanup, ScanStateCastPairsCancel) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  std::string s0 = b.input("s0", F({2, 4}));
+  std::string xs = b.input("xs", F({3, 2, 4}));
+  std::string pre = b.node("Relu", {s0}, {}, "pre");
+  ir::Graph body;
+  body.name = "scan_body";
+  ir::GraphBuilder bb(body);
+  bb.input("s", F({2, 4}));
+  bb.input("x", F({2, 4}));
+  bb.output(bb.node("Add", {"s", "x"}, {}, "sacc"), F({2, 4}));
+  bb.output(bb.node("Abs", {"x"}, {}, "absx"), F({2, 4}));
+  auto outs = b.nodes("Scan", {pre, xs},
+                      {Attribute::of_graph("body", std::move(body)), Attribute::of_int("num_scan_inputs", 1)},
+                      "scan", 2);
+  b.output(b.node("Tanh", {outs[0]}, {}, "post"), F({2, 4}));
+  b.output(outs[1], F({3, 2, 4}));
+  ASSERT_FALSE(check::check_model(m).diagnostics.has_errors());
+  FloatConvertOptions o;
+  o.keep_io_types = true;
+  o.node_block_list = {"pre", "sacc", "post"};
+  Report r;
+  ir::Model out = convert_float_copy(m, o, r);
+  ASSERT_FALSE(check::check_model(out).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(out));
+  bool named = std::any_of(r.details.begin(), r.details.end(), [](const std::string& d) {
+    return d.find("Scan 'scan' carries state 0 in float itself") != std::string::npos;
+  });
+  EXPECT_TRUE(named);
+  const ir::Node* scan = node(out.graph, "scan");
+  ASSERT_TRUE(scan);
+  EXPECT_EQ(scan->inputs[0], node(out.graph, "pre")->outputs[0]);
+  const ir::Graph& g = *scan->attr("body")->graphs[0];
+  EXPECT_EQ(g.inputs[0].type.elem, DataType::kFloat);
+  EXPECT_EQ(g.outputs[0].type.elem, DataType::kFloat);
+  EXPECT_TRUE(test::no_cast_pairs(out));
+  for (unsigned seed : {1u, 2u}) {
+    auto feeds = test::feeds_for(m, seed);
+    EXPECT_LE(worst_error(test::run_model(m, feeds), test::run_model(out, feeds), 1e-2, 1e-3), 1.0) << seed;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::transforms
