@@ -98,6 +98,10 @@ void add_amp(CLI::App* convert, int& status) {
   cmd->add_option("--max-runs", opts->max_runs,
                   "Model runs the search may spend (default 40); nodes not tried by then stay float32")
       ->check(CLI::Range(2, 100000));
+  cmd->add_option("--checkpoints", opts->checkpoints,
+                  "Trials run only from the latest of this many checkpoints where they equal the state kept "
+                  "(default 32; 0: every trial runs the whole model; the decisions are the same)")
+      ->check(CLI::Range(0, 100000));
   cmd->callback([io, opts, run, &status] {
     run_transform("convert amp", *io, status, [&](ir::Model& m) {
       run->optimization = "basic";

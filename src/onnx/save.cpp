@@ -1,8 +1,9 @@
 // Saving: the proto is built with each numeric tensor placed inline or in the external data file
 // (written as the proto is built, straight from the tensor's buffer), then both files are synced and
 // only then renamed over their targets, so a failure at any step leaves the old files as they were.
+// Large inline tensors are not copied into the proto either: their raw_data is written straight from
+// their buffers as the model is written (save_stream.h), so saving costs no second copy of the weights.
 #include <fmt/format.h>
-#include <google/protobuf/io/zero_copy_stream_impl.h>
 
 #include <climits>
 #include <optional>
@@ -11,6 +12,7 @@
 #include "onnx/convert.h"
 #include "onnx/external_data.h"
 #include "onnx/onnx_io.h"
+#include "onnx/save_stream.h"
 #include "util/atomic_file.h"
 #include "util/safe_open.h"
 
@@ -100,10 +102,15 @@ class DataFile {
   std::optional<util::AtomicFile> file_;
 };
 
+// Inline tensors of at least this many bytes are written from their buffers, not copied into the proto.
+constexpr size_t kDeferMinBytes = 64 << 10;
+
 class Placer final : public detail::TensorPlacer {
  public:
   Placer(SourceBytes& src, const SaveOptions& options, DataFile* data)
       : src_(src), options_(options), data_(data) {}
+
+  const detail::DeferredBytes& deferred() const { return deferred_; }
 
   void place(const ir::Tensor& t, onnx_pb::TensorProto* p) override {
     std::span<const std::byte> bytes = src_.get(t, tensor_label(t.name, {}));
@@ -111,7 +118,11 @@ class Placer final : public detail::TensorPlacer {
       // Refuse before copying gigabytes into a proto that could never be serialized.
       inline_bytes_ += bytes.size();
       if (inline_bytes_ > INT_MAX) throw SaveError(too_big_message(inline_bytes_));
-      p->set_raw_data(bytes.data(), bytes.size());
+      if (bytes.size() >= kDeferMinBytes) {
+        deferred_.emplace(p, bytes);
+      } else {
+        p->set_raw_data(bytes.data(), bytes.size());
+      }
       return;
     }
     int64_t offset = data_->append(bytes);
@@ -144,10 +155,11 @@ class Placer final : public detail::TensorPlacer {
   const SaveOptions& options_;
   DataFile* data_;
   size_t inline_bytes_ = 0;
+  detail::DeferredBytes deferred_;
 };
 
-void check_size(const onnx_pb::ModelProto& proto) {
-  size_t size = proto.ByteSizeLong();
+void check_size(const detail::StreamedModel& model) {
+  size_t size = model.size();
   if (size > INT_MAX) {
     throw SaveError(
         fmt::format("the model is {} bytes with these tensors inline, over protobuf's 2 GiB limit: save with "
@@ -183,13 +195,11 @@ void save_model(const ir::Model& model, const std::filesystem::path& file, const
     Placer placer(src, options, &data);
     onnx_pb::ModelProto proto;
     detail::model_to_proto(model, &proto, placer);
-    check_size(proto);
+    detail::StreamedModel streamed(proto, placer.deferred());
+    check_size(streamed);
 
     util::AtomicFile out(dup_fd(dir_fd.get()), name);
-    google::protobuf::io::FileOutputStream stream(out.fd());
-    if (!proto.SerializeToZeroCopyStream(&stream) || !stream.Flush()) {
-      throw std::system_error(stream.GetErrno(), std::generic_category(), "writing '" + name + "'");
-    }
+    streamed.write([&](std::span<const std::byte> bytes) { out.write(bytes); });
     data.sync();
     out.sync();
     // The data first: until the model is renamed too, the old model may see new data, a window no
@@ -208,8 +218,14 @@ std::string serialize_model(const ir::Model& model) {
   Placer placer(src, inline_all, nullptr);
   onnx_pb::ModelProto proto;
   detail::model_to_proto(model, &proto, placer);
-  check_size(proto);
-  return proto.SerializeAsString();
+  detail::StreamedModel streamed(proto, placer.deferred());
+  check_size(streamed);
+  std::string out;
+  out.reserve(streamed.size());
+  streamed.write([&](std::span<const std::byte> bytes) {
+    out.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  });
+  return out;
 }
 
 }  // namespace tessera::onnx

@@ -3,14 +3,19 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "check/checker.h"
+#include "transforms/amp_suffix.h"
 #include "transforms/float16.h"
+#include "transforms/standalone.h"
 
 namespace tessera::transforms {
 
@@ -45,6 +50,12 @@ bool sensitive(const ir::Node& n) {
   return kOps.count(n.op_type) != 0;
 }
 
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
 struct Outcome {
   bool ok = false;
   double worst = 0;   // largest |got - ref| - rtol * |ref|, over atol
@@ -54,7 +65,7 @@ struct Outcome {
 class Searcher {
  public:
   Searcher(const ir::Model& m, const AmpOptions& o, const std::vector<Feeds>& feeds)
-      : m_(m), o_(o), feeds_(feeds) {
+      : m_(m), o_(o), feeds_(feeds), runner_(m, o.session, feeds, o.checkpoints) {
     rt::Session s(m, o.session);
     for (const auto& f : feeds) refs_.push_back(s.run(f));
   }
@@ -67,22 +78,37 @@ class Searcher {
     fo.cache = cache_;
     Report r;
     ir::Model low;
+    auto t0 = Clock::now();
     try {
       low = convert_float_copy(m_, fo, r);
     } catch (const TransformError& e) {
       return {false, INFINITY, e.what()};
     }
+    convert_s_ += seconds_since(t0);
     Outcome out{true, 0, {}};
     try {
-      rt::Session s(std::move(low), o_.session);
-      for (size_t k = 0; k < feeds_.size(); ++k) compare(s.run(feeds_[k]), refs_[k], out);
+      auto got = runner_.run(low);
+      for (size_t k = 0; k < feeds_.size(); ++k) compare(got[k], refs_[k], out);
     } catch (const std::exception& e) {
       return {false, INFINITY, e.what()};
     }
+    // The search keeps every state that passes: later trials start from it.
+    if (out.ok) runner_.keep();
     return out;
   }
 
   int runs() const { return runs_; }
+  const std::string& first_fallback() const { return runner_.first_fallback(); }
+  // Where the search's time went, for --verbose.
+  std::string timing() const {
+    int64_t all = runner_.nodes_run() + runner_.nodes_skipped();
+    return fmt::format(
+        "search time: conversions {:.2f} s, sessions {:.2f} s, model runs {:.2f} s ({} runs; {:.0f} % of "
+        "their nodes skipped, the kept state's values fed in; {} suffix runs failed and ran whole)",
+        convert_s_, runner_.session_seconds(), runner_.run_seconds(), runs_,
+        all ? 100.0 * static_cast<double>(runner_.nodes_skipped()) / static_cast<double>(all) : 0.0,
+        runner_.fallbacks());
+  }
 
  private:
   void compare(const std::vector<rt::Value>& got, const std::vector<rt::Value>& ref, Outcome& out) const {
@@ -110,8 +136,15 @@ class Searcher {
   const std::vector<Feeds>& feeds_;
   std::vector<std::vector<rt::Value>> refs_;
   std::shared_ptr<ConvertedTensors> cache_ = std::make_shared<ConvertedTensors>();
+  SuffixRunner runner_;
   int runs_ = 0;
+  double convert_s_ = 0;
 };
+
+std::string verdict(const Outcome& t) {
+  if (t.ok) return "within tolerance, kept";
+  return fmt::format("{:.3g}x the tolerance ({})", t.worst, t.where);
+}
 
 Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string>& keep, const Searcher& s,
               Report& report) {
@@ -123,17 +156,24 @@ Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string
   report.add("nodes", static_cast<int64_t>(nodes));
   report.add("nodes kept float32 for accuracy", static_cast<int64_t>(keep.size()));
   report.add("model runs", s.runs());
+  report.details.push_back(s.timing());
+  if (!s.first_fallback().empty())
+    report.details.push_back("the first suffix run that ran whole failed with: " + s.first_fallback());
   for (const auto& [k, v] : conv.counts) report.add(k, v);
   for (auto& w : conv.warnings) report.warnings.push_back(std::move(w));
   return report;
 }
 
-// The named nodes the search may keep float32: no control flow (their bodies convert node by node), no
-// function calls, and only nodes that read or write a float32 tensor (shape arithmetic has nothing to
-// convert). The sensitive ones grouped by operator type, the others in file order.
+// The named nodes the search may keep float32, in the main graph and in If/Loop/Scan bodies at any depth
+// (the conversion blocks a node by name in any graph): not control flow itself (its bodies' nodes are
+// candidates instead), no function calls, and only nodes that read or write a float32 tensor (shape
+// arithmetic has nothing to convert). The sensitive ones grouped by operator type, the others in file
+// order, a body's nodes where its parent node stands. A name used in several graphs is one candidate.
 struct Candidates {
   std::vector<std::string> rest;
   std::map<std::string, std::vector<std::string>> sensitive;  // op type -> nodes
+  std::set<std::string> seen;
+  int64_t in_subgraphs = 0;
   std::vector<std::string> all() const {
     std::vector<std::string> v = rest;
     for (const auto& [op, names] : sensitive) v.insert(v.end(), names.begin(), names.end());
@@ -141,29 +181,54 @@ struct Candidates {
   }
 };
 
-Candidates candidates(const ir::Model& m) {
-  auto types = check::check_model(m).value_types;
-  for (const auto& vi : m.graph.inputs) types.emplace(vi.name, vi.type);
-  for (const auto& t : m.graph.initializers) types.emplace(t.name, ir::Type::tensor(t.dtype));
+void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, bool nested, Candidates& c) {
   auto is_float = [&](const std::string& v) {
-    auto it = types.find(v);
-    return it != types.end() && it->second.is_tensor() && it->second.elem == ir::DataType::kFloat;
+    auto t = v.empty() ? std::nullopt : type_of(v);
+    return t && t->is_tensor() && t->elem == ir::DataType::kFloat;
   };
-  Candidates c;
-  for (const auto& n : m.graph.nodes) {
+  for (const auto& n : g.nodes) {
     bool subgraphs = std::any_of(n.attributes.begin(), n.attributes.end(),
                                  [](const ir::Attribute& a) { return !a.graphs.empty(); });
-    if (n.name.empty() || subgraphs || m.find_function(n.domain, n.op_type, n.overload)) continue;
+    if (subgraphs) {
+      for (const auto& a : n.attributes) {
+        for (const auto& sub : a.graphs) {
+          auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(
+              graph_value_types(m, *sub, type_of));
+          TypeLookup inner = [types, &type_of](const std::string& v) -> std::optional<ir::Type> {
+            auto it = types->find(v);
+            if (it != types->end()) return it->second;
+            return type_of(v);
+          };
+          collect(m, *sub, inner, true, c);
+        }
+      }
+      continue;
+    }
+    if (n.name.empty() || m.find_function(n.domain, n.op_type, n.overload)) continue;
     if (n.op_type == "Constant") continue;  // follows its readers (a Constant read only in float32 stays so)
     bool floats = std::any_of(n.inputs.begin(), n.inputs.end(), is_float) ||
                   std::any_of(n.outputs.begin(), n.outputs.end(), is_float);
-    if (!floats) continue;
+    if (!floats || !c.seen.insert(n.name).second) continue;
+    c.in_subgraphs += nested;
     if (sensitive(n)) {
       c.sensitive[n.op_type].push_back(n.name);
     } else {
       c.rest.push_back(n.name);
     }
   }
+}
+
+Candidates candidates(const ir::Model& m) {
+  auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(check::check_model(m).value_types);
+  for (const auto& vi : m.graph.inputs) types->emplace(vi.name, vi.type);
+  for (const auto& t : m.graph.initializers) types->emplace(t.name, ir::Type::tensor(t.dtype));
+  TypeLookup main = [types](const std::string& v) -> std::optional<ir::Type> {
+    auto it = types->find(v);
+    if (it == types->end()) return std::nullopt;
+    return it->second;
+  };
+  Candidates c;
+  collect(m, m.graph, main, false, c);
   return c;
 }
 
@@ -189,6 +254,8 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   const ir::Model& m = h.model();
   Candidates c = candidates(m);
   Report report;
+  report.add("candidate nodes", static_cast<int64_t>(c.seen.size()));
+  report.add("candidates inside subgraphs", c.in_subgraphs);
   std::optional<Searcher> found;
   try {
     found.emplace(m, o, feeds);
@@ -196,7 +263,9 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
     throw TransformError(fmt::format("the float32 model does not run on these inputs: {}", e.what()));
   }
   Searcher& s = *found;
-  if (s.test({}).ok) return finish(h, o, {}, s, report);  // the whole model in float16
+  Outcome whole = s.test({});
+  report.details.push_back(fmt::format("run 1: the whole model in float16: {}", verdict(whole)));
+  if (whole.ok) return finish(h, o, {}, s, report);
   std::vector<std::string> all = c.all();
   Outcome everything = s.test(all);
   if (!everything.ok) {
@@ -205,10 +274,27 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   }
   // From everything float32 (known to pass), hand groups to float16 one at a time, keeping each hand-over
   // that passes; a group that fails is split in halves, tried after the groups already queued. Every
-  // state kept was run, so the
-  // result is within tolerance; when the run budget is spent, the groups not yet tried stay float32.
+  // state kept was run, so the result is within tolerance; when the run budget is spent, the groups not
+  // yet tried stay float32. First, one run with only the sensitive operators float32: where that passes
+  // (the usual case: the drift comes from sums, exponentials and statistics), the search starts there
+  // and only the sensitive groups are left to try.
   std::set<std::string> keep(all.begin(), all.end());
-  std::deque<std::vector<std::string>> queue = initial_groups(c, o.initial_groups);
+  std::deque<std::vector<std::string>> queue;
+  std::vector<std::string> sensitive_nodes = c.all();
+  sensitive_nodes.erase(sensitive_nodes.begin(),
+                        sensitive_nodes.begin() + static_cast<ptrdiff_t>(c.rest.size()));
+  Outcome rest16{false, INFINITY, {}};
+  if (!c.rest.empty() && !sensitive_nodes.empty() && s.runs() < o.max_runs) {
+    rest16 = s.test(sensitive_nodes);
+    report.details.push_back(fmt::format("run {}: every node but the sensitive operators ({}) in float16: {}",
+                                         s.runs(), sensitive_nodes.size(), verdict(rest16)));
+  }
+  if (rest16.ok) {
+    keep = {sensitive_nodes.begin(), sensitive_nodes.end()};
+    for (const auto& [op, names] : c.sensitive) queue.push_back(names);
+  } else {
+    queue = initial_groups(c, o.initial_groups);
+  }
   int64_t untried = 0;
   while (!queue.empty()) {
     std::vector<std::string> g = std::move(queue.front());
@@ -222,6 +308,9 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
     std::set<std::string> trial = keep;
     for (const auto& name : g) trial.erase(name);
     Outcome t = s.test({trial.begin(), trial.end()});
+    report.details.push_back(fmt::format("run {}: {} node{} ('{}'{}) to float16: {}", s.runs(), g.size(),
+                                         g.size() == 1 ? "" : "s", g.front(),
+                                         g.size() == 1 ? "" : fmt::format(" .. '{}'", g.back()), verdict(t)));
     if (t.ok) {
       keep = std::move(trial);
       continue;

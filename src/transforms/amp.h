@@ -18,6 +18,7 @@
 
 #include "ir/commands/history.h"
 #include "runtime/session.h"
+#include "transforms/amp_suffix.h"
 #include "transforms/transform.h"
 
 namespace tessera::transforms {
@@ -29,9 +30,11 @@ struct AmpOptions {
   bool keep_io_types = true;   // inputs and outputs stay float32, so the same feeds run both models
   int max_runs = 40;           // model runs the search may spend; then the untried nodes stay float32
   int initial_groups = 8;      // the non-sensitive nodes are first tried in this many runs of file order
+  // A trial runs only from the latest of this many checkpoints (named main-graph nodes spread over the
+  // graph) before which it equals the state last kept, fed that state's values there (amp_suffix.h);
+  // 0: every trial runs the whole model. The decisions are the same either way.
+  int checkpoints = 32;
 };
-
-using Feeds = std::vector<std::pair<std::string, rt::Value>>;
 
 // Converts the model `h` edits, as one undo step. `feeds` are the inputs tolerance is checked on (one
 // set or several). The report lists each node kept float32 and the error it caused in float16. Throws

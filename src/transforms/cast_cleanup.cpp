@@ -82,11 +82,13 @@ struct Actions {
   std::map<ir::Graph*, std::set<ir::NodeId>> remove;
   std::vector<std::tuple<ir::Graph*, std::string, std::string>> alias;  // graph, from, to (in order)
   std::vector<BodyOutput> body_outputs;
-  std::vector<std::tuple<ir::Graph*, std::string, DataType>> retype;    // parent value_info
-  std::set<std::pair<const ir::Graph*, ir::NodeId>> removing, sources;  // Casts removed / relied on
-  std::map<ir::Graph*, std::set<ir::NodeId>> maybe_dead;                // Casts that may lose every reader
+  std::vector<std::tuple<ir::Graph*, std::string, DataType>> retype;            // parent value_info
+  std::vector<std::tuple<ir::Graph*, size_t, DataType>> body_inputs;            // body, input index, new type
+  std::vector<std::tuple<ir::Graph*, ir::NodeId, size_t, std::string>> rewire;  // node input k reads v
+  std::set<std::pair<const ir::Graph*, ir::NodeId>> removing, sources;          // Casts removed / relied on
+  std::map<ir::Graph*, std::set<ir::NodeId>> maybe_dead;  // Casts that may lose every reader
 
-  bool empty() const { return remove.empty() && body_outputs.empty(); }
+  bool empty() const { return remove.empty() && body_outputs.empty() && rewire.empty(); }
   // A Cast may go when nothing goes through it this round, and be gone through when it stays.
   bool removable(const ir::Graph* g, ir::NodeId id) const {
     return !removing.count({g, id}) && !sources.count({g, id});
@@ -136,6 +138,7 @@ class Cleanup {
     index(s);
     for (const auto& n : s.g->nodes) rule_cast(s, n, a);
     for (auto& n : s.g->nodes) rule_boundary(s, n, a);
+    for (auto& n : s.g->nodes) rule_carried(s, n, a);
     for (auto& n : s.g->nodes) {
       for (auto& attr : n.attributes) {
         for (size_t k = 0; k < attr.graphs.size(); ++k) {
@@ -267,6 +270,111 @@ class Cleanup {
     a.retype.emplace_back(s.g, keep, *t);
   }
 
+  // A loop-carried value (a state of Loop or Scan) whose initial value is a Cast from T, which the body
+  // only casts back to T on entry and makes with a Cast from T on exit, and which the parent only casts
+  // back to T after the loop: it is carried in T instead. The loop reads the first Cast's input, the
+  // body's Casts go, and the parent's readers read the loop's output. No Cast is added.
+  struct Carried {
+    size_t in, body_in, body_out, out;  // node input, body input, body output, node output
+  };
+  static std::vector<Carried> carried_values(const ir::Node& n) {
+    std::vector<Carried> v;
+    if (is_onnx(n, "Loop")) {
+      for (size_t j = 2; j < n.inputs.size(); ++j) v.push_back({j, j, j - 1, j - 2});
+    } else if (is_onnx(n, "Scan")) {
+      const ir::Attribute* scans = n.attr("num_scan_inputs");
+      if (!scans || scans->is_reference() || scans->i < 0) return v;
+      size_t states = n.inputs.size() - std::min<size_t>(n.inputs.size(), static_cast<size_t>(scans->i));
+      for (size_t j = 0; j < states; ++j) v.push_back({j, j, j, j});
+    }
+    return v;
+  }
+
+  void rule_carried(const Scope& s, ir::Node& n, Actions& a) {
+    std::vector<Carried> states = carried_values(n);
+    for (auto& attr : n.attributes) {
+      if (attr.name != "body" || attr.graphs.size() != 1) continue;
+      for (const Carried& c : states) try_carried(s, n, *attr.graphs[0], c, a);
+    }
+  }
+
+  void try_carried(const Scope& s, ir::Node& n, ir::Graph& body, const Carried& c, Actions& a) {
+    if (c.in >= n.inputs.size() || c.body_in >= body.inputs.size() || c.body_out >= body.outputs.size() ||
+        c.out >= n.outputs.size() || n.inputs[c.in].empty())
+      return;
+    // The initial value: a Cast to L (here or in an enclosing graph) of a value of float type T.
+    const Scope* home = s.owner(n.inputs[c.in]);
+    if (!home) return;
+    auto it = home->cast_of.find(n.inputs[c.in]);
+    if (it == home->cast_of.end()) return;
+    const ir::Node& first = *it->second;
+    auto low = cast_target(first);
+    auto t = home->elem(first.inputs[0]);
+    if (!low || !t || *t == *low || !is_float_type(*t) || !is_float_type(*low) || !a.stays(home->g, first.id))
+      return;
+    // The body reads the state only through Casts to T (and does not hand it on unchanged).
+    const std::string& state = body.inputs[c.body_in].name;
+    if (body.find_output(state)) return;
+    std::vector<const ir::Node*> entry;
+    for (const auto& r : body.nodes) {
+      for (const auto& attr : r.attributes)
+        for (const auto& sub : attr.graphs)
+          if (reads_outer(*sub, state)) return;
+      if (std::find(r.inputs.begin(), r.inputs.end(), state) == r.inputs.end()) continue;
+      if (cast_target(r) != t || !a.removable(&body, r.id) || body.find_output(r.outputs[0])) return;
+      entry.push_back(&r);
+    }
+    // The body makes the next state with a Cast to L of a T value it computes.
+    const ir::Node* exit = producer_cast(body, body.outputs[c.body_out].name);
+    if (!exit || cast_target(*exit) != low || !a.removable(&body, exit->id)) return;
+    const std::string& next = exit->inputs[0];
+    if (!made_by_node(body, next) || body.find_output(next) || graph_value_type(s, body, next) != t) return;
+    // The parent reads the final state only through Casts to T (at most one of them a graph output).
+    const std::string& y = n.outputs[c.out];
+    std::vector<const ir::Node*> readers;
+    if (!y.empty()) {
+      if (s.g->find_output(y)) return;
+      for (const auto& r : s.g->nodes) {
+        for (const auto& attr : r.attributes)
+          for (const auto& sub : attr.graphs)
+            if (reads_outer(*sub, y)) return;
+        if (std::find(r.inputs.begin(), r.inputs.end(), y) == r.inputs.end()) continue;
+        if (cast_target(r) != t || !a.removable(s.g, r.id)) return;
+        readers.push_back(&r);
+      }
+    }
+    int graph_outputs = 0;
+    for (const auto* r : readers) graph_outputs += s.g->find_output(r->outputs[0]) != nullptr;
+    if (graph_outputs > 1) return;
+
+    std::string why =
+        fmt::format("{} '{}' carries state {} in {} itself", n.op_type, label(n), c.out, ir::dtype_name(*t));
+    a.sources.insert({home->g, first.id});
+    a.maybe_dead[home->g].insert(first.id);
+    a.rewire.emplace_back(s.g, n.id, c.in, first.inputs[0]);
+    a.body_inputs.emplace_back(&body, c.body_in, *t);
+    Scope inner;  // only for drop()'s bookkeeping and message
+    inner.g = &body;
+    inner.where = fmt::format("{}/{}.body", s.where, label(n));
+    for (const auto* r : entry) drop(inner, *r, state, a, why);
+    a.sources.insert({&body, exit->id});
+    a.maybe_dead[&body].insert(exit->id);
+    a.body_outputs.push_back({&body, c.body_out, next, *t});
+    const ir::Node* to_output = nullptr;
+    for (const auto* r : readers) {
+      if (s.g->find_output(r->outputs[0])) to_output = r;
+      a.removing.insert({s.g, r->id});
+      a.remove[s.g].insert(r->id);
+      report_.details.push_back(fmt::format("{}: Cast '{}' removed: {}", s.where, label(*r), why));
+      ++removed_;
+    }
+    std::string keep = to_output ? to_output->outputs[0] : y;
+    if (to_output) a.alias.emplace_back(s.g, y, keep);
+    for (const auto* r : readers)
+      if (r != to_output) a.alias.emplace_back(s.g, r->outputs[0], keep);
+    if (!keep.empty()) a.retype.emplace_back(s.g, keep, *t);
+  }
+
   static bool reads_outer(const ir::Graph& g, const std::string& v) {
     auto outer = outer_values(g);
     return std::find(outer.begin(), outer.end(), v) != outer.end();
@@ -294,6 +402,15 @@ class Cleanup {
       ir::ValueInfo& out = b.body->outputs[b.index];
       out.name = b.value;
       if (out.type.is_tensor()) out.type.elem = b.type;
+    }
+    for (const auto& [body, index, type] : a.body_inputs) {
+      ir::ValueInfo& in = body->inputs[index];
+      if (in.type.is_tensor()) in.type.elem = type;
+      std::erase_if(body->value_info, [&in](const ir::ValueInfo& vi) { return vi.name == in.name; });
+    }
+    for (const auto& [graph, id, k, value] : a.rewire) {
+      for (auto& n : graph->nodes)
+        if (n.id == id) n.inputs[k] = value;
     }
     for (const auto& [graph, ids] : a.remove) {
       const auto& gone = ids;

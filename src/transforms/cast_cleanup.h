@@ -10,7 +10,10 @@
 //     float types (its readers read that input: the round trip through the other type is dropped);
 //   - a control-flow output that every body makes with a Cast from T and that the parent only casts
 //     back to T: the bodies hand on T and the parent's Casts go (If's outputs, the scan outputs of
-//     Loop and Scan; loop-carried values keep their type, which the node's inputs fix).
+//     Loop and Scan);
+//   - a loop-carried value (Loop or Scan state) whose initial value is a Cast from T, which the body
+//     reads only through Casts back to T and makes with a Cast from T, and which the parent reads only
+//     through Casts to T: it is carried in T, the loop reading the first Cast's input; no Cast is added.
 //
 // Casts left with no reader go too. Dropping a round trip through float16 keeps more precision, never
 // less. Local function bodies are left alone: their types depend on each call.

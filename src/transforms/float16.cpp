@@ -343,13 +343,19 @@ ir::Tensor GraphConverter::cached_convert(const ir::Tensor& t, ConversionStats* 
   const void* key = t.data ? static_cast<const void*>(t.data.get()) : nullptr;
   if (!s_.o.cache || !key) return convert_tensor(t, s_.o.to, st);
   auto it = s_.o.cache->by_buffer.find(key);
+  if (it != s_.o.cache->by_buffer.end() &&
+      (it->second.source != t.data || it->second.converted.dims != t.dims)) {
+    s_.o.cache->by_buffer.erase(it);  // another tensor's buffer (or view) at the same address
+    it = s_.o.cache->by_buffer.end();
+  }
   if (it == s_.o.cache->by_buffer.end()) {
     ConversionStats fresh;
     ir::Tensor converted = convert_tensor(t, s_.o.to, &fresh);
-    it = s_.o.cache->by_buffer.emplace(key, std::make_pair(std::move(converted), fresh)).first;
+    it = s_.o.cache->by_buffer.emplace(key, ConvertedTensors::Entry{t.data, std::move(converted), fresh})
+             .first;
   }
-  *st = it->second.second;
-  ir::Tensor out = it->second.first;
+  *st = it->second.stats;
+  ir::Tensor out = it->second.converted;
   out.name = t.name;  // two initializers may share one buffer
   return out;
 }

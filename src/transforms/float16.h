@@ -23,8 +23,15 @@ namespace tessera::transforms {
 
 // Initializers already converted, by their buffer: a caller converting one model many times (convert
 // amp tries many block lists) converts each weight once.
+// Each entry holds its source buffer: a buffer freed while its address stays a key could be reused by
+// another tensor, which would then be given this one's conversion.
 struct ConvertedTensors {
-  std::unordered_map<const void*, std::pair<ir::Tensor, ConversionStats>> by_buffer;
+  struct Entry {
+    ir::BufferPtr source;
+    ir::Tensor converted;
+    ConversionStats stats;
+  };
+  std::unordered_map<const void*, Entry> by_buffer;
 };
 
 struct FloatConvertOptions {

@@ -102,6 +102,21 @@ TEST_F(TransformCli, BadBlockListLeavesNoOutput) {
   EXPECT_FALSE(fs::exists(path("h.onnx")));
 }
 
+TEST_F(TransformCli, ConvertAmpOnRandomInputsSavesACheckedModel) {
+  std::string in = save_model("m.onnx");
+  CliRun r = run_tessera("convert amp " + in + " -o " + path("a.onnx") +
+                         " --shape x=3x4 --seed 7 --threads 1 --rtol 1e-2 --atol 1e-3 --verbose");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("model runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("run 1: the whole model in float16"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("search time:"), std::string::npos) << r.out;
+  EXPECT_EQ(run_tessera("check " + path("a.onnx")).status, 0);
+  // Inputs and outputs stay float32.
+  ir::Model a = onnx::load_model(path("a.onnx"));
+  EXPECT_EQ(a.graph.inputs[0].type.elem, ir::DataType::kFloat);
+  EXPECT_EQ(a.graph.outputs[0].type.elem, ir::DataType::kFloat);
+}
+
 TEST_F(TransformCli, ExternalDataStaysExternal) {
   onnx::SaveOptions so;
   so.external_data = onnx::SaveOptions::ExternalData::kExternal;

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "check/checker.h"
@@ -44,6 +45,73 @@ ir::Model dense_model() {
   std::string div = b.node("Div", {e, sum}, {}, "div");
   std::string mm2 = b.node("MatMul", {div, b.random_normal("w2", {16, 8}, 3.0f)}, {}, "mm2");
   b.output(b.node("Tanh", {mm2}, {}, "tanh"), F({4, 8}));
+  return m;
+}
+
+// x [4,16] -> MatMul(w) -> If(cond) { then: Add(1000) -> Sub(1000) -> Relu; else: Neg } -> Tanh. In float16
+// 1000 + v keeps a step of 0.5, so the then-branch's Add and Sub must stay float32; everything else can
+// be float16. Only a search that looks inside the If's bodies can find that.
+ir::Model model_with_sensitive_branch() {
+  auto F = [](std::vector<int64_t> d) {
+    ir::Shape s;
+    for (int64_t x : d) s.push_back(ir::Dim::of(x));
+    return ir::Type::tensor(ir::DataType::kFloat, s);
+  };
+  ir::Graph then_g;
+  then_g.name = "then";
+  {
+    ir::GraphBuilder b(then_g);
+    std::string k =
+        b.initializer(ir::make_tensor("k1000", ir::DataType::kFloat, {}, std::vector<float>{1000.f}));
+    std::string big = b.node("Add", {"mm", k}, {}, "add_big");
+    std::string back = b.node("Sub", {big, k}, {}, "sub_big");
+    b.output(b.node("Relu", {back}, {}, "relu_then"), F({4, 16}));
+  }
+  ir::Graph else_g;
+  else_g.name = "else";
+  {
+    ir::GraphBuilder b(else_g);
+    b.output(b.node("Neg", {"mm"}, {}, "neg_else"), F({4, 16}));
+  }
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  std::string x = b.input("x", F({4, 16}));
+  std::string cond = b.input("cond", ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
+  std::string mm = b.node("MatMul", {x, b.random_normal("w", {16, 16}, 0.25f)}, {}, "mm");
+  std::string y = b.node("If", {cond},
+                         {ir::Attribute::of_graph("then_branch", std::move(then_g)),
+                          ir::Attribute::of_graph("else_branch", std::move(else_g))},
+                         "if");
+  b.output(b.node("Tanh", {y}, {}, "tanh"), F({4, 16}));
+  return m;
+}
+
+// x [4,16] -> 6 x (MatMul -> Tanh), with Add(1000) -> Sub(1000) after the third layer: a chain long
+// enough for trials to start from a checkpoint past its beginning.
+ir::Model chain_model() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  auto F = [](std::vector<int64_t> d) {
+    ir::Shape s;
+    for (int64_t x : d) s.push_back(ir::Dim::of(x));
+    return ir::Type::tensor(ir::DataType::kFloat, s);
+  };
+  std::string v = b.input("x", F({4, 16}));
+  std::string k =
+      b.initializer(ir::make_tensor("k1000", ir::DataType::kFloat, {}, std::vector<float>{1000.f}));
+  for (int i = 0; i < 6; ++i) {
+    std::string l = std::to_string(i);
+    v = b.node("MatMul", {v, b.random_normal("w" + l, {16, 16}, 0.3f)}, {}, "mm" + l);
+    v = b.node("Tanh", {v}, {}, "tanh" + l);
+    if (i == 2) v = b.node("Sub", {b.node("Add", {v, k}, {}, "add_big"), k}, {}, "sub_big");
+  }
+  b.output(v, F({4, 16}));
   return m;
 }
 
@@ -94,6 +162,68 @@ TEST(Amp, MediumToleranceHoldsOnUnseenInputs) {
     auto feeds = test::feeds_for(original, seed);
     EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), 3e-3, 1e-4), 2.0) << seed;
   }
+}
+
+TEST(Amp, NodesInsideSubgraphsAreCandidates) {
+  ir::Model m = model_with_sensitive_branch();
+  ir::Model original = m;
+  ir::History h(m);
+  const double rtol = 1e-2, atol = 1e-3;
+  Report r = convert_amp(h, options(rtol, atol), {test::feeds_for(m, 1)});
+  EXPECT_EQ(r.get("candidates inside subgraphs"), 4);  // add_big, sub_big, relu_then, neg_else
+  EXPECT_EQ(r.get("nodes kept float32 for accuracy"), 2);
+  auto kept = [&](const std::string& name) {
+    return std::any_of(r.details.begin(), r.details.end(), [&](const std::string& d) {
+      return d.find("node '" + name + "' stays float32: in float16") != std::string::npos;
+    });
+  };
+  EXPECT_TRUE(kept("add_big"));
+  EXPECT_TRUE(kept("sub_big"));
+  EXPECT_EQ(m.graph.find_initializer("w")->dtype, ir::DataType::kFloat16);  // the main graph is float16
+  EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(m));
+  for (unsigned seed : {2u, 3u}) {  // inputs the search did not see
+    auto feeds = test::feeds_for(original, seed);
+    EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0) << seed;
+  }
+  h.undo();
+  EXPECT_TRUE(m == original);
+}
+
+TEST(Amp, RunningOnlyFromTheLastUnchangedCheckpointDecidesAlike) {
+  // Trials that run only the nodes after the latest checkpoint where they equal the kept state, fed its
+  // values there, must reach the same model as trials that run everything.
+  for (auto make : {chain_model, dense_model, model_with_sensitive_branch}) {
+    ir::Model whole = make(), suffix = make();
+    ir::History hw(whole), hs(suffix);
+    AmpOptions o = options(1e-2, 1e-3);
+    o.checkpoints = 0;
+    Report rw = convert_amp(hw, o, {test::feeds_for(whole, 1), test::feeds_for(whole, 2)});
+    o.checkpoints = 8;
+    Report rs = convert_amp(hs, o, {test::feeds_for(suffix, 1), test::feeds_for(suffix, 2)});
+    EXPECT_TRUE(whole == suffix);
+    EXPECT_EQ(rw.get("model runs"), rs.get("model runs"));
+    EXPECT_EQ(rw.get("nodes kept float32 for accuracy"), rs.get("nodes kept float32 for accuracy"));
+    // The same verdicts, run by run, down to the error reported.
+    auto runs = [](const Report& r) {
+      std::vector<std::string> v;
+      for (const auto& d : r.details)
+        if (d.starts_with("run ") || d.starts_with("node ")) v.push_back(d);
+      return v;
+    };
+    EXPECT_EQ(runs(rw), runs(rs));
+  }
+  // On the chain some trials did skip nodes.
+  ir::Model m = chain_model();
+  ir::History h(m);
+  AmpOptions o = options(1e-2, 1e-3);
+  o.checkpoints = 8;
+  Report r = convert_amp(h, o, {test::feeds_for(m, 1)});
+  EXPECT_EQ(r.get("nodes kept float32 for accuracy"), 2);  // add_big and sub_big
+  bool skipped = std::any_of(r.details.begin(), r.details.end(), [](const std::string& d) {
+    return d.starts_with("search time:") && d.find(" 0 % of their nodes skipped") == std::string::npos;
+  });
+  EXPECT_TRUE(skipped) << r.details.back();
 }
 
 TEST(Amp, SpentRunBudgetLeavesTheRestFloat32WithinTolerance) {

@@ -171,5 +171,133 @@ TEST(CastCleanup, IntegerRoundTripIsNotARedundantPair) {
   EXPECT_EQ(m.graph.nodes.size(), 3u);
 }
 
+// main: x float [2,4] -> Relu 'pre' -> Loop(3, true, state) body { acc + 0.5 'acc_add' } -> Tanh 'post' -> z.
+// With pre, acc_add and post kept float32 the Loop node itself still converts: its state becomes float16,
+// cast to it before the loop, back to float32 on entry to the body, to float16 on exit and back after.
+ir::Model carried_model() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  std::string x = b.input("x", F({2, 4}));
+  std::string pre = b.node("Relu", {x}, {}, "pre");
+  ir::Graph body;
+  body.name = "body";
+  ir::GraphBuilder bb(body);
+  bb.input("iter", Type::tensor(DataType::kInt64, ir::Shape{}));
+  bb.input("cond_in", Type::tensor(DataType::kBool, ir::Shape{}));
+  bb.input("acc", F({2, 4}));
+  std::string half = bb.node(
+      "Constant", {},
+      {Attribute::of_tensor("value", ir::make_tensor<float>("", DataType::kFloat, {}, {0.5f}))}, "half");
+  bb.output(bb.node("Identity", {"cond_in"}, {}, "cond_out"), Type::tensor(DataType::kBool, ir::Shape{}));
+  bb.output(bb.node("Add", {"acc", half}, {}, "acc_add"), F({2, 4}));
+  std::string trips = b.constant_ints("trips", {3});
+  m.graph.initializers.back().dims.clear();
+  std::string yes = b.initializer(ir::make_tensor<uint8_t>("yes", DataType::kBool, {}, {1}));
+  std::string y = b.node("Loop", {trips, yes, pre}, {Attribute::of_graph("body", std::move(body))}, "loop");
+  b.output(b.node("Tanh", {y}, {}, "post"), F({2, 4}));
+  return m;
+}
+
+TEST(CastCleanup, LoopCarriedValueCastPairsCancel) {
+  ir::Model m = carried_model();
+  ASSERT_FALSE(check::check_model(m).diagnostics.has_errors());
+  FloatConvertOptions o;
+  o.keep_io_types = true;
+  o.node_block_list = {"pre", "acc_add", "post"};
+  Report r;
+  ir::Model out = convert_float_copy(m, o, r);
+  ASSERT_FALSE(check::check_model(out).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(out));
+  // The four Casts (before the loop, on entry, on exit, after it) all go: the state is carried in float32.
+  EXPECT_EQ(test::count_op(out, "Cast"), 0);
+  EXPECT_EQ(r.get("redundant Casts removed"), 4);
+  bool named = std::any_of(r.details.begin(), r.details.end(), [](const std::string& d) {
+    return d.find("Loop 'loop' carries state 0 in float itself") != std::string::npos;
+  });
+  EXPECT_TRUE(named);
+  const ir::Node* loop = node(out.graph, "loop");
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->inputs[2], node(out.graph, "pre")->outputs[0]);
+  const ir::Graph& body = *loop->attr("body")->graphs[0];
+  EXPECT_EQ(body.inputs[2].type.elem, DataType::kFloat);
+  EXPECT_EQ(body.outputs[1].type.elem, DataType::kFloat);
+  // Everything computes in float32 as before: the outputs are the same bits.
+  for (unsigned seed : {1u, 2u}) {
+    auto feeds = test::feeds_for(m, seed);
+    EXPECT_EQ(test::run_model(m, feeds), test::run_model(out, feeds)) << seed;
+  }
+}
+
+TEST(CastCleanup, LoopStateFromAFloat16NodeKeepsItsCasts) {
+  // 'pre' converts: the state starts as a float16 value no Cast made, so carrying it in float32 would
+  // need a new Cast; the body's Casts stay.
+  ir::Model m = carried_model();
+  FloatConvertOptions o;
+  o.keep_io_types = true;
+  o.node_block_list = {"acc_add", "post"};
+  Report r;
+  ir::Model out = convert_float_copy(m, o, r);
+  ASSERT_FALSE(check::check_model(out).diagnostics.has_errors());
+  const ir::Node* loop = node(out.graph, "loop");
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->attr("body")->graphs[0]->inputs[2].type.elem, DataType::kFloat16);
+  EXPECT_EQ(test::count_op(out, "Cast"), 4);  // x to float16, entry, exit, after the loop
+  for (unsigned seed : {1u, 2u}) {
+    auto feeds = test::feeds_for(m, seed);
+    EXPECT_LE(worst_error(test::run_model(m, feeds), test::run_model(out, feeds), 1e-2, 1e-3), 1.0) << seed;
+  }
+}
+
+// main: s0 float [2,4], xs float [3,2,4] -> Relu 'pre' -> Scan(state, xs) body { s + x 'sacc'; Abs(x) }
+//   -> final state -> Tanh 'post' -> z; scan output ys -> output.
+TEST(CastCleanup, ScanStateCastPairsCancel) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  std::string s0 = b.input("s0", F({2, 4}));
+  std::string xs = b.input("xs", F({3, 2, 4}));
+  std::string pre = b.node("Relu", {s0}, {}, "pre");
+  ir::Graph body;
+  body.name = "scan_body";
+  ir::GraphBuilder bb(body);
+  bb.input("s", F({2, 4}));
+  bb.input("x", F({2, 4}));
+  bb.output(bb.node("Add", {"s", "x"}, {}, "sacc"), F({2, 4}));
+  bb.output(bb.node("Abs", {"x"}, {}, "absx"), F({2, 4}));
+  auto outs = b.nodes("Scan", {pre, xs},
+                      {Attribute::of_graph("body", std::move(body)), Attribute::of_int("num_scan_inputs", 1)},
+                      "scan", 2);
+  b.output(b.node("Tanh", {outs[0]}, {}, "post"), F({2, 4}));
+  b.output(outs[1], F({3, 2, 4}));
+  ASSERT_FALSE(check::check_model(m).diagnostics.has_errors());
+  FloatConvertOptions o;
+  o.keep_io_types = true;
+  o.node_block_list = {"pre", "sacc", "post"};
+  Report r;
+  ir::Model out = convert_float_copy(m, o, r);
+  ASSERT_FALSE(check::check_model(out).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(out));
+  bool named = std::any_of(r.details.begin(), r.details.end(), [](const std::string& d) {
+    return d.find("Scan 'scan' carries state 0 in float itself") != std::string::npos;
+  });
+  EXPECT_TRUE(named);
+  const ir::Node* scan = node(out.graph, "scan");
+  ASSERT_TRUE(scan);
+  EXPECT_EQ(scan->inputs[0], node(out.graph, "pre")->outputs[0]);
+  const ir::Graph& g = *scan->attr("body")->graphs[0];
+  EXPECT_EQ(g.inputs[0].type.elem, DataType::kFloat);
+  EXPECT_EQ(g.outputs[0].type.elem, DataType::kFloat);
+  EXPECT_TRUE(test::no_cast_pairs(out));
+  for (unsigned seed : {1u, 2u}) {
+    auto feeds = test::feeds_for(m, seed);
+    EXPECT_LE(worst_error(test::run_model(m, feeds), test::run_model(out, feeds), 1e-2, 1e-3), 1.0) << seed;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::transforms

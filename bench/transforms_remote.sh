@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The transformation figures on the GPU test machine (idle cores, its own disk), from the bundle carried in
+# dist/pack/tessera.tgz (see scripts/gpu-check.sh for making it). Writes logs under OUT.
+#   bash bench/transforms_remote.sh OUT amp|fp16|peers...
+#     amp    convert amp of BERT-base (exported there by PyTorch) on 2 cores (taskset -c 0,1, --threads 2)
+#            at the default tolerance and at 1e-2/1e-2, --verbose, with /usr/bin/time
+#     fp16   convert fp16 of the synthetic 1 GiB model end to end on 2 cores, 3 times, the output removed
+#            and the disk synced before each; dist/pack/tessera-old too where present (A/B); and dd's
+#            time for as many bytes with one fsync (the disk's floor)
+#     peers  bench/transforms_peers.py (real models, BERT-base, the 1 GiB model) into OUT/transforms_peers.md
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=$1
+shift
+mkdir -p "$out" dist
+[ -x dist/tessera/bin/tessera ] || tar xzf dist/pack/tessera.tgz -C dist
+T=$PWD/dist/tessera/bin/tessera
+work=${TRANSFORMS_WORK:-/tmp/tessera-transforms}
+mkdir -p "$work"
+timed() { /usr/bin/time -f "%e s wall %U user %S sys %M KB" "$@"; }
+
+for stage in "$@"; do
+  case $stage in
+  amp)
+    [ -f "$work/models/bert_base/model.onnx" ] ||
+      python3 tests/models/export_models.py "$work/models" --models bert_base --batch 1 --opset 17 >"$out/export.log" 2>&1
+    d=$work/models/bert_base/test_data_set_0
+    ins=(--input "input_ids=$d/input_0.pb" --input "attention_mask=$d/input_1.pb" --input "token_type_ids=$d/input_2.pb")
+    timed taskset -c 0,1 "$T" convert amp "$work/models/bert_base/model.onnx" -o "$work/amp.onnx" "${ins[@]}" \
+      --threads 2 --verbose >"$out/amp_default.log" 2>&1
+    timed taskset -c 0,1 "$T" convert amp "$work/models/bert_base/model.onnx" -o "$work/amp2.onnx" "${ins[@]}" \
+      --threads 2 --rtol 1e-2 --atol 1e-2 --verbose >"$out/amp_1e-2.log" 2>&1
+    ;;
+  fp16)
+    [ -f "$work/large.onnx" ] ||
+      python3 -c "import sys; sys.path.insert(0, 'bench'); import transforms_peers as t; t.make_large('$work/large.onnx', 1024)"
+    { df -h "$work"; nproc; } >"$out/fp16.log" 2>&1
+    for bin in "$T" dist/pack/tessera-old; do
+      [ -x "$bin" ] || continue
+      for i in 1 2 3; do
+        rm -f "$work/out.onnx" && sync
+        echo "$bin" >>"$out/fp16.log"
+        LD_LIBRARY_PATH=$PWD/dist/tessera/lib timed taskset -c 0,1 "$bin" convert fp16 "$work/large.onnx" \
+          -o "$work/out.onnx" --keep-io-types >>"$out/fp16.log" 2>&1
+      done
+    done
+    ls -la "$work/out.onnx" >>"$out/fp16.log"
+    rm -f "$work/out.onnx" && sync
+    for i in 1 2 3; do
+      dd if=/dev/zero of="$work/dd.bin" bs=1M count=512 conv=fsync 2>&1 | tail -1 >>"$out/fp16.log"
+      rm -f "$work/dd.bin"
+    done
+    ;;
+  peers)
+    python3 tests/models/export_models.py "$work/models" --batch 1 \
+      --models resnet50,mobilenet_v2,efficientnet_b0,vit_b_16,bert_encoder >>"$out/export.log" 2>&1
+    python3 bench/transforms_peers.py --tessera "$T" --out "$work/peers" --bert-base --models-dir "$work/models" \
+      --models resnet50,mobilenet_v2,efficientnet_b0,vit_b_16,bert_encoder >"$out/peers.log" 2>&1
+    cp "$work/peers/transforms_peers.md" "$out/" 2>/dev/null
+    ;;
+  esac
+done
