@@ -310,7 +310,7 @@ bool fuse_elementwise(RuleContext& ctx, size_t i) {
 TESSERA_REGISTER_RULES(fuse_elementwise) {
   reg.add({"fuse_elementwise",
            tessera::passes::OptLevel::kLayout,
-           20,
+           30,
            tessera::passes::fuse_elementwise,
            {"cuda"}});
 }

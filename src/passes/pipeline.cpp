@@ -45,7 +45,10 @@
 // Layout (Tessera's own com.tessera ops, for its CPU kernels; what other engines cannot run):
 //   10 fuse_matmul_bias        MatMul over more than two axes + constant bias -> MatMulBias (the 2-D
 //                              case became Gemm at the extended level).
-//   20 fuse_elementwise        (CUDA) trees of elementwise nodes -> FusedElementwise, one generated
+//   20 fuse_attention          (CUDA) Q/K/V reshapes and transposes, scaled product, mask, Softmax, product
+//                              with V -> FusedAttention (fuse_attention.cpp), before the elementwise
+//                              chains could take its scale and mask.
+//   30 fuse_elementwise        (CUDA) trees of elementwise nodes -> FusedElementwise, one generated
 //                              kernel; after fuse_matmul_bias, so that a linear layer's bias Add goes
 //                              into the product's epilogue rather than into the activation's chain.
 // then to_blocked_layout (layout_blocked.cpp), one pass over the whole graph rather than a rule, since
