@@ -103,8 +103,9 @@ class TreeBuilder {
     auto op = onnx_op(ctx_, n);
     if (!is_fused(n) && !op) return false;
     // Every value the kernel reads is a float (bool for Where's condition) or a literal.
+    auto kept = op ? kept_constant(n, *op) : std::nullopt;
     for (size_t i = 0; op && i < n.inputs.size(); ++i) {
-      if (n.inputs[i].empty() || is_literal(n.inputs[i])) continue;
+      if (n.inputs[i].empty() || (is_literal(n.inputs[i]) && kept != i)) continue;
       ir::DataType t = elem_type(ctx_, n.inputs[i]);
       if (*op == EwOp::kWhere && i == 0 ? t != ir::DataType::kBool : !kernel_float(t)) return false;
     }
@@ -114,6 +115,18 @@ class TreeBuilder {
         return false;
     }
     return true;
+  }
+
+  // A node whose value operands are all single-element constants (Where(mask, 0, -inf)) keeps the first
+  // as an input: a statement takes its element type from a non-literal operand.
+  std::optional<size_t> kept_constant(const ir::Node& n, EwOp op) const {
+    std::optional<size_t> first;
+    for (size_t i = op == EwOp::kWhere ? 1 : 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i].empty()) continue;
+      if (!is_literal(n.inputs[i])) return std::nullopt;
+      if (!first) first = i;
+    }
+    return first;
   }
 
   bool readers_ok(size_t k) const {
@@ -194,9 +207,10 @@ class TreeBuilder {
     return n == 1 && constant_doubles(g_, v).has_value();
   }
 
-  fused::Operand operand(const std::string& v) {
+  // `as_input`: a constant that stays an input of the node rather than becoming a literal.
+  fused::Operand operand(const std::string& v, bool as_input = false) {
     if (auto it = values_.find(v); it != values_.end()) return it->second;
-    if (is_literal(v)) return {fused::Operand::Kind::kLiteral, 0, (*constant_doubles(g_, v))[0]};
+    if (!as_input && is_literal(v)) return {fused::Operand::Kind::kLiteral, 0, (*constant_doubles(g_, v))[0]};
     auto index = static_cast<int>(std::find(inputs_.begin(), inputs_.end(), v) - inputs_.begin());
     if (index == static_cast<int>(inputs_.size())) inputs_.push_back(v);
     return {fused::Operand::Kind::kInput, index, 0};
@@ -212,9 +226,10 @@ class TreeBuilder {
     EwOp op = *onnx_op(ctx_, n);
     fused::Instr in;
     in.op = op;
-    for (const auto& v : n.inputs)
-      if (!v.empty()) in.args.push_back(operand(v));
-    if (op == EwOp::kClip) clip_bounds(n, in);
+    auto kept = kept_constant(n, op);
+    for (size_t i = 0; i < n.inputs.size(); ++i)
+      if (!n.inputs[i].empty()) in.args.push_back(operand(n.inputs[i], kept == i));
+    if (op == EwOp::kClip) clip_bounds(n, in, kept == 0);
     if (op == EwOp::kLeakyRelu)
       in.args.push_back({fused::Operand::Kind::kLiteral, 0, attr_float(n, "alpha", 0.01f)});
     if (op == EwOp::kCast) in.to = static_cast<ir::DataType>(attr_int(n, "to", 0));
@@ -223,7 +238,7 @@ class TreeBuilder {
   }
 
   // Clip's bounds: inputs 1 and 2 from opset 11 (absent: unbounded), attributes before.
-  void clip_bounds(const ir::Node& n, fused::Instr& in) {
+  void clip_bounds(const ir::Node& n, fused::Instr& in, bool keep_x) {
     const double inf = std::numeric_limits<double>::infinity();
     if (onnx_opset(ctx_.model) < 11) {
       in.args.push_back({fused::Operand::Kind::kLiteral, 0, attr_float(n, "min", -3.4028234663852886e38f)});
@@ -231,7 +246,7 @@ class TreeBuilder {
       return;
     }
     in.args.clear();
-    in.args.push_back(operand(n.inputs[0]));
+    in.args.push_back(operand(n.inputs[0], keep_x));
     for (size_t b = 1; b < 3; ++b) {
       if (b < n.inputs.size() && !n.inputs[b].empty()) {
         in.args.push_back(operand(n.inputs[b]));

@@ -31,8 +31,8 @@ struct FusedParams {
   int64_t n;  // elements of each output
   int64_t div[kFusedMaxInputs];
   int64_t mod[kFusedMaxInputs];
-  int32_t rank;  // kStrided only: the output's dimensions and each input's element strides
-  int32_t unused;
+  int32_t rank;   // kStrided only: the output's dimensions and each input's element strides
+  int32_t small;  // n <= 2^30: strided offsets in int32 (64-bit division costs several times more)
   int64_t dims[kFusedMaxRank];
   int64_t strides[kFusedMaxInputs][kFusedMaxRank];
 };

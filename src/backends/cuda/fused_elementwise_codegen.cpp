@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <string_view>
 
 #include "backends/cuda/fused_elementwise_device.h"
 
@@ -125,7 +126,7 @@ std::string header(const FusedSignature& sig) {
   // FusedParams as fused_elementwise.h lays it out.
   s += fmt::format(
       "struct FusedParams {{ const void* in[{0}]; void* out[{1}]; long long n; long long div[{0}]; "
-      "long long mod[{0}]; int rank; int unused; long long dims[{2}]; long long strides[{0}][{2}]; }};\n",
+      "long long mod[{0}]; int rank; int small; long long dims[{2}]; long long strides[{0}][{2}]; }};\n",
       kFusedMaxInputs, kFusedMaxOutputs, kFusedMaxRank);
   (void)sig;
   return s;
@@ -160,12 +161,17 @@ std::string scalar_kernel(const ops::fused::Program& p, const FusedSignature& si
   if (strided) {
     for (size_t k = 0; k < sig.inputs.size(); ++k)
       if (sig.modes[k] == FusedMode::kStrided) s += fmt::format("    long long off{} = 0;\n", k);
-    s += "    long long rest = i;\n    for (int d = p.rank - 1; d >= 0; --d) {\n"
-         "      const long long q = rest % p.dims[d];\n      rest /= p.dims[d];\n";
-    for (size_t k = 0; k < sig.inputs.size(); ++k)
-      if (sig.modes[k] == FusedMode::kStrided)
-        s += fmt::format("      off{0} += q * p.strides[{0}][d];\n", k);
-    s += "    }\n";
+    // The walk in int32 where the sizes allow (p.small), else in int64.
+    for (const char* t : {"int", "long long"}) {
+      const bool narrow = std::string_view(t) == "int";
+      s += fmt::format("    {} {{\n      {} rest = ({})i;\n      for (int d = p.rank - 1; d >= 0; --d) {{\n",
+                       narrow ? "if (p.small)" : "else", t, t);
+      s += fmt::format("        const {0} q = rest % ({0})p.dims[d];\n        rest /= ({0})p.dims[d];\n", t);
+      for (size_t k = 0; k < sig.inputs.size(); ++k)
+        if (sig.modes[k] == FusedMode::kStrided)
+          s += fmt::format("        off{0} += q * ({1})p.strides[{0}][d];\n", k, t);
+      s += "      }\n    }\n";
+    }
   }
   for (size_t k = 0; k < sig.inputs.size(); ++k)
     if (sig.modes[k] != FusedMode::kScalar)

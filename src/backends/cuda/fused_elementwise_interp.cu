@@ -55,6 +55,15 @@ __device__ int64_t input_index(const FusedParams& p, int32_t mode, int k, int64_
     case FusedMode::kStrided:
       break;
   }
+  if (p.small) {
+    int32_t rest = static_cast<int32_t>(i), off = 0;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const int32_t dim = static_cast<int32_t>(p.dims[d]);
+      off += (rest % dim) * static_cast<int32_t>(p.strides[k][d]);
+      rest /= dim;
+    }
+    return off;
+  }
   int64_t rest = i, off = 0;
   for (int d = p.rank - 1; d >= 0; --d) {
     off += (rest % p.dims[d]) * p.strides[k][d];

@@ -210,6 +210,7 @@ class FusedElementwiseKernel : public rt::OpKernel {
     }
     p.n = 1;
     for (int64_t d : out) p.n *= d;
+    p.small = p.n <= (int64_t{1} << 30);  // an index plus a grid's stride (< 2^30) stays below 2^31
     for (size_t k = 0; k < types.size(); ++k) {
       auto t = fused_type(types[k]);
       if (!t)

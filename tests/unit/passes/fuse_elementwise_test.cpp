@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "ir/builder.h"
@@ -273,6 +274,26 @@ TEST(PassesFuseElementwise, WhereClipAndStridedBroadcast) {
   EXPECT_EQ(count(f.graph, fused::kFusedElementwiseOp), 1);
   EXPECT_EQ(count(f.graph, "Neg"), 1);
   EXPECT_EQ(f.graph.nodes.size(), 2u);
+  Feeds feeds = feeds_for(m);
+  expect_fp32_close(run(m, feeds), run(f, feeds));
+}
+
+// An attention mask as exporters write it: Where(mask, 0, -inf) of two constants, added to the scores.
+// A statement takes its type from a non-literal operand, so one constant stays an input.
+TEST(PassesFuseElementwise, WhereOfTwoConstantsKeepsOneAsAnInput) {
+  ir::Model m = model_of(DataType::kFloat, {{"scores", {2, 3, 7, 7}}, {"mask", {2, 3, 7, 7}}},
+                         [](GraphBuilder& b, std::vector<std::string> in) {
+                           auto w = b.node(
+                               "Where",
+                               {in[1], scalar(b, "zero", DataType::kFloat, 0.0f),
+                                scalar(b, "ninf", DataType::kFloat, -std::numeric_limits<float>::infinity())},
+                               {}, "mask_where");
+                           return std::vector<std::string>{b.node("Add", {in[0], w}, {}, "mask_add")};
+                         },
+                         {DataType::kFloat, DataType::kBool});
+  ir::Model f = fused_copy(m);
+  ASSERT_EQ(f.graph.nodes.size(), 1u);
+  EXPECT_EQ(only_fused(f)->inputs.size(), 3u);
   Feeds feeds = feeds_for(m);
   expect_fp32_close(run(m, feeds), run(f, feeds));
 }
