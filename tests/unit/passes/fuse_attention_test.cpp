@@ -339,5 +339,48 @@ TEST(PassesFuseAttention, FusedNodeLowersToFloat16) {
   EXPECT_EQ(rt::compare_values(want[0], have[0], {1e-2, 1e-2}), "");
 }
 
+// The fused node's own checks: bad axes, ranks and parts are refused with a message naming them.
+TEST(PassesFuseAttention, FusedNodeRejectsBadLayouts) {
+  struct Bad {
+    std::vector<int64_t> q_axes;
+    std::vector<int64_t> q_dims;
+    int64_t q_part;
+    std::string want;
+  };
+  const std::vector<Bad> cases = {
+      {{0, 2, 2, 3}, {2, 5, 3, 8}, 0, "q_axes [0,2,2,3] is not 4 distinct axes"},
+      {{0, 2, 1, 3}, {2, 5, 24}, 0, "q must have rank 4 or 5"},
+      {{0, 2, 1, 3}, {2, 5, 3, 8}, 1, "q_part is 1 but q is not packed"},
+      {{0, 3, 1, 4}, {2, 5, 3, 3, 8}, 3, "q_part 3 is outside [0, 3)"},
+  };
+  for (const auto& c : cases) {
+    ir::Model m;
+    m.ir_version = 9;
+    m.opset_imports = {{"", 17}, {"com.tessera", 1}};
+    GraphBuilder b(m.graph);
+    auto q = b.input("q", F(c.q_dims));
+    auto k = b.input("k", F({2, 5, 3, 8}));
+    auto y = b.nodes("FusedAttention", {q, k, k},
+                     {Attribute::of_float("scale", 0.5f), Attribute::of_ints("q_axes", c.q_axes),
+                      Attribute::of_int("q_part", c.q_part)},
+                     "attn", 1, "com.tessera")[0];
+    b.output(y);
+    std::string error;
+    try {
+      rt::Session s(m, {.optimization = rt::OptLevel::kNone, .threads = 1});
+      std::vector<std::pair<std::string, rt::Value>> feeds;
+      for (const auto& in : m.graph.inputs) {
+        std::vector<int64_t> dims;
+        for (const auto& d : *in.type.shape) dims.push_back(d.value);
+        feeds.emplace_back(in.name, rt::Tensor::zeros(DataType::kFloat, dims));
+      }
+      s.run(feeds);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    EXPECT_NE(error.find(c.want), std::string::npos) << "got: " << error;
+  }
+}
+
 }  // namespace
 }  // namespace tessera::passes
