@@ -177,8 +177,7 @@ class NhwcConvKernel : public rt::OpKernel {
           h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo, ws.raw(), p.workspace, &alpha2,
           p.d.y.d, z ? z->raw() : y.raw(), p.bias.d, b->raw(), relu_.d, p.d.y.d, y.raw());
       if (st == CUDNN_STATUS_SUCCESS) return;
-      if (!declined(st))
-        check_cudnn(st, "cudnnConvolutionBiasActivationForward");
+      if (!declined(st)) check_cudnn(st, "cudnnConvolutionBiasActivationForward");
       p.fused = false;  // cuDNN declined this configuration: the unfused path from now on
     }
     check_cudnn(
@@ -297,7 +296,7 @@ class NhwcConvKernel : public rt::OpKernel {
         fmt::format("{}fwd|{}{}|nhwc|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(), ir::dtype_name(dt),
                     tf32_ ? "-tf32" : "", std::vector<int64_t>{n, in_h, in_w, c}, w, p->out_shape, pads,
                     g.strides, g.dilations, group_);
-    AlgoPick pick = choose_algo(h, p->d, true, dt, tf32_, k, benchmark);
+    AlgoPick pick = choose_algo(h, p->d, true, dt, tf32_, k, benchmark, true);
     p->algo = pick.algo;
     p->workspace = pick.workspace;
     p->path = fmt::format("cuDNN NHWC forward algo {}{}", p->algo, p->pre_pad ? " + pad" : "");
