@@ -184,6 +184,19 @@ std::vector<Candidate> ranked(cudnnHandle_t h, ConvDescs& d, bool forward, bool 
 
 }  // namespace
 
+std::optional<AlgoPick> next_forward_algo(cudnnHandle_t h, ConvDescs& d, rt::DataType dt, bool tf32,
+                                          int after) {
+  const int count = static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  for (int k = 1; k < count; ++k) {
+    const int a = (after + k) % count;
+    if (excluded(a, true, dt)) continue;
+    for (bool strict : {true, false})
+      if (auto ws = workspace_for(h, d, true, a, math_for(dt, CUDNN_DEFAULT_MATH, tf32, strict)))
+        return AlgoPick{a, *ws};
+  }
+  return std::nullopt;
+}
+
 AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType dt, bool tf32,
                      const std::string& config, bool benchmark, bool prefer_implicit_gemm) {
   // Channels-last 16-bit: the implicit GEMMs on tensor cores, cuDNN's native NHWC path, without timing.

@@ -10,6 +10,7 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,5 +98,11 @@ struct AlgoPick {
 // `tf32`. `key` names the configuration (shapes, window, type, layout).
 AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType dt, bool tf32,
                      const std::string& key, bool benchmark, bool prefer_implicit_gemm = false);
+
+// The forward algorithm after `after` in cuDNN's numbering, cyclically (FFT and Winograd left out as
+// above), that cuDNN takes for the configuration, tensor cores first for 16-bit types; sets its math type
+// on d.conv; nullopt when no other one. For an algorithm cuDNN accepted when planning but declines to run.
+std::optional<AlgoPick> next_forward_algo(cudnnHandle_t h, ConvDescs& d, rt::DataType dt, bool tf32,
+                                          int after);
 
 }  // namespace tessera::cuda

@@ -180,10 +180,24 @@ class NhwcConvKernel : public rt::OpKernel {
       if (!declined(st)) check_cudnn(st, "cudnnConvolutionBiasActivationForward");
       p.fused = false;  // cuDNN declined this configuration: the unfused path from now on
     }
-    check_cudnn(
+    cudnnStatus_t st =
         cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo,
-                                p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw()),
-        "cudnnConvolutionForward");
+                                p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw());
+    // An algorithm cuDNN accepted when planning but declines to run: the next one it takes, from now on.
+    for (int tries = 1; declined(st) && tries < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++tries) {
+      auto next = next_forward_algo(h.handle, p.d, x.dtype(), tf32_, p.algo);
+      if (!next) break;
+      p.algo = next->algo;
+      p.workspace = next->workspace;
+      p.path = fmt::format("cuDNN NHWC forward algo {} (fallback)", p.algo);
+      ctx.set_path(p.path);
+      if (p.workspace > 0)
+        ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
+      st = cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(p.algo),
+                                   p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw());
+    }
+    check_cudnn(st, "cudnnConvolutionForward");
     if (!b && !z && act_.act == ConvAct::kNone) return;
     Epilogue e = act_;
     e.channels = m;
