@@ -128,8 +128,12 @@ bool excluded(int algo, bool forward, rt::DataType dt) {
 }
 
 // Float32 on FMA-only kernels unless the session allows TF32; the suggestion otherwise.
-cudnnMathType_t math_for(rt::DataType t, int suggested, bool tf32) {
+// 16-bit types on tensor cores: with DEFAULT_MATH, cuDNN 9 ran float16 NHWC convolutions as float32
+// NCHW kernels between conversions (seen on the H100). `strict` false relaxes that for the rare
+// configuration no algorithm takes with TENSOR_OP_MATH.
+cudnnMathType_t math_for(rt::DataType t, int suggested, bool tf32, bool strict = true) {
   if (t == rt::DataType::kFloat && !tf32) return CUDNN_FMA_MATH;
+  if (t != rt::DataType::kFloat && strict) return CUDNN_TENSOR_OP_MATH;
   return suggested == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION ? CUDNN_TENSOR_OP_MATH
                                                             : static_cast<cudnnMathType_t>(suggested);
 }
@@ -180,9 +184,29 @@ std::vector<Candidate> ranked(cudnnHandle_t h, ConvDescs& d, bool forward, bool 
 
 }  // namespace
 
+std::optional<AlgoPick> next_forward_algo(cudnnHandle_t h, ConvDescs& d, rt::DataType dt, bool tf32,
+                                          int after) {
+  const int count = static_cast<int>(CUDNN_CONVOLUTION_FWD_ALGO_COUNT);
+  for (int k = 1; k < count; ++k) {
+    const int a = (after + k) % count;
+    if (excluded(a, true, dt)) continue;
+    for (bool strict : {true, false})
+      if (auto ws = workspace_for(h, d, true, a, math_for(dt, CUDNN_DEFAULT_MATH, tf32, strict)))
+        return AlgoPick{a, *ws};
+  }
+  return std::nullopt;
+}
+
 AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType dt, bool tf32,
-                     const std::string& key, bool benchmark) {
+                     const std::string& config, bool benchmark, bool prefer_implicit_gemm) {
+  // Channels-last 16-bit: the implicit GEMMs on tensor cores, cuDNN's native NHWC path, without timing.
+  if (forward && prefer_implicit_gemm && dt != rt::DataType::kFloat) {
+    for (int algo :
+         {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM})
+      if (auto ws = workspace_for(h, d, forward, algo, CUDNN_TENSOR_OP_MATH)) return {algo, *ws};
+  }
   benchmark = benchmark && forward;
+  const std::string key = config + "|v2";  // v1 entries chose 16-bit math types that are no longer used
   const std::string timed_key = key + "|find";
   for (const std::string& k : {timed_key, key}) {
     if (k == key && benchmark) break;  // a timed choice was asked for: the heuristic's is not enough
@@ -199,13 +223,15 @@ AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType d
                             : static_cast<int>(CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT);
   const size_t timed = cands.size();
   for (int a = 0; a < count; ++a) cands.push_back({a, CUDNN_DEFAULT_MATH});
-  for (size_t i = 0; i < cands.size(); ++i) {
-    const Candidate& c = cands[i];
-    if (excluded(c.algo, forward, dt)) continue;
-    const cudnnMathType_t math = math_for(dt, c.math, tf32);
-    if (auto ws = workspace_for(h, d, forward, c.algo, math)) {
-      remember_algo(benchmark && i < timed ? timed_key : key, {c.algo, static_cast<int>(math)});
-      return {c.algo, *ws};
+  for (bool strict : {true, false}) {
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const Candidate& c = cands[i];
+      if (excluded(c.algo, forward, dt)) continue;
+      const cudnnMathType_t math = math_for(dt, c.math, tf32, strict);
+      if (auto ws = workspace_for(h, d, forward, c.algo, math)) {
+        remember_algo(benchmark && i < timed ? timed_key : key, {c.algo, static_cast<int>(math)});
+        return {c.algo, *ws};
+      }
     }
   }
   throw rt::KernelError("cuDNN has no algorithm for this convolution");

@@ -10,6 +10,7 @@
 #include <cudnn.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,10 +90,19 @@ struct AlgoPick {
 
 // Chooses (and sets the math type of d.conv for) the algorithm of one configuration: the disk cache's
 // when cuDNN still takes it, else timed candidates when `benchmark` (forward only), else the heuristic's
-// first acceptable one. FFT and non-fused Winograd are never used (larger rounding errors: float16
-// results 1% off were seen), nor fused Winograd for 16-bit types. Float32 stays on FMA kernels unless
+// first acceptable one; 16-bit types on TENSOR_OP_MATH (a DEFAULT_MATH choice ran float16 NHWC as float32
+// NCHW kernels between conversions on the H100), relaxed only where no algorithm takes it. With
+// `prefer_implicit_gemm` (channels-last 16-bit forward), IMPLICIT_PRECOMP_GEMM and then IMPLICIT_GEMM on
+// tensor cores come first, untimed. FFT and non-fused Winograd are never used (larger rounding errors:
+// float16 results 1% off were seen), nor fused Winograd for 16-bit types. Float32 stays on FMA kernels unless
 // `tf32`. `key` names the configuration (shapes, window, type, layout).
 AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType dt, bool tf32,
-                     const std::string& key, bool benchmark);
+                     const std::string& key, bool benchmark, bool prefer_implicit_gemm = false);
+
+// The forward algorithm after `after` in cuDNN's numbering, cyclically (FFT and Winograd left out as
+// above), that cuDNN takes for the configuration, tensor cores first for 16-bit types; sets its math type
+// on d.conv; nullopt when no other one. For an algorithm cuDNN accepted when planning but declines to run.
+std::optional<AlgoPick> next_forward_algo(cudnnHandle_t h, ConvDescs& d, rt::DataType dt, bool tf32,
+                                          int after);
 
 }  // namespace tessera::cuda

@@ -177,14 +177,27 @@ class NhwcConvKernel : public rt::OpKernel {
           h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo, ws.raw(), p.workspace, &alpha2,
           p.d.y.d, z ? z->raw() : y.raw(), p.bias.d, b->raw(), relu_.d, p.d.y.d, y.raw());
       if (st == CUDNN_STATUS_SUCCESS) return;
-      if (!declined(st))
-        check_cudnn(st, "cudnnConvolutionBiasActivationForward");
+      if (!declined(st)) check_cudnn(st, "cudnnConvolutionBiasActivationForward");
       p.fused = false;  // cuDNN declined this configuration: the unfused path from now on
     }
-    check_cudnn(
+    cudnnStatus_t st =
         cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo,
-                                p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw()),
-        "cudnnConvolutionForward");
+                                p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw());
+    // An algorithm cuDNN accepted when planning but declines to run: the next one it takes, from now on.
+    for (int tries = 1; declined(st) && tries < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; ++tries) {
+      auto next = next_forward_algo(h.handle, p.d, x.dtype(), tf32_, p.algo);
+      if (!next) break;
+      p.algo = next->algo;
+      p.workspace = next->workspace;
+      p.path = fmt::format("cuDNN NHWC forward algo {} (fallback)", p.algo);
+      ctx.set_path(p.path);
+      if (p.workspace > 0)
+        ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
+      st = cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d,
+                                   static_cast<cudnnConvolutionFwdAlgo_t>(p.algo),
+                                   p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw());
+    }
+    check_cudnn(st, "cudnnConvolutionForward");
     if (!b && !z && act_.act == ConvAct::kNone) return;
     Epilogue e = act_;
     e.channels = m;
@@ -297,7 +310,7 @@ class NhwcConvKernel : public rt::OpKernel {
         fmt::format("{}fwd|{}{}|nhwc|x{}|w{}|y{}|p{}|s{}|d{}|g{}", algo_key_prefix(), ir::dtype_name(dt),
                     tf32_ ? "-tf32" : "", std::vector<int64_t>{n, in_h, in_w, c}, w, p->out_shape, pads,
                     g.strides, g.dilations, group_);
-    AlgoPick pick = choose_algo(h, p->d, true, dt, tf32_, k, benchmark);
+    AlgoPick pick = choose_algo(h, p->d, true, dt, tf32_, k, benchmark, true);
     p->algo = pick.algo;
     p->workspace = pick.workspace;
     p->path = fmt::format("cuDNN NHWC forward algo {}{}", p->algo, p->pre_pad ? " + pad" : "");
