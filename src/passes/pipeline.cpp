@@ -1,5 +1,8 @@
 #include "passes/pipeline.h"
 
+#include <algorithm>
+#include <iterator>
+
 #include "passes/layout_nhwc.h"
 #include "passes/rule.h"
 
@@ -56,7 +59,8 @@
 // fused graph: it takes FusedConv's activations along and fuses residual Adds into BlockedConv.
 //
 // to_nhwc_layout (layout_nhwc.cpp) takes that place instead when the target's layout is NHWC (GPU
-// sessions): the same kind of chain pass, into channels-last com.tessera ops.
+// sessions): the same kind of chain pass, into channels-last com.tessera ops; fuse_elementwise then runs
+// after it rather than before.
 //
 // Every fusion first checks that a CPU kernel exists for the node it would create: a model must never
 // become unrunnable by optimising it.
@@ -65,6 +69,7 @@ namespace tessera::passes {
 
 namespace {
 constexpr const char* kBlockedLayoutPass = "to_blocked_layout";
+constexpr const char* kFuseElementwiseRule = "fuse_elementwise";  // fuse_elementwise.cpp
 }  // namespace
 
 std::vector<Rewrite> optimize(ir::Model& model, const Target& target) {
@@ -74,11 +79,22 @@ std::vector<Rewrite> optimize(ir::Model& model, const Target& target) {
   run_rules(model, rules_for(OptLevel::kBasic, target), target, done);
   if (level >= OptLevel::kExtended) run_rules(model, rules_for(OptLevel::kExtended, target), target, done);
   if (level < OptLevel::kLayout) return done;
-  run_rules(model, rules_for(OptLevel::kLayout, target), target, done);
+  std::vector<const Rule*> layout_rules = rules_for(OptLevel::kLayout, target);
+  const bool nhwc = target.layout == Layout::kNhwc && target.rule_enabled(kNhwcLayoutPass);
+  // Channels-last: the elementwise chains are fused after the layout pass, which moves the elementwise
+  // nodes between convolutions (a residual Add and its Relu) to channels-last first; a FusedElementwise
+  // made before would end the chain there, with a Transpose on each side.
+  std::vector<const Rule*> after_layout;
+  if (nhwc) {
+    auto late = [](const Rule* r) { return r->name == kFuseElementwiseRule; };
+    std::copy_if(layout_rules.begin(), layout_rules.end(), std::back_inserter(after_layout), late);
+    std::erase_if(layout_rules, late);
+  }
+  run_rules(model, layout_rules, target, done);
   if (target.layout == Layout::kBlocked && target.rule_enabled(kBlockedLayoutPass))
     to_blocked_layout(model, target, done);
-  if (target.layout == Layout::kNhwc && target.rule_enabled(kNhwcLayoutPass))
-    to_nhwc_layout(model, target, done);
+  if (nhwc) to_nhwc_layout(model, target, done);
+  run_rules(model, after_layout, target, done);
   return done;
 }
 

@@ -12,6 +12,7 @@
 #include "ir/builder.h"
 #include "passes/layout_nhwc.h"
 #include "passes/pipeline.h"
+#include "runtime/pass_target.h"
 #include "runtime/session.h"
 #include "runtime/value_io.h"
 
@@ -229,6 +230,33 @@ TEST(NhwcLayout, TransposesThatMeetCancel) {
   EXPECT_EQ(count(g, "NhwcConv"), 1u);
   EXPECT_EQ(count(g, "Transpose"), 1u);  // only the output's
   EXPECT_EQ(g.nodes.front().op_type, "NhwcConv");
+}
+
+// On a GPU target the elementwise chains are fused after the layout pass: the residual Add and its Relu
+// go into the channels-last convolution (Z and activation), not into a FusedElementwise with a Transpose
+// on each side. The CPU kernels stand in for the GPU's as the oracle; the result still computes the same.
+TEST(NhwcLayout, ElementwiseFusionComesAfterTheLayoutPass) {
+  ir::Model m = resnet_block();
+  Target t = rt::cpu_target(OptLevel::kLayout);
+  t.backend = "cuda";
+  t.layout = Layout::kNhwc;
+  ir::Model fused = m;
+  optimize(fused, t);
+  const ir::Graph& g = fused.graph;
+  EXPECT_EQ(count(g, "NhwcConv"), 3u);
+  EXPECT_EQ(count(g, "Transpose"), 2u) << "one in, one out: no chain broken by a fused Add+Relu";
+  for (const auto& n : g.nodes) {
+    if (n.op_type != "FusedElementwise") continue;
+    for (const auto& in : n.inputs)
+      for (const auto& p : g.nodes)
+        if (std::find(p.outputs.begin(), p.outputs.end(), in) != p.outputs.end()) {
+          EXPECT_NE(p.op_type, "Transpose") << n.name << " reads a Transpose";
+        }
+  }
+  Feed feed{{"x", random_tensor({2, 16, 10, 10}, 5)}};
+  rt::Session plain(m, {.optimization = OptLevel::kNone, .threads = 2});
+  rt::Session after(fused, {.optimization = OptLevel::kNone, .threads = 2});
+  expect_same(plain.run(feed), after.run(feed));
 }
 
 TEST(NhwcLayout, IsListedAndSwitchedOffByName) {
