@@ -1,6 +1,7 @@
 // The CUDA backend's com.tessera FusedAttention (semantics in ops/fused/fused_attention.h): the
 // operands are read in place through their layouts' strides, so the Transposes around the attention
-// the exporters wrote are gone; float16/bfloat16 with head sizes that are multiples of 16 up to 128 take the flash kernel.
+// the exporters wrote are gone; float16/bfloat16 with head sizes that are multiples of 16 up to 128 take the
+// flash kernel.
 #include <fmt/format.h>
 
 #include "backends/cuda/attention_host.h"

@@ -198,8 +198,7 @@ class ConvKernel : public rt::OpKernel {
             h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo, ws.raw(), p.workspace, &alpha2,
             p.d.y.d, zp, p.bias.d, b->raw(), relu_.d, p.d.y.d, y.raw());
         if (st == CUDNN_STATUS_SUCCESS) return;
-        if (!declined(st))
-          check_cudnn(st, "cudnnConvolutionBiasActivationForward");
+        if (!declined(st)) check_cudnn(st, "cudnnConvolutionBiasActivationForward");
         p.fused = false;
       }
       check_cudnn(

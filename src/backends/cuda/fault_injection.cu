@@ -1,6 +1,6 @@
-#include "backends/cuda/fault_injection.h"
-
 #include <cstdint>
+
+#include "backends/cuda/fault_injection.h"
 
 namespace tessera::cuda {
 
