@@ -64,8 +64,9 @@ void add_run_options(CLI::App* cmd, RunSettings& s) {
   cmd->add_flag("--json", s.json, "Print JSON instead of text");
   cmd->add_flag("--no-progress", s.no_progress, "No progress bar");
   cmd->add_option("--memory-limit", s.memory_limit,
-                  "Largest tensor a run may allocate, e.g. 8G or 512M (default: the memory available "
-                  "now; 0: all physical memory)");
+                  "Memory a run may use, e.g. 8G or 512M: its planned total (checked before it starts), "
+                  "its allocations and each tensor (default: the memory available now; 0: all physical "
+                  "memory)");
 }
 
 namespace {

@@ -39,8 +39,9 @@ struct RunSettings {
 void add_run_options(CLI::App* cmd, RunSettings& s);
 // Accepts the name of a rewrite rule (for --disable-rule).
 CLI::Validator known_rule();
-// Also sets the largest tensor a run may allocate (rt::set_max_tensor_bytes): --memory-limit, else
-// the memory this machine has available now, so that a run that cannot fit stops before allocating.
+// Also sets the memory a run may use (rt::set_max_tensor_bytes): --memory-limit, else the memory this
+// machine has available now, so that a run that cannot fit stops before allocating (timed_runs checks
+// the planned total first: run_memory.h).
 rt::SessionOptions session_options(const RunSettings& s);
 // Bytes of a --memory-limit text ("8G", "512M", "1.5G", "4096"); throws std::runtime_error naming it.
 size_t parse_memory_limit(const std::string& text);

@@ -167,6 +167,37 @@ TEST_F(RunCli, MemoryLimitHoldsForTheWholeRun) {
   EXPECT_EQ(small.status, 0) << small.out;
 }
 
+// The plan knows a blocked convolution writes its output into its dying residual: three 64 KiB values
+// (a, b, and c = conv(b) + a) need 128 KiB at once, not 192, so 150K lets the run through and 120K stops
+// it before it runs, naming the plan's 131,072 bytes (first reached at b, when a and b are live).
+TEST_F(RunCli, MemoryPlanSharesTheResidualsAllocation) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {"com.tessera", 1}};
+  ir::GraphBuilder b(m.graph);
+  ir::Shape dims;
+  for (int64_t d : {1, 1, 32, 32, 16}) dims.push_back(ir::Dim::of(d));
+  auto x = b.input("x", ir::Type::tensor(ir::DataType::kFloat, dims));
+  std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", "Relu"),
+                                      ir::Attribute::of_int("block", 16)};
+  auto conv = [&](const std::string& in, const std::string& name, const std::string& z) {
+    std::vector<std::string> ins = {in, b.random_normal("w_" + name, {16, 16, 1, 1}, 0.2f)};
+    if (!z.empty()) ins.insert(ins.end(), {"", z});
+    return b.nodes("BlockedConv", ins, attrs, name, 1, "com.tessera")[0];
+  };
+  auto a = conv(x, "a", "");
+  auto c = conv(conv(a, "b", ""), "c", a);
+  b.output(c, ir::Type::tensor(ir::DataType::kFloat));
+  std::string model = (dir_ / "residual.onnx").string();
+  tessera::onnx::save_model(m, model);
+  Result fits = tessera("run " + model + " -n 1 -O none --memory-limit 150K");
+  EXPECT_EQ(fits.status, 0) << fits.out;
+  Result stopped = tessera("run " + model + " -n 1 -O none --memory-limit 120K");
+  EXPECT_EQ(stopped.status, 1) << stopped.out;
+  EXPECT_NE(stopped.out.find("needs 131072 bytes (128.0 KiB) at node 'b' (BlockedConv)"), std::string::npos)
+      << stopped.out;
+}
+
 TEST_F(RunCli, ProfileTableAndReport) {
   fs::path report = dir_ / "report.json";
   Result r = tessera("profile " + model_ + " -n 4 --optimization none --report " + report.string());

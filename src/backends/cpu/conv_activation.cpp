@@ -7,12 +7,15 @@
 #include <cstring>
 #include <limits>
 
+#include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/run_hooks.h"
 #include "runtime/thread_pool.h"
 
 namespace tessera::cpu {
 
 ConvActivation::ConvActivation(const rt::KernelInfo& info) {
+  static const bool checked = env_switch("TESSERA_FINITE_SUMS").value_or(true);
+  checked_ = checked;
   std::string act = info.get_string("activation", "");
   auto params = info.get_floats("activation_params", {});
   auto param = [&](size_t i, float d) { return i < params.size() ? params[i] : d; };

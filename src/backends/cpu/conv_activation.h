@@ -38,8 +38,11 @@ class ConvActivation {
   // Whether the post-ops may be fused for a run whose convolution sums stay finite (`sums_finite`).
   bool fuse(bool sums_finite) const;
   // Whether fuse() depends on `sums_finite` (then the kernel checks the sums before choosing).
+  // TESSERA_FINITE_SUMS=off fuses oneDNN's post-op unchecked, as ONNX Runtime does (a NaN sum then
+  // comes out of Relu, Clip or HardSigmoid as a number): to measure what the check costs
+  // (`SWITCH=TESSERA_FINITE_SUMS bash bench/ab_switch.sh resnet50`), not for use.
   bool needs_finite_sums() const {
-    return kind_ == Kind::kRelu || kind_ == Kind::kClip || kind_ == Kind::kHardSigmoid;
+    return (kind_ == Kind::kRelu || kind_ == Kind::kClip || kind_ == Kind::kHardSigmoid) && checked_;
   }
   // y = act(y) in float32 as the standalone op computes it (NaN kept), for `n` values split over the
   // pool.
@@ -54,6 +57,7 @@ class ConvActivation {
   Kind kind_ = Kind::kNone;
   float alpha_ = 0.f, beta_ = 0.f;  // LeakyRelu alpha; Clip lo, hi; HardSigmoid alpha, beta
   bool supported_ = true;
+  bool checked_ = true;  // TESSERA_FINITE_SUMS is not off
 };
 
 // What decides whether a convolution's sums can be NaN: a NaN needs a NaN or infinite operand, or two
