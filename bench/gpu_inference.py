@@ -133,6 +133,7 @@ def run_tessera(binary, model_dir, iterations, warmup, precision, device_io=True
     total = sum(b["nodes"] for b in backends) or 1
     gpu = sum(b["nodes"] for b in backends if b["backend"] != "cpu")
     return {"ms": j["latency_ms"]["median"], "gpu_share": gpu / total, "precision": j.get("precision"),
+            "replays": j.get("device_graph_replays", 0),
             "accuracy": accuracy(out_dir, os.path.join(model_dir, "test_data_set_0"))}
 
 
@@ -201,7 +202,7 @@ def main():
         with_copies = f" {copies:.3f} |" if copies else " - |"
         lines.append(f"| {r['model']} | {r['batch']} | " +
                      " | ".join(f"{r['torch_ms'][m]:.3f}" for m in modes) +
-                     (f" | {ms:.3f} | {ratio:.2f} | {tflops:.1f} | {100 * t['gpu_share']:.0f}% | {fmt_acc(t['accuracy'])} |"
+                     (f" | {ms:.3f} | {ratio:.2f} | {tflops:.1f} | {100 * t['gpu_share']:.0f}%{'' if t.get('replays') else ' (no graph replay)'} | {fmt_acc(t['accuracy'])} |"
                       if ms else f" | error | - | - | - | {t.get('error', '')[:120]} |") + with_copies)
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
