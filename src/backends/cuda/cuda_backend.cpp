@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -11,6 +12,7 @@
 #include "backends/cuda/fault_injection.h"
 #include "backends/cuda/kernel_trace.h"
 #include "runtime/backend_loader.h"
+#include "runtime/fused_from.h"
 
 namespace tessera::cuda {
 
@@ -156,20 +158,11 @@ void CudaBackend::replay(const std::shared_ptr<void>& graph) {
 // always on: the timeline shows each layer by its ONNX node name.
 namespace {
 
-// The node named `name`, or a fused node that replaced it (its tessera.fused_from list names it).
+// The node named `name`, or a fused node that replaced it.
 bool is_or_fused_from(const ir::Node& n, const std::string& name) {
   if (n.name == name) return true;
-  for (const auto& [k, v] : n.metadata_props) {
-    if (k != passes::kFusedFromKey) continue;
-    size_t pos = 0;
-    while (pos <= v.size()) {
-      size_t c = v.find(',', pos);
-      if (v.compare(pos, c == std::string::npos ? std::string::npos : c - pos, name) == 0) return true;
-      if (c == std::string::npos) break;
-      pos = c + 1;
-    }
-  }
-  return false;
+  auto from = rt::fused_from(n);
+  return std::find(from.begin(), from.end(), name) != from.end();
 }
 
 }  // namespace
