@@ -772,3 +772,76 @@ TEST_F(CudaData, QuantizeAndDequantizeEveryType) {
   expect_same(
       {"DequantizeLinear", {random(DataType::kInt32, {1000}, -1e6, 1e6, true), scalar_scale}, {}, 1, 25});
 }
+
+// Resize in every mode, coordinate transformation, nearest rounding, roi, axes and aspect-ratio policy,
+// enlarging and shrinking by scales that do not divide evenly, bit for bit: the GPU sums the same taps
+// with the same weights in float64, in the same order.
+TEST_F(CudaData, ResizeEveryMode) {
+  rt::Tensor x = floats({2, 3, 17, 23}, 21);
+  rt::Tensor xh = random(DataType::kFloat16, {2, 3, 17, 23}, -10, 10, false, 22);
+  rt::Tensor xu8 = random(DataType::kUint8, {2, 3, 17, 23}, 0, 256, true, 23);
+  auto f32 = [](std::vector<double> v) {
+    return make(DataType::kFloat, {static_cast<int64_t>(v.size())}, [&](int64_t i) { return v[i]; });
+  };
+  const rt::Tensor up = f32({1, 1, 2.3, 1.7}), down = f32({1, 1, 0.6, 0.45});
+  const rt::Tensor empty = f32({});  // an input given as empty: roi or scales not used
+  auto attrs = [](std::string mode, std::string coord, std::vector<Attribute> more = {}) {
+    more.push_back(Attribute::of_string("mode", mode));
+    more.push_back(Attribute::of_string("coordinate_transformation_mode", coord));
+    return more;
+  };
+  for (const rt::Tensor& scales : {up, down}) {
+    for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
+      for (const char* coord : {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"})
+        expect_same({"Resize",
+                     {x, empty, scales},
+                     attrs("nearest", coord, {Attribute::of_string("nearest_mode", nearest)}),
+                     1,
+                     13});
+    expect_same({"Resize", {x, empty, scales}, attrs("nearest", "tf_half_pixel_for_nn"), 1, 11});
+    for (const char* coord : {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}) {
+      expect_same({"Resize", {x, empty, scales}, attrs("linear", coord), 1, 13});
+      expect_same({"Resize", {xh, empty, scales}, attrs("linear", coord), 1, 13});
+      expect_same({"Resize", {xu8, empty, scales}, attrs("linear", coord), 1, 13});
+      for (int64_t exclude : {0, 1})
+        expect_same({"Resize",
+                     {x, empty, scales},
+                     attrs("cubic", coord,
+                           {Attribute::of_int("exclude_outside", exclude),
+                            Attribute::of_float("cubic_coeff_a", -0.5f)}),
+                     1,
+                     13});
+    }
+    expect_same({"Resize", {x, empty, scales}, attrs("linear", "half_pixel_symmetric"), 1, 19});
+    for (const char* mode : {"linear", "cubic"})
+      expect_same({"Resize",
+                   {x, empty, scales},
+                   attrs(mode, "half_pixel", {Attribute::of_int("antialias", 1)}),
+                   1,
+                   18});
+  }
+  // Strong antialiased shrinking (many taps per axis), tf_crop_and_resize with a roi reaching outside.
+  expect_same({"Resize",
+               {x, empty, f32({1, 1, 0.2, 0.3})},
+               attrs("cubic", "half_pixel", {Attribute::of_int("antialias", 1)}),
+               1,
+               18});
+  const rt::Tensor roi = f32({0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3});
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    expect_same({"Resize",
+                 {x, roi, up},
+                 attrs(mode, "tf_crop_and_resize", {Attribute::of_float("extrapolation_value", 10.0f)}),
+                 1,
+                 13});
+  // Sizes, axes and keep_aspect_ratio_policy (18), and Resize-10 with integers moved as they are.
+  for (const char* policy : {"stretch", "not_larger", "not_smaller"})
+    expect_same({"Resize",
+                 {x, empty, empty, ints({29, 11})},
+                 attrs("linear", "half_pixel",
+                       {Attribute::of_ints("axes", {2, 3}),
+                        Attribute::of_string("keep_aspect_ratio_policy", policy)}),
+                 1,
+                 18});
+  expect_same({"Resize", {random(DataType::kInt64, {2, 3, 17, 23}, -1000, 1000, true), up}, {}, 1, 10});
+  expect_same({"Resize", {x, down}, {Attribute::of_string("mode", "linear")}, 1, 10});
+}

@@ -44,6 +44,7 @@ void register_matmul_kernels(KernelTable& t);       // matmul_kernels.cpp: cuBLA
 void register_conv_kernels(KernelTable& t);         // conv_kernels.cpp: cuDNN convolutions, pooling
 void register_contrib_kernels(KernelTable& t);      // contrib_kernels.cpp: com.microsoft fused forms
 void register_quantize_kernels(KernelTable& t);     // quantize_kernels.cpp: Quantize/DequantizeLinear
+void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resize
 
 inline void register_cuda_kernels(KernelTable& t) {
   register_elementwise_kernels(t);
@@ -53,6 +54,7 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_conv_kernels(t);
   register_contrib_kernels(t);
   register_quantize_kernels(t);
+  register_resize_kernels(t);
 }
 
 }  // namespace tessera::cuda
