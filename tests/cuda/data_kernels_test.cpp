@@ -845,3 +845,29 @@ TEST_F(CudaData, ResizeEveryMode) {
   expect_same({"Resize", {random(DataType::kInt64, {2, 3, 17, 23}, -1000, 1000, true), up}, {}, 1, 10});
   expect_same({"Resize", {x, down}, {Attribute::of_string("mode", "linear")}, 1, 10});
 }
+
+// GridSample in every mode and padding, with and without align_corners, in 2-D and 3-D, coordinates
+// reaching past the borders (and one NaN), bit for bit against the CPU.
+TEST_F(CudaData, GridSampleEveryMode) {
+  rt::Tensor x = floats({2, 3, 9, 11}, 31);
+  rt::Tensor grid = random(DataType::kFloat, {2, 7, 5, 2}, -1.4, 1.4, false, 32);
+  grid.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  rt::Tensor x3 = random(DataType::kFloat16, {1, 2, 4, 5, 6}, -10, 10, false, 33);
+  rt::Tensor grid3 = random(DataType::kFloat, {1, 3, 4, 5, 3}, -1.3, 1.3, false, 34);
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (int64_t align : {0, 1}) {
+        const std::vector<Attribute> a = {Attribute::of_string("mode", mode),
+                                          Attribute::of_string("padding_mode", padding),
+                                          Attribute::of_int("align_corners", align)};
+        expect_same({"GridSample", {x, grid}, a, 1, 22});
+        if (std::string(mode) != "cubic") expect_same({"GridSample", {x3, grid3}, a, 1, 22});
+      }
+  expect_same({"GridSample", {x, grid}, {Attribute::of_string("mode", "bicubic")}, 1, 16});
+  expect_same({"GridSample",
+               {random(DataType::kDouble, {1, 2, 6, 7}, -100, 100),
+                random(DataType::kDouble, {1, 4, 3, 2}, -1.2, 1.2)},
+               {},
+               1,
+               20});
+}

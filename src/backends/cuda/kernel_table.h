@@ -45,6 +45,7 @@ void register_conv_kernels(KernelTable& t);         // conv_kernels.cpp: cuDNN c
 void register_contrib_kernels(KernelTable& t);      // contrib_kernels.cpp: com.microsoft fused forms
 void register_quantize_kernels(KernelTable& t);     // quantize_kernels.cpp: Quantize/DequantizeLinear
 void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resize
+void register_grid_sample_kernels(KernelTable& t);  // grid_sample_kernels.cpp: GridSample
 
 inline void register_cuda_kernels(KernelTable& t) {
   register_elementwise_kernels(t);
@@ -55,6 +56,7 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_contrib_kernels(t);
   register_quantize_kernels(t);
   register_resize_kernels(t);
+  register_grid_sample_kernels(t);
 }
 
 }  // namespace tessera::cuda

@@ -280,7 +280,7 @@ void register_resize_kernels(KernelTable& t) {
   t.add(cuda_def(
             "Resize", resize_supported,
             [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<Resize>(i); }, 10),
-        HostIo{{1, 2, 3}});
+        HostIo{{1, 2, 3}, {}});
 }
 
 }  // namespace tessera::cuda
