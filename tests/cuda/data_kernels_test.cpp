@@ -288,6 +288,15 @@ TEST_F(CudaData, GatherFamily) {
   expect_same(
       {"Gather", {data, rt::Tensor::scalar<int64_t>(DataType::kInt64, -1)}, {Attribute::of_int("axis", -1)}});
   expect_same({"Gather", {random(DataType::kBool, {9, 4}, 0, 2, true), ints({3, 0, 8})}});
+  // Compress along an axis, flattened, with a condition shorter than the axis and one keeping nothing.
+  rt::Tensor cond = random(DataType::kBool, {40}, 0, 2, true, 17);
+  expect_same({"Compress", {data, cond}, {Attribute::of_int("axis", 1)}});
+  expect_same({"Compress", {data, random(DataType::kBool, {5000}, 0, 2, true, 18)}});
+  expect_same(
+      {"Compress", {data, random(DataType::kBool, {7}, 0, 2, true, 19)}, {Attribute::of_int("axis", -1)}});
+  expect_same({"Compress",
+               {data, make(DataType::kBool, {3}, [](int64_t) { return 0.0; })},
+               {Attribute::of_int("axis", 0)}});
   // Rows moved as 16-byte words (embedding lookups).
   expect_same({"Gather", {random(DataType::kFloat16, {100, 768}, -5, 5), ints({3, 99, -1, 0, 42})}});
   rt::Tensor ge_idx = random(DataType::kInt64, {50, 17, 30}, -40, 40, true);
