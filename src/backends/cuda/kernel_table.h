@@ -46,6 +46,7 @@ void register_contrib_kernels(KernelTable& t);      // contrib_kernels.cpp: com.
 void register_quantize_kernels(KernelTable& t);     // quantize_kernels.cpp: Quantize/DequantizeLinear
 void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resize
 void register_grid_sample_kernels(KernelTable& t);  // grid_sample_kernels.cpp: GridSample
+void register_dft_kernels(KernelTable& t);          // dft_kernels.cpp: DFT
 
 inline void register_cuda_kernels(KernelTable& t) {
   register_elementwise_kernels(t);
@@ -57,6 +58,7 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_quantize_kernels(t);
   register_resize_kernels(t);
   register_grid_sample_kernels(t);
+  register_dft_kernels(t);
 }
 
 }  // namespace tessera::cuda
