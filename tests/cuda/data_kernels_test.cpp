@@ -880,3 +880,24 @@ TEST_F(CudaData, GridSampleEveryMode) {
                1,
                20});
 }
+
+// TensorScatter (KV-cache update) in linear and circular mode (wrapping past the end), 3-D and 4-D.
+TEST_F(CudaData, TensorScatterLinearAndCircular) {
+  rt::Tensor cache = random(DataType::kFloat16, {2, 3, 10, 8}, -5, 5, false, 41);
+  rt::Tensor update = random(DataType::kFloat16, {2, 3, 4, 8}, -5, 5, false, 42);
+  expect_same({"TensorScatter", {cache, update, ints({0, 6})}, {}, 1, 24});
+  expect_same({"TensorScatter", {cache, update}, {}, 1, 24});
+  expect_same(
+      {"TensorScatter", {cache, update, ints({7, 13})}, {Attribute::of_string("mode", "circular")}, 1, 24});
+  rt::Tensor cache3 = floats({3, 12, 5});
+  expect_same({"TensorScatter",
+               {cache3, floats({3, 12, 5}, 43), ints({0, 0, 0})},
+               {Attribute::of_int("axis", 1)},
+               1,
+               24});
+  expect_same({"TensorScatter",
+               {floats({2, 5, 6}), floats({2, 5, 6}, 44), ints({0, 3})},
+               {Attribute::of_int("axis", -1), Attribute::of_string("mode", "circular")},
+               1,
+               24});
+}
