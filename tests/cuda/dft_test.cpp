@@ -49,5 +49,21 @@ TEST_F(CudaOps, DftMatchesTheReference) {
                  "float64");
 }
 
+TEST_F(CudaOps, StftMatchesTheReference) {
+  const double tol = 1e-4;
+  rt::Tensor sig = random_tensor(DataType::kFloat, {2, 100, 1}, -1, 1, 6);
+  OneNode plain = node("STFT", 17);
+  plain.inputs = {sig, ints({}, {10}), random_tensor(DataType::kFloat, {32}, 0, 1, 7), ints({}, {32})};
+  plain.absent = {false, false, true, false};
+  expect_matches(plain, tol, tol, "STFT frame 32 step 10");
+  OneNode windowed = node("STFT", 17);
+  windowed.inputs = {sig, ints({}, {7}), random_tensor(DataType::kFloat, {24}, 0, 1, 8)};
+  expect_matches(windowed, tol, tol, "STFT window 24 step 7");
+  OneNode cplx = node("STFT", 17, {ir::Attribute::of_int("onesided", 0)});
+  cplx.inputs = {random_tensor(DataType::kFloat, {1, 64, 2}, -1, 1, 9), ints({}, {16}),
+                 random_tensor(DataType::kFloat, {20}, 0, 1, 10), ints({}, {20})};
+  expect_matches(cplx, tol, tol, "STFT complex two-sided");
+}
+
 }  // namespace
 }  // namespace tessera::cuda_test

@@ -1,5 +1,5 @@
-// The CUDA backend's DFT (ai.onnx 17: axis attribute; 20: axis input, default -2): real or complex
-// input, dft_length, onesided, inverse and the onesided inverse (irfft), with the CPU reference's
+// The CUDA backend's DFT (ai.onnx 17: axis attribute; 20: axis input, default -2) and STFT (17): real or
+// complex input, dft_length, onesided, inverse and the onesided inverse (irfft), with the CPU reference's
 // checks (ops/signal/dft_kernel.cpp). dft_length and axis are read on the host.
 #include <fmt/format.h>
 
@@ -78,9 +78,62 @@ class Dft : public rt::OpKernel {
   bool inverse_, onesided_;
 };
 
+int64_t positive_scalar(const rt::KernelContext& ctx, const rt::Tensor& t, const char* what) {
+  const int64_t v = scalar_int(ctx, t, what);
+  if (v <= 0) ctx.fail(fmt::format("{} must be positive, got {}", what, v));
+  return v;
+}
+
+// STFT (17): frames of frame_length samples, frame_step apart, times the window, transformed; output
+// [batch, frames, bins, 2]. frame_step and frame_length are read on the host.
+class Stft : public rt::OpKernel {
+ public:
+  explicit Stft(const rt::KernelInfo& info) : onesided_(info.get_int("onesided", 1) != 0) {}
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& sig = ctx.input(0);
+    if (sig.rank() != 3 || (sig.dim(2) != 1 && sig.dim(2) != 2))
+      ctx.fail(fmt::format("signal {} must be [batch, signal_length, 1 or 2]", rt::shape_str(sig.shape())));
+    const int64_t step = positive_scalar(ctx, ctx.input(1), "frame_step");
+    const rt::Tensor* window = ctx.optional_input(2);
+    const rt::Tensor* length_t = ctx.optional_input(3);
+    if (!window && !length_t) ctx.fail("one of window and frame_length must be given");
+    const int64_t frame = length_t ? positive_scalar(ctx, *length_t, "frame_length") : window->numel();
+    if (window) {
+      if (window->rank() != 1 || window->dim(0) != frame)
+        ctx.fail(
+            fmt::format("window {} must be 1-D of frame_length {}", rt::shape_str(window->shape()), frame));
+      if (window->dtype() != sig.dtype()) ctx.fail("window must have the element type of signal");
+    }
+    const int64_t batch = sig.dim(0), len = sig.dim(1);
+    if (onesided_ && sig.dim(2) == 2)
+      ctx.fail("onesided is only defined for real signals (last dimension 1)");
+    if (frame > len) ctx.fail(fmt::format("frame_length {} is longer than the signal ({})", frame, len));
+    DftSpec s;
+    s.frames = (len - frame) / step + 1;
+    s.step = step;
+    s.sig_len = len;
+    s.window = window ? window->raw() : nullptr;
+    s.outer = batch * s.frames;
+    s.len = s.n = frame;
+    s.out_len = onesided_ ? frame / 2 + 1 : frame;
+    s.c_in = static_cast<int>(sig.dim(2));
+    s.c_out = 2;
+    rt::Tensor& y = ctx.output_uninitialized(0, sig.dtype(), {batch, s.frames, s.out_len, 2});
+    launch_dft(*scalar_type(sig.dtype()), sig.raw(), y.raw(), s, native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  bool onesided_;
+};
+
 }  // namespace
 
 void register_dft_kernels(KernelTable& t) {
+  t.add(cuda_def(
+            "STFT", dft_supported,
+            [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<Stft>(i); }, 17),
+        HostIo{{1, 3}, {}});
   t.add(cuda_def(
             "DFT", dft_supported,
             [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<Dft>(i); }, 17),

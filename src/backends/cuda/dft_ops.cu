@@ -1,4 +1,4 @@
-// DFT on the GPU (see dft_ops.h): one thread per output bin, O(n) work each.
+// DFT and STFT on the GPU (see dft_ops.h): one thread per output bin, O(n) work each.
 #include "backends/cuda/dft_ops.h"
 #include "backends/cuda/resize_util.cuh"
 
@@ -15,6 +15,10 @@ __global__ void dft_kernel(const T* x, T* y, DftSpec s) {
   for (int64_t e = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; e < total;
        e += int64_t{gridDim.x} * blockDim.x) {
     const int64_t i = e % s.inner, k = (e / s.inner) % s.out_len, o = e / (s.inner * s.out_len);
+    const int64_t base = s.frames > 0 ? ((o / s.frames) * s.sig_len + (o % s.frames) * s.step) * s.c_in
+                                      : (o * s.len * s.inner + i) * s.c_in;
+    const int64_t jstride = s.frames > 0 ? s.c_in : s.inner * s.c_in;
+    const T* window = static_cast<const T*>(s.window);
     // Sample j of the line (0 past its end), and for irfft the mirrored conjugate of the upper half.
     auto sample = [&](int64_t j, double& re, double& im) {
       bool conj = false;
@@ -24,9 +28,14 @@ __global__ void dft_kernel(const T* x, T* y, DftSpec s) {
       }
       re = im = 0;
       if (j >= s.len || (!s.irfft && j >= s.n)) return;
-      const int64_t p = ((o * s.len + j) * s.inner + i) * s.c_in;
+      const int64_t p = base + j * jstride;
       re = as_double(x, p);
       if (s.c_in == 2) im = as_double(x, p + 1);
+      if (window) {
+        const double w = as_double(window, j);
+        re *= w;
+        im *= w;
+      }
       if (conj) im = -im;
     };
     double acc_re = 0, acc_im = 0;

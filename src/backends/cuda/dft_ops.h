@@ -15,6 +15,10 @@ struct DftSpec {
   int64_t n = 1, out_len = 1;             // transform length; bins written
   int c_in = 1, c_out = 2;                // real (1) or complex (2) samples
   bool inverse = false, irfft = false;    // irfft: a half spectrum completed by Hermitian symmetry
+  // STFT: line o is frame o % frames of batch entry o / frames, starting at sample (o % frames) * step
+  // of a signal of sig_len samples (inner 1), multiplied by `window` (len values, x's type) when given.
+  int64_t frames = 0, step = 0, sig_len = 0;
+  const void* window = nullptr;
 };
 
 // x and y of one float type t (float32/16, bfloat16, float64).
