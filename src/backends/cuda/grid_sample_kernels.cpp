@@ -1,5 +1,5 @@
-// The CUDA backend's GridSample (ai.onnx 16: 2-D; 20, 22: N-D up to 8 spatial axes): every mode and
-// padding mode, x of the number types, grid of the float types.
+// The CUDA backend's AffineGrid (20) and GridSample (ai.onnx 16: 2-D; 20, 22: N-D up to 8 spatial axes):
+// every mode and padding mode, x of the number types, grid of the float types.
 #include <fmt/format.h>
 
 #include "backends/cuda/data_util.h"
@@ -89,9 +89,46 @@ class GridSample : public rt::OpKernel {
   bool align_corners_;
 };
 
+// AffineGrid (20): the size input is read on the host.
+class AffineGrid : public rt::OpKernel {
+ public:
+  explicit AffineGrid(const rt::KernelInfo& info) : align_corners_(info.get_int("align_corners", 0) != 0) {}
+  static bool supports(const rt::KernelInfo& info) {
+    return all_tensors(info) && info.has_input(0) && info.has_input(1) && float_type(info.input_dtype(0));
+  }
+  void compute(rt::KernelContext& ctx) const override {
+    const rt::Tensor& theta = ctx.input(0);
+    const std::vector<int64_t> size = ctx.input(1).to_int64_vector();
+    if (size.size() != 4 && size.size() != 5)
+      ctx.fail(fmt::format("size must have 4 (N, C, H, W) or 5 (N, C, D, H, W) values, got {}", size.size()));
+    for (size_t i = 0; i < size.size(); ++i)
+      if (size[i] < 0) ctx.fail(fmt::format("size[{}] = {} is negative", i, size[i]));
+    const int nd = static_cast<int>(size.size()) - 2;
+    const int64_t n = size[0];
+    if (theta.rank() != 3 || theta.dim(0) != n || theta.dim(1) != nd || theta.dim(2) != nd + 1)
+      ctx.fail(fmt::format("theta {} must be [{}, {}, {}] for size of {} values",
+                           rt::shape_str(theta.shape()), n, nd, nd + 1, size.size()));
+    rt::Shape out_shape = {n};
+    for (int d = 0; d < nd; ++d) out_shape.push_back(size[2 + d]);
+    out_shape.push_back(nd);
+    rt::Tensor& grid = ctx.output_uninitialized(0, theta.dtype(), out_shape);
+    const int64_t d_len = nd == 3 ? size[2] : 1, h_len = size[nd == 3 ? 3 : 2], w_len = size[nd == 3 ? 4 : 3];
+    launch_affine_grid(*scalar_type(theta.dtype()), theta.raw(), grid.raw(), n, nd, d_len, h_len, w_len,
+                       align_corners_, native(ctx.stream()));
+    check_launch(ctx);
+  }
+
+ private:
+  bool align_corners_;
+};
+
 }  // namespace
 
 void register_grid_sample_kernels(KernelTable& t) {
+  t.add(cuda_def(
+            "AffineGrid", AffineGrid::supports,
+            [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<AffineGrid>(i); }, 20),
+        HostIo{{1}, {}});
   t.add(cuda_def(
       "GridSample", grid_sample_supported,
       [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<GridSample>(i); }, 16));

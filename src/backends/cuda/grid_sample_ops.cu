@@ -138,7 +138,46 @@ __global__ void grid_sample_kernel(const T* x, ScalarType grid_type, const void*
   }
 }
 
+// Normalised coordinate of pixel i of an axis of length len; a single pixel sits at the centre, 0.
+__device__ double base_coord(int64_t i, int64_t len, bool align_corners) {
+  if (len <= 1) return 0.0;
+  const double l = static_cast<double>(len);
+  if (align_corners) return -1.0 + 2.0 * static_cast<double>(i) / (l - 1);
+  return (2.0 * static_cast<double>(i) + 1.0) / l - 1.0;
+}
+
+template <class T>
+__global__ void affine_grid_kernel(const T* theta, T* grid, int64_t n, int nd, int64_t d_len, int64_t h_len,
+                                   int64_t w_len, bool align_corners) {
+  const int64_t total = n * d_len * h_len * w_len;
+  for (int64_t p = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; p < total;
+       p += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t x = p % w_len, y = (p / w_len) % h_len, z = (p / (w_len * h_len)) % d_len;
+    const int64_t b = p / (w_len * h_len * d_len);
+    double v[4] = {base_coord(x, w_len, align_corners), base_coord(y, h_len, align_corners), 0.0, 0.0};
+    if (nd == 3) v[2] = base_coord(z, d_len, align_corners);
+    v[nd] = 1.0;
+    const int64_t m = b * nd * (nd + 1);
+    for (int r = 0; r < nd; ++r) {
+      double acc = 0;
+      for (int c = 0; c <= nd; ++c) acc += as_double(theta, m + r * (nd + 1) + c) * v[c];
+      store_double(grid, p * nd + r, acc);
+    }
+  }
+}
+
 }  // namespace
+
+void launch_affine_grid(ScalarType t, const void* theta, void* grid, int64_t n, int nd, int64_t d_len,
+                        int64_t h_len, int64_t w_len, bool align_corners, cudaStream_t s) {
+  const int64_t total = n * d_len * h_len * w_len;
+  if (total == 0) return;
+  by_scalar(t, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    affine_grid_kernel<T><<<grid_for(total), kThreads, 0, s>>>(
+        static_cast<const T*>(theta), static_cast<T*>(grid), n, nd, d_len, h_len, w_len, align_corners);
+  });
+}
 
 void launch_grid_sample(ScalarType x_type, const void* x, ScalarType grid_type, const void* grid, void* y,
                         const GridSampleSpec& spec, cudaStream_t s) {

@@ -26,4 +26,9 @@ struct GridSampleSpec {
 void launch_grid_sample(ScalarType x_type, const void* x, ScalarType grid_type, const void* grid, void* y,
                         const GridSampleSpec& spec, cudaStream_t s);
 
+// AffineGrid (20): grid [n, (d,) h, w, nd] = theta[n] (nd x nd+1, type t) times the normalised
+// coordinates (x, y[, z], 1) of each position, in float64.
+void launch_affine_grid(ScalarType t, const void* theta, void* grid, int64_t n, int nd, int64_t d_len,
+                        int64_t h_len, int64_t w_len, bool align_corners, cudaStream_t s);
+
 }  // namespace tessera::cuda
