@@ -853,6 +853,11 @@ TEST_F(CudaData, ResizeEveryMode) {
                  18});
   expect_same({"Resize", {random(DataType::kInt64, {2, 3, 17, 23}, -1000, 1000, true), up}, {}, 1, 10});
   expect_same({"Resize", {x, down}, {Attribute::of_string("mode", "linear")}, 1, 10});
+  // Upsample (9: scales input; 7: attribute), nearest and linear.
+  const rt::Tensor twice = f32({1, 1, 2, 3});
+  expect_same({"Upsample", {x, twice}, {}, 1, 9});
+  expect_same({"Upsample", {xh, twice}, {Attribute::of_string("mode", "linear")}, 1, 9});
+  expect_same({"Upsample", {x}, {Attribute::of_floats("scales", {1, 1, 1.5f, 2})}, 1, 7});
 }
 
 // GridSample in every mode and padding, with and without align_corners, in 2-D and 3-D, coordinates

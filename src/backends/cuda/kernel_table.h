@@ -44,7 +44,7 @@ void register_matmul_kernels(KernelTable& t);       // matmul_kernels.cpp: cuBLA
 void register_conv_kernels(KernelTable& t);         // conv_kernels.cpp: cuDNN convolutions, pooling
 void register_contrib_kernels(KernelTable& t);      // contrib_kernels.cpp: com.microsoft fused forms
 void register_quantize_kernels(KernelTable& t);     // quantize_kernels.cpp: Quantize/DequantizeLinear
-void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resize
+void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resize, Upsample
 void register_grid_sample_kernels(KernelTable& t);  // grid_sample_kernels.cpp: GridSample, AffineGrid
 void register_dft_kernels(KernelTable& t);          // dft_kernels.cpp: DFT, STFT
 

@@ -1,7 +1,7 @@
-// The CUDA backend's Resize (ai.onnx 10, 11, 13, 18, 19): every mode (nearest with its rounding modes,
-// linear, cubic with exclude_outside and antialias), coordinate transformation mode, roi, axes and
-// keep_aspect_ratio_policy. The output sizes are worked out on the host from scales / sizes / roi (host
-// inputs), as the CPU reference does (ops/image/resize_kernel.cpp); the interpolation runs on the GPU.
+// The CUDA backend's Resize (ai.onnx 10, 11, 13, 18, 19) and Upsample (7, 9): every mode (nearest with its
+// rounding modes, linear, cubic with exclude_outside and antialias), coordinate transformation mode, roi,
+// axes and keep_aspect_ratio_policy. The output sizes are worked out on the host from scales / sizes / roi
+// (host inputs), as the CPU reference does (ops/image/resize_kernel.cpp); the interpolation runs on the GPU.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -130,6 +130,34 @@ uint64_t extrapolation_bits(DataType t, double v) {
   return bits;
 }
 
+// Resizes x by the per-axis spec into output 0.
+void run_resize(KernelContext& ctx, const Tensor& x, const std::vector<rr::Axis>& spec,
+                const rr::Options& o) {
+  rt::Shape out_shape;
+  for (const rr::Axis& a : spec) out_shape.push_back(a.out);
+  const int64_t n = rt::shape_numel(out_shape);  // throws on overflow
+  Tensor& y = ctx.output_uninitialized(0, x.dtype(), out_shape);
+  if (n == 0) return;
+  if (x.numel() == 0) ctx.fail("cannot resize an empty input to a non-empty output");
+  ResizeSpec s;
+  s.rank = static_cast<int>(spec.size());
+  s.mode = static_cast<int>(o.mode);
+  s.coord = static_cast<int>(o.coord);
+  s.nearest = static_cast<int>(o.nearest);
+  s.cubic_a = o.cubic_a;
+  s.exclude_outside = o.exclude_outside;
+  s.antialias = o.antialias;
+  s.extrapolation = o.extrapolation;
+  s.extrapolation_bits = extrapolation_bits(x.dtype(), o.extrapolation);
+  for (size_t d = 0; d < spec.size(); ++d)
+    s.axes[d] = {spec[d].in, spec[d].out, spec[d].scale, spec[d].roi_start, spec[d].roi_end};
+  if (o.mode == rr::Mode::kNearest)
+    launch_resize_nearest(*storage_bytes(x.dtype()), x.raw(), y.raw(), s, n, native(ctx.stream()));
+  else
+    launch_resize_interpolate(*scalar_type(x.dtype()), x.raw(), y.raw(), s, n, native(ctx.stream()));
+  check_launch(ctx);
+}
+
 class Resize : public rt::OpKernel {
  public:
   explicit Resize(const rt::KernelInfo& info) : version_(info.since_version()), p_(parse(info)) {}
@@ -155,37 +183,10 @@ class Resize : public rt::OpKernel {
       from_scales(ctx, *scales, axes, spec);
     if (p_.opts.coord == rr::Coord::kTfCropAndResize) read_roi(ctx, axes, spec);
 
-    rt::Shape out_shape;
-    for (const rr::Axis& a : spec) out_shape.push_back(a.out);
-    const int64_t n = rt::shape_numel(out_shape);  // throws on overflow
-    Tensor& y = ctx.output_uninitialized(0, x.dtype(), out_shape);
-    if (n == 0) return;
-    if (x.numel() == 0) ctx.fail("cannot resize an empty input to a non-empty output");
-    ResizeSpec s = device_spec(spec, x.dtype());
-    if (p_.opts.mode == rr::Mode::kNearest)
-      launch_resize_nearest(*storage_bytes(x.dtype()), x.raw(), y.raw(), s, n, native(ctx.stream()));
-    else
-      launch_resize_interpolate(*scalar_type(x.dtype()), x.raw(), y.raw(), s, n, native(ctx.stream()));
-    check_launch(ctx);
+    run_resize(ctx, x, spec, p_.opts);
   }
 
  private:
-  ResizeSpec device_spec(const std::vector<rr::Axis>& spec, DataType t) const {
-    ResizeSpec s;
-    s.rank = static_cast<int>(spec.size());
-    s.mode = static_cast<int>(p_.opts.mode);
-    s.coord = static_cast<int>(p_.opts.coord);
-    s.nearest = static_cast<int>(p_.opts.nearest);
-    s.cubic_a = p_.opts.cubic_a;
-    s.exclude_outside = p_.opts.exclude_outside;
-    s.antialias = p_.opts.antialias;
-    s.extrapolation = p_.opts.extrapolation;
-    s.extrapolation_bits = extrapolation_bits(t, p_.opts.extrapolation);
-    for (size_t d = 0; d < spec.size(); ++d)
-      s.axes[d] = {spec[d].in, spec[d].out, spec[d].scale, spec[d].roi_start, spec[d].roi_end};
-    return s;
-  }
-
   std::vector<int64_t> resized_axes(const KernelContext& ctx, int64_t rank) const {
     std::vector<int64_t> axes;
     if (p_.axes.empty()) {
@@ -273,9 +274,63 @@ class Resize : public rt::OpKernel {
   Parsed p_;
 };
 
+// Upsample (7, 9; replaced by Resize): scales from the attribute (7) or the host input (9), asymmetric
+// coordinates, nearest floored or linear, as the CPU reference (ops/image/upsample_kernel.cpp).
+class Upsample : public rt::OpKernel {
+ public:
+  explicit Upsample(const rt::KernelInfo& info) : version_(info.since_version()) {
+    opts_.mode = rr::parse_mode(info.get_string("mode", "nearest"), false);
+    opts_.coord = rr::Coord::kAsymmetric;
+    opts_.nearest = rr::Nearest::kSimple;
+    if (version_ < 9) attr_scales_ = info.get_floats("scales");
+  }
+  static bool supports(const rt::KernelInfo& info) {
+    if (!all_tensors(info) || !info.has_input(0) || info.since_version() < 7) return false;
+    const std::string mode = info.get_string("mode", "nearest");
+    const DataType dt = info.input_dtype(0);
+    if (mode == "nearest") return storage_bytes(dt).has_value();
+    return (mode == "linear" || mode == "bilinear") && scalar_type(dt) && dt != DataType::kBool;
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& x = ctx.input(0);
+    std::vector<double> scales;
+    if (version_ >= 9) {
+      const Tensor& sc = ctx.input(1);
+      for (int64_t i = 0; i < sc.numel(); ++i) scales.push_back(static_cast<float>(sc.to_double(i)));
+    } else {
+      scales.assign(attr_scales_.begin(), attr_scales_.end());
+    }
+    if (x.rank() == 0) ctx.fail("X must have rank 1 or more");
+    if (x.rank() > kResizeRank)
+      ctx.fail(fmt::format("the CUDA Upsample takes up to rank {}, got {}", kResizeRank, x.rank()));
+    if (static_cast<int64_t>(scales.size()) != x.rank())
+      ctx.fail(fmt::format("scales has {} values for an input of rank {}", scales.size(), x.rank()));
+    std::vector<rr::Axis> spec(scales.size());
+    for (size_t d = 0; d < scales.size(); ++d) {
+      if (!(scales[d] > 0) || !std::isfinite(scales[d]))
+        ctx.fail(fmt::format("scales[{}] = {} must be positive", d, scales[d]));
+      spec[d].in = x.dim(static_cast<int>(d));
+      spec[d].scale = scales[d];
+      const double out = std::floor(scales[d] * static_cast<double>(spec[d].in));
+      if (out > 9.0e18) ctx.fail(fmt::format("scales[{}] = {} gives an output size too large", d, scales[d]));
+      spec[d].out = static_cast<int64_t>(out);
+    }
+    run_resize(ctx, x, spec, opts_);
+  }
+
+ private:
+  int version_;
+  rr::Options opts_;
+  std::vector<float> attr_scales_;
+};
+
 }  // namespace
 
 void register_resize_kernels(KernelTable& t) {
+  t.add(cuda_def(
+            "Upsample", Upsample::supports,
+            [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<Upsample>(i); }, 7, 9),
+        HostIo{{1}, {}});
   // roi, scales and sizes (Resize-10: scales at 1) decide the output shape: read on the host.
   t.add(cuda_def(
             "Resize", resize_supported,
