@@ -47,6 +47,7 @@ void register_quantize_kernels(KernelTable& t);     // quantize_kernels.cpp: Qua
 void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resize, Upsample
 void register_grid_sample_kernels(KernelTable& t);  // grid_sample_kernels.cpp: GridSample, AffineGrid
 void register_rotary_kernels(KernelTable& t);       // rotary_kernels.cpp: RotaryEmbedding
+void register_einsum_kernels(KernelTable& t);       // einsum_kernels.cpp: Einsum
 void register_dft_kernels(KernelTable& t);          // dft_kernels.cpp: DFT, STFT
 
 inline void register_cuda_kernels(KernelTable& t) {
@@ -61,6 +62,7 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_grid_sample_kernels(t);
   register_dft_kernels(t);
   register_rotary_kernels(t);
+  register_einsum_kernels(t);
 }
 
 }  // namespace tessera::cuda
