@@ -48,6 +48,7 @@ void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resiz
 void register_grid_sample_kernels(KernelTable& t);  // grid_sample_kernels.cpp: GridSample, AffineGrid
 void register_rotary_kernels(KernelTable& t);       // rotary_kernels.cpp: RotaryEmbedding
 void register_einsum_kernels(KernelTable& t);       // einsum_kernels.cpp: Einsum
+void register_col2im_kernels(KernelTable& t);       // col2im_kernels.cpp: Col2Im
 void register_dft_kernels(KernelTable& t);          // dft_kernels.cpp: DFT, STFT
 
 inline void register_cuda_kernels(KernelTable& t) {
@@ -63,6 +64,7 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_dft_kernels(t);
   register_rotary_kernels(t);
   register_einsum_kernels(t);
+  register_col2im_kernels(t);
 }
 
 }  // namespace tessera::cuda
