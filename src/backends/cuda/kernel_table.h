@@ -49,6 +49,7 @@ void register_grid_sample_kernels(KernelTable& t);  // grid_sample_kernels.cpp: 
 void register_rotary_kernels(KernelTable& t);       // rotary_kernels.cpp: RotaryEmbedding
 void register_einsum_kernels(KernelTable& t);       // einsum_kernels.cpp: Einsum
 void register_col2im_kernels(KernelTable& t);       // col2im_kernels.cpp: Col2Im
+void register_linalg_kernels(KernelTable& t);       // linalg_kernels.cpp: Det
 void register_dft_kernels(KernelTable& t);          // dft_kernels.cpp: DFT, STFT
 
 inline void register_cuda_kernels(KernelTable& t) {
@@ -65,6 +66,7 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_rotary_kernels(t);
   register_einsum_kernels(t);
   register_col2im_kernels(t);
+  register_linalg_kernels(t);
 }
 
 }  // namespace tessera::cuda
