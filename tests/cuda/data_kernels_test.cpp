@@ -288,6 +288,15 @@ TEST_F(CudaData, GatherFamily) {
   expect_same(
       {"Gather", {data, rt::Tensor::scalar<int64_t>(DataType::kInt64, -1)}, {Attribute::of_int("axis", -1)}});
   expect_same({"Gather", {random(DataType::kBool, {9, 4}, 0, 2, true), ints({3, 0, 8})}});
+  // Compress along an axis, flattened, with a condition shorter than the axis and one keeping nothing.
+  rt::Tensor cond = random(DataType::kBool, {40}, 0, 2, true, 17);
+  expect_same({"Compress", {data, cond}, {Attribute::of_int("axis", 1)}});
+  expect_same({"Compress", {data, random(DataType::kBool, {5000}, 0, 2, true, 18)}});
+  expect_same(
+      {"Compress", {data, random(DataType::kBool, {7}, 0, 2, true, 19)}, {Attribute::of_int("axis", -1)}});
+  expect_same({"Compress",
+               {data, make(DataType::kBool, {3}, [](int64_t) { return 0.0; })},
+               {Attribute::of_int("axis", 0)}});
   // Rows moved as 16-byte words (embedding lookups).
   expect_same({"Gather", {random(DataType::kFloat16, {100, 768}, -5, 5), ints({3, 99, -1, 0, 42})}});
   rt::Tensor ge_idx = random(DataType::kInt64, {50, 17, 30}, -40, 40, true);
@@ -771,4 +780,129 @@ TEST_F(CudaData, QuantizeAndDequantizeEveryType) {
   expect_same({"DequantizeLinear", {q8, axis_scale, codes(DataType::kInt8, {8}, 15)}, {axis1}, 1, 13});
   expect_same(
       {"DequantizeLinear", {random(DataType::kInt32, {1000}, -1e6, 1e6, true), scalar_scale}, {}, 1, 25});
+}
+
+// Resize in every mode, coordinate transformation, nearest rounding, roi, axes and aspect-ratio policy,
+// enlarging and shrinking by scales that do not divide evenly, bit for bit: the GPU sums the same taps
+// with the same weights in float64, in the same order.
+TEST_F(CudaData, ResizeEveryMode) {
+  rt::Tensor x = floats({2, 3, 17, 23}, 21);
+  rt::Tensor xh = random(DataType::kFloat16, {2, 3, 17, 23}, -10, 10, false, 22);
+  rt::Tensor xu8 = random(DataType::kUint8, {2, 3, 17, 23}, 0, 256, true, 23);
+  auto f32 = [](std::vector<double> v) {
+    return make(DataType::kFloat, {static_cast<int64_t>(v.size())}, [&](int64_t i) { return v[i]; });
+  };
+  const rt::Tensor up = f32({1, 1, 2.3, 1.7}), down = f32({1, 1, 0.6, 0.45});
+  const rt::Tensor empty = f32({});  // an input given as empty: roi or scales not used
+  auto attrs = [](std::string mode, std::string coord, std::vector<Attribute> more = {}) {
+    more.push_back(Attribute::of_string("mode", mode));
+    more.push_back(Attribute::of_string("coordinate_transformation_mode", coord));
+    return more;
+  };
+  for (const rt::Tensor& scales : {up, down}) {
+    for (const char* nearest : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
+      for (const char* coord : {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"})
+        expect_same({"Resize",
+                     {x, empty, scales},
+                     attrs("nearest", coord, {Attribute::of_string("nearest_mode", nearest)}),
+                     1,
+                     13});
+    expect_same({"Resize", {x, empty, scales}, attrs("nearest", "tf_half_pixel_for_nn"), 1, 11});
+    for (const char* coord : {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel"}) {
+      expect_same({"Resize", {x, empty, scales}, attrs("linear", coord), 1, 13});
+      expect_same({"Resize", {xh, empty, scales}, attrs("linear", coord), 1, 13});
+      expect_same({"Resize", {xu8, empty, scales}, attrs("linear", coord), 1, 13});
+      for (int64_t exclude : {0, 1})
+        expect_same({"Resize",
+                     {x, empty, scales},
+                     attrs("cubic", coord,
+                           {Attribute::of_int("exclude_outside", exclude),
+                            Attribute::of_float("cubic_coeff_a", -0.5f)}),
+                     1,
+                     13});
+    }
+    expect_same({"Resize", {x, empty, scales}, attrs("linear", "half_pixel_symmetric"), 1, 19});
+    for (const char* mode : {"linear", "cubic"})
+      expect_same({"Resize",
+                   {x, empty, scales},
+                   attrs(mode, "half_pixel", {Attribute::of_int("antialias", 1)}),
+                   1,
+                   18});
+  }
+  // Strong antialiased shrinking (many taps per axis), tf_crop_and_resize with a roi reaching outside.
+  expect_same({"Resize",
+               {x, empty, f32({1, 1, 0.2, 0.3})},
+               attrs("cubic", "half_pixel", {Attribute::of_int("antialias", 1)}),
+               1,
+               18});
+  const rt::Tensor roi = f32({0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3});
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    expect_same({"Resize",
+                 {x, roi, up},
+                 attrs(mode, "tf_crop_and_resize", {Attribute::of_float("extrapolation_value", 10.0f)}),
+                 1,
+                 13});
+  // Sizes, axes and keep_aspect_ratio_policy (18), and Resize-10 with integers moved as they are.
+  for (const char* policy : {"stretch", "not_larger", "not_smaller"})
+    expect_same({"Resize",
+                 {x, empty, empty, ints({29, 11})},
+                 attrs("linear", "half_pixel",
+                       {Attribute::of_ints("axes", {2, 3}),
+                        Attribute::of_string("keep_aspect_ratio_policy", policy)}),
+                 1,
+                 18});
+  expect_same({"Resize", {random(DataType::kInt64, {2, 3, 17, 23}, -1000, 1000, true), up}, {}, 1, 10});
+  expect_same({"Resize", {x, down}, {Attribute::of_string("mode", "linear")}, 1, 10});
+  // Upsample (9: scales input; 7: attribute), nearest and linear.
+  const rt::Tensor twice = f32({1, 1, 2, 3});
+  expect_same({"Upsample", {x, twice}, {}, 1, 9});
+  expect_same({"Upsample", {xh, twice}, {Attribute::of_string("mode", "linear")}, 1, 9});
+  expect_same({"Upsample", {x}, {Attribute::of_floats("scales", {1, 1, 1.5f, 2})}, 1, 7});
+}
+
+// GridSample in every mode and padding, with and without align_corners, in 2-D and 3-D, coordinates
+// reaching past the borders (and one NaN), bit for bit against the CPU.
+TEST_F(CudaData, GridSampleEveryMode) {
+  rt::Tensor x = floats({2, 3, 9, 11}, 31);
+  rt::Tensor grid = random(DataType::kFloat, {2, 7, 5, 2}, -1.4, 1.4, false, 32);
+  grid.data<float>()[5] = std::numeric_limits<float>::quiet_NaN();
+  rt::Tensor x3 = random(DataType::kFloat16, {1, 2, 4, 5, 6}, -10, 10, false, 33);
+  rt::Tensor grid3 = random(DataType::kFloat, {1, 3, 4, 5, 3}, -1.3, 1.3, false, 34);
+  for (const char* mode : {"nearest", "linear", "cubic"})
+    for (const char* padding : {"zeros", "border", "reflection"})
+      for (int64_t align : {0, 1}) {
+        const std::vector<Attribute> a = {Attribute::of_string("mode", mode),
+                                          Attribute::of_string("padding_mode", padding),
+                                          Attribute::of_int("align_corners", align)};
+        expect_same({"GridSample", {x, grid}, a, 1, 22});
+        if (std::string(mode) != "cubic") expect_same({"GridSample", {x3, grid3}, a, 1, 22});
+      }
+  expect_same({"GridSample", {x, grid}, {Attribute::of_string("mode", "bicubic")}, 1, 16});
+  expect_same({"GridSample",
+               {random(DataType::kDouble, {1, 2, 6, 7}, -100, 100),
+                random(DataType::kDouble, {1, 4, 3, 2}, -1.2, 1.2)},
+               {},
+               1,
+               20});
+}
+
+// TensorScatter (KV-cache update) in linear and circular mode (wrapping past the end), 3-D and 4-D.
+TEST_F(CudaData, TensorScatterLinearAndCircular) {
+  rt::Tensor cache = random(DataType::kFloat16, {2, 3, 10, 8}, -5, 5, false, 41);
+  rt::Tensor update = random(DataType::kFloat16, {2, 3, 4, 8}, -5, 5, false, 42);
+  expect_same({"TensorScatter", {cache, update, ints({0, 6})}, {}, 1, 24});
+  expect_same({"TensorScatter", {cache, update}, {}, 1, 24});
+  expect_same(
+      {"TensorScatter", {cache, update, ints({7, 13})}, {Attribute::of_string("mode", "circular")}, 1, 24});
+  rt::Tensor cache3 = floats({3, 12, 5});
+  expect_same({"TensorScatter",
+               {cache3, floats({3, 12, 5}, 43), ints({0, 0, 0})},
+               {Attribute::of_int("axis", 1)},
+               1,
+               24});
+  expect_same({"TensorScatter",
+               {floats({2, 5, 6}), floats({2, 5, 6}, 44), ints({0, 3})},
+               {Attribute::of_int("axis", -1), Attribute::of_string("mode", "circular")},
+               1,
+               24});
 }

@@ -128,5 +128,19 @@ TEST_F(CudaOps, LpAndMeanVarianceNormalizationMatchTheReference) {
   }
 }
 
+// LRN with odd and even window sizes (the window is asymmetric for even ones), clipped at the edges.
+TEST_F(CudaOps, LrnMatchesTheReference) {
+  uint32_t seed = 5100;
+  for (DataType t : {DataType::kFloat, DataType::kFloat16}) {
+    for (int64_t size : {1, 3, 4}) {
+      OneNode n = node("LRN", 13,
+                       {ir::Attribute::of_int("size", size), ir::Attribute::of_float("alpha", 2e-3f),
+                        ir::Attribute::of_float("beta", 0.6f), ir::Attribute::of_float("bias", 1.5f)});
+      n.inputs = {random_tensor(t, {3, 7, 9, 11}, -3.0f, 3.0f, seed++)};
+      expect_matches(n, rtol_for(t), atol_for(t), label("LRN", type_name(t), size));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tessera::cuda_test

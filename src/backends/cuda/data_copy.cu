@@ -189,19 +189,23 @@ __global__ void gather_nd_kernel(const S* data, const I* idx, S* out, int64_t n,
   }
 }
 
-template <class S>
-__global__ void where_kernel(const bool* cond, const S* x, const S* y, S* out, int64_t n, Broadcast3 b) {
-  TESSERA_GRID_LOOP(i, n) {
-    int64_t o0 = i, o1 = i, o2 = i;
+// N: the index type, int32_t when the output and every input fit (cheaper divisions).
+template <class S, class N>
+__global__ void where_kernel(const bool* __restrict__ cond, const S* __restrict__ x, const S* __restrict__ y,
+                             S* __restrict__ out, N n, Broadcast3 b) {
+  for (N i = static_cast<N>(blockIdx.x) * static_cast<N>(blockDim.x) + static_cast<N>(threadIdx.x); i < n;
+       i += static_cast<N>(gridDim.x) * static_cast<N>(blockDim.x)) {
+    N o0 = i, o1 = i, o2 = i;
     if (!b.flat) {
-      int64_t rest = i;
+      N rest = i;
       o0 = o1 = o2 = 0;
       for (int d = b.rank - 1; d >= 0; --d) {
-        const int64_t c = rest % b.dims[d];
-        rest /= b.dims[d];
-        o0 += c * b.s[0][d];
-        o1 += c * b.s[1][d];
-        o2 += c * b.s[2][d];
+        const N dim = static_cast<N>(b.dims[d]);
+        const N c = rest % dim;
+        rest /= dim;
+        o0 += c * static_cast<N>(b.s[0][d]);
+        o1 += c * static_cast<N>(b.s[1][d]);
+        o2 += c * static_cast<N>(b.s[2][d]);
       }
     }
     out[i] = cond[o0] ? x[o1] : y[o2];
@@ -435,8 +439,14 @@ void launch_where(int elem_bytes, const bool* cond, const void* x, const void* y
   if (n == 0) return;
   by_size(elem_bytes, [&](auto tag_S) {
     using S = typename decltype(tag_S)::type;
-    where_kernel<S><<<grid_for(n), kThreads, 0, s>>>(cond, static_cast<const S*>(x), static_cast<const S*>(y),
-                                                     static_cast<S*>(out), n, b);
+    // Broadcast inputs are no larger than the output, so its size bounds every offset.
+    if (n < (int64_t{1} << 30))
+      where_kernel<S, int32_t>
+          <<<grid_for(n), kThreads, 0, s>>>(cond, static_cast<const S*>(x), static_cast<const S*>(y),
+                                            static_cast<S*>(out), static_cast<int32_t>(n), b);
+    else
+      where_kernel<S, int64_t><<<grid_for(n), kThreads, 0, s>>>(
+          cond, static_cast<const S*>(x), static_cast<const S*>(y), static_cast<S*>(out), n, b);
   });
 }
 

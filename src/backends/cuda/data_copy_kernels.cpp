@@ -493,6 +493,76 @@ bool concat_ok(const rt::KernelInfo& i) {
   return true;
 }
 
+// TensorScatter (a KV-cache update): y = past_cache with `update` written along the sequence axis from
+// write_indices[b] (a host input) for batch entry b, wrapping around in circular mode. One strided copy
+// per batch entry and contiguous run of positions.
+class TensorScatter : public rt::OpKernel {
+ public:
+  explicit TensorScatter(const rt::KernelInfo& info)
+      : circular_(info.get_string("mode", "linear") == "circular") {}
+  static bool supports(const rt::KernelInfo& i) {
+    const std::string mode = i.get_string("mode", "linear");
+    return all_tensors(i) && movable_input(i, 0) && i.has_input(1) &&
+           (mode == "linear" || mode == "circular");
+  }
+  void compute(KernelContext& ctx) const override {
+    const Tensor& cache = ctx.input(0);
+    const Tensor& update = ctx.input(1);
+    const int64_t rank = cache.rank();
+    if (rank < 2) ctx.fail(fmt::format("past_cache {} needs rank >= 2", rt::shape_str(cache.shape())));
+    if (update.dtype() != cache.dtype()) ctx.fail("input 'update' must have the type of 'past_cache'");
+    const auto axis = static_cast<size_t>(axis_of(ctx.info().get_int("axis", -2), rank));
+    if (axis == 0) ctx.fail("attribute 'axis' cannot be the batch axis 0");
+    bool fits = update.rank() == rank;
+    for (size_t d = 0; fits && d < static_cast<size_t>(rank); ++d)
+      fits = d == axis ? update.shape()[d] <= cache.shape()[d] : update.shape()[d] == cache.shape()[d];
+    if (!fits)
+      ctx.fail(fmt::format("update {} does not fit past_cache {} along axis {}",
+                           rt::shape_str(update.shape()), rt::shape_str(cache.shape()), axis));
+    const int64_t batch = cache.shape()[0], len = cache.shape()[axis], steps = update.shape()[axis];
+    std::vector<int64_t> start(static_cast<size_t>(batch), 0);
+    if (ctx.has_input(2)) {
+      start = host_ints(ctx, 2, "write_indices");
+      if (static_cast<int64_t>(start.size()) != batch)
+        ctx.fail(fmt::format("input 'write_indices' has {} entries for a batch of {}", start.size(), batch));
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t st = start[b];
+      if (st < 0 || (circular_ ? (len == 0 && steps > 0) : st + steps > len))
+        ctx.fail(fmt::format("write index {} of batch entry {} does not fit {} steps in a cache of {}", st, b,
+                             steps, len));
+    }
+    Tensor& y = ctx.output_uninitialized(0, cache.dtype(), cache.shape());
+    if (cache.nbytes() > 0)
+      check(cudaMemcpyAsync(y.raw(), cache.raw(), cache.nbytes(), cudaMemcpyDeviceToDevice,
+                            native(ctx.stream())),
+            "cudaMemcpyAsync (TensorScatter)");
+    const auto cs = row_strides(cache.shape()), us = row_strides(update.shape());
+    const Shape inner(update.shape().begin() + 1, update.shape().end());
+    const std::vector<int64_t> src(us.begin() + 1, us.end()), dst(cs.begin() + 1, cs.end());
+    for (int64_t b = 0; b < batch && steps > 0; ++b) {
+      // Positions [p0, p0 + count) of the update land from `to` on.
+      auto copy = [&](int64_t p0, int64_t count, int64_t to) {
+        if (count <= 0) return;
+        Shape dims = inner;
+        dims[axis - 1] = count;
+        StridedCopy c = strided(dims, src, dst);
+        c.src_base = b * us[0] + p0 * us[axis];
+        c.dst_base = b * cs[0] + to * cs[axis];
+        launch_strided_copy(bytes_of(ctx, cache), update.raw(), y.raw(), c, native(ctx.stream()));
+      };
+      const int64_t first = circular_ ? start[b] % len : start[b];
+      const int64_t run = std::min(steps, len - first);
+      copy(0, run, first);
+      copy(run, steps - run, 0);  // circular: the rest wraps to the front
+    }
+    check_launch(ctx);
+  }
+
+ private:
+  bool circular_;
+};
+
 bool where_ok(const rt::KernelInfo& i) {
   return all_tensors(i) && i.input_dtype(0) == rt::DataType::kBool && movable_input(i, 1) &&
          movable_input(i, 2);
@@ -516,6 +586,7 @@ void register_copy_kernels(KernelTable& t) {
   t.add(cuda_def("ConstantOfShape", ConstantOfShape::supports, make<ConstantOfShape>()), HostIo{{0}, {}});
   t.add(cuda_def("Trilu", moves_input0, fn(trilu)), HostIo{{1}, {}});
   t.add(cuda_def("EyeLike", eye_ok, fn(eye_like)));
+  t.add(cuda_def("TensorScatter", TensorScatter::supports, make<TensorScatter>()), HostIo{{2}, {}});
 }
 
 }  // namespace tessera::cuda

@@ -222,6 +222,45 @@ rt::KernelFactory make() {
   return [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<K>(i); };
 }
 
+// Compress: the condition is read on the host (a host input), so the output shape is known without a
+// synchronisation of its own; the kept positions go to the device through a pageable copy, which the
+// driver stages before returning (it cannot be captured into a CUDA graph: the session then runs node
+// by node, as for any data-dependent shape).
+void compress(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& cond = ctx.input(1);
+  if (cond.dtype() != rt::DataType::kBool) ctx.fail("input 'condition' must be bool");
+  if (cond.rank() != 1)
+    ctx.fail(fmt::format("input 'condition' must be 1-D, got {}", rt::shape_str(cond.shape())));
+  const bool has_axis = ctx.info().has_attr("axis");
+  const Shape in_shape = has_axis ? x.shape() : Shape{x.numel()};
+  const auto axis = static_cast<size_t>(has_axis ? axis_of(ctx.info().get_int("axis"), x.rank()) : 0);
+  const int64_t dim = in_shape[axis];
+  std::vector<int64_t> keep;
+  const bool* c = cond.data<bool>();
+  for (int64_t i = 0; i < cond.numel(); ++i) {
+    if (!c[i]) continue;
+    if (i >= dim) ctx.fail(fmt::format("input 'condition' selects entry {} of an axis of size {}", i, dim));
+    keep.push_back(i);
+  }
+  Shape out = in_shape;
+  out[axis] = static_cast<int64_t>(keep.size());
+  Tensor& y = ctx.output_uninitialized(0, x.dtype(), out);
+  if (y.numel() == 0) return;
+  Tensor idx = ctx.scratch_uninitialized(rt::DataType::kInt64, {static_cast<int64_t>(keep.size())});
+  check(cudaMemcpyAsync(idx.raw(), keep.data(), keep.size() * sizeof(int64_t), cudaMemcpyHostToDevice,
+                        native(ctx.stream())),
+        "cudaMemcpyAsync (Compress positions)");
+  launch_gather(bytes_of(ctx, x), x.raw(), idx.raw(), true, y.raw(), product(in_shape, 0, axis), dim,
+                static_cast<int64_t>(keep.size()), product(in_shape, axis + 1, in_shape.size()),
+                native(ctx.stream()));
+  check_launch(ctx);
+}
+
+bool compress_ok(const rt::KernelInfo& i) {
+  return all_tensors(i) && movable_input(i, 0) && i.has_input(1) && i.input_dtype(1) == rt::DataType::kBool;
+}
+
 bool gather_ok(const rt::KernelInfo& i) {
   return all_tensors(i) && movable_input(i, 0) && index_input(i, 1);
 }
@@ -256,6 +295,7 @@ bool one_hot_ok(const rt::KernelInfo& i) {
 
 void register_index_kernels(KernelTable& t) {
   t.add(cuda_def("Gather", gather_ok, fn(gather)));
+  t.add(cuda_def("Compress", compress_ok, fn(compress)), HostIo{{1}, {}});
   t.add(cuda_def("GatherElements", gather_ok, fn(gather_elements)));
   t.add(cuda_def("GatherND", nd_ok, fn(gather_nd)));
   t.add(cuda_def("ScatterElements", scatter_elements_ok, make<ScatterElements>()));

@@ -45,6 +45,13 @@ void register_conv_kernels(KernelTable& t);         // conv_kernels.cpp: cuDNN c
 void register_contrib_kernels(KernelTable& t);      // contrib_kernels.cpp: com.microsoft fused forms
 void register_attention_kernels(KernelTable& t);    // attention_kernels.cpp: Attention, FusedAttention
 void register_quantize_kernels(KernelTable& t);     // quantize_kernels.cpp: Quantize/DequantizeLinear
+void register_resize_kernels(KernelTable& t);       // resize_kernels.cpp: Resize, Upsample
+void register_grid_sample_kernels(KernelTable& t);  // grid_sample_kernels.cpp: GridSample, AffineGrid
+void register_rotary_kernels(KernelTable& t);       // rotary_kernels.cpp: RotaryEmbedding
+void register_einsum_kernels(KernelTable& t);       // einsum_kernels.cpp: Einsum
+void register_col2im_kernels(KernelTable& t);       // col2im_kernels.cpp: Col2Im
+void register_linalg_kernels(KernelTable& t);       // linalg_kernels.cpp: Det
+void register_dft_kernels(KernelTable& t);          // dft_kernels.cpp: DFT, STFT
 
 inline void register_cuda_kernels(KernelTable& t) {
   register_elementwise_kernels(t);
@@ -55,6 +62,13 @@ inline void register_cuda_kernels(KernelTable& t) {
   register_contrib_kernels(t);
   register_attention_kernels(t);
   register_quantize_kernels(t);
+  register_resize_kernels(t);
+  register_grid_sample_kernels(t);
+  register_dft_kernels(t);
+  register_rotary_kernels(t);
+  register_einsum_kernels(t);
+  register_col2im_kernels(t);
+  register_linalg_kernels(t);
 }
 
 }  // namespace tessera::cuda

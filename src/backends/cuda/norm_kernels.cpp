@@ -220,9 +220,29 @@ bool group_stat_norm_supported(const rt::KernelInfo& info, bool lp) {
   return p == 1 || p == 2;
 }
 
+// LRN across channels of [N, C, spatial...].
+void lrn(rt::KernelContext& ctx) {
+  const rt::Tensor& x = ctx.input(0);
+  if (x.rank() < 2)
+    ctx.fail(fmt::format("input 'X' must be [N, C, ...] (rank 2 or more), got {}", rt::shape_str(x.shape())));
+  const int64_t size = ctx.info().get_int("size");
+  if (size < 1) ctx.fail(fmt::format("attribute 'size' is {}; it must be at least 1", size));
+  int64_t spatial = 1;
+  for (int d = 2; d < x.rank(); ++d) spatial *= x.dim(d);
+  rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), x.shape());
+  launch_lrn(*elem_type(x.dtype()), x.raw(), y.raw(), x.dim(0), x.dim(1), spatial, size,
+             ctx.info().get_float("alpha", 1e-4f), ctx.info().get_float("beta", 0.75f),
+             ctx.info().get_float("bias", 1.0f), native(ctx.stream()));
+  check_launch(ctx);
+}
+
 }  // namespace
 
 void register_norm_kernels(KernelTable& t) {
+  t.add(cuda_def(
+      "LRN",
+      [](const rt::KernelInfo& i) { return all_tensors(i) && same_float_inputs(i, 1) && i.has_attr("size"); },
+      [](const rt::KernelInfo&) -> rt::KernelPtr { return std::make_unique<rt::FnKernel>(lrn); }));
   for (auto [name, lp] :
        {std::pair{"LpNormalization", true}, std::pair{"MeanVarianceNormalization", false}}) {
     t.add(cuda_def(

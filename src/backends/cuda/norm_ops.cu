@@ -257,7 +257,48 @@ void batch_norm_typed(const void* x, const void* scale, const void* bias, const 
       eps);
 }
 
+template <class T>
+__global__ void lrn_kernel(const T* x, T* y, int64_t batch, int64_t channels, int64_t spatial, int64_t size,
+                           double alpha, double beta, double bias) {
+  const int64_t total = batch * channels * spatial;
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < total;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t sp = i % spatial, c = (i / spatial) % channels, n = i / (spatial * channels);
+    const int64_t lo = c - before < 0 ? 0 : c - before,
+                  hi = c + after > channels - 1 ? channels - 1 : c + after;
+    double sq = 0;
+    for (int64_t k = lo; k <= hi; ++k) {
+      const double v = load(x, (n * channels + k) * spatial + sp);
+      sq += v * v;
+    }
+    store(y, i,
+          static_cast<float>(static_cast<double>(load(x, i)) /
+                             pow(bias + alpha / static_cast<double>(size) * sq, beta)));
+  }
+}
+
 }  // namespace
+
+void launch_lrn(ElemType t, const void* x, void* y, int64_t batch, int64_t channels, int64_t spatial,
+                int64_t size, double alpha, double beta, double bias, cudaStream_t s) {
+  const int64_t total = batch * channels * spatial;
+  if (total == 0) return;
+  switch (t) {
+    case ElemType::kFloat:
+      return lrn_kernel<float><<<grid_for(total), kBlock, 0, s>>>(static_cast<const float*>(x),
+                                                                  static_cast<float*>(y), batch, channels,
+                                                                  spatial, size, alpha, beta, bias);
+    case ElemType::kHalf:
+      return lrn_kernel<__half><<<grid_for(total), kBlock, 0, s>>>(static_cast<const __half*>(x),
+                                                                   static_cast<__half*>(y), batch, channels,
+                                                                   spatial, size, alpha, beta, bias);
+    case ElemType::kBFloat16:
+      return lrn_kernel<__nv_bfloat16><<<grid_for(total), kBlock, 0, s>>>(
+          static_cast<const __nv_bfloat16*>(x), static_cast<__nv_bfloat16*>(y), batch, channels, spatial,
+          size, alpha, beta, bias);
+  }
+}
 
 void launch_group_stat_norm(GroupNormKind k, ElemType t, const void* x, void* y, const ReduceGeom& geom,
                             cudaStream_t s) {

@@ -44,4 +44,10 @@ enum class GroupNormKind { kL1, kL2, kMeanVariance };
 void launch_group_stat_norm(GroupNormKind k, ElemType t, const void* x, void* y, const ReduceGeom& geom,
                             cudaStream_t s);
 
+// LRN: y = x / (bias + alpha / size * sum of x^2 over the `size` channels around c)^beta, the window
+// from c - floor((size-1)/2) to c + ceil((size-1)/2) clipped to [0, C); float64 as the CPU reference.
+// x is [batch, channels, spatial].
+void launch_lrn(ElemType t, const void* x, void* y, int64_t batch, int64_t channels, int64_t spatial,
+                int64_t size, double alpha, double beta, double bias, cudaStream_t s);
+
 }  // namespace tessera::cuda

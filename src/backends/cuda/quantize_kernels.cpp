@@ -154,9 +154,30 @@ class Dequantize : public rt::OpKernel {
   DataType out_;
 };
 
+void dynamic_quantize(rt::KernelContext& ctx) {
+  const rt::Tensor& x = ctx.input(0);
+  rt::Tensor& y = ctx.output_uninitialized(0, DataType::kUint8, x.shape());
+  rt::Tensor& scale = ctx.output_uninitialized(1, DataType::kFloat, {});
+  rt::Tensor& zp = ctx.output_uninitialized(2, DataType::kUint8, {});
+  launch_dynamic_quantize(*scalar_type(x.dtype()), x.raw(), x.numel(), static_cast<uint8_t*>(y.raw()),
+                          static_cast<float*>(scale.raw()), static_cast<uint8_t*>(zp.raw()),
+                          native(ctx.stream()));
+  check_launch(ctx);
+}
+
+bool dynamic_quantize_supported(const rt::KernelInfo& info) {
+  if (!all_tensors(info) || !info.has_input(0)) return false;
+  const DataType x = info.input_dtype(0);
+  return x == DataType::kFloat || x == DataType::kFloat16 || x == DataType::kBFloat16;
+}
+
 }  // namespace
 
 void register_quantize_kernels(KernelTable& t) {
+  t.add(cuda_def("DynamicQuantizeLinear", dynamic_quantize_supported,
+                 [](const rt::KernelInfo& i) -> rt::KernelPtr {
+                   return std::make_unique<rt::FnKernel>(dynamic_quantize);
+                 }));
   t.add(cuda_def("QuantizeLinear", quantize_supported,
                  [](const rt::KernelInfo& i) -> rt::KernelPtr { return std::make_unique<Quantize>(i); }));
   t.add(cuda_def("DequantizeLinear", dequantize_supported,

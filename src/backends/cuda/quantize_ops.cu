@@ -129,7 +129,61 @@ __global__ void dequantize_kernel(QuantSide q, const void* x, const void* zp, Sc
   }
 }
 
+__device__ __forceinline__ float x_at(ScalarType t, const void* x, int64_t i) {
+  if (t == ScalarType::kHalf) return __half2float(static_cast<const __half*>(x)[i]);
+  if (t == ScalarType::kBFloat16) return __bfloat162float(static_cast<const __nv_bfloat16*>(x)[i]);
+  return static_cast<const float*>(x)[i];
+}
+
+// One block finds the range, then its first thread writes the scale and the zero point.
+constexpr int kRangeThreads = 1024;
+
+__global__ void dynamic_range_kernel(ScalarType t, const void* x, int64_t n, float* scale,
+                                     uint8_t* zero_point) {
+  __shared__ float lo_s[kRangeThreads / 32], hi_s[kRangeThreads / 32];
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const float v = x_at(t, x, i);
+    lo = fminf(lo, v);
+    hi = fmaxf(hi, v);
+  }
+  for (int o = 16; o > 0; o >>= 1) {
+    lo = fminf(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+    hi = fmaxf(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+  }
+  if (threadIdx.x % 32 == 0) {
+    lo_s[threadIdx.x / 32] = lo;
+    hi_s[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < kRangeThreads / 32; ++w) {
+    lo = fminf(lo, lo_s[w]);
+    hi = fmaxf(hi, hi_s[w]);
+  }
+  const float sc = (hi - lo) / 255.0f;
+  const float zp = sc == 0 ? 0.0f : fminf(255.0f, fmaxf(0.0f, rintf(0.0f - lo / sc)));
+  *scale = sc;
+  *zero_point = static_cast<uint8_t>(zp);
+}
+
+__global__ void dynamic_quantize_kernel(ScalarType t, const void* x, int64_t n, uint8_t* y,
+                                        const float* scale, const uint8_t* zero_point) {
+  const float sc = *scale, zp = static_cast<float>(*zero_point);
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
+    const float v = sc == 0 ? zp : fminf(255.0f, fmaxf(0.0f, rintf(x_at(t, x, i) / sc) + zp));
+    y[i] = static_cast<uint8_t>(v);
+  }
+}
+
 }  // namespace
+
+void launch_dynamic_quantize(ScalarType x_type, const void* x, int64_t n, uint8_t* y, float* scale,
+                             uint8_t* zero_point, cudaStream_t s) {
+  dynamic_range_kernel<<<1, kRangeThreads, 0, s>>>(x_type, x, n, scale, zero_point);
+  if (n > 0) dynamic_quantize_kernel<<<grid_for(n), kThreads, 0, s>>>(x_type, x, n, y, scale, zero_point);
+}
 
 void launch_quantize(ScalarType x_type, const void* x, ScalarType scale_type, const void* scale,
                      const void* zp, const QuantSide& q, void* y, int64_t n, const QuantParams& p,

@@ -39,4 +39,11 @@ void launch_dequantize(const QuantSide& q, const void* x, const void* zp, Scalar
                        const void* scale, ScalarType y_type, void* y, int64_t n, const QuantParams& p,
                        cudaStream_t s);
 
+// DynamicQuantizeLinear: scale = (max - min) / 255 over x's range widened to 0, zero point =
+// saturate(round(-min / scale)), y = saturate(round(x / scale) + zero point), in float32 as the CPU
+// reference. The range is found on the device (no synchronisation), so a NaN in x cannot be reported:
+// it is left out of the range and quantizes to 0. x is float32/16 or bfloat16.
+void launch_dynamic_quantize(ScalarType x_type, const void* x, int64_t n, uint8_t* y, float* scale,
+                             uint8_t* zero_point, cudaStream_t s);
+
 }  // namespace tessera::cuda
