@@ -134,6 +134,7 @@ def run_tessera(binary, model_dir, iterations, warmup, precision, device_io=True
     gpu = sum(b["nodes"] for b in backends if b["backend"] != "cpu")
     return {"ms": j["latency_ms"]["median"], "gpu_share": gpu / total, "precision": j.get("precision"),
             "replays": j.get("device_graph_replays", 0),
+            "replay_note": j.get("device_graph_note", ""),
             "accuracy": accuracy(out_dir, os.path.join(model_dir, "test_data_set_0"))}
 
 
@@ -204,6 +205,10 @@ def main():
                      " | ".join(f"{r['torch_ms'][m]:.3f}" for m in modes) +
                      (f" | {ms:.3f} | {ratio:.2f} | {tflops:.1f} | {100 * t['gpu_share']:.0f}%{'' if t.get('replays') else ' (no graph replay)'} | {fmt_acc(t['accuracy'])} |"
                       if ms else f" | error | - | - | - | {t.get('error', '')[:120]} |") + with_copies)
+    notes = [f"- {r['model']} batch {r['batch']}: not replayed as a CUDA graph: {r['tessera']['replay_note']}"
+             for r in rows if r["tessera"].get("ms") and r["tessera"].get("replay_note")]
+    if notes:
+        lines += [""] + notes
     if ratios:
         geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         lines += ["", f"geometric mean of reduce-overhead / Tessera over {len(ratios)} cells: {geo:.2f}"]

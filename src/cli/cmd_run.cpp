@@ -85,6 +85,7 @@ void add_run_command(CLI::App& app, int& status) {
       j["memory"] = profiler::memory_json(st);
       j["precision"] = passes::precision_name(session->precision().precision);
       j["device_graph_replays"] = st.device_graph_replays;
+      if (!st.device_graph_note.empty()) j["device_graph_note"] = st.device_graph_note;
       j["backends"] = nlohmann::json::array();
       for (const auto& b : session->backends())
         j["backends"].push_back({{"backend", b.name}, {"device", b.device}, {"nodes", b.nodes}});

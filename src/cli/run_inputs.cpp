@@ -452,6 +452,8 @@ std::string placement_line(const rt::Session& session) {
   if (!p.note.empty()) where += fmt::format(" ({})", p.note);
   if (size_t n = session.last_stats().device_graph_replays)
     where += fmt::format("; {} runs replayed as one device graph", n);
+  else if (const std::string& why = session.last_stats().device_graph_note; !why.empty())
+    where += fmt::format("; not replayed as a device graph: {}", why);
   return where;
 }
 

@@ -170,7 +170,7 @@ class Replayer {
   void run() {
     auto seg = device_segment(*f_.graph);
     if (!seg) {
-      r_.disabled = true;
+      disable("the graph is not one device segment (copies in, device nodes, copies out)");
       return run_range(0, nodes_.size());
     }
     auto [i0, i1] = *seg;
@@ -205,28 +205,29 @@ class Replayer {
   }
 
   // Captures the device nodes into a graph and launches it. Where the work cannot be captured (a kernel
-  // synchronises or fails, memory had to be allocated), it runs the nodes as usual, and never tries again.
+  // synchronises or fails, memory had to be allocated), the run starts again without capturing
+  // (CaptureAbandoned), and no capture is tried again. The nodes under capture release what they read
+  // last and write in place as in any run: holding their inputs here for a second try would change which
+  // buffers the memory plan hands out, and that alone would make the capture allocate and fail.
   void capture(Backend& d, size_t i0, size_t i1, std::vector<std::pair<const void*, Shape>> ins) {
     r_.graph.reset();
     r_.results.clear();
     if (!d.begin_capture()) {
-      r_.disabled = true;
+      disable("the device cannot begin a capture");
       return run_range(i0, i1);
     }
     std::shared_ptr<void> graph;
-    // The nodes run under capture release the values they read last; a failed capture runs them again,
-    // from the values as they were.
-    std::vector<Value> before = f_.slots;
+    std::string failure = "the device did not finish the capture (a kernel synchronised or allocated)";
     try {
       run_range(i0, i1);
       graph = d.end_capture();
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
       d.end_capture();
+      failure = fmt::format("a node failed under capture: {}", e.what());
     }
     if (!graph) {
-      r_.disabled = true;
-      f_.slots = std::move(before);
-      return run_range(i0, i1);  // the captured work did not run: run it now
+      disable(failure);
+      throw CaptureAbandoned{};
     }
     d.replay(graph);
     r_.graph = std::move(graph);
@@ -239,6 +240,11 @@ class Replayer {
         const Tensor& t = v.tensor();
         r_.results.push_back({s, t.dtype(), t.shape(), const_cast<void*>(t.raw()), t.device()});
       }
+  }
+
+  void disable(std::string why) {
+    r_.disabled = true;
+    r_.why_not = std::move(why);
   }
 
   const std::vector<ExecNode>& nodes_;

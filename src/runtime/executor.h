@@ -21,6 +21,7 @@ namespace tessera::rt {
 // the graph and copy the results out, without running the nodes' kernels on the host at all.
 struct DeviceReplay {
   bool disabled = false;        // the graph's shape or a failed capture rules it out
+  std::string why_not;          // when disabled: why, for `tessera run` and the bench to say
   std::shared_ptr<void> graph;  // null until captured
   struct Result {               // a slot the copies back read: where the captured graph leaves it
     int slot;
@@ -33,6 +34,11 @@ struct DeviceReplay {
   std::vector<std::pair<const void*, Shape>> inputs;  // the device buffers the copies in wrote then
   size_t replays = 0, captures = 0;
 };
+
+// Thrown out of run_graph when a capture of the device nodes failed after they had started to consume
+// their inputs (released values, in-place outputs): the run cannot go on from there, so the session runs
+// the graph again from its inputs, with replay disabled. Not an error the caller sees.
+struct CaptureAbandoned {};
 
 struct RunContext {
   DeviceReplay* replay = nullptr;    // non-null: the main graph may be captured and replayed

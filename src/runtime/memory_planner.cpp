@@ -145,6 +145,13 @@ void build_plan(MemoryPlanner::State& st) {
 void MemoryPlanner::end_run() {
   std::lock_guard lock(st_->mu);
   if (!st_->recording) return;
+  // A device's tensors still alive when its run ends are the outputs the run leaves on the device
+  // (RunOptions::outputs_on_device), which the session lets go when the next run starts: they are
+  // planned, so that a captured device graph does not allocate them. The host's outputs go to callers
+  // who keep them for as long as they like, and stay out of the plan.
+  if (!st_->backend->is_host())
+    for (Record& r : st_->records)
+      if (r.free_t == kNever) r.free_t = st_->clock + 1;
   build_plan(*st_);
   st_->recording = false;
   st_->planned_once = true;
@@ -168,7 +175,9 @@ Tensor MemoryPlanner::allocate(DataType dtype, Shape shape, bool zero) {
   size_t k = st->next++;
   if (!st->recording && k < st->plan.size() && st->plan[k].placed && bytes <= st->plan[k].bytes) {
     Slot& s = st->plan[k];
-    bool free = std::none_of(s.overlaps.begin(), s.overlaps.end(), [&](uint32_t j) { return st->alive[j]; });
+    // The slot itself may still be held from an earlier run (a device output fed back in).
+    bool free = !st->alive[k] &&
+                std::none_of(s.overlaps.begin(), s.overlaps.end(), [&](uint32_t j) { return st->alive[j]; });
     if (free) {
       st->alive[k] = 1;
       st->planned_allocs++;

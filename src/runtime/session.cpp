@@ -298,6 +298,33 @@ Value Session::to_device(const Value& v) {
   return Value(rt::to_device(b, v.tensor()));  // synchronised
 }
 
+// A device output is handed to the caller as an alias of its memory while the session keeps the owning
+// value until the next run. The caller's reference must not count as a use of the memory plan's
+// block: it would push the next run's allocations off the plan, and a device-graph capture that
+// allocates fails.
+void Session::hold_device_outputs(std::vector<Value>& outs) {
+  for (Value& v : outs) {
+    if (!v.is_tensor() || !backend_of(v)) continue;
+    const Tensor& t = v.tensor();
+    held_outputs_.push_back(v);
+    v = Value(Tensor(t.dtype(), t.shape(), std::shared_ptr<void>(const_cast<void*>(t.raw()), [](void*) {}),
+                     t.device()));
+  }
+}
+
+// The held outputs of the last run are let go, except those whose memory a feed of this run reads.
+std::vector<Value> Session::take_held_outputs(const std::vector<Value>& feeds) {
+  std::vector<Value> kept;
+  for (Value& h : held_outputs_)
+    for (const Value& f : feeds)
+      if (f.is_tensor() && f.tensor().raw() == h.tensor().raw()) {
+        kept.push_back(std::move(h));
+        break;
+      }
+  held_outputs_.clear();
+  return kept;
+}
+
 Value Session::to_host(const Value& v) {
   Backend* b = backend_of(v);
   if (!b) return v;
@@ -331,37 +358,48 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
     shapes.push_back(ins[i].is_tensor() ? ins[i].tensor().shape() : Shape{-1});
   }
   bool replan = shapes != plan_shapes_ || !planners_.back()->has_plan();
-  cpu::begin_run();  // the CPU kernels forget what they learnt of the last run's tensors
-  for (auto& p : planners_) p->begin_run(replan);
+  // Device outputs of the last run that the caller may still hold (as aliases): their memory is the
+  // plan's again, unless one of them is fed back in now.
+  std::vector<Value> fed_back = take_held_outputs(ins);
   RunContext rc;
-  rc.planner = planners_.back().get();
-  for (size_t i = 0; i + 1 < backends_.size(); ++i)
-    rc.device_planners.emplace_back(backends_[i].get(), planners_[i].get());
-  rc.pool = pool_.get();
-  rc.cancel = &cancel_;
-  rc.outputs_on_device = ro.outputs_on_device;
-  if (opts_.device_graphs && backends_.size() > 1) {
-    if (!replay_) replay_ = std::make_unique<DeviceReplay>();
-    rc.replay = replay_.get();
-    rc.may_capture = !replan;
-  }
-  stats_.events.clear();
-  if (opts_.profile || ro.profile) {
-    rc.events = &stats_.events;
-    for (auto& b : backends_)
-      if (!b->is_host() && b->trace_begin()) rc.tracers.push_back(b.get());
-  }
-  rc.start = std::chrono::steady_clock::now();
   std::vector<Value> outs;
-  try {
-    outs = run_graph(*graph_, ins, nullptr, rc);
-    finish_streams();
-  } catch (...) {
-    for (Backend* b : rc.tracers) b->trace_end();
-    for (auto& p : planners_) p->abort_run();
-    plan_shapes_.clear();  // a failed recording is no plan to keep
-    if (replay_) replay_->graph.reset();
-    throw;
+  for (bool retry = true; retry;) {
+    retry = false;
+    cpu::begin_run();  // the CPU kernels forget what they learnt of the last run's tensors
+    for (auto& p : planners_) p->begin_run(replan);
+    rc = RunContext{};
+    rc.planner = planners_.back().get();
+    for (size_t i = 0; i + 1 < backends_.size(); ++i)
+      rc.device_planners.emplace_back(backends_[i].get(), planners_[i].get());
+    rc.pool = pool_.get();
+    rc.cancel = &cancel_;
+    rc.outputs_on_device = ro.outputs_on_device;
+    if (opts_.device_graphs && backends_.size() > 1) {
+      if (!replay_) replay_ = std::make_unique<DeviceReplay>();
+      rc.replay = replay_.get();
+      rc.may_capture = !replan;
+    }
+    stats_.events.clear();
+    if (opts_.profile || ro.profile) {
+      rc.events = &stats_.events;
+      for (auto& b : backends_)
+        if (!b->is_host() && b->trace_begin()) rc.tracers.push_back(b.get());
+    }
+    rc.start = std::chrono::steady_clock::now();
+    try {
+      outs = run_graph(*graph_, ins, nullptr, rc);
+      finish_streams();
+    } catch (const CaptureAbandoned&) {
+      // The capture's nodes had consumed their inputs: run again from the feeds, without capturing.
+      for (Backend* b : rc.tracers) b->trace_end();
+      retry = true;
+    } catch (...) {
+      for (Backend* b : rc.tracers) b->trace_end();
+      for (auto& p : planners_) p->abort_run();
+      plan_shapes_.clear();  // a failed recording is no plan to keep
+      if (replay_) replay_->graph.reset();
+      throw;
+    }
   }
   stats_.total_us =
       std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rc.start).count();
@@ -378,7 +416,9 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
                               planners_[i]->stats(), 0});
   stats_.prepared_weight_bytes = prepared_bytes(*graph_);
   stats_.device_graph_replays = replay_ ? replay_->replays : 0;
+  stats_.device_graph_note = replay_ && replay_->disabled ? replay_->why_not : std::string();
   plan_shapes_ = std::move(shapes);
+  if (ro.outputs_on_device) hold_device_outputs(outs);
   if (fetch.empty()) return outs;
   std::vector<Value> picked;
   for (const auto& name : fetch) {

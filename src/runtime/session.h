@@ -88,6 +88,8 @@ struct RunStats {
   double total_us = 0;
   // Runs so far that replayed the captured device graph instead of running the nodes one by one.
   size_t device_graph_replays = 0;
+  // Why the main graph is not captured and replayed (empty while it is, or before it was tried).
+  std::string device_graph_note;
   std::vector<NodeEvent> events;           // when profiling
   MemoryStats memory;                      // the host's
   std::vector<DeviceMemoryStats> devices;  // every backend of the session, the host last
@@ -165,8 +167,10 @@ class Session {
 
  private:
   void check_feed(const ir::ValueInfo& vi, const Value& v) const;
-  Backend* backend_of(const Value& v) const;
-  void finish_streams();  // the device backend holding a tensor; null: the host
+  Backend* backend_of(const Value& v) const;  // the device backend holding a tensor; null: the host
+  void finish_streams();
+  void hold_device_outputs(std::vector<Value>& outs);
+  std::vector<Value> take_held_outputs(const std::vector<Value>& feeds);
   void open_backends();
   void prepare_kernels();
 
@@ -180,6 +184,7 @@ class Session {
   std::vector<std::pair<std::string, std::string>> rewrites_;  // (rule, node)
   PrecisionResult precision_;
   std::unique_ptr<DeviceReplay> replay_;
+  std::vector<Value> held_outputs_;  // the last run's device outputs (RunOptions::outputs_on_device)
   std::vector<std::vector<int64_t>> plan_shapes_;  // input shapes the plan was learned with
   bool planned_once_ = false;
   std::mutex run_mu_;

@@ -160,26 +160,37 @@ TEST_F(Cuda, BinaryKernelsBroadcastAsTheReferenceDoes) {
 }
 
 TEST_F(Cuda, MixedPlacementCopiesEachValueOncePerDevice) {
-  // Relu (GPU) -> LRN (an op the CUDA backend has no kernel for: the CPU) -> Add with a weight (GPU) ->
-  // Exp (GPU).
+  // Relu (GPU) -> MaxUnpool (an op the CUDA backend has no kernel for: the CPU) -> Add with a weight
+  // (GPU) -> Exp (GPU).
   ir::Model m;
   m.ir_version = 8;
   m.opset_imports = {{"", 17}};
   ir::GraphBuilder b(m.graph);
   auto x =
       b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(1), Dim::of(4), Dim::of(4), Dim::of(4)}));
+  auto idx = b.input(
+      "idx", Type::tensor(DataType::kInt64, ir::Shape{Dim::of(1), Dim::of(4), Dim::of(4), Dim::of(4)}));
   auto r = b.node("Relu", {x}, {}, "relu");
-  auto s = b.node("LRN", {r}, {ir::Attribute::of_int("size", 3)}, "lrn");
-  auto w = b.random_normal("w", {1, 4, 4, 4}, 1.0f);
+  auto s = b.node("MaxUnpool", {r, idx},
+                  {ir::Attribute::of_ints("kernel_shape", {2, 2}), ir::Attribute::of_ints("strides", {2, 2})},
+                  "unpool");
+  auto w = b.random_normal("w", {1, 4, 8, 8}, 1.0f);
   auto a = b.node("Add", {s, w}, {}, "add");
   b.output(b.node("Exp", {a}, {}, "exp"), Type::tensor(DataType::kFloat));
   rt::Session gpu(
       m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true, .precision = kFp32});
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
   std::vector<float> xv(64);
-  for (size_t i = 0; i < xv.size(); ++i) xv[i] = std::sin(static_cast<float>(i)) * 3;
+  std::vector<int64_t> iv(64);
+  for (size_t i = 0; i < xv.size(); ++i) {
+    xv[i] = std::sin(static_cast<float>(i)) * 3;
+    const int64_t c = static_cast<int64_t>(i) / 16, h = static_cast<int64_t>(i) / 4 % 4,
+                  wi = static_cast<int64_t>(i) % 4;
+    iv[i] = c * 64 + (2 * h + (wi & 1)) * 8 + 2 * wi;  // one place in each 2x2 window of the 8x8 output
+  }
   std::vector<std::pair<std::string, rt::Value>> feeds = {
-      {"x", rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {1, 4, 4, 4}, xv))}};
+      {"x", rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {1, 4, 4, 4}, xv))},
+      {"idx", rt::Value(rt::Tensor::from_vector<int64_t>(DataType::kInt64, {1, 4, 4, 4}, iv))}};
   expect_close(gpu.run(feeds)[0].tensor(), ref.run(feeds)[0].tensor(), 4, "mixed model");
   std::map<std::string, int> ops;
   for (const auto& ev : gpu.last_stats().events) {
@@ -188,7 +199,7 @@ TEST_F(Cuda, MixedPlacementCopiesEachValueOncePerDevice) {
       EXPECT_EQ(ev.device, "cuda:0");
     }
   }
-  EXPECT_EQ(ops["MemcpyToDevice"], 2);  // x, lrn's output
+  EXPECT_EQ(ops["MemcpyToDevice"], 2);  // x, unpool's output
   EXPECT_EQ(ops["MemcpyToHost"], 2);    // relu's output, the graph output
   EXPECT_EQ(gpu.backends().front().nodes, 3u);
 }

@@ -88,6 +88,11 @@ std::shared_ptr<void> CudaBackend::allocate(size_t bytes) {
   }
   cudaStream_t s = native(*stream_);
   cudaError_t e = cudaMallocAsync(&p, std::max<size_t>(bytes, 1), s);
+  // Any other error is a sticky one left by an earlier kernel (an illegal address): not memory.
+  if (e != cudaSuccess && e != cudaErrorMemoryAllocation)
+    throw rt::KernelError(
+        fmt::format("CUDA error on cuda:{} (from this or an earlier node) when allocating {}: {}", device_,
+                    human(bytes), cudaGetErrorString(e)));
   if (e != cudaSuccess) {
     cudaGetLastError();
     size_t free_b = 0, total_b = 0;

@@ -27,7 +27,11 @@ struct SimCounters {
   std::set<const void*> live;  // blocks the device handed out
   size_t to_device = 0, to_host = 0, bytes_in_use = 0, most_bytes = 0, prepared = 0;
   bool foreign_pointer = false, wrong_stream = false, host_input_on_device = false;
-  size_t capture_attempts = 0;  // the device "captures" and always fails to (a kernel synchronised)
+  // The device "captures" and fails to (a kernel synchronised), or with captures_succeed, succeeds
+  // where nothing was allocated while capturing (as CUDA's backend does); a replay does nothing (the
+  // kernels ran when captured, and the tests feed the same inputs again).
+  size_t capture_attempts = 0, allocated_while_capturing = 0, replays = 0;
+  bool captures_succeed = false, capturing = false;
 };
 
 class SimStream : public rt::Stream {
@@ -187,6 +191,7 @@ class SimDevice : public rt::Backend {
     void* p = std::malloc(std::max<size_t>(bytes, 1));
     std::lock_guard lock(g_sim->mu);
     g_sim->live.insert(p);
+    if (g_sim->capturing) g_sim->allocated_while_capturing++;
     g_sim->bytes_in_use += bytes;
     g_sim->most_bytes = std::max(g_sim->most_bytes, g_sim->bytes_in_use);
     return {p, [bytes](void* q) {
@@ -213,9 +218,20 @@ class SimDevice : public rt::Backend {
   bool begin_capture() override {
     std::lock_guard lock(g_sim->mu);
     g_sim->capture_attempts++;
+    g_sim->capturing = true;
+    g_sim->allocated_while_capturing = 0;
     return true;
   }
-  std::shared_ptr<void> end_capture() override { return nullptr; }
+  std::shared_ptr<void> end_capture() override {
+    std::lock_guard lock(g_sim->mu);
+    g_sim->capturing = false;
+    if (!g_sim->captures_succeed || g_sim->allocated_while_capturing) return nullptr;
+    return std::make_shared<int>(0);
+  }
+  void replay(const std::shared_ptr<void>&) override {
+    std::lock_guard lock(g_sim->mu);
+    g_sim->replays++;
+  }
 
  private:
   rt::KernelRegistry registry_;
@@ -581,10 +597,8 @@ TEST_F(Placement, DeviceFeedsReachTheLoweringsBoundaryCast) {
   }
 }
 
-// A model wholly on the device is captured on its second run; where the capture fails, its nodes run
-// again from the values as they were before it (the attempt released the ones it read last), and the
-// session never tries again.
-TEST_F(Placement, AFailedDeviceCaptureRunsTheNodesAgainFromTheirInputs) {
+// Relu -> Relu on 32 floats: wholly on the simulated device.
+ir::Model relu_chain() {
   ir::Model m;
   m.ir_version = 8;
   m.opset_imports = {{"", 17}};
@@ -592,7 +606,14 @@ TEST_F(Placement, AFailedDeviceCaptureRunsTheNodesAgainFromTheirInputs) {
   auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(32)}));
   auto r = b.node("Relu", {x}, {}, "relu");
   b.output(b.node("Relu", {r}, {}, "relu2"), Type::tensor(DataType::kFloat));
-  rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone,
+  return m;
+}
+
+// A model wholly on the device is captured on its second run; where the capture fails, the run starts
+// again from its feeds (the attempt had released the values its nodes read last), and the session
+// never tries again, saying why.
+TEST_F(Placement, AFailedDeviceCaptureRunsTheNodesAgainFromTheirInputs) {
+  rt::Session s(relu_chain(), {.optimization = rt::OptLevel::kNone,
                                .threads = 1,
                                .backend = "sim",
                                .precision = tessera::passes::Precision::kFp32});
@@ -604,4 +625,58 @@ TEST_F(Placement, AFailedDeviceCaptureRunsTheNodesAgainFromTheirInputs) {
   }
   EXPECT_EQ(counters_.capture_attempts, 1u) << "tried on the second run only";
   EXPECT_EQ(s.last_stats().device_graph_replays, 0u);
+  EXPECT_NE(s.last_stats().device_graph_note.find("did not finish the capture"), std::string::npos)
+      << s.last_stats().device_graph_note;
+}
+
+// The capture run hands out the same planned memory as the run that recorded the plan: nothing held
+// on the side (a copy of the frame's values for a second try, the caller's references to the last
+// run's device outputs) may keep a planned block busy, or the capture allocates and fails.
+TEST_F(Placement, ACaptureAllocatesNothingWhileTheCallerHoldsTheLastDeviceOutputs) {
+  counters_.captures_succeed = true;
+  rt::Session s(relu_chain(), {.optimization = rt::OptLevel::kNone,
+                               .threads = 1,
+                               .backend = "sim",
+                               .precision = tessera::passes::Precision::kFp32});
+  rt::Tensor x_in = ramp(32, -8.0f);
+  rt::Value dx = s.to_device(rt::Value(x_in));
+  std::vector<rt::Value> last;
+  for (int run = 0; run < 4; ++run) {
+    auto outs = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+    rt::Tensor y = s.to_host(outs[0]).tensor();
+    for (int64_t i = 0; i < 32; ++i)
+      EXPECT_FLOAT_EQ(y.data<float>()[i], std::max(0.0f, x_in.data<float>()[i])) << run;
+    last = std::move(outs);  // held while the next run runs, as a caller does
+  }
+  EXPECT_EQ(counters_.capture_attempts, 1u);
+  EXPECT_EQ(counters_.allocated_while_capturing, 0u);
+  EXPECT_EQ(s.last_stats().device_graph_replays, 2u) << s.last_stats().device_graph_note;
+  EXPECT_EQ(counters_.replays, 3u) << "the captured graph launched once, then replayed twice";
+}
+
+// An output fed back as the next run's input (a decoder's state) keeps its memory while that run reads
+// it, even though the session hands device outputs out as aliases: in y = Relu(Relu(x)) + x the plan
+// puts the first Relu's output where y was, so without that the first node would overwrite x.
+TEST_F(Placement, ADeviceOutputFedBackIsNotOverwrittenWhileRead) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{Dim::of(32)}));
+  auto r1 = b.node("Relu", {x}, {}, "relu");
+  auto r2 = b.node("Relu", {r1}, {}, "relu2");
+  b.output(b.node("Add", {r2, x}, {}, "add"), Type::tensor(DataType::kFloat));
+  rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone,
+                               .threads = 1,
+                               .backend = "sim",
+                               .precision = tessera::passes::Precision::kFp32,
+                               .device_graphs = false});
+  rt::Tensor x_in = ramp(32, -4.0f);
+  rt::Value v = s.to_device(rt::Value(x_in));
+  for (int run = 0; run < 4; ++run) v = s.run({{"x", v}}, {}, {.outputs_on_device = true})[0];
+  rt::Tensor y = s.to_host(v).tensor();
+  for (int64_t i = 0; i < 32; ++i) {
+    float x0 = x_in.data<float>()[i];
+    EXPECT_FLOAT_EQ(y.data<float>()[i], x0 > 0 ? 16 * x0 : x0) << i;  // x -> relu(x) + x, four times
+  }
 }
