@@ -296,6 +296,13 @@ void ExecGraph::insert_copies(Backend* host) {
     placed.push_back(std::move(en));
   }
   for (int& s : outputs_) s = reach(s, host);
+  // The graph inputs' copies to a device go first: they depend on nothing else, and a model wholly on
+  // one device is then copies in, device nodes, copies out, which a device graph can capture (a copy
+  // from the host between device nodes could not be replayed: it reads the host's memory at capture).
+  std::stable_partition(placed.begin(), placed.end(), [&](const ExecNode& en) {
+    return en.own_node && en.node->op_type == "MemcpyToDevice" &&
+           std::find(inputs_.begin(), inputs_.end(), en.inputs[0]) != inputs_.end();
+  });
   nodes_ = std::move(placed);
 }
 
