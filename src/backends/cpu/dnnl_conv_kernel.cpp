@@ -10,7 +10,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <span>
 
 #include "backends/cpu/conv_activation.h"
 #include "backends/cpu/dnnl_common.h"
@@ -79,13 +78,22 @@ class DnnlConv : public rt::OpKernel {
     const rt::Tensor* w = prepared_ ? nullptr : &ctx.input(1);
     const rt::Shape& ws = w ? w->shape() : w_shape_;
     if (!reference_ok(x.shape(), ws)) return reference(ctx, x);
-    const bool fused = act_.fuse(!act_.needs_finite_sums() || sums_finite(ctx, x, w));
+    // Relu, Clip and HardSigmoid fuse when the sums are finite (checked, reading the input only where
+    // nothing is known of it); the other activations need no check, but what is known of the input
+    // still bounds the output, for the next convolution.
+    const rt::Tensor* bias = ctx.optional_input(2);
+    const std::optional<double> bound = act_.needs_finite_sums()
+                                            ? conv_sums_bound(sums_, ctx.threads(), x, w, bias, nullptr)
+                                            : conv_remembered_bound(sums_, x, bias, nullptr);
+    const bool fused = act_.fuse(!act_.needs_finite_sums() || bound.has_value());
     Entry* e = entry(x.shape(), ws, ctx.has_input(2), fused);
     if (!e) return reference(ctx, x);
     ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     rt::Tensor& y = run(ctx, *e, x, w);
     if (!fused) act_.apply(ctx.threads(), y.data<float>(), y.numel());
+    if (!bound) return;
+    if (const std::optional<double> out = act_.output_bound(*bound)) remember_bound(y, *out);
   }
 
   size_t prepared_bytes() const override {
@@ -133,20 +141,6 @@ class DnnlConv : public rt::OpKernel {
       }
     }
     return s;
-  }
-
-  // Whether this run's convolution sums are all finite (ConvActivation::fuse).
-  bool sums_finite(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w) const {
-    const rt::Tensor* b = ctx.optional_input(2);
-    if (b && b->dtype() == ir::DataType::kFloat) {
-      for (float v : std::span(b->data<float>(), static_cast<size_t>(b->numel())))
-        if (!(std::fabs(v) < 1e30f)) return false;
-    }
-    // Constant weights (prepared or kept): bounds from the session build.
-    if (sums_.known()) return sums_.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
-    if (w->numel() == 0) return true;  // weights that are not constant: their bounds now
-    FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
-    return sums.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
   }
 
   Entry* entry(const rt::Shape& xs, const rt::Shape& ws, bool has_bias, bool fused) const {
