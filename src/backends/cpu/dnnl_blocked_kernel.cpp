@@ -187,7 +187,7 @@ class DnnlBlockedConv : public rt::OpKernel {
     sums_ = FiniteSums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
     auto xs = static_input_shape();
     if (!xs) return;
-    Entry* e = entry(*xs, w->shape(), has_bias_, has_z_, act_.fuse(true));
+    Entry* e = entry(*xs, w->shape(), has_bias_, has_z_, act_.fuse(true), false);
     // Winograd's weights format can be reordered into but not out of: a run whose primitive wants
     // another form of it (other threads, other shapes) would need the original, which is kept.
     const bool reorderable = e && e->pd.weights_desc().data.format_kind == dnnl_blocked;
@@ -434,14 +434,20 @@ class DnnlBlockedConv : public rt::OpKernel {
            all_equal(g.dilates, 0) && cin % 16 == 0 && cout % 16 == 0 && g.out[0] >= 14 && g.out[1] >= 14;
   }
 
-  Entry* entry(const rt::Shape& x, const rt::Shape& w, bool has_bias, bool has_z, bool fused) const {
+  // The cached primitive for these shapes, made when missing; `with_primitive` false (session build)
+  // makes the primitive descriptor only, whose weights layout is all prepare() needs.
+  Entry* entry(const rt::Shape& x, const rt::Shape& w, bool has_bias, bool has_z, bool fused,
+               bool with_primitive = true) const {
     rt::Shape key = x;
     key.insert(key.end(), w.begin(), w.end());
     key.push_back(has_bias);
     key.push_back(has_z);
     key.push_back(fused);
     auto it = cache_.find(key);
-    if (it != cache_.end()) return &it->second;
+    if (it != cache_.end()) {
+      if (with_primitive && !it->second.prim) it->second.prim = make_conv_primitive(it->second.pd);
+      return &it->second;
+    }
     if (w.size() != 4 || x.size() < 4) return nullptr;
     int64_t cin = w[1] * group_, cout = w[0];
     if (cout % group_ != 0) return nullptr;
@@ -482,7 +488,7 @@ class DnnlBlockedConv : public rt::OpKernel {
                                         g->strides, g->dilates, g->pad_l, g->pad_r);
         Entry e;
         e.pd = CF::primitive_desc(desc, attr, dnnl_engine());
-        e.prim = CF(e.pd);
+        if (with_primitive) e.prim = make_conv_primitive(e.pd);
         e.wts_plain = memory::desc(wdims, memory::data_type::f32, plain_tag(wdims.size()));
         e.out_shape = {x[0], channel_blocks(cout, block_), g->out[0], g->out[1], block_};
         return &cache_.emplace(key, std::move(e)).first->second;

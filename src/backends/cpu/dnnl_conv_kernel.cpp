@@ -56,7 +56,7 @@ class DnnlConv : public rt::OpKernel {
     sums_ = FiniteSums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
     auto xs = static_input_shape(*w);
     if (!xs || !reference_ok(*xs, w->shape())) return;
-    Entry* e = entry(*xs, w->shape(), has_bias_input_, act_.fuse(true));
+    Entry* e = entry(*xs, w->shape(), has_bias_input_, act_.fuse(true), false);
     // Winograd's weights format can be reordered into but not out of: a run whose primitive wants
     // another form of it (other threads, other shapes) would need the original, which is kept.
     const bool reorderable = e && e->pd.weights_desc().data.format_kind == dnnl_blocked;
@@ -143,13 +143,19 @@ class DnnlConv : public rt::OpKernel {
     return s;
   }
 
-  Entry* entry(const rt::Shape& xs, const rt::Shape& ws, bool has_bias, bool fused) const {
+  // The cached primitive for these shapes, made when missing; `with_primitive` false (session build)
+  // makes the primitive descriptor only, whose weights layout is all prepare() needs.
+  Entry* entry(const rt::Shape& xs, const rt::Shape& ws, bool has_bias, bool fused,
+               bool with_primitive = true) const {
     auto key = xs;
     key.insert(key.end(), ws.begin(), ws.end());
     key.push_back(has_bias);
     key.push_back(fused);
     auto it = cache_.find(key);
-    if (it != cache_.end()) return &it->second;
+    if (it != cache_.end()) {
+      if (with_primitive && !it->second.prim) it->second.prim = make_conv_primitive(it->second.pd);
+      return &it->second;
+    }
     std::vector<int64_t> in(xs.begin() + 2, xs.end());
     std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
     auto g = window_geometry(window_, in, kernel);
@@ -177,7 +183,7 @@ class DnnlConv : public rt::OpKernel {
       dnnl::primitive_attr attr;
       attr.set_post_ops(act_.post_ops(fused));
       e.pd = dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
-      e.prim = dnnl::convolution_forward(e.pd);
+      if (with_primitive) e.prim = make_conv_primitive(e.pd);
       e.src_plain = memory::desc(to_dims(xs), memory::data_type::f32, plain_tag(xs.size()));
       e.dst_plain = memory::desc(to_dims(out_shape), memory::data_type::f32, plain_tag(out_shape.size()));
       e.wts_plain = memory::desc(wd, memory::data_type::f32, plain_tag(wd.size()));
