@@ -46,9 +46,9 @@ ConvActivation::ConvActivation(const rt::KernelInfo& info) {
 }
 
 bool ConvActivation::is_clip(float& lo, float& hi) const {
-  if (kind_ == Kind::kRelu) {
+  if (kind_ == Kind::kRelu) {  // Relu(+inf) is +inf: no upper bound, not FLT_MAX
     lo = 0.f;
-    hi = FLT_MAX;
+    hi = std::numeric_limits<float>::infinity();
     return true;
   }
   if (kind_ != Kind::kClip) return false;
