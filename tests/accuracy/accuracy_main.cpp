@@ -203,6 +203,17 @@ std::vector<OpSpec> op_specs() {
     o.opset = 10;
   }
   {
+    // NaN compares false both ways: 0, as the spec's reference computes it.
+    auto& o = unary("Shrink", [](double x) { return x < -1.5 ? x + 0.5 : (x > 1.5 ? x - 0.5 : 0.0); }, 0,
+                    {-1.5, 1.5});
+    o.attrs = {fa("bias", 0.5f), fa("lambd", 1.5f)};
+    o.label = "Shrink 0.5 1.5";
+  }
+  {
+    auto& o = unary("Swish", [](double x) { return x * sigmoid(x); }, 4, {0, -50, -88, -103});
+    o.opset = 24;
+  }
+  {
     auto& o = unary("Gelu", gelu, 4, {0, -5, -10});
     o.opset = 20;
     o.own_eltwise = true;
@@ -266,6 +277,14 @@ std::vector<OpSpec> op_specs() {
     o.opset = 13;
   }
   binary("PRelu", [](double a, double b) { return a < 0 ? a * b : a; }, 0, {0.25, -0.5, 2});
+  // The variadic ones with two inputs: Sum rounds once; Mean sums in double, so it does not overflow
+  // where the mean is finite, and rounds once.
+  binary(
+      "Sum", [](double a, double b) { return a + b; }, 0)
+      .opset = 13;
+  binary(
+      "Mean", [](double a, double b) { return (a + b) / 2; }, 0)
+      .opset = 13;
   return s;
 }
 
@@ -580,7 +599,8 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
       "*flushed*: a subnormal result returned as zero; *zero sign*: +0 for -0 or the reverse (counted, "
       "not enforced: ONNX rarely says which).\n"
       "- **Bounds** (enforced by ctest `accuracy`, `tessera_accuracy --check --per-binade 64`): 0 ulp for "
-      "exact operations (Abs, Neg, Relu, Floor, Ceil, Round, Add, Sub, Mul, Div, Min, Max, Mod), 1 ulp for "
+      "exact operations (Abs, Neg, Relu, Floor, Ceil, Round, Add, Sub, Mul, Div, Min, Max, Mod, Shrink, and "
+      "Sum and Mean of two), 1 ulp for "
       "Sqrt and Reciprocal, 4 ulp for float32 transcendental functions, 1 ulp for every float16 and "
       "bfloat16 result (they compute in float32 or double and round once), with no special value wrong "
       "and nothing flushed. A row marked *(not enforced)* states its reason.\n\n{}",
