@@ -615,7 +615,7 @@ TEST(ConvActivation, MaxPoolKeepsNaN) {
 }
 
 // Session build lays constant weights out from the primitive descriptor alone; the primitive (oneDNN's
-// generated code, the costly part: 0.2 s of ResNet-50's session build when made twice) is made once, by
+// generated code, the costly part: made twice, 0.2 s more in ResNet-50's session build) is made once, by
 // the first run, for plain and blocked convolutions alike, and later runs reuse it.
 TEST(ConvActivation, ConvolutionPrimitivesAreCreatedOnce) {
   for (bool blocked : {false, true}) {
@@ -648,4 +648,34 @@ TEST(ConvActivation, ConvolutionPrimitivesAreCreatedOnce) {
     // The weights were laid out at session build (the originals released) from those descriptors.
     EXPECT_GT(s.last_stats().prepared_weight_bytes, 0u);
   }
+}
+
+// Relu on the own kernels (8 threads and more, AVX-512) is a clip to [0, +inf]: +inf stays +inf (the
+// upper bound was FLT_MAX, which made Relu(+inf) FLT_MAX), NaN stays NaN.
+TEST(ConvActivation, OwnKernelsReluKeepsInfinity) {
+  if (!cpu::pointwise_supported()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {"com.tessera", 1}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", ir::Type::tensor(DataType::kFloat, dims_of({1, 1, 1, 4, 16})));
+  auto w = b.constant_floats("w", {16, 1, 1, 1}, 1.f);  // depthwise 1x1 of weight 1: y = relu(x)
+  std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", "Relu"),
+                                      ir::Attribute::of_int("group", 16), ir::Attribute::of_int("block", 16)};
+  b.output(b.nodes("BlockedConv", {x, w}, attrs, "conv", 1, "com.tessera")[0],
+           ir::Type::tensor(DataType::kFloat));
+  rt::Session s(m, {.optimization = rt::OptLevel::kNone, .threads = 8, .profile = true});
+  rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, {1, 1, 1, 4, 16});
+  xv.data<float>()[0] = kInf;
+  xv.data<float>()[1] = -kInf;
+  xv.data<float>()[2] = kNaN;
+  xv.data<float>()[3] = FLT_MAX;
+  xv.data<float>()[4] = -2.f;
+  auto y = s.run({{"x", rt::Value(xv)}})[0].tensor();
+  EXPECT_EQ(s.last_stats().events.at(0).path, "own depthwise");
+  EXPECT_EQ(y.data<float>()[0], kInf);
+  EXPECT_EQ(y.data<float>()[1], 0.f);
+  EXPECT_TRUE(std::isnan(y.data<float>()[2]));
+  EXPECT_EQ(y.data<float>()[3], FLT_MAX);
+  EXPECT_EQ(y.data<float>()[4], 0.f);
 }
