@@ -322,7 +322,8 @@ std::optional<double> conv_sums_bound(const FiniteSums& constant, rt::ThreadPool
   if (constant.known()) {
     sums = constant.check(pool, x, z);
   } else {  // weights that are not constant: their bounds now
-    if (!w || w->numel() == 0) return b;
+    if (!w) return std::nullopt;
+    if (w->numel() == 0) return b;  // no products: the sums are the bias
     sums = FiniteSums(w->data<float>(), w->dim(0), w->numel() / w->dim(0)).check(pool, x, z);
   }
   if (!sums) return std::nullopt;

@@ -44,8 +44,8 @@ class DnnlPool : public rt::OpKernel {
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     if (x.rank() < 3 || x.rank() > 5 || x.numel() == 0) return reference(ctx);
-    // oneDNN's max drops a NaN in the window (max(NaN, v) is v); the reference keeps it, as PyTorch and
-    // ONNX Runtime do. Only an input nothing is known of is read for NaN.
+    // oneDNN's max drops a NaN in the window (max(NaN, v) is v); the reference keeps it, as PyTorch's
+    // max pooling does. Only an input nothing is known of is read for NaN.
     if (alg_ == dnnl::algorithm::pooling_max && may_hold_nan(ctx.threads(), x)) return reference(ctx);
     std::lock_guard lock(mu_);
     auto it = cache_.find(x.shape());
