@@ -6,20 +6,26 @@
 # what to read. Two threads run pinned to CPUs 0-1, like bench/gpu_machine_cpu.sh. Output: a table per
 # model and thread count, also written to $OUT/ab_<switch>.md.
 #   SWITCH=TESSERA_OWN_DIRECT THREADS="16 2" ROUNDS=5 bash bench/ab_switch.sh resnet50 mobilenet_v2
+# Elsewhere (the build machine): BIN=build/src/tessera MODELS=/tmp/tx-models (exported before, each
+# model in MODELS/NAME/model.onnx with test_data_set_0) and ARGS for `tessera run`, e.g.
+#   BIN=build/src/tessera MODELS=/tmp/tx-models ARGS="--layout nchw" SWITCH=TESSERA_FINITE_SUMS \
+#     THREADS=2 ROUNDS=5 bash bench/ab_switch.sh resnet50
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bin=$PWD/dist/tessera/bin/tessera
+bin=$(realpath "${BIN:-dist/tessera/bin/tessera}")
 out=${OUT:-/tmp/tessera-out}
-work=/tmp/tessera-bench
+work=${MODELS:-/tmp/tessera-bench}
 switch=${SWITCH:?SWITCH=<environment variable> is required}
 models=${*:-resnet50}
+read -r -a extra <<<"${ARGS:-}"
 mkdir -p "$out"
-python3 tests/models/export_models.py "$work" --models "$(echo "$models" | tr ' ' ,)" >/dev/null 2>&1
+[ -n "${MODELS:-}" ] ||
+  python3 tests/models/export_models.py "$work" --models "$(echo "$models" | tr ' ' ,)" >/dev/null 2>&1
 median_ms() {  # threads, model, setting
   local pin=()
   [ "$1" -le 2 ] && pin=(taskset -c 0,1)
   env "$switch=$3" "${pin[@]}" "$bin" run "$work/$2/model.onnx" --input-dir "$work/$2/test_data_set_0" \
-    --threads "$1" -n "${ITERATIONS:-30}" --warmup 10 --no-progress --json |
+    --threads "$1" -n "${ITERATIONS:-30}" --warmup 10 --no-progress --json "${extra[@]}" |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["latency_ms"]["median"])'
 }
 {

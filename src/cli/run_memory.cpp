@@ -10,6 +10,7 @@
 
 #include "check/checker.h"
 #include "cli/run_inputs.h"
+#include "cli/run_shape_values.h"
 
 namespace tessera::cli {
 
@@ -88,7 +89,8 @@ struct Life {
 };
 
 // Each node output's lifetime over the graph's node order (the graph's outputs live to the end) and its
-// size as inferred.
+// size as inferred (`checked` may come from a copy of the graph whose shape chains were folded: a folded
+// value is an initializer there, typed all the same).
 std::map<std::string, Life> lifetimes(const ir::Graph& g, const check::CheckResult& checked) {
   std::map<std::string, Life> life;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -103,6 +105,13 @@ std::map<std::string, Life> lifetimes(const ir::Graph& g, const check::CheckResu
   for (const ir::ValueInfo& out : g.outputs)
     if (auto it = life.find(out.name); it != life.end()) it->second.dies = g.nodes.size();
   return life;
+}
+
+// The types of `m`'s values with its shape chains evaluated for these sizes (run_shape_values.h), which
+// inference alone leaves unknown past a Reshape whose target comes from a free dimension.
+check::CheckResult types_with_shape_values(ir::Model m) {
+  fold_shape_values(m);
+  return check::check_model(m);
 }
 
 // A blocked convolution writes its output into its residual Z when Z dies there (KernelContext::
@@ -130,7 +139,7 @@ PlannedMemory plan_memory(const rt::Session& session,
                           const std::vector<std::pair<std::string, rt::Value>>& feeds) {
   const ir::Model m = with_feed_shapes(session, feeds);
   const ir::Graph& g = m.graph;
-  std::map<std::string, Life> life = lifetimes(g, check::check_model(m));
+  std::map<std::string, Life> life = lifetimes(g, types_with_shape_values(m));
   share_residuals(g, life);
   // Bytes coming alive at each node and freed after it.
   PlannedMemory plan;
@@ -167,10 +176,14 @@ void check_planned_memory(const rt::Session& session,
     if (b.name != "cpu" && b.nodes > 0) return;
   const PlannedMemory plan = plan_memory(session, feeds);
   if (plan.peak_bytes <= limit) return;
+  const std::string unknown =
+      plan.unknown == 0 ? ""
+                        : fmt::format(" ({} value{} whose size cannot be told before running not counted)",
+                                      plan.unknown, plan.unknown == 1 ? "" : "s");
   throw std::runtime_error(fmt::format(
-      "the run's memory plan (the model's values for these input sizes) needs {} bytes ({}) at node {}, "
+      "the run's memory plan (the model's values for these input sizes) needs {} bytes ({}){} at node {}, "
       "more than the limit of {} bytes ({}) for one run: stopped before running",
-      plan.peak_bytes, human_bytes(plan.peak_bytes), plan.at_node, limit, human_bytes(limit)));
+      plan.peak_bytes, human_bytes(plan.peak_bytes), unknown, plan.at_node, limit, human_bytes(limit)));
 }
 
 }  // namespace tessera::cli

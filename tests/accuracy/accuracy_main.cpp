@@ -10,7 +10,8 @@
 // itself is exact), "FusedConv post-op, finite sums" (the same on the inputs below 1e30 in magnitude,
 // where the kernel fuses oneDNN's post-op instead of applying the activation after: see
 // src/backends/cpu/conv_activation.h), "BlockedConv post-op" (the activation of a depthwise 1x1
-// convolution of weight 1 over 16 channels in the blocked layout) and "BiasGelu" (GELU as the post-op
+// convolution of weight 1 over 16 channels in the blocked layout), "BlockedConv own kernel" (the same on
+// Tessera's own depthwise kernel, 8 threads, Relu and Clip, AVX-512 only) and "BiasGelu" (GELU as the post-op
 // of an add of a zero bias), and "CUDA" (the GPU's kernel in the model's element type, --precision fp32,
 // where a GPU and libtessera_cuda.so are present; skipped otherwise, and for ops the GPU has no kernel
 // for). float32 inputs are a
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "accuracy/ulp.h"
+#include "backends/cpu/pointwise_conv.h"
 #include "ir/builder.h"
 #include "runtime/dispatch.h"
 #include "runtime/session.h"
@@ -201,6 +203,17 @@ std::vector<OpSpec> op_specs() {
     o.opset = 10;
   }
   {
+    // NaN compares false both ways: 0, as the spec's reference computes it.
+    auto& o = unary("Shrink", [](double x) { return x < -1.5 ? x + 0.5 : (x > 1.5 ? x - 0.5 : 0.0); }, 0,
+                    {-1.5, 1.5});
+    o.attrs = {fa("bias", 0.5f), fa("lambd", 1.5f)};
+    o.label = "Shrink 0.5 1.5";
+  }
+  {
+    auto& o = unary("Swish", [](double x) { return x * sigmoid(x); }, 4, {0, -50, -88, -103});
+    o.opset = 24;
+  }
+  {
     auto& o = unary("Gelu", gelu, 4, {0, -5, -10});
     o.opset = 20;
     o.own_eltwise = true;
@@ -264,6 +277,14 @@ std::vector<OpSpec> op_specs() {
     o.opset = 13;
   }
   binary("PRelu", [](double a, double b) { return a < 0 ? a * b : a; }, 0, {0.25, -0.5, 2});
+  // The variadic ones with two inputs: Sum rounds once; Mean sums in double, so it does not overflow
+  // where the mean is finite, and rounds once.
+  binary(
+      "Sum", [](double a, double b) { return a + b; }, 0)
+      .opset = 13;
+  binary(
+      "Mean", [](double a, double b) { return (a + b) / 2; }, 0)
+      .opset = 13;
   return s;
 }
 
@@ -291,6 +312,7 @@ enum class Path {
   kFusedConv,
   kFusedConvFinite,
   kBlockedConv,
+  kOwnConv,
   kBiasGelu,
   kCuda
 };
@@ -309,6 +331,8 @@ const char* path_name(Path p) {
       return "FusedConv post-op, finite sums";
     case Path::kBlockedConv:
       return "BlockedConv post-op";
+    case Path::kOwnConv:
+      return "BlockedConv own kernel";
     case Path::kBiasGelu:
       return "BiasGelu";
     case Path::kCuda:
@@ -348,7 +372,7 @@ ir::Model one_node(const OpSpec& o, Path path, DataType dt, int64_t n) {
     for (int64_t v : d) s.push_back(ir::Dim::of(v));
     return s;
   };
-  if (path == Path::kBlockedConv) {
+  if (path == Path::kBlockedConv || path == Path::kOwnConv) {
     auto x = b.input("x", ir::Type::tensor(dt, dims({1, 1, 1, n / 16, 16})));
     auto w = b.constant_floats("w", {16, 1, 1, 1}, 1.0f);
     std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", o.conv_activation),
@@ -424,10 +448,12 @@ Row measure(const OpSpec& o, Path path, int per_binade) {
   }
   if (path == Path::kFusedConvFinite)
     std::erase_if(xs, [](T x) { return !(std::fabs(as_double(x)) < 1e30); });
-  if (path == Path::kBiasGelu || path == Path::kBlockedConv)
+  if (path == Path::kBiasGelu || path == Path::kBlockedConv || path == Path::kOwnConv)
     while (xs.size() % 16) xs.push_back(round_to<T>(0.0));
   const int64_t n = static_cast<int64_t>(xs.size());
-  rt::SessionOptions opts{.optimization = rt::OptLevel::kNone, .threads = 2, .profile = true};
+  // The own depthwise kernel runs from 8 threads on (dnnl_blocked_kernel.cpp, own_kernel_wanted).
+  rt::SessionOptions opts{
+      .optimization = rt::OptLevel::kNone, .threads = path == Path::kOwnConv ? 8 : 2, .profile = true};
   opts.reference_kernels = path == Path::kReference;
   if (path == Path::kCuda) {
     // The GPU kernel in the model's own element type (no lowering to float16), run node by node.
@@ -440,9 +466,9 @@ Row measure(const OpSpec& o, Path path, int per_binade) {
   try {
     rt::Session session(one_node(o, path, dtype_of<T>(), n), opts);
     rt::Shape shape = path == Path::kFusedConv || path == Path::kFusedConvFinite ? rt::Shape{1, 1, 1, n}
-                      : path == Path::kBlockedConv ? rt::Shape{1, 1, 1, n / 16, 16}
-                      : path == Path::kBiasGelu    ? rt::Shape{n / 16, 16}
-                                                   : rt::Shape{n};
+                      : path == Path::kBlockedConv || path == Path::kOwnConv ? rt::Shape{1, 1, 1, n / 16, 16}
+                      : path == Path::kBiasGelu                              ? rt::Shape{n / 16, 16}
+                                                                             : rt::Shape{n};
     std::vector<std::pair<std::string, rt::Value>> feeds = {
         {"x", rt::Value(rt::Tensor::from_vector<T>(dtype_of<T>(), shape, xs))}};
     if (o.f2) feeds.emplace_back("y", rt::Value(rt::Tensor::from_vector<T>(dtype_of<T>(), shape, ys)));
@@ -511,6 +537,9 @@ std::vector<Path> paths_of(const OpSpec& o, DataType dt) {
     p.push_back(Path::kFusedConv);
     p.push_back(Path::kFusedConvFinite);
     p.push_back(Path::kBlockedConv);
+    // Tessera's own depthwise and 1x1 kernels take the clips (Relu, Clip) on AVX-512 CPUs.
+    if ((o.conv_activation == "Relu" || o.conv_activation == "Clip") && tessera::cpu::pointwise_supported())
+      p.push_back(Path::kOwnConv);
   }
   if (o.bias_gelu) p.push_back(Path::kBiasGelu);
   return p;
@@ -559,7 +588,9 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
       "the convolution, whose sums could be NaN, and Sigmoid always does: "
       "src/backends/cpu/conv_activation.h); `BlockedConv post-op`: the activation of a depthwise 1x1 "
       "convolution of weight 1 over 16 channels in the blocked layout (what the layout pass makes of "
-      "Conv + activation); `BiasGelu`: the GELU as oneDNN's post-op of a zero-bias add; `CUDA`: the "
+      "Conv + activation); `BlockedConv own kernel`: the same convolution on Tessera's own depthwise kernel "
+      "(its clip epilogue: Relu and Clip; sessions of 8 threads or more on AVX-512 CPUs take it); "
+      "`BiasGelu`: the GELU as oneDNN's post-op of a zero-bias add; `CUDA`: the "
       "GPU's kernel in the model's element type (`--backend cuda --precision fp32`), rows present only "
       "where a GPU was (on the GPU test machine: `bash scripts/gpu-check.sh OUT accuracy`; its table is "
       "kept in docs/accuracy-h100.md), for the ops the GPU has a kernel for.\n"
@@ -568,7 +599,8 @@ std::string table(const std::vector<Row>& rows, int per_binade) {
       "*flushed*: a subnormal result returned as zero; *zero sign*: +0 for -0 or the reverse (counted, "
       "not enforced: ONNX rarely says which).\n"
       "- **Bounds** (enforced by ctest `accuracy`, `tessera_accuracy --check --per-binade 64`): 0 ulp for "
-      "exact operations (Abs, Neg, Relu, Floor, Ceil, Round, Add, Sub, Mul, Div, Min, Max, Mod), 1 ulp for "
+      "exact operations (Abs, Neg, Relu, Floor, Ceil, Round, Add, Sub, Mul, Div, Min, Max, Mod, Shrink, and "
+      "Sum and Mean of two), 1 ulp for "
       "Sqrt and Reciprocal, 4 ulp for float32 transcendental functions, 1 ulp for every float16 and "
       "bfloat16 result (they compute in float32 or double and round once), with no special value wrong "
       "and nothing flushed. A row marked *(not enforced)* states its reason.\n\n{}",

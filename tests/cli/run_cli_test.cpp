@@ -167,6 +167,36 @@ TEST_F(RunCli, MemoryLimitHoldsForTheWholeRun) {
   EXPECT_EQ(small.status, 0) << small.out;
 }
 
+// A size shape inference cannot tell from the model alone: y = ConstantOfShape(Shape(x) * 1000) over a
+// free n, then y + y. The session keeps the shape chain (n is free), and inference leaves y's size
+// unknown; the plan evaluates the chain for the given x (n = 1000: y and y + y are 4,000,000 bytes each)
+// and stops the run before it starts. A size only the run can tell (NonZero's) is said to be left out.
+TEST_F(RunCli, MemoryPlanEvaluatesShapeChainsOfTheGivenSizes) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::symbol("n")}));
+  auto thousand = b.initializer(ir::make_tensor<int64_t>("thousand", ir::DataType::kInt64, {1}, {1000}));
+  auto size = b.node("Mul", {b.node("Shape", {x}, {}, "shape"), thousand}, {}, "size");
+  auto y = b.node("ConstantOfShape", {size}, {}, "y");
+  b.output(b.node("Add", {y, y}, {}, "twice"), ir::Type::tensor(ir::DataType::kFloat));
+  b.output(b.node("NonZero", {x}, {}, "nonzero"), ir::Type::tensor(ir::DataType::kInt64));
+  const std::string model = (dir_ / "chain.onnx").string();
+  tessera::onnx::save_model(m, model);
+  Result stopped = tessera("run " + model + " -n 1 --shape x=1000 --memory-limit 6M");
+  EXPECT_EQ(stopped.status, 1) << stopped.out;
+  EXPECT_NE(stopped.out.find("the run's memory plan (the model's values for these input sizes) needs 8000"),
+            std::string::npos)
+      << stopped.out;
+  EXPECT_NE(stopped.out.find("(1 value whose size cannot be told before running not counted) at node "
+                             "'twice' (Add)"),
+            std::string::npos)
+      << stopped.out;
+  Result small = tessera("run " + model + " -n 1 --shape x=100 --memory-limit 6M");
+  EXPECT_EQ(small.status, 0) << small.out;
+}
+
 // The plan knows a blocked convolution writes its output into its dying residual: three 64 KiB values
 // (a, b, and c = conv(b) + a) need 128 KiB at once, not 192, so 150K lets the run through and 120K stops
 // it before it runs, naming the plan's 131,072 bytes (first reached at b, when a and b are live).

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <span>
 
 #include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/run_hooks.h"
@@ -45,9 +46,9 @@ ConvActivation::ConvActivation(const rt::KernelInfo& info) {
 }
 
 bool ConvActivation::is_clip(float& lo, float& hi) const {
-  if (kind_ == Kind::kRelu) {
+  if (kind_ == Kind::kRelu) {  // Relu(+inf) is +inf: no upper bound, not FLT_MAX
     lo = 0.f;
-    hi = FLT_MAX;
+    hi = std::numeric_limits<float>::infinity();
     return true;
   }
   if (kind_ != Kind::kClip) return false;
@@ -217,6 +218,18 @@ double magnitude(uint32_t bits) {
   return f;
 }
 
+// The largest magnitude of a convolution's bias (0 without one); nullopt when a value is not finite or
+// near overflow.
+std::optional<double> bias_bound(const rt::Tensor* bias) {
+  double m = 0;
+  if (!bias) return m;
+  for (float v : std::span(bias->data<float>(), static_cast<size_t>(bias->numel()))) {
+    if (!(std::fabs(v) < 1e30f)) return std::nullopt;
+    m = std::max(m, static_cast<double>(std::fabs(v)));
+  }
+  return m;
+}
+
 }  // namespace
 
 namespace {
@@ -243,28 +256,13 @@ FiniteSums::FiniteSums(const float* w, int64_t out_channels, int64_t per_channel
   }
 }
 
-bool FiniteSums::check(rt::ThreadPool& pool, const float* x, int64_t nx, const float* z, int64_t nz) const {
-  if (!weights_finite_) return false;
-  uint32_t xm = max_magnitude_bits(pool, x, nx);
-  if (xm >= kInfBits) return false;
-  double zmax = 0;
-  if (z) {
-    uint32_t zm = max_magnitude_bits(pool, z, nz);
-    if (zm >= kInfBits) return false;
-    zmax = magnitude(zm);
-  }
-  return magnitude(xm) * w_l1_ + zmax < static_cast<double>(FLT_MAX) / 1024;
-}
-
 std::optional<double> FiniteSums::check(rt::ThreadPool& pool, const rt::Tensor& x,
                                         const rt::Tensor* z) const {
   if (!weights_finite_) return std::nullopt;
-  ScannedBlocked& scanned = ScannedBlocked::instance();
-  // The largest magnitude of `t`: remembered for a blocked tensor unless `reread`, else read (and then
-  // remembered).
+  KnownMagnitudes& scanned = KnownMagnitudes::instance();
+  // The largest magnitude of `t`: remembered unless `reread`, else read (and then remembered).
   auto bits = [&](const rt::Tensor& t, bool reread, bool& exact) {
     exact = true;
-    if (t.rank() != 5) return max_magnitude_bits(pool, t.data<float>(), t.numel());
     if (!reread) {
       if (auto known = scanned.find(t)) {
         exact = known->exact;
@@ -302,7 +300,7 @@ std::optional<double> FiniteSums::check(rt::ThreadPool& pool, const rt::Tensor& 
 
 std::optional<double> FiniteSums::remembered_bound(const rt::Tensor& x, const rt::Tensor* z) const {
   if (!weights_finite_) return std::nullopt;
-  ScannedBlocked& scanned = ScannedBlocked::instance();
+  KnownMagnitudes& scanned = KnownMagnitudes::instance();
   const auto xm = scanned.find(x);
   if (!xm || xm->bits >= kInfBits) return std::nullopt;
   double zmax = 0;
@@ -316,26 +314,69 @@ std::optional<double> FiniteSums::remembered_bound(const rt::Tensor& x, const rt
   return b;
 }
 
+std::optional<double> conv_sums_bound(const FiniteSums& constant, rt::ThreadPool& pool, const rt::Tensor& x,
+                                      const rt::Tensor* w, const rt::Tensor* bias, const rt::Tensor* z) {
+  const std::optional<double> b = bias_bound(bias);
+  if (!b) return std::nullopt;
+  std::optional<double> sums;
+  if (constant.known()) {
+    sums = constant.check(pool, x, z);
+  } else {  // weights that are not constant: their bounds now
+    if (!w) return std::nullopt;
+    if (w->numel() == 0) return b;  // no products: the sums are the bias
+    sums = FiniteSums(w->data<float>(), w->dim(0), w->numel() / w->dim(0)).check(pool, x, z);
+  }
+  if (!sums) return std::nullopt;
+  return *sums + *b;
+}
+
+std::optional<double> conv_remembered_bound(const FiniteSums& constant, const rt::Tensor& x,
+                                            const rt::Tensor* bias, const rt::Tensor* z) {
+  if (!constant.known()) return std::nullopt;
+  const std::optional<double> sums = constant.remembered_bound(x, z);
+  const std::optional<double> b = sums ? bias_bound(bias) : std::nullopt;
+  if (!b) return std::nullopt;
+  return *sums + *b;
+}
+
+std::optional<double> known_bound(const rt::Tensor& t) {
+  const auto known = KnownMagnitudes::instance().find(t);
+  if (!known || known->bits >= kInfBits) return std::nullopt;
+  return magnitude(known->bits);
+}
+
 void remember_bound(const rt::Tensor& y, double bound) {
   if (!(bound < static_cast<double>(FLT_MAX))) return;
   float f = static_cast<float>(bound);
   f = std::nextafter(f, std::numeric_limits<float>::infinity());  // rounded up
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
-  ScannedBlocked::instance().add(y, bits & 0x7fffffffu, false);
+  KnownMagnitudes::instance().add(y, bits & 0x7fffffffu, false);
 }
 
-ScannedBlocked& ScannedBlocked::instance() {
-  static ScannedBlocked s;
+bool may_hold_nan(rt::ThreadPool& pool, const rt::Tensor& t) {
+  KnownMagnitudes& known = KnownMagnitudes::instance();
+  if (const auto k = known.find(t); k && (k->bits <= kInfBits || k->exact)) return k->bits > kInfBits;
+  const uint32_t bits = max_magnitude_bits(pool, t.data<float>(), t.numel());
+  known.add(t, bits, true);
+  return bits > kInfBits;
+}
+
+void pass_bound(const rt::Tensor& x, const rt::Tensor& y, double scale) {
+  if (const std::optional<double> b = known_bound(x)) remember_bound(y, *b * scale);
+}
+
+KnownMagnitudes& KnownMagnitudes::instance() {
+  static KnownMagnitudes s;
   return s;
 }
 
-bool ScannedBlocked::same_owner(const Entry& e, const rt::Tensor& t) {
+bool KnownMagnitudes::same_owner(const Entry& e, const rt::Tensor& t) {
   const std::weak_ptr<void>& o = e.owner;
   return !o.owner_before(t.storage()) && !t.storage().owner_before(o);
 }
 
-std::optional<ScannedBlocked::Known> ScannedBlocked::find(const rt::Tensor& t) {
+std::optional<KnownMagnitudes::Known> KnownMagnitudes::find(const rt::Tensor& t) {
   std::lock_guard lock(mu_);
   for (const Entry& e : entries_)
     if (e.data == t.raw() && e.numel == t.numel() && !e.owner.expired() && same_owner(e, t))
@@ -343,7 +384,7 @@ std::optional<ScannedBlocked::Known> ScannedBlocked::find(const rt::Tensor& t) {
   return std::nullopt;
 }
 
-void ScannedBlocked::add(const rt::Tensor& t, uint32_t bits, bool exact) {
+void KnownMagnitudes::add(const rt::Tensor& t, uint32_t bits, bool exact) {
   std::lock_guard lock(mu_);
   std::erase_if(entries_, [&](const Entry& e) {
     return e.owner.expired() || (e.data == t.raw() && e.numel == t.numel() && same_owner(e, t));
@@ -351,16 +392,16 @@ void ScannedBlocked::add(const rt::Tensor& t, uint32_t bits, bool exact) {
   entries_.push_back(Entry{t.storage(), t.raw(), t.numel(), bits, exact});
 }
 
-void ScannedBlocked::clear() {
+void KnownMagnitudes::clear() {
   std::lock_guard lock(mu_);
   entries_.clear();
 }
 
 void begin_run() {
-  ScannedBlocked::instance().clear();
+  KnownMagnitudes::instance().clear();
 }
 
-void ScannedBlocked::forget(const rt::Tensor& t) {
+void KnownMagnitudes::forget(const rt::Tensor& t) {
   std::lock_guard lock(mu_);
   std::erase_if(entries_, [&](const Entry& e) { return e.owner.expired() || same_owner(e, t); });
 }

@@ -75,15 +75,14 @@ class FiniteSums {
   // How many times, in this process, a check read a tensor's values (what remembering bounds saves).
   static int64_t data_reads();
   // Whether every sum of a convolution over `x` (plus `z`, may be null) is finite: x and z finite and
-  // max|x| * max_oc sum|w_oc| + max|z| far below FLT_MAX (a margin that covers Winograd's
-  // transforms and rounding).
-  bool check(rt::ThreadPool& pool, const float* x, int64_t nx, const float* z, int64_t nz) const;
-  // The same for float tensors; a blocked (rank 5) tensor's scan is remembered (ScannedBlocked).
-  // Returns the bound of the sums' magnitudes (max|x| * max_oc sum|w_oc| + max|z|) when finite. A
-  // remembered bound is an upper bound that grows from convolution to convolution: when it is too large,
-  // the tensors are read again for their real largest magnitude before the fusion is refused.
+  // max|x| * max_oc sum|w_oc| + max|z| far below FLT_MAX (a margin that covers Winograd's transforms and
+  // rounding). Returns the bound of the sums' magnitudes (max|x| * max_oc sum|w_oc| + max|z|) when
+  // finite. What KnownMagnitudes knows of x and z is used instead of reading them, and what a read finds
+  // is remembered there. A remembered bound is an upper bound that grows from convolution to
+  // convolution: when it is too large, the tensors are read again for their real largest magnitude
+  // before the fusion is refused.
   std::optional<double> check(rt::ThreadPool& pool, const rt::Tensor& x, const rt::Tensor* z) const;
-  // The same bound from what ScannedBlocked remembers of x and z alone, reading neither: nullopt when
+  // The same bound from what KnownMagnitudes remembers of x and z alone, reading neither: nullopt when
   // either is not remembered or the bound is not finite. For kernels that need no check (their
   // activation is right for NaN) but tell the next convolution what their output holds.
   std::optional<double> remembered_bound(const rt::Tensor& x, const rt::Tensor* z) const;
@@ -94,16 +93,28 @@ class FiniteSums {
   double w_l1_ = 0;
 };
 
-// The largest magnitude (as float bits) of blocked tensors in the current run, by storage: found by
-// FiniteSums' scans, or known from how a convolution made its output (the bound of its sums). A
-// residual Z is the input of the block's first convolution, and each convolution's input the output of
-// the one before: neither is read again. Within a run a tensor does not change, but for a convolution
-// writing its output into Z's storage, which forgets it first; between runs a tensor the caller holds
-// may, so Session::run begins by forgetting everything (cpu::begin_run). A storage is known by its
-// owner (a tensor allocated again at the same address is another one).
-class ScannedBlocked {
+// The bound of a convolution's sums (bias and Z included) for this run when they are all finite, for
+// the convolution kernels: from `constant` (bounds of constant weights, read at session build) when it
+// is known, else from `w`'s values now; x and z read only where nothing is remembered of them.
+std::optional<double> conv_sums_bound(const FiniteSums& constant, rt::ThreadPool& pool, const rt::Tensor& x,
+                                      const rt::Tensor* w, const rt::Tensor* bias, const rt::Tensor* z);
+// The same from what is remembered of x and z, reading neither; nullopt when either is not known or the
+// weights are not constant.
+std::optional<double> conv_remembered_bound(const FiniteSums& constant, const rt::Tensor& x,
+                                            const rt::Tensor* bias, const rt::Tensor* z);
+
+// The largest magnitude (as float bits) of float tensors in the current run, by storage: found by
+// FiniteSums' scans, or known from how a kernel made them (a convolution: the bound of its sums; a
+// pooling, a residual Add, a Relu: from what is known of their inputs). A residual is the input of the
+// block's first convolution, and each convolution's input the output of the one before (or of a pool,
+// an Add, a Relu of such outputs): none is read again. Within a run a tensor does not change, but for a
+// kernel writing its output into an input's storage (KernelContext::output_reusing), which forgets it
+// first; between runs a tensor the caller holds may, so Session::run begins by forgetting everything
+// (cpu::begin_run). A storage is known by its owner (a tensor allocated again at the same address is
+// another one); a view of the same storage and size (a Reshape's output) shares what is known.
+class KnownMagnitudes {
  public:
-  static ScannedBlocked& instance();
+  static KnownMagnitudes& instance();
   struct Known {
     uint32_t bits;
     bool exact;  // read from the data (else a bound from how the tensor was made)
@@ -129,8 +140,17 @@ class ScannedBlocked {
   std::vector<Entry> entries_;
 };
 
-// Tells ScannedBlocked that `y` holds magnitudes of at most `bound` (rounded up to a float).
+// A bound of `t`'s magnitudes known to KnownMagnitudes (all of them finite); nullopt when nothing is.
+std::optional<double> known_bound(const rt::Tensor& t);
+// Whether float tensor `t` may hold a NaN: no when a finite bound of it is known, else its values are
+// read (and what was found remembered). For kernels whose fast path drops NaN (oneDNN's max pooling).
+bool may_hold_nan(rt::ThreadPool& pool, const rt::Tensor& t);
+
+// Tells KnownMagnitudes that `y` holds magnitudes of at most `bound` (rounded up to a float).
 void remember_bound(const rt::Tensor& y, double bound);
+// For kernels whose output is no larger than `scale` times their input's largest magnitude (a pooling,
+// a Relu): tells KnownMagnitudes so when it knows `x`.
+void pass_bound(const rt::Tensor& x, const rt::Tensor& y, double scale = 1.0);
 
 // Clears the padded lanes of a blocked [N, Cb, H, W, b] float tensor holding `channels` channels.
 void clear_blocked_padding(float* y, const rt::Shape& blocked_shape, int64_t channels);

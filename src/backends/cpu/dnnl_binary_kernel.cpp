@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 
+#include "backends/cpu/conv_activation.h"
 #include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/own_eltwise.h"
 #include "runtime/broadcast.h"
@@ -87,6 +88,7 @@ class DnnlBinary : public rt::OpKernel {
     memory md(it->second.md0, eng, y.raw());
     it->second.prim.execute(strm, {{DNNL_ARG_SRC_0, m0}, {DNNL_ARG_SRC_1, m1}, {DNNL_ARG_DST, md}});
     strm.wait();
+    remember_output_bound(a, b, y);
   }
 
  private:
@@ -135,6 +137,17 @@ class DnnlBinary : public rt::OpKernel {
         }
       }
     });
+    remember_output_bound(a, b, y);
+  }
+
+  // A residual Add (or a Sub, a Mul) of tensors whose magnitudes are known bounds its output: the next
+  // convolution need not read it (conv_activation.h, KnownMagnitudes). Not for Div and BiasGelu.
+  void remember_output_bound(const rt::Tensor& a, const rt::Tensor& b, const rt::Tensor& y) const {
+    if (gelu_ || alg_ == dnnl::algorithm::binary_div) return;
+    const std::optional<double> ka = known_bound(a);
+    const std::optional<double> kb = ka ? known_bound(b) : std::nullopt;
+    if (!kb) return;
+    remember_bound(y, alg_ == dnnl::algorithm::binary_mul ? *ka * *kb : *ka + *kb);
   }
 
   // GELU(a + bias) on the own accurate math (own_eltwise.h): oneDNN's gelu_erf post-op cancels for

@@ -187,7 +187,7 @@ class DnnlBlockedConv : public rt::OpKernel {
     sums_ = FiniteSums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
     auto xs = static_input_shape();
     if (!xs) return;
-    Entry* e = entry(*xs, w->shape(), has_bias_, has_z_, act_.fuse(true));
+    Entry* e = entry(*xs, w->shape(), has_bias_, has_z_, act_.fuse(true), false);
     // Winograd's weights format can be reordered into but not out of: a run whose primitive wants
     // another form of it (other threads, other shapes) would need the original, which is kept.
     const bool reorderable = e && e->pd.weights_desc().data.format_kind == dnnl_blocked;
@@ -270,43 +270,15 @@ class DnnlBlockedConv : public rt::OpKernel {
     return s;
   }
 
-  // The largest magnitude of the bias (0 without one); nullopt when one is not finite or near overflow.
-  static std::optional<double> bias_max(rt::KernelContext& ctx) {
-    double m = 0;
-    if (const rt::Tensor* b = ctx.optional_input(2)) {
-      for (float v : std::span(b->data<float>(), static_cast<size_t>(b->numel()))) {
-        if (!(std::fabs(v) < 1e30f)) return std::nullopt;
-        m = std::max(m, static_cast<double>(std::fabs(v)));
-      }
-    }
-    return m;
-  }
-
   // A bound of this run's convolution sums' magnitudes (bias and Z included) when they are all finite
-  // (ConvActivation::fuse).
+  // (ConvActivation::fuse), reading X and Z where nothing is known of them.
   std::optional<double> sums_bound(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w) const {
-    const std::optional<double> bias = bias_max(ctx);
-    if (!bias) return std::nullopt;
-    const rt::Tensor* z = ctx.optional_input(3);
-    std::optional<double> bound;
-    if (sums_.known()) {  // constant weights (prepared or kept): bounds from the session build
-      bound = sums_.check(ctx.threads(), x, z);
-    } else {  // weights that are not constant: their bounds now
-      if (w->numel() == 0) return bias;
-      FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
-      bound = sums.check(ctx.threads(), x, z);
-    }
-    if (!bound) return std::nullopt;
-    return *bound + *bias;
+    return conv_sums_bound(sums_, ctx.threads(), x, w, ctx.optional_input(2), ctx.optional_input(3));
   }
 
   // The same bound from what is remembered of X and Z, reading neither (nullopt when not known).
   std::optional<double> remembered_bound(rt::KernelContext& ctx, const rt::Tensor& x) const {
-    if (!sums_.known()) return std::nullopt;
-    const std::optional<double> bound = sums_.remembered_bound(x, ctx.optional_input(3));
-    const std::optional<double> bias = bound ? bias_max(ctx) : std::nullopt;
-    if (!bias) return std::nullopt;
-    return *bound + *bias;
+    return conv_remembered_bound(sums_, x, ctx.optional_input(2), ctx.optional_input(3));
   }
 
   // What the output is known to hold after the activation, for the next convolution's check.
@@ -366,7 +338,7 @@ class DnnlBlockedConv : public rt::OpKernel {
                              rt::shape_str(out_shape)));
       ep.z = z->data<float>();
       if (rt::Tensor* y = ctx.output_reusing(0, 3, ir::DataType::kFloat, out_shape)) {
-        ScannedBlocked::instance().forget(*y);  // Z's storage now gets the output
+        KnownMagnitudes::instance().forget(*y);  // Z's storage now gets the output
         return *y;
       }
     }
@@ -462,14 +434,20 @@ class DnnlBlockedConv : public rt::OpKernel {
            all_equal(g.dilates, 0) && cin % 16 == 0 && cout % 16 == 0 && g.out[0] >= 14 && g.out[1] >= 14;
   }
 
-  Entry* entry(const rt::Shape& x, const rt::Shape& w, bool has_bias, bool has_z, bool fused) const {
+  // The cached primitive for these shapes, made when missing; `with_primitive` false (session build)
+  // makes the primitive descriptor only, whose weights layout is all prepare() needs.
+  Entry* entry(const rt::Shape& x, const rt::Shape& w, bool has_bias, bool has_z, bool fused,
+               bool with_primitive = true) const {
     rt::Shape key = x;
     key.insert(key.end(), w.begin(), w.end());
     key.push_back(has_bias);
     key.push_back(has_z);
     key.push_back(fused);
     auto it = cache_.find(key);
-    if (it != cache_.end()) return &it->second;
+    if (it != cache_.end()) {
+      if (with_primitive && !it->second.prim) it->second.prim = make_conv_primitive(it->second.pd);
+      return &it->second;
+    }
     if (w.size() != 4 || x.size() < 4) return nullptr;
     int64_t cin = w[1] * group_, cout = w[0];
     if (cout % group_ != 0) return nullptr;
@@ -510,7 +488,7 @@ class DnnlBlockedConv : public rt::OpKernel {
                                         g->strides, g->dilates, g->pad_l, g->pad_r);
         Entry e;
         e.pd = CF::primitive_desc(desc, attr, dnnl_engine());
-        e.prim = CF(e.pd);
+        if (with_primitive) e.prim = make_conv_primitive(e.pd);
         e.wts_plain = memory::desc(wdims, memory::data_type::f32, plain_tag(wdims.size()));
         e.out_shape = {x[0], channel_blocks(cout, block_), g->out[0], g->out[1], block_};
         return &cache_.emplace(key, std::move(e)).first->second;
@@ -536,7 +514,7 @@ class DnnlBlockedConv : public rt::OpKernel {
       // is Z itself, summed into in place; otherwise Z is copied in parallel (megabytes: one thread
       // copying cost as much as the convolution on 16).
       out = ctx.output_reusing(0, 3, ir::DataType::kFloat, e.out_shape);
-      if (out) ScannedBlocked::instance().forget(*out);  // Z's storage now gets the output
+      if (out) KnownMagnitudes::instance().forget(*out);  // Z's storage now gets the output
       if (!out) {
         out = &ctx.output_uninitialized(0, ir::DataType::kFloat, e.out_shape);
         parallel_copy(ctx, *z, *out);
@@ -605,6 +583,9 @@ class DnnlBlockedPool : public rt::OpKernel {
     auto g = window_geometry(window_, {x.dim(2), x.dim(3)}, window_.kernel);
     if (!src || !g) return reference_->compute(ctx);
     if (is_subsampling(*g)) return subsample(ctx, x, *g);
+    // oneDNN's max drops a NaN in the window: an input that may hold one goes to the reference kernel.
+    if (alg_ == dnnl::algorithm::pooling_max && may_hold_nan(ctx.threads(), x))
+      return reference_->compute(ctx);
     std::lock_guard lock(mu_);
     auto it = cache_.find(x.shape());
     if (it == cache_.end()) {
@@ -636,7 +617,7 @@ class DnnlBlockedPool : public rt::OpKernel {
   // magnitude: what FiniteSums knows of X holds for the output, and the next convolution need not read
   // it.
   static void remember_pooled(const rt::Tensor& x, const rt::Tensor& y) {
-    ScannedBlocked& scanned = ScannedBlocked::instance();
+    KnownMagnitudes& scanned = KnownMagnitudes::instance();
     if (auto known = scanned.find(x)) scanned.add(y, known->bits, false);
   }
 

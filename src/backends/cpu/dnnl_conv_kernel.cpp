@@ -10,7 +10,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <span>
 
 #include "backends/cpu/conv_activation.h"
 #include "backends/cpu/dnnl_common.h"
@@ -57,7 +56,7 @@ class DnnlConv : public rt::OpKernel {
     sums_ = FiniteSums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
     auto xs = static_input_shape(*w);
     if (!xs || !reference_ok(*xs, w->shape())) return;
-    Entry* e = entry(*xs, w->shape(), has_bias_input_, act_.fuse(true));
+    Entry* e = entry(*xs, w->shape(), has_bias_input_, act_.fuse(true), false);
     // Winograd's weights format can be reordered into but not out of: a run whose primitive wants
     // another form of it (other threads, other shapes) would need the original, which is kept.
     const bool reorderable = e && e->pd.weights_desc().data.format_kind == dnnl_blocked;
@@ -79,13 +78,22 @@ class DnnlConv : public rt::OpKernel {
     const rt::Tensor* w = prepared_ ? nullptr : &ctx.input(1);
     const rt::Shape& ws = w ? w->shape() : w_shape_;
     if (!reference_ok(x.shape(), ws)) return reference(ctx, x);
-    const bool fused = act_.fuse(!act_.needs_finite_sums() || sums_finite(ctx, x, w));
+    // Relu, Clip and HardSigmoid fuse when the sums are finite (checked, reading the input only where
+    // nothing is known of it); the other activations need no check, but what is known of the input
+    // still bounds the output, for the next convolution.
+    const rt::Tensor* bias = ctx.optional_input(2);
+    const std::optional<double> bound = act_.needs_finite_sums()
+                                            ? conv_sums_bound(sums_, ctx.threads(), x, w, bias, nullptr)
+                                            : conv_remembered_bound(sums_, x, bias, nullptr);
+    const bool fused = act_.fuse(!act_.needs_finite_sums() || bound.has_value());
     Entry* e = entry(x.shape(), ws, ctx.has_input(2), fused);
     if (!e) return reference(ctx, x);
     ctx.set_path(e->pd.impl_info_str());
     set_dnnl_threads(ctx);
     rt::Tensor& y = run(ctx, *e, x, w);
     if (!fused) act_.apply(ctx.threads(), y.data<float>(), y.numel());
+    if (!bound) return;
+    if (const std::optional<double> out = act_.output_bound(*bound)) remember_bound(y, *out);
   }
 
   size_t prepared_bytes() const override {
@@ -135,27 +143,19 @@ class DnnlConv : public rt::OpKernel {
     return s;
   }
 
-  // Whether this run's convolution sums are all finite (ConvActivation::fuse).
-  bool sums_finite(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor* w) const {
-    const rt::Tensor* b = ctx.optional_input(2);
-    if (b && b->dtype() == ir::DataType::kFloat) {
-      for (float v : std::span(b->data<float>(), static_cast<size_t>(b->numel())))
-        if (!(std::fabs(v) < 1e30f)) return false;
-    }
-    // Constant weights (prepared or kept): bounds from the session build.
-    if (sums_.known()) return sums_.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
-    if (w->numel() == 0) return true;  // weights that are not constant: their bounds now
-    FiniteSums sums(w->data<float>(), w->dim(0), w->numel() / w->dim(0));
-    return sums.check(ctx.threads(), x.data<float>(), x.numel(), nullptr, 0);
-  }
-
-  Entry* entry(const rt::Shape& xs, const rt::Shape& ws, bool has_bias, bool fused) const {
+  // The cached primitive for these shapes, made when missing; `with_primitive` false (session build)
+  // makes the primitive descriptor only, whose weights layout is all prepare() needs.
+  Entry* entry(const rt::Shape& xs, const rt::Shape& ws, bool has_bias, bool fused,
+               bool with_primitive = true) const {
     auto key = xs;
     key.insert(key.end(), ws.begin(), ws.end());
     key.push_back(has_bias);
     key.push_back(fused);
     auto it = cache_.find(key);
-    if (it != cache_.end()) return &it->second;
+    if (it != cache_.end()) {
+      if (with_primitive && !it->second.prim) it->second.prim = make_conv_primitive(it->second.pd);
+      return &it->second;
+    }
     std::vector<int64_t> in(xs.begin() + 2, xs.end());
     std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
     auto g = window_geometry(window_, in, kernel);
@@ -183,7 +183,7 @@ class DnnlConv : public rt::OpKernel {
       dnnl::primitive_attr attr;
       attr.set_post_ops(act_.post_ops(fused));
       e.pd = dnnl::convolution_forward::primitive_desc(desc, attr, dnnl_engine());
-      e.prim = dnnl::convolution_forward(e.pd);
+      if (with_primitive) e.prim = make_conv_primitive(e.pd);
       e.src_plain = memory::desc(to_dims(xs), memory::data_type::f32, plain_tag(xs.size()));
       e.dst_plain = memory::desc(to_dims(out_shape), memory::data_type::f32, plain_tag(out_shape.size()));
       e.wts_plain = memory::desc(wd, memory::data_type::f32, plain_tag(wd.size()));

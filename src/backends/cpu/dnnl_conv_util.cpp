@@ -1,5 +1,7 @@
 #include "backends/cpu/dnnl_conv_util.h"
 
+#include <atomic>
+
 namespace tessera::cpu {
 
 WindowAttrs WindowAttrs::read(const rt::KernelInfo& info) {
@@ -53,6 +55,19 @@ std::optional<WindowGeometry> window_geometry(const WindowAttrs& a, const std::v
     g.out.push_back(out);
   }
   return g;
+}
+
+namespace {
+std::atomic<int64_t> g_conv_primitives{0};
+}  // namespace
+
+dnnl::convolution_forward make_conv_primitive(const dnnl::convolution_forward::primitive_desc& pd) {
+  g_conv_primitives.fetch_add(1, std::memory_order_relaxed);
+  return dnnl::convolution_forward(pd);
+}
+
+int64_t conv_primitives_created() {
+  return g_conv_primitives.load(std::memory_order_relaxed);
 }
 
 }  // namespace tessera::cpu

@@ -30,4 +30,13 @@ struct WindowGeometry {
 std::optional<WindowGeometry> window_geometry(const WindowAttrs& a, const std::vector<int64_t>& in,
                                               const std::vector<int64_t>& kernel);
 
+// Creates the convolution primitive of `pd`: oneDNN generates its code then, the costly part of a
+// convolution's setup (made twice, ResNet-50's added 0.2 s to its session build in session 9's
+// measurement; within the noise on the 2-core build machine, where oneDNN's primitive cache may catch
+// the second). Session build makes the primitive descriptors only (to lay the weights out), the first
+// run the primitives: created once each, counted for the tests.
+dnnl::convolution_forward make_conv_primitive(const dnnl::convolution_forward::primitive_desc& pd);
+// How many make_conv_primitive made in this process.
+int64_t conv_primitives_created();
+
 }  // namespace tessera::cpu

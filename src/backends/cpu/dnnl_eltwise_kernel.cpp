@@ -23,6 +23,7 @@
 #include <optional>
 #include <tuple>
 
+#include "backends/cpu/conv_activation.h"
 #include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/own_eltwise.h"
 #include "runtime/thread_pool.h"
@@ -191,6 +192,11 @@ class DnnlEltwise : public rt::OpKernel {
     eltwise_rows(*own_, x.data<float>(), bias ? bias->data<float>() : nullptr, bias ? bias->numel() : 0,
                  y.data<float>(), x.numel(), ctx.threads());
     ctx.set_path(eltwise_path());
+    // A Relu (or LeakyRelu) of a tensor whose magnitudes are known bounds its output: the next
+    // convolution need not read it (conv_activation.h, KnownMagnitudes).
+    if (own_->kind == EltwiseKind::kRelu) pass_bound(x, y);
+    if (own_->kind == EltwiseKind::kLeakyRelu)
+      pass_bound(x, y, std::max(1.0, std::fabs(double{own_->alpha})));
   }
 
   rt::KernelPtr reference_;

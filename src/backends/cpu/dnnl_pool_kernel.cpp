@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 
+#include "backends/cpu/conv_activation.h"
 #include "backends/cpu/dnnl_common.h"
 #include "backends/cpu/dnnl_conv_util.h"
 
@@ -43,6 +44,9 @@ class DnnlPool : public rt::OpKernel {
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& x = ctx.input(0);
     if (x.rank() < 3 || x.rank() > 5 || x.numel() == 0) return reference(ctx);
+    // oneDNN's max drops a NaN in the window (max(NaN, v) is v); the reference keeps it, as PyTorch's
+    // max pooling does. Only an input nothing is known of is read for NaN.
+    if (alg_ == dnnl::algorithm::pooling_max && may_hold_nan(ctx.threads(), x)) return reference(ctx);
     std::lock_guard lock(mu_);
     auto it = cache_.find(x.shape());
     if (it == cache_.end()) {
@@ -65,7 +69,10 @@ class DnnlPool : public rt::OpKernel {
         dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg_, src, dst, g->strides,
                                          kernel, g->dilates, g->pad_l, g->pad_r);
         dnnl::pooling_v2_forward::primitive_desc pd(d, dnnl_engine());
-        it = cache_.emplace(x.shape(), Entry{src, dst, dnnl::pooling_v2_forward(pd), out}).first;
+        it = cache_
+                 .emplace(x.shape(), Entry{src, dst, dnnl::pooling_v2_forward(pd), out,
+                                           global_ || every_window_reads_data(*g, window_.kernel)})
+                 .first;
       } catch (const dnnl::error&) {
         return reference(ctx);
       }
@@ -78,6 +85,9 @@ class DnnlPool : public rt::OpKernel {
     e.prim.execute(strm, {{DNNL_ARG_SRC, memory(e.src, eng, const_cast<void*>(x.raw()))},
                           {DNNL_ARG_DST, memory(e.dst, eng, y.raw())}});
     strm.wait();
+    // A max or an average of X's values is no larger than X's largest magnitude: the next convolution
+    // need not read the output (conv_activation.h, KnownMagnitudes).
+    if (e.bounded) pass_bound(x, y);
   }
 
  private:
@@ -85,7 +95,18 @@ class DnnlPool : public rt::OpKernel {
     memory::desc src, dst;
     dnnl::pooling_v2_forward prim;
     rt::Shape out;
+    bool bounded;  // every window holds an input value (none only padding)
   };
+
+  // Whether every window of a dense (undilated) geometry overlaps the input: pads, the ceil-mode
+  // overhang included, shorter than the window on both sides. A window of padding alone would make a
+  // max pool's lowest float.
+  static bool every_window_reads_data(const WindowGeometry& g, const std::vector<int64_t>& kernel) {
+    if (kernel.size() != g.dilates.size()) return false;
+    for (size_t i = 0; i < kernel.size(); ++i)
+      if (g.dilates[i] != 0 || g.pad_l[i] >= kernel[i] || g.pad_r[i] >= kernel[i]) return false;
+    return true;
+  }
 
   void reference(rt::KernelContext& ctx) const {
     if (!reference_) ctx.fail("no reference pooling kernel");

@@ -3,7 +3,7 @@
 
 namespace tessera::cpu {
 
-// Forgets what FiniteSums learnt of blocked tensors (conv_activation.h, ScannedBlocked): a tensor the
+// Forgets what FiniteSums learnt of tensors (conv_activation.h, KnownMagnitudes): a tensor the
 // caller holds may change between runs.
 void begin_run();
 

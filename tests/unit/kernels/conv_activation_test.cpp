@@ -6,12 +6,14 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfloat>
 #include <cmath>
 #include <limits>
 #include <vector>
 
 #include "backends/cpu/depthwise_conv.h"
+#include "backends/cpu/dnnl_conv_util.h"
 #include "backends/cpu/pointwise_conv.h"
 #include "ir/builder.h"
 #include "runtime/session.h"
@@ -141,19 +143,26 @@ TEST(ConvActivation, FiniteSumsRefusesWhatCouldMakeANaN) {
   rt::ThreadPool pool(2);
   std::vector<float> w = {1.f, -2.f, 0.5f, 3.f, 1.f, 1.f};  // two channels, sums |w| 3.5 and 5
   cpu::FiniteSums sums(w.data(), 2, 3);
-  std::vector<float> x(100000, 1.f);
-  EXPECT_TRUE(sums.check(pool, x.data(), static_cast<int64_t>(x.size()), nullptr, 0));
+  rt::Tensor x = rt::Tensor::zeros(DataType::kFloat, {100000});
+  std::fill(x.data<float>(), x.data<float>() + x.numel(), 1.f);
+  // Each check remembers what it read of x: forgotten here, as a run forgets it, before x changes.
+  auto check = [&](const cpu::FiniteSums& s, const rt::Tensor* z = nullptr) {
+    cpu::KnownMagnitudes::instance().clear();
+    return s.check(pool, x, z).has_value();
+  };
+  EXPECT_TRUE(check(sums));
   for (float bad : {kNaN, kInf, -kInf, FLT_MAX, -1e35f}) {
-    x[77777] = bad;
-    EXPECT_FALSE(sums.check(pool, x.data(), static_cast<int64_t>(x.size()), nullptr, 0)) << bad;
+    x.data<float>()[77777] = bad;
+    EXPECT_FALSE(check(sums)) << bad;
   }
-  x[77777] = 1e30f;  // 5e30, far from overflowing
-  EXPECT_TRUE(sums.check(pool, x.data(), static_cast<int64_t>(x.size()), nullptr, 0));
-  std::vector<float> z(10, 0.f);
-  z[3] = kNaN;
-  EXPECT_FALSE(sums.check(pool, x.data(), static_cast<int64_t>(x.size()), z.data(), 10));
+  x.data<float>()[77777] = 1e30f;  // 5e30, far from overflowing
+  EXPECT_TRUE(check(sums));
+  EXPECT_DOUBLE_EQ(*sums.check(pool, x, nullptr), 5.0 * double{1e30f}) << "max|x| * max sum|w|";
+  rt::Tensor z = rt::Tensor::zeros(DataType::kFloat, {10});
+  z.data<float>()[3] = kNaN;
+  EXPECT_FALSE(check(sums, &z));
   w[4] = kInf;
-  EXPECT_FALSE(cpu::FiniteSums(w.data(), 2, 3).check(pool, x.data(), 1, nullptr, 0));
+  EXPECT_FALSE(check(cpu::FiniteSums(w.data(), 2, 3)));
 }
 
 TEST(ConvActivation, OwnKernelsClipKeepsNaN) {
@@ -215,10 +224,10 @@ TEST(ConvActivation, ResidualNaNStaysNaN) {
   }
 }
 
-TEST(ConvActivation, ScannedBlockedKnowsAStorageByItsOwner) {
-  auto& scanned = cpu::ScannedBlocked::instance();
+TEST(ConvActivation, KnownMagnitudesKnowsAStorageByItsOwner) {
+  auto& scanned = cpu::KnownMagnitudes::instance();
   auto bits = [&](const rt::Tensor& t) {
-    return scanned.find(t).value_or(cpu::ScannedBlocked::Known{0, false});
+    return scanned.find(t).value_or(cpu::KnownMagnitudes::Known{0, false});
   };
   rt::Tensor a = rt::Tensor::zeros(DataType::kFloat, {1, 1, 2, 2, 16});
   scanned.add(a, 0x3f800000u, true);
@@ -374,7 +383,7 @@ TEST(ConvActivation, GrownBoundIsReadAgainNotRefused) {
   EXPECT_EQ(cpu::FiniteSums::data_reads() - reads, 2);  // x by conv0, conv4's output by conv5
   for (int64_t i = 0; i < y.numel(); ++i) ASSERT_EQ(y.data<float>()[i], 0.f) << i;
   // The last convolution fused (and remembered its output); unfused, it would have left it unknown.
-  auto known = cpu::ScannedBlocked::instance().find(y);
+  auto known = cpu::KnownMagnitudes::instance().find(y);
   ASSERT_TRUE(known) << "the last convolution ran unfused";
   EXPECT_LT(known->bits, 0x3f800000u);  // its bound: under 1, from the read zeros
 }
@@ -395,7 +404,7 @@ TEST(ConvActivation, PoolPassesWhatIsKnownOn) {
     // nothing), and conv1's output bounded in turn (asked before the next run, which forgets it).
     if (!std::isnan(special)) {
       EXPECT_EQ(cpu::FiniteSums::data_reads() - reads, 1);
-      EXPECT_TRUE(cpu::ScannedBlocked::instance().find(got));
+      EXPECT_TRUE(cpu::KnownMagnitudes::instance().find(got));
     }
     auto want = ref.run({{"x", rt::Value(xv)}})[0].tensor();
     int nans = 0;
@@ -449,4 +458,224 @@ TEST(ConvActivation, OwnPointwiseKernelPassesItsBoundOn) {
     }
     EXPECT_EQ(nans > 0, std::isnan(special));
   }
+}
+
+namespace {
+
+// A ResNet bottleneck as the plain NCHW path runs it (no layout pass): FusedConv 7x7 stride 2 + Relu,
+// MaxPool 3x3, then FusedConv 1x1 + Relu, FusedConv 3x3 + Relu, Conv 1x1, the residual Add and its Relu,
+// and a last FusedConv + Relu reading that Relu's output.
+ir::Model plain_bottleneck() {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {"com.microsoft", 1}};
+  ir::GraphBuilder b(m.graph);
+  std::string x = b.input("x", ir::Type::tensor(DataType::kFloat, dims_of({1, 3, 32, 32})));
+  auto conv = [&](const std::string& in, const std::string& name, int64_t cin, int64_t cout, int64_t k,
+                  int64_t stride, bool relu) {
+    const int64_t pad = k / 2;
+    std::vector<ir::Attribute> attrs = {ir::Attribute::of_ints("pads", {pad, pad, pad, pad}),
+                                        ir::Attribute::of_ints("strides", {stride, stride})};
+    if (relu) attrs.push_back(ir::Attribute::of_string("activation", "Relu"));
+    std::vector<std::string> ins = {in, b.random_normal("w_" + name, {cout, cin, k, k}, 0.2f),
+                                    b.random_normal("b_" + name, {cout}, 0.1f)};
+    return relu ? b.nodes("FusedConv", ins, attrs, name, 1, "com.microsoft")[0]
+                : b.nodes("Conv", ins, attrs, name)[0];
+  };
+  std::string stem = conv(x, "stem", 3, 16, 7, 2, true);
+  std::string pool =
+      b.nodes("MaxPool", {stem},
+              {ir::Attribute::of_ints("kernel_shape", {3, 3}), ir::Attribute::of_ints("pads", {1, 1, 1, 1}),
+               ir::Attribute::of_ints("strides", {2, 2})},
+              "pool")[0];
+  std::string v = conv(pool, "c1", 16, 8, 1, 1, true);
+  v = conv(v, "c2", 8, 8, 3, 1, true);
+  v = conv(v, "c3", 8, 16, 1, 1, false);
+  v = b.nodes("Add", {v, pool}, {}, "add")[0];
+  v = b.nodes("Relu", {v}, {}, "relu")[0];
+  v = conv(v, "next", 16, 16, 3, 1, true);
+  b.output(v, ir::Type::tensor(DataType::kFloat));
+  return m;
+}
+
+}  // namespace
+
+// The plain NCHW path reads only the model's input for the finite-sums check: each FusedConv's input is
+// bounded from what made it (a convolution's sums, the pool, the residual Add of two bounded values and
+// its Relu), as on the blocked path. A NaN in the input still reaches the output as NaN: the first
+// convolution finds it and runs unfused, and nothing after it is bounded.
+TEST(ConvActivation, PlainPathReadsOnlyTheModelInput) {
+  ir::Model m = plain_bottleneck();
+  rt::Session fast(m, {.optimization = rt::OptLevel::kNone, .threads = 2, .profile = true});
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 2, .reference_kernels = true});
+  rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, {1, 3, 32, 32});
+  for (float special : {0.5f, kNaN, 2.f}) {
+    for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = std::sin(0.13f * static_cast<float>(i));
+    xv.data<float>()[500] = special;
+    const int64_t reads = cpu::FiniteSums::data_reads();
+    auto got = fast.run({{"x", rt::Value(xv)}})[0].tensor();
+    const int64_t read = cpu::FiniteSums::data_reads() - reads;
+    for (const auto& e : fast.last_stats().events)
+      if (e.op_type == "FusedConv" || e.op_type == "Conv") EXPECT_EQ(e.kernel, "dnnl") << e.node_name;
+    if (std::isnan(special)) {
+      EXPECT_GE(read, 1);  // x, found to hold a NaN: every convolution after it reads its input
+    } else {
+      EXPECT_EQ(read, 1) << "x[500]=" << special;  // x, by the stem
+      EXPECT_TRUE(cpu::KnownMagnitudes::instance().find(got));
+    }
+    auto want = ref.run({{"x", rt::Value(xv)}})[0].tensor();
+    int nans = 0;
+    for (int64_t i = 0; i < got.numel(); ++i) {
+      const float g = got.data<float>()[i], r = want.data<float>()[i];
+      ASSERT_EQ(std::isnan(g), std::isnan(r)) << "x[500]=" << special << " at " << i;
+      nans += std::isnan(r);
+      if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+    }
+    EXPECT_EQ(nans > 0, std::isnan(special));
+  }
+}
+
+// Pass-through kernels bound their outputs only from what is known of their inputs: from a convolution's
+// output y (known from its sums), a Relu and a max pool are known; an Add of y and an input nothing is
+// known of, or a max pool whose windows can be padding alone, are not.
+TEST(ConvActivation, PassThroughNeedsEveryInputKnown) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {"com.microsoft", 1}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", ir::Type::tensor(DataType::kFloat, dims_of({1, 2, 4, 4})));
+  auto u = b.input("u", ir::Type::tensor(DataType::kFloat, dims_of({1, 2, 4, 4})));
+  auto y = b.nodes("FusedConv", {x, b.random_normal("w", {2, 2, 1, 1}, 0.5f)},
+                   {ir::Attribute::of_string("activation", "Relu")}, "conv", 1, "com.microsoft")[0];
+  auto out = [&](const std::string& v) { b.output(v, ir::Type::tensor(DataType::kFloat)); };
+  out(b.nodes("Add", {y, u}, {}, "add")[0]);
+  out(b.nodes("Relu", {y}, {}, "relu")[0]);
+  out(b.nodes("MaxPool", {y},
+              {ir::Attribute::of_ints("kernel_shape", {2, 2}), ir::Attribute::of_ints("pads", {2, 2, 2, 2})},
+              "padded_pool")[0]);
+  out(b.nodes("MaxPool", {y}, {ir::Attribute::of_ints("kernel_shape", {2, 2})}, "pool")[0]);
+  out(b.nodes("Add", {y, y}, {}, "double")[0]);
+  rt::Session s(m, {.optimization = rt::OptLevel::kNone, .threads = 2});
+  rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, {1, 2, 4, 4});
+  rt::Tensor uv = rt::Tensor::zeros(DataType::kFloat, {1, 2, 4, 4});
+  for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = 0.25f * static_cast<float>(i % 5);
+  auto outs = s.run({{"x", rt::Value(xv)}, {"u", rt::Value(uv)}});
+  auto& known = cpu::KnownMagnitudes::instance();
+  EXPECT_FALSE(known.find(outs[0].tensor())) << "y + u";
+  EXPECT_TRUE(known.find(outs[1].tensor())) << "relu(y)";
+  EXPECT_FALSE(known.find(outs[2].tensor())) << "a max pool with windows of padding alone";
+  EXPECT_TRUE(known.find(outs[3].tensor())) << "max pool";
+  ASSERT_TRUE(known.find(outs[4].tensor())) << "y + y";
+  // Each bound holds: |y + y| <= its bound, and the bound is y's doubled (rounded up).
+  const float bound = std::bit_cast<float>(known.find(outs[4].tensor())->bits);
+  const float y_bound = std::bit_cast<float>(known.find(outs[1].tensor())->bits);
+  EXPECT_GE(bound, 2 * y_bound * 0.999f);
+  for (int64_t i = 0; i < outs[4].tensor().numel(); ++i)
+    EXPECT_LE(std::fabs(outs[4].tensor().data<float>()[i]), bound);
+}
+// oneDNN's max pooling drops a NaN in its window (max(NaN, v) = v); the reference kernel keeps it, as
+// PyTorch does. An input that may hold a NaN goes to the reference (plain and blocked); one known finite
+// stays on oneDNN without being read.
+TEST(ConvActivation, MaxPoolKeepsNaN) {
+  for (bool blocked : {false, true}) {
+    ir::Model m;
+    m.ir_version = 9;
+    m.opset_imports = {{"", 17}, {"com.tessera", 1}};
+    ir::GraphBuilder b(m.graph);
+    const rt::Shape xs = blocked ? rt::Shape{1, 1, 8, 8, 16} : rt::Shape{1, 16, 8, 8};
+    ir::Shape dims;
+    for (int64_t d : xs) dims.push_back(ir::Dim::of(d));
+    auto x = b.input("x", ir::Type::tensor(DataType::kFloat, dims));
+    std::vector<ir::Attribute> attrs = {ir::Attribute::of_ints("kernel_shape", {3, 3}),
+                                        ir::Attribute::of_ints("pads", {1, 1, 1, 1}),
+                                        ir::Attribute::of_ints("strides", {2, 2})};
+    b.output(blocked ? b.nodes("BlockedMaxPool", {x}, attrs, "pool", 1, "com.tessera")[0]
+                     : b.nodes("MaxPool", {x}, attrs, "pool")[0],
+             ir::Type::tensor(DataType::kFloat));
+    rt::Session fast(m, {.optimization = rt::OptLevel::kNone, .threads = 2, .profile = true});
+    rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 2, .reference_kernels = true});
+    rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, xs);
+    for (float special : {kNaN, 1.f}) {
+      for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = std::sin(0.13f * static_cast<float>(i));
+      for (int i : {9, 18, 27, 100, 333}) xv.data<float>()[i] = special;
+      auto got = fast.run({{"x", rt::Value(xv)}})[0].tensor();
+      auto want = ref.run({{"x", rt::Value(xv)}})[0].tensor();
+      const std::string what = std::string(blocked ? "blocked" : "plain") + " x=" + std::to_string(special);
+      EXPECT_EQ(fast.last_stats().events.at(0).kernel, "dnnl") << what;
+      int nans = 0;
+      for (int64_t i = 0; i < got.numel(); ++i) {
+        const float g = got.data<float>()[i], r = want.data<float>()[i];
+        ASSERT_EQ(std::isnan(g), std::isnan(r)) << what << " at " << i;
+        nans += std::isnan(r);
+        if (!std::isnan(r)) EXPECT_EQ(g, r) << what << " at " << i;
+      }
+      EXPECT_EQ(nans > 0, std::isnan(special)) << what;
+    }
+  }
+}
+
+// Session build lays constant weights out from the primitive descriptor alone; the primitive (oneDNN's
+// generated code, the costly part: made twice, 0.2 s more in ResNet-50's session build) is made once, by
+// the first run, for plain and blocked convolutions alike, and later runs reuse it.
+TEST(ConvActivation, ConvolutionPrimitivesAreCreatedOnce) {
+  for (bool blocked : {false, true}) {
+    ir::Model m;
+    m.ir_version = 9;
+    m.opset_imports = {{"", 17}, {"com.microsoft", 1}, {"com.tessera", 1}};
+    ir::GraphBuilder b(m.graph);
+    const rt::Shape xs = blocked ? rt::Shape{1, 1, 8, 8, 16} : rt::Shape{1, 16, 8, 8};
+    ir::Shape dims;
+    for (int64_t d : xs) dims.push_back(ir::Dim::of(d));
+    std::string v = b.input("x", ir::Type::tensor(DataType::kFloat, dims));
+    std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", "Relu"),
+                                        ir::Attribute::of_ints("pads", {1, 1, 1, 1})};
+    if (blocked) attrs.push_back(ir::Attribute::of_int("block", 16));
+    for (int i = 0; i < 3; ++i) {
+      const std::string name = "conv" + std::to_string(i);
+      auto w = b.random_normal("w" + std::to_string(i), {16, 16, 3, 3}, 0.1f);
+      v = blocked ? b.nodes("BlockedConv", {v, w}, attrs, name, 1, "com.tessera")[0]
+                  : b.nodes("FusedConv", {v, w}, attrs, name, 1, "com.microsoft")[0];
+    }
+    b.output(v, ir::Type::tensor(DataType::kFloat));
+    const int64_t before = cpu::conv_primitives_created();
+    rt::Session s(m, {.optimization = rt::OptLevel::kNone, .threads = 2, .profile = true});
+    EXPECT_EQ(cpu::conv_primitives_created() - before, 0) << (blocked ? "blocked" : "plain");
+    rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, xs);
+    for (int64_t i = 0; i < xv.numel(); ++i) xv.data<float>()[i] = std::cos(0.3f * static_cast<float>(i));
+    for (int run = 0; run < 3; ++run) s.run({{"x", rt::Value(xv)}});
+    EXPECT_EQ(s.last_stats().events.at(0).kernel, "dnnl");
+    EXPECT_EQ(cpu::conv_primitives_created() - before, 3) << (blocked ? "blocked" : "plain");
+    // The weights were laid out at session build (the originals released) from those descriptors.
+    EXPECT_GT(s.last_stats().prepared_weight_bytes, 0u);
+  }
+}
+
+// Relu on the own kernels (8 threads and more, AVX-512) is a clip to [0, +inf]: +inf stays +inf (the
+// upper bound was FLT_MAX, which made Relu(+inf) FLT_MAX), NaN stays NaN.
+TEST(ConvActivation, OwnKernelsReluKeepsInfinity) {
+  if (!cpu::pointwise_supported()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {"com.tessera", 1}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", ir::Type::tensor(DataType::kFloat, dims_of({1, 1, 1, 4, 16})));
+  auto w = b.constant_floats("w", {16, 1, 1, 1}, 1.f);  // depthwise 1x1 of weight 1: y = relu(x)
+  std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", "Relu"),
+                                      ir::Attribute::of_int("group", 16), ir::Attribute::of_int("block", 16)};
+  b.output(b.nodes("BlockedConv", {x, w}, attrs, "conv", 1, "com.tessera")[0],
+           ir::Type::tensor(DataType::kFloat));
+  rt::Session s(m, {.optimization = rt::OptLevel::kNone, .threads = 8, .profile = true});
+  rt::Tensor xv = rt::Tensor::zeros(DataType::kFloat, {1, 1, 1, 4, 16});
+  xv.data<float>()[0] = kInf;
+  xv.data<float>()[1] = -kInf;
+  xv.data<float>()[2] = kNaN;
+  xv.data<float>()[3] = FLT_MAX;
+  xv.data<float>()[4] = -2.f;
+  auto y = s.run({{"x", rt::Value(xv)}})[0].tensor();
+  EXPECT_EQ(s.last_stats().events.at(0).path, "own depthwise");
+  EXPECT_EQ(y.data<float>()[0], kInf);
+  EXPECT_EQ(y.data<float>()[1], 0.f);
+  EXPECT_TRUE(std::isnan(y.data<float>()[2]));
+  EXPECT_EQ(y.data<float>()[3], FLT_MAX);
+  EXPECT_EQ(y.data<float>()[4], 0.f);
 }

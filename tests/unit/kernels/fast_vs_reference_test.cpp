@@ -53,6 +53,7 @@ struct Case {
   int64_t max_ulps = -1;    // elementwise: compare in ulps (NaN and infinities must match exactly)
   int64_t dot = 0;          // a dot product of this length K: the K eps sum|a||b| bound
   int64_t row = 0;          // a normalisation over rows of K: the K eps (|y| + rms y) bound
+  int64_t layer_norm = 0;   // LayerNormalization over rows of K: the two-pass float32 bound
 };
 
 rt::Tensor random_tensor(const Input& in, std::mt19937& rng) {
@@ -131,6 +132,42 @@ void expect_within_row_bound(const rt::Tensor& want, const rt::Tensor& got, int6
   }
 }
 
+// LayerNormalization y = (x - mean) / sd * s + b over rows of K, computed two-pass in float32: the
+// mean's rounding (|mean| eps / 2, times a margin of 4 for its length-K sum) over sd, the rounding of the
+// variance's length-K sum (K eps relative in sd, so K eps |n| in n = (x - mean) / sd) and a few
+// roundings of the scale and bias steps, each output scaled by max|s|. Rows around 1000 with spread 0.01
+// (the hard region) make the first term dominate: what any float32 two-pass form loses.
+void expect_within_layer_norm_bound(const rt::Tensor& want, const rt::Tensor& got, const rt::Tensor& x,
+                                    const rt::Tensor& scale, const rt::Tensor* bias, int64_t k) {
+  ASSERT_EQ(want.numel(), got.numel());
+  ASSERT_EQ(x.numel(), want.numel());
+  const double eps = 1.1920928955078125e-07;
+  double smax = 0, bmax = 0;
+  for (float v : scale.span<float>()) smax = std::max(smax, std::fabs(static_cast<double>(v)));
+  if (bias)
+    for (float v : bias->span<float>()) bmax = std::max(bmax, std::fabs(static_cast<double>(v)));
+  int reported = 0;
+  for (int64_t r = 0; r < x.numel() / k; ++r) {
+    const float* xr = x.data<float>() + r * k;
+    double mean = 0, var = 0;
+    for (int64_t j = 0; j < k; ++j) mean += xr[j];
+    mean /= static_cast<double>(k);
+    for (int64_t j = 0; j < k; ++j) var += (xr[j] - mean) * (xr[j] - mean);
+    const double sd = std::sqrt(var / static_cast<double>(k) + 1e-5);
+    for (int64_t j = 0; j < k; ++j) {
+      const int64_t i = r * k + j;
+      const double w = want.data<float>()[i], g = got.data<float>()[i];
+      const double n = std::fabs(xr[j] - mean) / sd;
+      const double bound =
+          smax * (4 * std::fabs(mean) * eps / 2 / sd + static_cast<double>(k) * eps * (n + 1)) +
+          4 * eps * (smax * n + bmax);
+      if (!(std::fabs(g - w) <= bound) && reported++ < 5)
+        ADD_FAILURE() << "row " << r << " element " << j << ": fast " << g << ", reference " << w
+                      << ", bound " << bound;
+    }
+  }
+}
+
 // Returns the path the fast kernel took in its last run (NodeEvent::path), for the tests of that name.
 std::string check(const Case& c) {
   SCOPED_TRACE(c.label);
@@ -200,6 +237,10 @@ std::string check(const Case& c) {
         expect_within_dot_bound(want[o].tensor(), got[o].tensor(), abs_ref[o].tensor(), c.dot);
       } else if (c.row > 0) {
         expect_within_row_bound(want[o].tensor(), got[o].tensor(), c.row);
+      } else if (c.layer_norm > 0 && o == 0) {
+        const rt::Tensor* bias = feeds.size() > 2 ? &feeds[2].second.tensor() : nullptr;
+        expect_within_layer_norm_bound(want[o].tensor(), got[o].tensor(), feeds[0].second.tensor(),
+                                       feeds[1].second.tensor(), bias, c.layer_norm);
       } else {
         std::string diff = rt::compare_values(want[o], got[o], {.rtol = 1e-4, .atol = 1e-5});
         EXPECT_TRUE(diff.empty()) << "output " << o << ": " << diff;
@@ -460,6 +501,28 @@ TEST(FastVsReference, LayerNormalization) {
       {"RMSNormalization", "RMSNormalization", "", {{"x", {2, 3, 40}}, {"s", {40}, true}}, {}, "dnnl", 23},
   };
   for (const auto& c : cases) check(c);
+}
+
+// LayerNormalization where float32 is hard: rows around 1000 with spread 0.01 (a one-pass variance
+// cancels to nothing there), BERT's width and an odd one, within the two-pass float32 bound; scale and
+// bias as inputs so the bound sees them.
+TEST(FastVsReference, LayerNormalizationOfLargeOffsetsWithinTheTwoPassBound) {
+  for (int64_t k : {768, 37}) {
+    Case c{"rows around 1000, width " + std::to_string(k),
+           "LayerNormalization",
+           "",
+           {{"x", {6, k}, false, DataType::kFloat, 999.99f, 1000.01f}, {"s", {k}}, {"b", {k}}},
+           {}};
+    c.layer_norm = k;
+    check(c);
+    Case plain{"rows in [-1, 1), width " + std::to_string(k),
+               "LayerNormalization",
+               "",
+               {{"x", {6, k}}, {"s", {k}}, {"b", {k}}},
+               {}};
+    plain.layer_norm = k;
+    check(plain);
+  }
 }
 
 TEST(FastVsReference, SkipLayerNormalization) {
