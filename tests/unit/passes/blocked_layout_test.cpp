@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ir/builder.h"
+#include "layout_test_util.h"
 #include "ops/layout/blocked.h"
 #include "passes/pipeline.h"
 #include "runtime/pass_target.h"
@@ -23,10 +24,7 @@ using ir::DataType;
 using ir::Dim;
 using ir::GraphBuilder;
 using rt::OptLevel;
-
-ir::Type F(std::vector<Dim> dims) {
-  return ir::Type::tensor(DataType::kFloat, std::move(dims));
-}
+using namespace layout_test;
 
 // [batch, 3, 12, 12] -> conv 3->24 (+Relu) -> depthwise 24 (+Clip) -> 1x1 24->40 -> Add(1x1 24->40 of
 // the first conv) -> Relu -> MaxPool -> AveragePool -> grouped conv (2 groups of 20: stays NCHW) ->
@@ -60,28 +58,6 @@ ir::Model cnn() {
   b.output(gap, F({Dim::symbol("batch"), Dim::of(20), Dim::of(1), Dim::of(1)}));
   b.output(sum, F({Dim::symbol("batch"), Dim::of(40), Dim::of(12), Dim::of(12)}));
   return m;
-}
-
-rt::Value random_tensor(std::vector<int64_t> dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& f : v) f = dist(rng);
-  return rt::Tensor::from_vector<float>(DataType::kFloat, dims, v);
-}
-
-size_t count(const ir::Graph& g, const std::string& op) {
-  size_t k = 0;
-  for (const auto& n : g.nodes) k += n.op_type == op;
-  return k;
-}
-
-void expect_same(const std::vector<rt::Value>& want, const std::vector<rt::Value>& got) {
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_EQ(rt::compare_values(want[i], got[i], {1e-4, 1e-5}), "") << i;
 }
 
 TEST(BlockedLayout, RewritesTheChainAndKeepsTheOutputs) {
