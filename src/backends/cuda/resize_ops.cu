@@ -231,7 +231,7 @@ void launch_resize_nearest(int elem_bytes, const void* x, void* y, const ResizeS
 void launch_resize_interpolate(ScalarType t, const void* x, void* y, const ResizeSpec& spec, int64_t n,
                                cudaStream_t s) {
   if (n == 0) return;
-  by_scalar(t, [&](auto tag) {
+  by_scalar_type<float>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     resize_interpolate_kernel<T>
         <<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, spec);
