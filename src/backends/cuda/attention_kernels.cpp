@@ -27,25 +27,14 @@ AttnOperand operand(const rt::Tensor& t, bool packed, int64_t heads, int64_t siz
 
 class Attention : public rt::OpKernel {
  public:
-  explicit Attention(const rt::KernelInfo& info)
-      : q_heads_attr_(info.has_attr("q_num_heads") ? info.get_int("q_num_heads") : 0),
-        kv_heads_attr_(info.has_attr("kv_num_heads") ? info.get_int("kv_num_heads") : 0),
-        mode_(info.get_int("qk_matmul_output_mode", 0)),
-        softcap_(info.get_float("softcap", 0.0f)),
-        left_(info.since_version() >= 25 ? info.get_int("left_window_size", -1) : -1),
-        right_(info.since_version() >= 25 ? info.get_int("right_window_size", -1) : -1) {
-    if (info.has_attr("scale")) scale_ = info.get_float("scale");
-    if (mode_ < 0 || mode_ > 3)
-      throw rt::KernelError(fmt::format("qk_matmul_output_mode must be 0, 1, 2 or 3, got {}", mode_));
-    if (info.get_int("is_causal", 0) != 0) right_ = 0;
-  }
+  explicit Attention(const rt::KernelInfo& info) : attrs_(read_attrs(info)) {}
 
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& q = ctx.input(kQ);
     const rt::Tensor& k = ctx.input(kK);
     const rt::Tensor& v = ctx.input(kV);
     if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) ctx.fail("Q, K and V must have one element type");
-    const Dims d = read_dims(ctx, q, k, v, q_heads_attr_, kv_heads_attr_);
+    const Dims d = read_dims(ctx, q, k, v, attrs_.q_heads, attrs_.kv_heads);
     const ElemType t = *elem_type(q.dtype());
 
     AttnParams p;
@@ -61,10 +50,10 @@ class Attention : public rt::OpKernel {
     p.keys = d.total;
     p.head = d.head;
     p.v_head = d.v_head;
-    p.scale = scale_ ? *scale_ : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d.head)));
-    p.softcap = softcap_;
-    p.left = left_;
-    p.right = right_;
+    p.scale = attrs_.scale ? *attrs_.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d.head)));
+    p.softcap = attrs_.softcap;
+    p.left = attrs_.left;
+    p.right = attrs_.right;
     p.past_len = d.past;
     if (const rt::Tensor* m = ctx.optional_input(kMask))
       p.add = attention_mask(ctx, *m, {d.batch, d.q_heads, d.q_seq, d.total}, "attn_mask");
@@ -82,7 +71,7 @@ class Attention : public rt::OpKernel {
     }
     if (ctx.wants_output(kQkOut)) {
       p.qk = ctx.output_uninitialized(kQkOut, q.dtype(), {d.batch, d.q_heads, d.q_seq, d.total}).raw();
-      p.qk_mode = static_cast<int>(mode_);
+      p.qk_mode = static_cast<int>(attrs_.mode);
     }
     run_attention(ctx, p);
   }
@@ -124,10 +113,7 @@ class Attention : public rt::OpKernel {
     return upload_ints(ctx, n.data(), d.batch);
   }
 
-  int64_t q_heads_attr_, kv_heads_attr_, mode_;
-  std::optional<float> scale_;
-  float softcap_;
-  int64_t left_, right_;
+  Attrs attrs_;
 };
 
 bool attention_supported(const rt::KernelInfo& info) {

@@ -30,6 +30,21 @@ void read_past(const rt::KernelContext& ctx, Dims& d, const rt::Tensor& k, const
 
 }  // namespace
 
+Attrs read_attrs(const rt::KernelInfo& info) {
+  Attrs a;
+  a.q_heads = info.has_attr("q_num_heads") ? info.get_int("q_num_heads") : 0;
+  a.kv_heads = info.has_attr("kv_num_heads") ? info.get_int("kv_num_heads") : 0;
+  a.mode = info.get_int("qk_matmul_output_mode", 0);
+  a.softcap = info.get_float("softcap", 0.0f);
+  a.left = info.since_version() >= 25 ? info.get_int("left_window_size", -1) : -1;
+  a.right = info.since_version() >= 25 ? info.get_int("right_window_size", -1) : -1;
+  if (info.has_attr("scale")) a.scale = info.get_float("scale");
+  if (a.mode < 0 || a.mode > 3)
+    throw rt::KernelError(fmt::format("qk_matmul_output_mode must be 0, 1, 2 or 3, got {}", a.mode));
+  if (info.get_int("is_causal", 0) != 0) a.right = 0;
+  return a;
+}
+
 Dims read_dims(const rt::KernelContext& ctx, const rt::Tensor& q, const rt::Tensor& k, const rt::Tensor& v,
                int64_t q_heads_attr, int64_t kv_heads_attr) {
   Dims d;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "runtime/kernel.h"
@@ -19,6 +20,17 @@ struct Dims {
   int64_t head = 0, v_head = 0;
   bool packed = false;  // 3-D inputs (batch, seq, heads * size)
 };
+
+// The attributes both kernels read, checked: q_num_heads / kv_num_heads (0 when absent), the
+// qk_matmul_output mode (0-3), scale (unset: 1/sqrt(head size)), softcap, and the window: left/right
+// (25+; -1 leaves that side open), is_causal setting right to 0.
+struct Attrs {
+  int64_t q_heads = 0, kv_heads = 0, mode = 0;
+  std::optional<float> scale;
+  float softcap = 0;
+  int64_t left = -1, right = -1;
+};
+Attrs read_attrs(const rt::KernelInfo& info);
 
 // The sizes of Q, K and V (inputs kQ, kK, kV) and of past_key / past_value when given; `q_heads_attr` and
 // `kv_heads_attr` are q_num_heads and kv_num_heads (0 when absent), which 3-D inputs need. Fails the node

@@ -119,18 +119,7 @@ Mask read_mask(const KernelContext& ctx, const Dims& d) {
 
 class Attention : public rt::OpKernel {
  public:
-  explicit Attention(const rt::KernelInfo& info)
-      : q_heads_attr_(info.has_attr("q_num_heads") ? info.get_int("q_num_heads") : 0),
-        kv_heads_attr_(info.has_attr("kv_num_heads") ? info.get_int("kv_num_heads") : 0),
-        mode_(info.get_int("qk_matmul_output_mode", 0)),
-        softcap_(info.get_float("softcap", 0.0f)),
-        left_(info.since_version() >= 25 ? info.get_int("left_window_size", -1) : -1),
-        right_(info.since_version() >= 25 ? info.get_int("right_window_size", -1) : -1) {
-    if (info.has_attr("scale")) scale_ = info.get_float("scale");
-    if (mode_ < 0 || mode_ > 3)
-      throw rt::KernelError(fmt::format("qk_matmul_output_mode must be 0, 1, 2 or 3, got {}", mode_));
-    if (info.get_int("is_causal", 0) != 0) right_ = 0;
-  }
+  explicit Attention(const rt::KernelInfo& info) : attrs_(read_attrs(info)) {}
 
   void compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.input(kQ);
@@ -139,7 +128,7 @@ class Attention : public rt::OpKernel {
     refk::require_float(q, "Q");
     refk::require_float(v, "V");
     if (k.dtype() != q.dtype()) ctx.fail("K must have the element type of Q");
-    Dims d = read_dims(ctx, q, k, v, q_heads_attr_, kv_heads_attr_);
+    Dims d = read_dims(ctx, q, k, v, attrs_.q_heads, attrs_.kv_heads);
 
     std::vector<double> qd = to_bhsd(q, d.packed, d.q_heads, "Attention Q");
     std::vector<double> kd = to_bhsd(k, d.packed, d.kv_heads, "Attention K");
@@ -165,7 +154,8 @@ class Attention : public rt::OpKernel {
     std::vector<double> y(static_cast<size_t>(d.batch * d.q_heads * d.q_seq * d.v_head), 0.0);
     const bool want_qk = ctx.wants_output(kQkOut);
     std::vector<double> qk(want_qk ? static_cast<size_t>(d.batch * d.q_heads * d.q_seq * d.total) : 0);
-    const double scale = scale_ ? static_cast<double>(*scale_) : 1.0 / std::sqrt(static_cast<double>(d.head));
+    const double scale =
+        attrs_.scale ? static_cast<double>(*attrs_.scale) : 1.0 / std::sqrt(static_cast<double>(d.head));
 
     const int64_t rows = d.batch * d.q_heads * d.q_seq;
     ctx.threads().parallel_for(rows, 16, [&](int64_t begin, int64_t end) {
@@ -181,20 +171,20 @@ class Attention : public rt::OpKernel {
           double dot = 0;
           for (int64_t e = 0; e < d.head; ++e) dot += qrow[e] * kbase[j * d.head + e];
           raw[j] = dot * scale;
-          capped[j] = softcap_ > 0 ? softcap_ * std::tanh(raw[j] / softcap_) : raw[j];
+          capped[j] = attrs_.softcap > 0 ? attrs_.softcap * std::tanh(raw[j] / attrs_.softcap) : raw[j];
           double bias = mask.at(b, h, i, j);
-          if ((right_ >= 0 && j > pos + right_) || (left_ >= 0 && j < pos - left_) ||
+          if ((attrs_.right >= 0 && j > pos + attrs_.right) || (attrs_.left >= 0 && j < pos - attrs_.left) ||
               (!nonpad.empty() && j >= nonpad[b]))
             bias = kNegInf;
           x[j] = capped[j] + bias;
         }
         if (want_qk) {
           // Mode 0: the scaled Q K^T; 1: after softcap; 2: with the mask added; 3: the probabilities.
-          const std::vector<double>& src = mode_ == 0 ? raw : mode_ == 1 ? capped : x;
-          if (mode_ != 3) std::copy(src.begin(), src.end(), qk.begin() + r * d.total);
+          const std::vector<double>& src = attrs_.mode == 0 ? raw : attrs_.mode == 1 ? capped : x;
+          if (attrs_.mode != 3) std::copy(src.begin(), src.end(), qk.begin() + r * d.total);
         }
         softmax_row(x);
-        if (want_qk && mode_ == 3) std::copy(x.begin(), x.end(), qk.begin() + r * d.total);
+        if (want_qk && attrs_.mode == 3) std::copy(x.begin(), x.end(), qk.begin() + r * d.total);
         double* yrow = &y[static_cast<size_t>(r * d.v_head)];
         for (int64_t j = 0; j < d.total; ++j) {
           if (x[j] == 0) continue;  // masked keys contribute nothing, even where V holds inf or NaN
@@ -239,10 +229,7 @@ class Attention : public rt::OpKernel {
     for (double& s : x) s /= sum;
   }
 
-  int64_t q_heads_attr_, kv_heads_attr_, mode_;
-  std::optional<float> scale_;
-  double softcap_;
-  int64_t left_, right_;
+  Attrs attrs_;
 };
 
 }  // namespace
