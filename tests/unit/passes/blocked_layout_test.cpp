@@ -211,6 +211,31 @@ std::vector<rt::Value> run(const ir::Model& m, bool reference,
   return out;
 }
 
+// The fast kernels (oneDNN's) give the reference kernels' outputs on feed `f`.
+void expect_fast_matches_reference(const ir::Model& m,
+                                   const std::vector<std::pair<std::string, rt::Value>>& f) {
+  std::string fast_kernel;
+  auto got = run(m, false, f, &fast_kernel);
+  expect_same(run(m, true, f), got);
+  EXPECT_EQ(fast_kernel, "dnnl");
+}
+
+// One blocked pool `op` between two reorders, over x [dims] of 20 channels.
+ir::Model blocked_pool_model(const std::string& op, std::vector<Dim> dims, int64_t block,
+                             std::vector<Attribute> attrs) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {ops::layout::kDomain, 1}};
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", F(std::move(dims)));
+  auto xb =
+      b.nodes("ReorderToBlocked", {x}, {Attribute::of_int("block", block)}, "to", 1, ops::layout::kDomain)[0];
+  auto y = b.nodes(op, {xb}, std::move(attrs), "pool", 1, ops::layout::kDomain)[0];
+  b.output(b.nodes("ReorderFromBlocked", {y}, {Attribute::of_int("channels", 20)}, "from", 1,
+                   ops::layout::kDomain)[0]);
+  return m;
+}
+
 TEST(BlockedKernels, ConvMatchesReference) {
   const ConvCase cases[] = {
       {3, 24, 1, 3, 1, 1, 1, 16, true, false, "Relu"},          // plain NCHW input, padded output
@@ -235,10 +260,7 @@ TEST(BlockedKernels, ConvMatchesReference) {
     std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({2, c.cin, 9, 9}, 11)}};
     int64_t out = (9 + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
     if (c.z) f.emplace_back("z", random_tensor({2, c.cout, out, out}, 12));
-    std::string fast_kernel;
-    auto got = run(m, false, f, &fast_kernel);
-    expect_same(run(m, true, f), got);
-    EXPECT_EQ(fast_kernel, "dnnl");
+    expect_fast_matches_reference(m, f);
     // With 8 threads, 1x1 and depthwise convolutions take Tessera's own kernels where AVX-512 is.
     expect_same(run(m, true, f), run(m, false, f, nullptr, 8));
   }
@@ -260,10 +282,7 @@ TEST(BlockedKernels, WinogradConvMatchesReference) {
       ir::Model m = blocked_conv_model(c, h);
       std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({2, c.cin, h, h}, 21)}};
       if (c.z) f.emplace_back("z", random_tensor({2, c.cout, h, h}, 22));
-      std::string fast_kernel;
-      auto got = run(m, false, f, &fast_kernel);
-      expect_same(run(m, true, f), got);
-      EXPECT_EQ(fast_kernel, "dnnl");
+      expect_fast_matches_reference(m, f);
     }
 }
 
@@ -272,25 +291,12 @@ TEST(BlockedKernels, PoolsMatchReference) {
     for (const char* op : {"BlockedMaxPool", "BlockedAveragePool"}) {
       for (int64_t ceil : {0, 1}) {
         SCOPED_TRACE(::testing::Message() << op << " block " << block << " ceil " << ceil);
-        ir::Model m;
-        m.ir_version = 9;
-        m.opset_imports = {{"", 17}, {ops::layout::kDomain, 1}};
-        GraphBuilder b(m.graph);
-        auto x = b.input("x", F({Dim::of(1), Dim::of(20), Dim::of(10), Dim::of(10)}));
-        auto xb = b.nodes("ReorderToBlocked", {x}, {Attribute::of_int("block", block)}, "to", 1,
-                          ops::layout::kDomain)[0];
-        auto y = b.nodes(op, {xb},
-                         {Attribute::of_ints("kernel_shape", {3, 3}), Attribute::of_ints("strides", {2, 2}),
-                          Attribute::of_ints("pads", {1, 0, 1, 0}), Attribute::of_int("ceil_mode", ceil)},
-                         "pool", 1, ops::layout::kDomain)[0];
-        auto back = b.nodes("ReorderFromBlocked", {y}, {Attribute::of_int("channels", 20)}, "from", 1,
-                            ops::layout::kDomain)[0];
-        b.output(back);
+        ir::Model m = blocked_pool_model(
+            op, {Dim::of(1), Dim::of(20), Dim::of(10), Dim::of(10)}, block,
+            {Attribute::of_ints("kernel_shape", {3, 3}), Attribute::of_ints("strides", {2, 2}),
+             Attribute::of_ints("pads", {1, 0, 1, 0}), Attribute::of_int("ceil_mode", ceil)});
         std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({1, 20, 10, 10}, 3)}};
-        std::string fast_kernel;
-        auto got = run(m, false, f, &fast_kernel);
-        expect_same(run(m, true, f), got);
-        EXPECT_EQ(fast_kernel, "dnnl");
+        expect_fast_matches_reference(m, f);
       }
     }
   }
@@ -303,23 +309,11 @@ TEST(BlockedKernels, SubsamplingMatchesReference) {
     for (auto strides : {std::vector<int64_t>{2, 2}, std::vector<int64_t>{3, 2}}) {
       SCOPED_TRACE(::testing::Message()
                    << "block " << block << " strides " << strides[0] << "x" << strides[1]);
-      ir::Model m;
-      m.ir_version = 9;
-      m.opset_imports = {{"", 17}, {ops::layout::kDomain, 1}};
-      GraphBuilder b(m.graph);
-      auto x = b.input("x", F({Dim::of(2), Dim::of(20), Dim::of(11), Dim::of(9)}));
-      auto xb = b.nodes("ReorderToBlocked", {x}, {Attribute::of_int("block", block)}, "to", 1,
-                        ops::layout::kDomain)[0];
-      auto y = b.nodes("BlockedMaxPool", {xb},
-                       {Attribute::of_ints("kernel_shape", {1, 1}), Attribute::of_ints("strides", strides)},
-                       "pool", 1, ops::layout::kDomain)[0];
-      b.output(b.nodes("ReorderFromBlocked", {y}, {Attribute::of_int("channels", 20)}, "from", 1,
-                       ops::layout::kDomain)[0]);
+      ir::Model m = blocked_pool_model(
+          "BlockedMaxPool", {Dim::of(2), Dim::of(20), Dim::of(11), Dim::of(9)}, block,
+          {Attribute::of_ints("kernel_shape", {1, 1}), Attribute::of_ints("strides", strides)});
       std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({2, 20, 11, 9}, 5)}};
-      std::string fast_kernel;
-      auto got = run(m, false, f, &fast_kernel);
-      expect_same(run(m, true, f), got);
-      EXPECT_EQ(fast_kernel, "dnnl");
+      expect_fast_matches_reference(m, f);
     }
   }
 }
