@@ -3,7 +3,8 @@
 // convolutions compute in. Left in NCHW, cuDNN transposes every convolution's input and output itself
 // (or picks slower NCHW kernels), and every pooling reads across channel planes.
 //
-// One sweep in graph order rewrites, with `twin_` mapping each NCHW value to its NHWC twin:
+// One sweep in graph order (the chain-layout sweep of layout_chain.h, this file being its strategy)
+// rewrites, with `twin_` mapping each NCHW value to its NHWC twin:
 //  - Conv / FusedConv (float, rank 4, static channel count, constant 4-D weights) -> NhwcConv, its
 //    weights reordered once from [M, C/g, kH, kW] to [M, kH, kW, C/g] (a new initializer; the old one
 //    is dropped when nothing else reads it). X (and FusedConv's Z) are twins, or Transpose(X) made once
@@ -34,18 +35,12 @@
 
 #include "ops/nhwc/nhwc.h"
 #include "passes/graph_util.h"
+#include "passes/layout_chain.h"
 
 namespace tessera::passes {
 namespace {
 
 namespace nhwc = ops::nhwc;
-
-struct Twin {
-  std::string name;  // of the NHWC value
-  int64_t channels = 0;
-  std::optional<size_t> conv;  // index in out_ of the NhwcConv producing it, if one does
-  bool plain_exists = false;   // the NCHW value is still produced (a chain start reads it)
-};
 
 bool is_unary_elementwise(const ir::Node& n) {
   static const std::set<std::string> kOps = {
@@ -57,24 +52,6 @@ bool is_unary_elementwise(const ir::Node& n) {
 bool is_binary_elementwise(const ir::Node& n) {
   static const std::set<std::string> kOps = {"Add", "Sub", "Mul", "Div", "Max", "Min"};
   return ir::canonical_domain(n.domain).empty() && kOps.count(n.op_type) > 0 && n.inputs.size() == 2;
-}
-
-std::string attr_string(const ir::Node& n, std::string_view name) {
-  const ir::Attribute* a = n.attr(name);
-  return a ? a->s : std::string();
-}
-
-std::string fused_names(const ir::Node& n) {
-  for (const auto& [k, v] : n.metadata_props)
-    if (k == kFusedFromKey) return v;
-  return n.name.empty() ? n.op_type : n.name;
-}
-
-// Records that `into` now also stands for `gone` (the profiler reports both names).
-void absorb(ir::Node& into, const ir::Node& gone) {
-  std::string from = fused_names(into) + "," + fused_names(gone);
-  std::erase_if(into.metadata_props, [](const ir::StringPair& p) { return p.first == kFusedFromKey; });
-  into.metadata_props.emplace_back(kFusedFromKey, from);
 }
 
 // [M, C/g, kH, kW] -> [M, kH, kW, C/g].
@@ -90,68 +67,42 @@ ir::Tensor ohwi_weights(const ir::Tensor& w, const std::vector<double>& v) {
   return make_float_tensor(w.dtype, {m, kh, kw, c}, out);
 }
 
-class NhwcLayout {
+// Channels-last as a chain-layout strategy (layout_chain.h).
+class NhwcLayout : public ChainLayout {
  public:
-  explicit NhwcLayout(RuleContext& ctx) : ctx_(ctx), g_(ctx.graph) {}
-
-  // Returns whether anything moved to channels-last.
-  bool run(std::vector<Rewrite>& log) {
-    bool any = false;
-    for (const ir::Node& n : g_.nodes) {
-      if (rewrite(n)) {
-        any = true;
-        log.push_back({kNhwcLayoutPass, n.name.empty() ? n.op_type : n.name});
-      } else {
-        out_.push_back(n);
-      }
-    }
-    if (!any) return false;
-    add_transposes_back();
-    g_.next_node_id = next_id_;
-    g_.nodes.clear();
-    for (auto& n : out_)
-      if (n) g_.nodes.push_back(std::move(*n));
-    for (auto& t : new_initializers_) g_.initializers.push_back(std::move(t));
-    drop_unused_initializers(g_, old_weights_);
-    return true;
-  }
+  explicit NhwcLayout(RuleContext& ctx)
+      : ChainLayout(ctx, {kNhwcLayoutPass, "nhwc", "Nhwc", nhwc::kDomain}) {}
 
  private:
-  bool rewrite(const ir::Node& n) {
-    if (n.outputs.empty() || n.outputs[0].empty() || n.inputs.empty()) return false;
-    if (is_op(n, "Conv") || (n.op_type == "FusedConv" && ir::canonical_domain(n.domain) == "com.microsoft"))
-      return conv(n);
-    if (n.outputs.size() != 1) return false;
-    if (is_op(n, "Add") && residual(n)) return true;
-    if (is_binary_elementwise(n)) return binary(n);
-    if (is_unary_elementwise(n)) return unary(n);
-    if (is_op(n, "MaxPool") || is_op(n, "AveragePool")) return pool(n);
-    if (is_op(n, "GlobalMaxPool") || is_op(n, "GlobalAveragePool")) return global_pool(n);
+  bool accepts_binary(const ir::Node& n) const override { return is_binary_elementwise(n); }
+  bool accepts_unary(const ir::Node& n) const override { return is_unary_elementwise(n); }
+
+  bool rewrite_other(const ir::Node& n) override {
     if (is_op(n, "Concat")) return concat(n);
     if (is_op(n, "ReduceMean")) return reduce_mean(n);
     if (is_op(n, "BatchNormalization")) return batch_norm(n);
     return false;
   }
 
-  bool read_only_by(const std::string& value, const ir::Node& reader) const {
-    auto c = sole_consumer(g_, value);
-    return c && g_.nodes[*c].id == reader.id;
+  ir::Node to_layout_node() const override {
+    ir::Node r;
+    r.op_type = "Transpose";
+    r.attributes = {ir::Attribute::of_ints("perm", nhwc::to_nhwc_perm())};
+    return r;
   }
 
-  // A rank-4 shape whose every dimension is a number or a symbol (so two such shapes compare exactly).
-  std::optional<ir::Shape> shape4(const std::string& v) const {
-    auto t = value_type(ctx_, v);
-    if (!t || !t->is_tensor() || !t->shape || t->shape->size() != 4) return std::nullopt;
-    for (const ir::Dim& d : *t->shape)
-      if (d.is_unknown()) return std::nullopt;
-    return *t->shape;
+  ir::Node from_layout_node(const LayoutTwin&) const override {
+    ir::Node r;
+    r.op_type = "Transpose";
+    r.attributes = {ir::Attribute::of_ints("perm", nhwc::to_nchw_perm())};
+    return r;
   }
 
   // Whether the target can run `n` (a com.tessera node is looked up at version 1, the import the pass
   // adds at the end).
-  bool runnable(const ir::Node& n) const { return kernel_available(ctx_, n); }
+  bool runnable(const ir::Node& n) const override { return kernel_available(ctx_, n); }
 
-  bool conv(const ir::Node& n) {
+  bool conv(const ir::Node& n) override {
     if (n.outputs.size() != 1 || n.inputs.size() < 2) return false;
     if (elem_type(ctx_, n.inputs[0]) != ir::DataType::kFloat) return false;
     auto xt = value_type(ctx_, n.inputs[0]);
@@ -183,58 +134,17 @@ class NhwcLayout {
 
   // The twin of `x`, the channels-last value a Transpose(x, [0,3,1,2]) read, or a Transpose of x (once).
   std::string nhwc_input(const std::string& x, int64_t channels) {
-    if (auto it = twin_.find(x); it != twin_.end()) return it->second.name;
-    if (auto p = producer(g_, x)) {
-      const ir::Node& t = g_.nodes[*p];
-      if (is_op(t, "Transpose") && t.inputs.size() == 1 && attr_ints(t, "perm") == nhwc::to_nchw_perm()) {
-        twin_[x] = {t.inputs[0], channels, std::nullopt, true};
-        cancelled_.insert(x);
-        return t.inputs[0];
+    if (!twin_.count(x)) {
+      if (auto p = producer(g_, x)) {
+        const ir::Node& t = g_.nodes[*p];
+        if (is_op(t, "Transpose") && t.inputs.size() == 1 && attr_ints(t, "perm") == nhwc::to_nchw_perm()) {
+          twin_[x] = {t.inputs[0], channels, std::nullopt, true};
+          cancelled_.insert(x);
+          return t.inputs[0];
+        }
       }
     }
-    ir::Node r;
-    r.op_type = "Transpose";
-    r.name = x + "_to_nhwc";
-    r.inputs = {x};
-    r.outputs = {fresh(x)};
-    r.attributes = {ir::Attribute::of_ints("perm", nhwc::to_nhwc_perm())};
-    r.id = next_id_++;
-    out_.push_back(std::move(r));
-    twin_[x] = {out_.back()->outputs[0], channels, std::nullopt, true};
-    return twin_[x].name;
-  }
-
-  // Both inputs twins of one static shape.
-  bool same_twin_shapes(const ir::Node& n) const {
-    if (n.inputs.size() != 2 || !twin_.count(n.inputs[0]) || !twin_.count(n.inputs[1])) return false;
-    auto a = shape4(n.inputs[0]), b = shape4(n.inputs[1]);
-    return a && b && *a == *b;
-  }
-
-  // Add(conv, other) -> NhwcConv with Z = other.
-  bool residual(const ir::Node& n) {
-    if (!same_twin_shapes(n)) return false;
-    for (int k = 0; k < 2; ++k) {
-      const std::string& mine = n.inputs[k];
-      const std::string& other = n.inputs[1 - k];
-      const Twin& v = twin_.at(mine);
-      if (!v.conv || mine == other || !read_only_by(mine, n)) continue;
-      ir::Node& conv = *out_[*v.conv];
-      if ((conv.inputs.size() > 3 && !conv.inputs[3].empty()) || !attr_string(conv, "activation").empty())
-        continue;
-      // The convolution moves down to the Add, where Z exists for certain.
-      ir::Node moved = std::move(conv);
-      out_[*v.conv].reset();
-      moved.inputs.resize(4);
-      moved.inputs[3] = twin_.at(other).name;
-      moved.outputs = {fresh(n.outputs[0])};
-      absorb(moved, n);
-      out_.push_back(std::move(moved));
-      twin_[n.outputs[0]] = {out_.back()->outputs[0], v.channels, out_.size() - 1};
-      twin_.erase(mine);
-      return true;
-    }
-    return false;
+    return reorder_in(x, channels);
   }
 
   // An operand of a binary op beside a twin with `channels` channels: a scalar constant as it is, a
@@ -266,7 +176,7 @@ class NhwcLayout {
     return true;
   }
 
-  bool binary(const ir::Node& n) {
+  bool binary(const ir::Node& n) override {
     std::vector<std::string> ins(2);
     int64_t channels = 0;
     if (broadcasting_twins(n)) {
@@ -285,72 +195,6 @@ class NhwcLayout {
     e.inputs = ins;
     emit_elementwise(std::move(e), n.outputs[0], channels);
     return true;
-  }
-
-  void emit_elementwise(ir::Node e, const std::string& plain_out, int64_t channels) {
-    e.outputs = {fresh(plain_out)};
-    e.id = next_id_++;
-    out_.push_back(std::move(e));
-    twin_[plain_out] = {out_.back()->outputs[0], channels, std::nullopt};
-  }
-
-  bool unary(const ir::Node& n) {
-    auto it = twin_.find(n.inputs[0]);
-    if (it == twin_.end()) return false;
-    Twin v = it->second;
-    auto params = fusable_activation(ctx_, n);
-    if (params && v.conv && read_only_by(n.inputs[0], n) &&
-        attr_string(*out_[*v.conv], "activation").empty()) {
-      ir::Node& conv = *out_[*v.conv];
-      conv.attributes.push_back(ir::Attribute::of_string("activation", n.op_type));
-      if (!params->empty()) conv.attributes.push_back(ir::Attribute::of_floats("activation_params", *params));
-      if (runnable(conv)) {
-        conv.outputs = {fresh(n.outputs[0])};
-        absorb(conv, n);
-        twin_[n.outputs[0]] = {conv.outputs[0], v.channels, v.conv};
-        twin_.erase(n.inputs[0]);
-        return true;
-      }
-      std::erase_if(conv.attributes, [](const ir::Attribute& a) {
-        return a.name == "activation" || a.name == "activation_params";
-      });
-    }
-    ir::Node e = n;
-    e.inputs[0] = v.name;  // Clip's bounds, if inputs, stay as they are
-    emit_elementwise(std::move(e), n.outputs[0], v.channels);
-    return true;
-  }
-
-  bool emit_pool(const ir::Node& n, ir::Node p, const Twin& v) {
-    p.domain = nhwc::kDomain;
-    p.inputs = {v.name};
-    p.outputs = {fresh(n.outputs[0])};
-    p.id = next_id_++;
-    if (!runnable(p)) return false;
-    out_.push_back(std::move(p));
-    twin_[n.outputs[0]] = {out_.back()->outputs[0], v.channels, std::nullopt};
-    return true;
-  }
-
-  bool pool(const ir::Node& n) {
-    auto it = twin_.find(n.inputs[0]);
-    if (it == twin_.end() || attr_int(n, "storage_order", 0) != 0) return false;
-    auto ks = attr_ints(n, "kernel_shape");
-    if (!ks || ks->size() != 2) return false;
-    ir::Node p = n;
-    p.op_type = is_op(n, "MaxPool") ? "NhwcMaxPool" : "NhwcAveragePool";
-    std::erase_if(p.attributes, [](const ir::Attribute& a) { return a.name == "storage_order"; });
-    return emit_pool(n, std::move(p), it->second);
-  }
-
-  bool global_pool(const ir::Node& n) {
-    auto it = twin_.find(n.inputs[0]);
-    auto shape = shape4(n.inputs[0]);
-    if (it == twin_.end() || !shape || !(*shape)[2].is_static() || !(*shape)[3].is_static()) return false;
-    ir::Node p = n;
-    p.op_type = is_op(n, "GlobalMaxPool") ? "NhwcMaxPool" : "NhwcAveragePool";
-    p.attributes = {ir::Attribute::of_ints("kernel_shape", {(*shape)[2].value, (*shape)[3].value})};
-    return emit_pool(n, std::move(p), it->second);
   }
 
   bool concat(const ir::Node& n) {
@@ -441,67 +285,7 @@ class NhwcLayout {
     return true;
   }
 
-  // NCHW values still read after the rewrite come back from their twins.
-  void add_transposes_back() {
-    std::map<std::string, std::vector<ir::Node>> after;  // twin name -> transposes to add after it
-    ir::Graph probe;
-    probe.inputs = g_.inputs;
-    probe.outputs = g_.outputs;
-    for (auto& n : out_)
-      if (n) probe.nodes.push_back(*n);
-    for (const auto& [plain, v] : twin_) {
-      if (v.plain_exists || !is_used(probe, plain)) continue;
-      ir::Node r;
-      r.op_type = "Transpose";
-      r.name = plain + "_from_nhwc";
-      r.inputs = {v.name};
-      r.outputs = {plain};
-      r.attributes = {ir::Attribute::of_ints("perm", nhwc::to_nchw_perm())};
-      r.id = next_id_++;
-      after[v.name].push_back(std::move(r));
-    }
-    std::vector<std::optional<ir::Node>> with;
-    for (auto& n : out_) {
-      if (!n) continue;
-      // A Transpose to NCHW whose readers all read its channels-last input now.
-      if (n->outputs.size() == 1 && cancelled_.count(n->outputs[0]) && !is_used(probe, n->outputs[0]))
-        continue;
-      std::string produced = n->outputs.empty() ? std::string() : n->outputs[0];
-      with.push_back(std::move(n));
-      if (auto it = after.find(produced); it != after.end())
-        for (auto& r : it->second) with.push_back(std::move(r));
-    }
-    out_ = std::move(with);
-  }
-
-  // A new initializer, added to the graph at the end of the sweep (adding it now would make every type
-  // query re-run the checker); returns its name.
-  std::string initializer(ir::Tensor t, const std::string& base) {
-    t.name = fresh(base);
-    new_initializers_.push_back(std::move(t));
-    return new_initializers_.back().name;
-  }
-
-  std::string fresh(const std::string& plain) {
-    std::string base = plain + "_nhwc";
-    std::string name = fresh_name(g_, base);
-    while (taken_.count(name)) name = fresh_name(g_, base + std::to_string(taken_.size()));
-    taken_.insert(name);
-    return name;
-  }
-
-  RuleContext& ctx_;
-  ir::Graph& g_;
-  std::vector<std::optional<ir::Node>> out_;
-  std::map<std::string, Twin> twin_;
-  std::set<std::string> taken_;
-  std::set<std::string> cancelled_;  // outputs of Transpose(x, [0,3,1,2]) whose readers now read x
-  std::vector<std::string> old_weights_;
-  std::vector<ir::Tensor> new_initializers_;
   std::map<std::string, std::string> reshaped_;  // per-channel constant -> its [C] copy
-  // Ids for new nodes; the graph's own counter moves only at the end, since the type queries cache the
-  // checker's results for as long as the graph looks unchanged.
-  ir::NodeId next_id_ = g_.next_node_id;
 };
 
 }  // namespace

@@ -20,22 +20,8 @@ struct Timed {
 
 // Runs the one-node model `runs` times and keeps the best device time of node "op".
 Timed time_node(const OneNode& c, int runs = 5) {
-  ir::Model m;
-  m.ir_version = 9;
-  m.opset_imports = {{"", c.opset}};
-  if (!c.domain.empty()) m.opset_imports.push_back({c.domain, 1});
-  ir::GraphBuilder b(m.graph);
-  std::vector<std::string> ins;
   std::vector<std::pair<std::string, rt::Value>> feeds;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    ir::Shape s;
-    for (int64_t d : c.inputs[i].shape()) s.push_back(ir::Dim::of(d));
-    const std::string name = fmt::format("x{}", i);
-    ins.push_back(b.input(name, ir::Type::tensor(c.inputs[i].dtype(), s)));
-    feeds.emplace_back(name, rt::Value(c.inputs[i]));
-  }
-  auto outs = b.nodes(c.op, ins, c.attrs, "op", c.outputs, c.domain);
-  for (const auto& o : outs) b.output(o);
+  const ir::Model m = one_node_model(c, feeds);
   rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
                       .backend = "cuda",
                       .profile = true,

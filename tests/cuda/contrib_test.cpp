@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend_loader.h"
 #include "runtime/half.h"
@@ -18,16 +19,7 @@ using ir::Type;
 
 namespace {
 
-class CudaContrib : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      rt::load_backend("cuda");
-    } catch (const rt::BackendUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-  }
-};
+class CudaContrib : public cuda_test::CudaBackendTest {};
 
 ir::Model gelu_model(const std::string& op, DataType t, int64_t rows, int64_t cols, bool bias) {
   ir::Model m;

@@ -17,10 +17,6 @@ namespace {
 
 constexpr DataType kTypes[] = {DataType::kFloat, DataType::kFloat16};
 
-ir::Attribute ints(const char* name, std::vector<int64_t> v) {
-  return ir::Attribute::of_ints(name, std::move(v));
-}
-
 // NhwcConv of x [N, H, W, C] with w [M, kH, kW, C/group], a bias, and optionally Z [N, oH, oW, M].
 void check_nhwc(const rt::Shape& x, const rt::Shape& w, std::vector<ir::Attribute> attrs, DataType t,
                 const rt::Shape& z = {}) {

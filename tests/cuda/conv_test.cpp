@@ -23,10 +23,6 @@ namespace {
 // ONNX types these operators for float16, float and double only.
 constexpr DataType kTypes[] = {DataType::kFloat, DataType::kFloat16};
 
-ir::Attribute ints(const char* name, std::vector<int64_t> v) {
-  return ir::Attribute::of_ints(name, std::move(v));
-}
-
 // Conv of x [N, C, spatial...] with w [M, C/group, kernel...] and a bias, checked against the reference.
 void check_conv(const std::string& op, const rt::Shape& x, const rt::Shape& w,
                 std::vector<ir::Attribute> attrs, DataType t, bool bias = true,

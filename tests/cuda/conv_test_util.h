@@ -1,6 +1,7 @@
 // Shared by the matmul_*, conv_* and pool_* CUDA tests: one-node models, deterministic random inputs, a run
 // on the GPU and on the CPU's reference kernels, and a comparison with an error bound derived from the
-// computation (K * eps * sum |a||b| for products, found by running the reference on absolute values).
+// computation (K * eps * sum |a||b| for products, found by running the reference on absolute values);
+// the pooling check of the NCHW and NHWC pool tests.
 #pragma once
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend.h"
 #include "runtime/backend_loader.h"
@@ -22,17 +24,7 @@ namespace rt = tessera::rt;
 namespace ir = tessera::ir;
 using ir::DataType;
 
-class CudaBlas : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      backend_ = rt::load_backend("cuda");
-    } catch (const rt::BackendUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-  }
-  std::unique_ptr<rt::Backend> backend_;
-};
+class CudaBlas : public CudaBackendTest {};
 
 struct Node {
   std::string op;
@@ -161,6 +153,15 @@ inline void expect_within(const Result& r, double terms, double ulps, const std:
 
 inline std::string type_name(DataType t) {
   return std::string(ir::dtype_name(t));
+}
+
+// A pooling node (of `domain`: "" or com.tessera's NHWC pools) over random x against the reference:
+// `window` values per output summed (max is exact), 4 ulps of rounding.
+inline void check_pool(const std::string& op, const rt::Shape& x, std::vector<ir::Attribute> attrs,
+                       DataType t, double window, const std::string& domain = "") {
+  Node n = make_node(op, t, {x}, std::move(attrs), domain);
+  Result r = run_both(n, {random_tensor(t, x, 21)});
+  expect_within(r, window, 4, op + " " + rt::shape_str(x) + " " + type_name(t));
 }
 
 }  // namespace cuda_test

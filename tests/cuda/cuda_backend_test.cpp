@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend.h"
 #include "runtime/backend_loader.h"
@@ -25,17 +26,10 @@ constexpr auto kFp32 = tessera::passes::Precision::kFp32;
 
 namespace {
 
-class Cuda : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      backend_ = rt::load_backend("cuda");
-    } catch (const rt::BackendUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-  }
-  std::unique_ptr<rt::Backend> backend_;
-};
+using cuda_test::expect_close;
+using cuda_test::floats;
+
+class Cuda : public cuda_test::CudaBackendTest {};
 
 // Values over the float range where the functions are interesting, plus the special ones.
 std::vector<float> hard_inputs() {
@@ -78,40 +72,6 @@ ir::Model one_node(const std::string& op, DataType t, const std::vector<rt::Shap
   return m;
 }
 
-rt::Tensor as_type(const std::vector<float>& v, DataType t, rt::Shape shape) {
-  if (t == DataType::kFloat) return rt::Tensor::from_vector<float>(t, std::move(shape), v);
-  rt::Tensor out = rt::Tensor::zeros(t, std::move(shape));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (t == DataType::kFloat16) out.data<rt::Float16>()[i] = rt::Float16(v[i]);
-    if (t == DataType::kBFloat16) out.data<rt::BFloat16>()[i] = rt::BFloat16(v[i]);
-  }
-  return out;
-}
-
-double element(const rt::Tensor& t, int64_t i) {
-  return t.to_double(i);
-}
-
-// Within `ulps` units in the last place of the element type (at the reference's magnitude), or both NaN,
-// or equal infinities.
-void expect_close(const rt::Tensor& got, const rt::Tensor& want, double ulps, const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  double eps = got.dtype() == DataType::kFloat     ? 0x1p-23
-               : got.dtype() == DataType::kFloat16 ? 0x1p-10
-                                                   : 0x1p-7;
-  double tiny = got.dtype() == DataType::kFloat ? 1e-37 : got.dtype() == DataType::kFloat16 ? 6e-8 : 1e-37;
-  int bad = 0;
-  for (int64_t i = 0; i < got.numel() && bad < 5; ++i) {
-    double g = element(got, i), w = element(want, i);
-    if (std::isnan(w) && std::isnan(g)) continue;
-    if (std::isinf(w) && g == w) continue;
-    double tol = ulps * eps * std::max(std::fabs(w), tiny / eps) + tiny;
-    if (std::fabs(g - w) <= tol) continue;
-    ++bad;
-    ADD_FAILURE() << what << " element " << i << ": cuda " << g << ", reference " << w;
-  }
-}
-
 }  // namespace
 
 TEST_F(Cuda, UnaryKernelsMatchTheReference) {
@@ -124,7 +84,7 @@ TEST_F(Cuda, UnaryKernelsMatchTheReference) {
       rt::Session gpu(
           m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .profile = true, .precision = kFp32});
       rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
-      rt::Tensor in = as_type(x, t, shape);
+      rt::Tensor in = floats(t, shape, x);
       auto g = gpu.run({{"x0", rt::Value(in)}})[0].tensor();
       auto r = ref.run({{"x0", rt::Value(in)}})[0].tensor();
       bool on_gpu = false;
@@ -216,7 +176,7 @@ TEST_F(Cuda, OutOfMemoryIsAClearErrorAndTheDeviceStaysUsable) {
   EXPECT_NE(small.get(), nullptr);
   ir::Model m = one_node("Relu", DataType::kFloat, {{8}});
   rt::Session gpu(m, {.optimization = rt::OptLevel::kNone, .backend = "cuda", .precision = kFp32});
-  auto out = gpu.run({{"x0", rt::Value(as_type({-1, 2, -3, 4, -5, 6, -7, 8}, DataType::kFloat, {8}))}});
+  auto out = gpu.run({{"x0", rt::Value(floats(DataType::kFloat, {8}, {-1, 2, -3, 4, -5, 6, -7, 8}))}});
   EXPECT_EQ(out[0].tensor().data<float>()[1], 2.0f);
 }
 

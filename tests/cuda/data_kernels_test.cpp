@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend.h"
 #include "runtime/backend_loader.h"
@@ -26,17 +27,7 @@ using ir::Type;
 
 namespace {
 
-class CudaData : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      backend_ = rt::load_backend("cuda");
-    } catch (const rt::BackendUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-  }
-  std::unique_ptr<rt::Backend> backend_;
-};
+class CudaData : public cuda_test::CudaBackendTest {};
 
 // A tensor of `t` whose element i is f(i) converted to the element type.
 rt::Tensor make(DataType t, rt::Shape shape, const std::function<double(int64_t)>& f) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend.h"
 #include "runtime/backend_loader.h"
@@ -22,17 +23,10 @@ using ir::Type;
 
 namespace {
 
-class CudaMath : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      backend_ = rt::load_backend("cuda");
-    } catch (const rt::BackendUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-  }
-  std::unique_ptr<rt::Backend> backend_;
-};
+using cuda_test::expect_close;
+using cuda_test::floats;
+
+class CudaMath : public cuda_test::CudaBackendTest {};
 
 std::vector<float> hard_inputs() {
   const float inf = std::numeric_limits<float>::infinity();
@@ -63,36 +57,6 @@ std::vector<float> hard_inputs() {
   for (int e = -20; e <= 20; ++e) v.push_back(std::ldexp(1.37f, e));
   for (int e = -20; e <= 20; ++e) v.push_back(-std::ldexp(1.37f, e));
   return v;
-}
-
-rt::Tensor as_type(const std::vector<float>& v, DataType t, rt::Shape shape) {
-  rt::Tensor out = rt::Tensor::zeros(t, std::move(shape));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (t == DataType::kFloat) out.data<float>()[i] = v[i];
-    if (t == DataType::kFloat16) out.data<rt::Float16>()[i] = rt::Float16(v[i]);
-    if (t == DataType::kBFloat16) out.data<rt::BFloat16>()[i] = rt::BFloat16(v[i]);
-  }
-  return out;
-}
-
-// Within `ulps` units in the last place of the element type, or both NaN, or equal infinities.
-void expect_close(const rt::Tensor& got, const rt::Tensor& want, double ulps, const std::string& what) {
-  ASSERT_EQ(got.shape(), want.shape()) << what;
-  ASSERT_EQ(got.dtype(), want.dtype()) << what;
-  const double eps = got.dtype() == DataType::kFloat     ? 0x1p-23
-                     : got.dtype() == DataType::kFloat16 ? 0x1p-10
-                                                         : 0x1p-7;
-  const double tiny = got.dtype() == DataType::kFloat16 ? 6e-8 : 1e-37;
-  int bad = 0;
-  for (int64_t i = 0; i < got.numel() && bad < 5; ++i) {
-    const double g = got.to_double(i), w = want.to_double(i);
-    if (std::isnan(w) && std::isnan(g)) continue;
-    if (std::isinf(w) && g == w) continue;
-    const double tol = ulps * eps * std::max(std::fabs(w), tiny / eps) + tiny;
-    if (std::fabs(g - w) <= tol) continue;
-    ++bad;
-    ADD_FAILURE() << what << " element " << i << ": cuda " << g << ", reference " << w;
-  }
 }
 
 struct Node {
@@ -170,11 +134,11 @@ TEST_F(CudaMath, ActivationsWithAttributes) {
   for (DataType t : kFloatTypes) {
     for (Node n : nodes) {
       if (n.op == "Shrink" && t == DataType::kBFloat16) continue;  // Shrink has no bfloat16
-      n.inputs = {as_type(x, t, shape)};
+      n.inputs = {floats(t, shape, x)};
       n.opset = 28;  // bfloat16 from 22, Celu's float16/bfloat16 from 28
       expect_matches(n, tolerance(t));
     }
-    expect_matches({"Swish", {as_type(x, t, shape)}, {Attribute::of_float("alpha", 0.8f)}, 24}, tolerance(t));
+    expect_matches({"Swish", {floats(t, shape, x)}, {Attribute::of_float("alpha", 0.8f)}, 24}, tolerance(t));
   }
 }
 
@@ -184,15 +148,15 @@ TEST_F(CudaMath, TrigonometryAndRounding) {
   for (DataType t : kFloatTypes)
     for (const char* op : {"Sin", "Cos", "Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh",
                            "Atanh", "Floor", "Ceil", "Round", "Sign"})
-      expect_matches({op, {as_type(x, t, shape)}, {}, 22}, tolerance(t));  // bfloat16 from 22
+      expect_matches({op, {floats(t, shape, x)}, {}, 22}, tolerance(t));  // bfloat16 from 22
 }
 
 TEST_F(CudaMath, ClipByAttributesAndInputs) {
   auto x = hard_inputs();
   const rt::Shape shape{static_cast<int64_t>(x.size())};
   for (DataType t : kFloatTypes) {
-    rt::Tensor in = as_type(x, t, shape);
-    rt::Tensor lo = as_type({-0.75f}, t, {}), hi = as_type({2.5f}, t, {});
+    rt::Tensor in = floats(t, shape, x);
+    rt::Tensor lo = floats(t, {}, {-0.75f}), hi = floats(t, {}, {2.5f});
     expect_matches({"Clip", {in, lo, hi}}, 0);
     expect_matches({"Clip", {in, rt::Tensor(), hi}}, 0);
     expect_matches({"Clip", {in, lo}}, 0);
@@ -209,12 +173,12 @@ TEST_F(CudaMath, PReluModAndVariadic) {
   for (size_t i = 0; i < s.size(); ++i) s[i] = 0.05f * static_cast<float>(i) - 0.5f;
   for (size_t i = 0; i < d.size(); ++i) d[i] = (i % 2 ? 1.0f : -1.0f) * (0.5f + static_cast<float>(i % 7));
   for (DataType t : kFloatTypes) {
-    rt::Tensor x = as_type(a, t, {3, 40, 50});
-    expect_matches({"PRelu", {x, as_type(s, t, {40, 1})}}, 0);
-    rt::Tensor div = as_type(d, t, {40, 50});
+    rt::Tensor x = floats(t, {3, 40, 50}, a);
+    expect_matches({"PRelu", {x, floats(t, {40, 1}, s)}}, 0);
+    rt::Tensor div = floats(t, {40, 50}, d);
     expect_matches({"Mod", {x, div}, {Attribute::of_int("fmod", 1)}}, 0);
     expect_matches({"Mod", {x, div}, {}, 28}, 0);  // fmod=0 on floats from 28
-    rt::Tensor y = as_type(s, t, {40, 1}), z = as_type(d, t, {1, 40, 50});
+    rt::Tensor y = floats(t, {40, 1}, s), z = floats(t, {1, 40, 50}, d);
     for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
       expect_matches({op, {x, y, z}}, 0);
       expect_matches({op, {x}}, 0);

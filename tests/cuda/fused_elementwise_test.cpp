@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend_loader.h"
 #include "runtime/half.h"
@@ -28,16 +29,7 @@ using ir::GraphBuilder;
 
 namespace {
 
-class CudaFused : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      rt::load_backend("cuda");
-    } catch (const rt::BackendUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-  }
-};
+class CudaFused : public cuda_test::CudaBackendTest {};
 
 ir::Type T(DataType t, const std::vector<int64_t>& dims) {
   ir::Shape s;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend_loader.h"
 #include "runtime/session.h"
@@ -46,16 +47,14 @@ rt::Tensor input(int64_t batch, float shift) {
   return t;
 }
 
+class CudaGraphs : public cuda_test::CudaBackendTest {};
+class CudaProfile : public cuda_test::CudaBackendTest {};
+
 }  // namespace
 
 // With device I/O (inputs already on the GPU, outputs left there and held by the caller through the
 // next run, as the benchmark does) the second run is captured and the later ones replay.
-TEST(CudaGraphs, DeviceInputsAndOutputsAreReplayed) {
-  try {
-    rt::load_backend("cuda");
-  } catch (const rt::BackendUnavailable& e) {
-    GTEST_SKIP() << e.what();
-  }
+TEST_F(CudaGraphs, DeviceInputsAndOutputsAreReplayed) {
   rt::Session s(chain(), {.optimization = rt::OptLevel::kNone,
                           .backend = "cuda",
                           .precision = tessera::passes::Precision::kFp32});
@@ -73,12 +72,7 @@ TEST(CudaGraphs, DeviceInputsAndOutputsAreReplayed) {
   EXPECT_EQ(s.last_stats().device_graph_replays, 3u) << s.last_stats().device_graph_note;
 }
 
-TEST(CudaGraphs, ReplaysReadEachRunsInputsAndNewShapesCaptureAgain) {
-  try {
-    rt::load_backend("cuda");
-  } catch (const rt::BackendUnavailable& e) {
-    GTEST_SKIP() << e.what();
-  }
+TEST_F(CudaGraphs, ReplaysReadEachRunsInputsAndNewShapesCaptureAgain) {
   rt::Session s(chain(), {.optimization = rt::OptLevel::kNone,
                           .backend = "cuda",
                           .precision = tessera::passes::Precision::kFp32});
@@ -106,12 +100,7 @@ TEST(CudaGraphs, ReplaysReadEachRunsInputsAndNewShapesCaptureAgain) {
 
 // A profiled run is traced with CUPTI: each GPU node's time is the device time of the kernels it
 // launched, named; the copies are copies; device I/O (--device-io) leaves the copies out of the run.
-TEST(CudaProfile, TracedRunsNameTheKernelsEachNodeRanAndTimeThem) {
-  try {
-    rt::load_backend("cuda");
-  } catch (const rt::BackendUnavailable& e) {
-    GTEST_SKIP() << e.what();
-  }
+TEST_F(CudaProfile, TracedRunsNameTheKernelsEachNodeRanAndTimeThem) {
   rt::Session s(chain(), {.optimization = rt::OptLevel::kNone,
                           .backend = "cuda",
                           .profile = true,
@@ -140,7 +129,9 @@ TEST(CudaProfile, TracedRunsNameTheKernelsEachNodeRanAndTimeThem) {
   rt::Value dx = s.to_device(rt::Value(x));
   auto outs = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
   for (const auto& ev : s.last_stats().events)
-    if (ev.op_type.rfind("Memcpy", 0) == 0) EXPECT_TRUE(ev.device_kernels.empty()) << ev.node_name;
+    if (ev.op_type.rfind("Memcpy", 0) == 0) {
+      EXPECT_TRUE(ev.device_kernels.empty()) << ev.node_name;
+    }
   rt::Tensor y = s.to_host(outs[0]).tensor();
   for (int64_t i = 0; i < y.numel(); i += 997)
     EXPECT_NEAR(y.data<float>()[i], expected(x.data<float>()[i], static_cast<size_t>(i)), 1e-5f);

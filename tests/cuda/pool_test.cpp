@@ -13,17 +13,6 @@ namespace {
 // ONNX types these operators for float16, float and double only.
 constexpr DataType kTypes[] = {DataType::kFloat, DataType::kFloat16};
 
-ir::Attribute ints(const char* name, std::vector<int64_t> v) {
-  return ir::Attribute::of_ints(name, std::move(v));
-}
-
-void check_pool(const std::string& op, const rt::Shape& x, std::vector<ir::Attribute> attrs, DataType t,
-                double window) {
-  Node n = make_node(op, t, {x}, std::move(attrs));
-  Result r = run_both(n, {random_tensor(t, x, 21)});
-  expect_within(r, window, 4, op + " " + rt::shape_str(x) + " " + type_name(t));
-}
-
 }  // namespace
 
 TEST_F(CudaBlas, MaxAndAveragePoolWindows) {

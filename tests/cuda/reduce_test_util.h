@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda_test_util.h"
 #include "ir/builder.h"
 #include "runtime/backend.h"
 #include "runtime/backend_loader.h"
@@ -35,16 +36,7 @@ std::string label(const Parts&... parts) {
   return s;
 }
 
-class CudaOps : public ::testing::Test {
- protected:
-  void SetUp() override {
-    try {
-      rt::load_backend("cuda");
-    } catch (const rt::BackendUnavailable& e) {
-      GTEST_SKIP() << e.what();
-    }
-  }
-};
+class CudaOps : public ::cuda_test::CudaBackendTest {};
 
 // Uniform values in [lo, hi) as a tensor of type t (rounded once to it).
 inline rt::Tensor random_tensor(DataType t, rt::Shape shape, float lo, float hi, uint32_t seed) {
@@ -83,15 +75,7 @@ inline rt::Tensor random_tensor(DataType t, rt::Shape shape, float lo, float hi,
   return out;
 }
 
-inline rt::Tensor floats(DataType t, rt::Shape shape, const std::vector<float>& v) {
-  rt::Tensor out = rt::Tensor::zeros(t, std::move(shape));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (t == DataType::kFloat) out.data<float>()[i] = v[i];
-    if (t == DataType::kFloat16) out.data<rt::Float16>()[i] = rt::Float16(v[i]);
-    if (t == DataType::kBFloat16) out.data<rt::BFloat16>()[i] = rt::BFloat16(v[i]);
-  }
-  return out;
-}
+using ::cuda_test::floats;
 
 inline rt::Tensor ints(rt::Shape shape, const std::vector<int64_t>& v) {
   return rt::Tensor::from_vector<int64_t>(DataType::kInt64, std::move(shape), v);
@@ -128,16 +112,15 @@ struct Outputs {
   size_t gpu_nodes = 0;  // nodes the session placed on the CUDA backend
 };
 
-// Builds the one-node model (every input a graph input with its full shape), runs it on "cuda" and on
-// the reference kernels with the same feeds.
-inline Outputs run_both(const OneNode& c) {
+// The one-node model (every input a graph input with its full shape, named x<i>), and the feeds of its
+// inputs.
+inline ir::Model one_node_model(const OneNode& c, std::vector<std::pair<std::string, rt::Value>>& feeds) {
   ir::Model m;
   m.ir_version = 9;
   m.opset_imports = {{"", c.opset}};
   if (!c.domain.empty()) m.opset_imports.push_back({c.domain, 1});
   ir::GraphBuilder b(m.graph);
   std::vector<std::string> ins;
-  std::vector<std::pair<std::string, rt::Value>> feeds;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (i < c.absent.size() && c.absent[i]) {
       ins.emplace_back();
@@ -151,6 +134,13 @@ inline Outputs run_both(const OneNode& c) {
   }
   auto outs = b.nodes(c.op, ins, c.attrs, "op", c.outputs, c.domain);
   for (const auto& o : outs) b.output(o);
+  return m;
+}
+
+// Runs the one-node model on "cuda" and on the reference kernels with the same feeds.
+inline Outputs run_both(const OneNode& c) {
+  std::vector<std::pair<std::string, rt::Value>> feeds;
+  const ir::Model m = one_node_model(c, feeds);
   // Float32 as written: a GPU session would lower the model to float16 by default; the float16 and
   // bfloat16 cases feed those types directly.
   rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,

@@ -11,19 +11,13 @@
 #include "backends/cuda/attention_host.h"
 #include "backends/cuda/kernel_table.h"
 #include "backends/cuda/kernel_util.h"
+#include "ops/attention/attention_inputs.h"
 
 namespace tessera::cuda {
 
 namespace {
 
-enum In { kQ, kK, kV, kMask, kPastKey, kPastValue, kNonpad };
-enum Out { kY, kPresentKey, kPresentValue, kQkOut };
-
-struct Dims {
-  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, past = 0, total = 0;
-  int64_t head = 0, v_head = 0;
-  bool packed = false;  // 3-D inputs (batch, seq, heads * size)
-};
+using namespace ops::attention_io;
 
 // Strides of a (batch, heads, seq, size) view of a 3-D packed or 4-D contiguous tensor.
 AttnOperand operand(const rt::Tensor& t, bool packed, int64_t heads, int64_t size) {
@@ -33,25 +27,14 @@ AttnOperand operand(const rt::Tensor& t, bool packed, int64_t heads, int64_t siz
 
 class Attention : public rt::OpKernel {
  public:
-  explicit Attention(const rt::KernelInfo& info)
-      : q_heads_attr_(info.has_attr("q_num_heads") ? info.get_int("q_num_heads") : 0),
-        kv_heads_attr_(info.has_attr("kv_num_heads") ? info.get_int("kv_num_heads") : 0),
-        mode_(info.get_int("qk_matmul_output_mode", 0)),
-        softcap_(info.get_float("softcap", 0.0f)),
-        left_(info.since_version() >= 25 ? info.get_int("left_window_size", -1) : -1),
-        right_(info.since_version() >= 25 ? info.get_int("right_window_size", -1) : -1) {
-    if (info.has_attr("scale")) scale_ = info.get_float("scale");
-    if (mode_ < 0 || mode_ > 3)
-      throw rt::KernelError(fmt::format("qk_matmul_output_mode must be 0, 1, 2 or 3, got {}", mode_));
-    if (info.get_int("is_causal", 0) != 0) right_ = 0;
-  }
+  explicit Attention(const rt::KernelInfo& info) : attrs_(read_attrs(info)) {}
 
   void compute(rt::KernelContext& ctx) const override {
     const rt::Tensor& q = ctx.input(kQ);
     const rt::Tensor& k = ctx.input(kK);
     const rt::Tensor& v = ctx.input(kV);
     if (k.dtype() != q.dtype() || v.dtype() != q.dtype()) ctx.fail("Q, K and V must have one element type");
-    const Dims d = read_dims(ctx, q, k, v);
+    const Dims d = read_dims(ctx, q, k, v, attrs_.q_heads, attrs_.kv_heads);
     const ElemType t = *elem_type(q.dtype());
 
     AttnParams p;
@@ -67,14 +50,14 @@ class Attention : public rt::OpKernel {
     p.keys = d.total;
     p.head = d.head;
     p.v_head = d.v_head;
-    p.scale = scale_ ? *scale_ : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d.head)));
-    p.softcap = softcap_;
-    p.left = left_;
-    p.right = right_;
+    p.scale = attrs_.scale ? *attrs_.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d.head)));
+    p.softcap = attrs_.softcap;
+    p.left = attrs_.left;
+    p.right = attrs_.right;
     p.past_len = d.past;
     if (const rt::Tensor* m = ctx.optional_input(kMask))
       p.add = attention_mask(ctx, *m, {d.batch, d.q_heads, d.q_seq, d.total}, "attn_mask");
-    nonpad = read_nonpad(ctx, d);
+    nonpad = upload_nonpad(ctx, d);
     if (nonpad.defined()) p.nonpad = static_cast<const int64_t*>(nonpad.raw());
 
     const rt::Shape y_shape = d.packed ? rt::Shape{d.batch, d.q_seq, d.q_heads * d.v_head}
@@ -88,7 +71,7 @@ class Attention : public rt::OpKernel {
     }
     if (ctx.wants_output(kQkOut)) {
       p.qk = ctx.output_uninitialized(kQkOut, q.dtype(), {d.batch, d.q_heads, d.q_seq, d.total}).raw();
-      p.qk_mode = static_cast<int>(mode_);
+      p.qk_mode = static_cast<int>(attrs_.mode);
     }
     run_attention(ctx, p);
   }
@@ -124,87 +107,13 @@ class Attention : public rt::OpKernel {
   }
 
   // nonpad_kv_seqlen (a host input: its values are checked here) copied to the device; empty if absent.
-  static rt::Tensor read_nonpad(rt::KernelContext& ctx, const Dims& d) {
-    const rt::Tensor* t = ctx.optional_input(kNonpad);
-    if (!t) return {};
-    if (t->dtype() != rt::DataType::kInt64 || t->rank() != 1 || t->dim(0) != d.batch)
-      ctx.fail(fmt::format("nonpad_kv_seqlen must be int64 of shape [{}], got {}", d.batch,
-                           rt::shape_str(t->shape())));
-    const int64_t* n = t->data<int64_t>();
-    for (int64_t b = 0; b < d.batch; ++b) {
-      if (n[b] < 0 || n[b] > d.total)
-        ctx.fail(fmt::format("nonpad_kv_seqlen[{}] = {} is outside [0, {}]", b, n[b], d.total));
-    }
-    return upload_ints(ctx, n, d.batch);
+  static rt::Tensor upload_nonpad(rt::KernelContext& ctx, const Dims& d) {
+    if (!ctx.optional_input(kNonpad)) return {};
+    const std::vector<int64_t> n = read_nonpad(ctx, d);
+    return upload_ints(ctx, n.data(), d.batch);
   }
 
-  Dims read_dims(const rt::KernelContext& ctx, const rt::Tensor& q, const rt::Tensor& k,
-                 const rt::Tensor& v) const {
-    Dims d;
-    if (q.rank() != k.rank() || q.rank() != v.rank() || (q.rank() != 3 && q.rank() != 4)) {
-      ctx.fail(fmt::format("Q {}, K {} and V {} must all be 3-D or all be 4-D", rt::shape_str(q.shape()),
-                           rt::shape_str(k.shape()), rt::shape_str(v.shape())));
-    }
-    d.batch = q.dim(0);
-    if (k.dim(0) != d.batch || v.dim(0) != d.batch)
-      ctx.fail(fmt::format("batch sizes of Q {}, K {} and V {} differ", rt::shape_str(q.shape()),
-                           rt::shape_str(k.shape()), rt::shape_str(v.shape())));
-    if (q.rank() == 4) {
-      d.q_heads = q.dim(1), d.kv_heads = k.dim(1), d.q_seq = q.dim(2), d.kv_seq = k.dim(2);
-      d.head = q.dim(3), d.v_head = v.dim(3);
-      if (v.dim(1) != d.kv_heads) ctx.fail(fmt::format("K has {} heads but V has {}", d.kv_heads, v.dim(1)));
-      if (k.dim(3) != d.head)
-        ctx.fail(fmt::format("head size of Q ({}) and K ({}) differ", d.head, k.dim(3)));
-    } else {
-      d.packed = true;
-      if (q_heads_attr_ <= 0 || kv_heads_attr_ <= 0)
-        ctx.fail("3-D Q, K and V need positive attributes q_num_heads and kv_num_heads");
-      d.q_heads = q_heads_attr_, d.kv_heads = kv_heads_attr_, d.q_seq = q.dim(1), d.kv_seq = k.dim(1);
-      auto split = [&](const rt::Tensor& t, int64_t heads, const char* what) {
-        if (t.dim(2) % heads != 0)
-          ctx.fail(fmt::format("hidden size {} of {} is not divisible by {} heads", t.dim(2), what, heads));
-        return t.dim(2) / heads;
-      };
-      d.head = split(q, d.q_heads, "Q");
-      if (split(k, d.kv_heads, "K") != d.head)
-        ctx.fail(fmt::format("head size of Q ({}) and K ({}) differ", d.head, k.dim(2) / d.kv_heads));
-      d.v_head = split(v, d.kv_heads, "V");
-    }
-    if (v.dim(-2) != d.kv_seq)
-      ctx.fail(fmt::format("K and V sequence lengths differ: {} and {}", d.kv_seq, v.dim(-2)));
-    if (d.q_heads <= 0 || d.kv_heads <= 0 || d.q_heads % d.kv_heads != 0)
-      ctx.fail(fmt::format("query heads {} are not a positive multiple of key/value heads {}", d.q_heads,
-                           d.kv_heads));
-    read_past(ctx, d, k, v);
-    return d;
-  }
-
-  static void read_past(const rt::KernelContext& ctx, Dims& d, const rt::Tensor& k, const rt::Tensor& v) {
-    const rt::Tensor* pk = ctx.optional_input(kPastKey);
-    const rt::Tensor* pv = ctx.optional_input(kPastValue);
-    if (!pk != !pv) ctx.fail("past_key and past_value must be given together");
-    d.total = d.kv_seq;
-    if (!pk) return;
-    auto check = [&](const rt::Tensor& p, int64_t size, const rt::Tensor& like, const char* what) {
-      if (p.rank() != 4 || p.dim(0) != d.batch || p.dim(1) != d.kv_heads || p.dim(3) != size)
-        ctx.fail(fmt::format("{} {} must be (batch {}, kv_heads {}, past_seq, {})", what,
-                             rt::shape_str(p.shape()), d.batch, d.kv_heads, size));
-      if (p.dtype() != like.dtype())
-        ctx.fail(fmt::format("{} has another element type than its input", what));
-    };
-    check(*pk, d.head, k, "past_key");
-    check(*pv, d.v_head, v, "past_value");
-    if (pk->dim(2) != pv->dim(2))
-      ctx.fail(
-          fmt::format("past_key and past_value sequence lengths differ: {} and {}", pk->dim(2), pv->dim(2)));
-    d.past = pk->dim(2);
-    d.total = d.past + d.kv_seq;
-  }
-
-  int64_t q_heads_attr_, kv_heads_attr_, mode_;
-  std::optional<float> scale_;
-  float softcap_;
-  int64_t left_, right_;
+  Attrs attrs_;
 };
 
 bool attention_supported(const rt::KernelInfo& info) {

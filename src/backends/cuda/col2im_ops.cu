@@ -70,7 +70,7 @@ void launch_col2im(ScalarType t, const void* x, void* y, const Col2ImSpec& s, cu
   int64_t total = s.batch * s.channels;
   for (int d = 0; d < s.rank; ++d) total *= s.image[d];
   if (total == 0) return;
-  by_scalar(t, [&](auto tag) {
+  by_scalar_type<float>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     col2im_kernel<T><<<grid_for(total), kThreads, 0, st>>>(static_cast<const T*>(x), static_cast<T*>(y), s);
   });

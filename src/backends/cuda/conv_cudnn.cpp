@@ -9,6 +9,7 @@
 
 #include "backends/cuda/conv_algo_cache.h"
 #include "backends/cuda/conv_epilogue.h"
+#include "backends/cuda/kernel_util.h"
 
 namespace tessera::cuda {
 
@@ -235,6 +236,85 @@ AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType d
     }
   }
   throw rt::KernelError("cuDNN has no algorithm for this convolution");
+}
+
+std::optional<rt::Shape> static_input_shape(const rt::KernelInfo& info, size_t i) {
+  const auto& shape = info.input_type(i).shape;
+  if (!shape || !ir::shape_is_static(*shape)) return std::nullopt;
+  rt::Shape out;
+  for (const auto& d : *shape) out.push_back(d.value);
+  return out;
+}
+
+rt::Shape conv_plan_key(const rt::Shape& x, const rt::Shape& w, rt::DataType dt) {
+  rt::Shape key = x;
+  key.insert(key.end(), w.begin(), w.end());
+  key.push_back(static_cast<int64_t>(dt));
+  return key;
+}
+
+bool conv_inputs_supported(const rt::KernelInfo& info, size_t max_inputs) {
+  const size_t n = info.input_count();
+  if (n < 2 || n > max_inputs || !all_tensors(info) || !info.has_input(0) || !info.has_input(1)) return false;
+  const rt::DataType t = info.input_dtype(0);
+  if (!elem_type(t)) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (info.has_input(i) && info.input_dtype(i) != t) return false;
+  return true;
+}
+
+void set_relu(ActDesc& relu) {
+  check_cudnn(cudnnSetActivationDescriptor(relu.d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0),
+              "cudnnSetActivationDescriptor");
+}
+
+ElemType conv_input_type(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w,
+                         const rt::Tensor* b, const rt::Tensor* z) {
+  auto t = elem_type(x.dtype());
+  if (!t || w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()) || (z && z->dtype() != x.dtype()))
+    ctx.fail("inputs X, W, B (and Z) must have one float element type");
+  return *t;
+}
+
+void check_bias_and_z(rt::KernelContext& ctx, const rt::Tensor* b, const rt::Tensor* z, int64_t channels,
+                      const rt::Shape& out_shape) {
+  if (b && (b->rank() != 1 || b->dim(0) != channels))
+    ctx.fail(fmt::format("input B has shape {}; it must be [{}], one value per output channel",
+                         rt::shape_str(b->shape()), channels));
+  if (z && z->shape() != out_shape)
+    ctx.fail(fmt::format("input Z has shape {}; it must be the output's {}", rt::shape_str(z->shape()),
+                         rt::shape_str(out_shape)));
+}
+
+void empty_conv_output(rt::KernelContext& ctx, rt::DataType dt, const rt::Shape& out_shape, bool epilogue) {
+  rt::Tensor& y = ctx.output(0, dt, out_shape);
+  if (y.numel() > 0 && epilogue)
+    ctx.fail("a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
+}
+
+rt::Tensor conv_workspace(rt::KernelContext& ctx, size_t bytes) {
+  if (bytes == 0) return {};
+  return ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(bytes)});
+}
+
+const void* zero_padded_input(rt::KernelContext& ctx, ElemType t, const rt::Tensor& x,
+                              const rt::Shape& work_shape, const ShiftedCopy& copy, rt::Tensor& work) {
+  work = ctx.scratch_uninitialized(x.dtype(), work_shape);
+  launch_shifted_copy(t, x.raw(), work.raw(), copy, native(ctx.stream()));
+  check_launch(ctx);
+  return work.raw();
+}
+
+bool conv_bias_relu(const BiasReluCall& c, bool& fused) {
+  const float one = 1.f, alpha2 = c.z ? 1.f : 0.f;
+  cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
+      c.h, &one, c.d.x.d, c.x, c.d.w.d, c.w, c.d.conv.d, static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
+      c.workspace, c.workspace_bytes, &alpha2, c.d.y.d, c.z ? c.z : c.y, c.bias.d, c.b, c.relu.d, c.d.y.d,
+      c.y);
+  if (st == CUDNN_STATUS_SUCCESS) return true;
+  if (!declined(st)) check_cudnn(st, "cudnnConvolutionBiasActivationForward");
+  fused = false;
+  return false;
 }
 
 }  // namespace tessera::cuda

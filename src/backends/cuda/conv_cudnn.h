@@ -1,5 +1,6 @@
 // cuDNN pieces shared by the NCHW (conv_kernels.cpp) and channels-last (conv_nhwc_kernels.cpp)
-// convolutions: owned descriptors, type mapping, and the choice of algorithm.
+// convolutions: owned descriptors, type mapping, the choice of algorithm, and the steps of compute() both
+// take alike (input checks, the fused bias + ReLU call, the zero-padded input copy).
 //
 // The algorithm is chosen once per configuration: at session build (prepare, static shapes) by timing
 // the candidates on the GPU (cudnnFindConvolutionForwardAlgorithm, which allocates and synchronises by
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "backends/cuda/conv_epilogue.h"
+#include "backends/cuda/conv_util.h"
 #include "backends/cuda/cudnn_handle.h"
 #include "runtime/kernel.h"
 
@@ -104,5 +106,65 @@ AlgoPick choose_algo(cudnnHandle_t h, ConvDescs& d, bool forward, rt::DataType d
 // on d.conv; nullopt when no other one. For an algorithm cuDNN accepted when planning but declines to run.
 std::optional<AlgoPick> next_forward_algo(cudnnHandle_t h, ConvDescs& d, rt::DataType dt, bool tf32,
                                           int after);
+
+// One configuration of a cuDNN convolution, ready to run: descriptors, algorithm, and the zero-padded
+// copy (or crop) around cuDNN's part. Each kernel's plan adds what only it needs.
+struct CudnnConvPlan {
+  ConvDescs d;  // x: what cuDNN reads; y: what it writes
+  TensorDesc bias;
+  int algo = 0;
+  size_t workspace = 0;
+  bool fused = true;     // cudnnConvolutionBiasActivationForward takes it (false once cuDNN declined)
+  rt::Shape out_shape;   // the node's output
+  rt::Shape work_shape;  // the scratch tensor of the copy (a padded input, or an output before its crop)
+  ShiftedCopy copy;
+  bool empty = false;  // a zero-sized axis: no cuDNN call (its descriptors take no zero sizes)
+  std::string path;
+};
+
+// The static shape of input i as inferred at session build, or nullopt.
+std::optional<rt::Shape> static_input_shape(const rt::KernelInfo& info, size_t i);
+
+// The key of a kernel's plan cache: X's and W's shapes and the element type.
+rt::Shape conv_plan_key(const rt::Shape& x, const rt::Shape& w, rt::DataType dt);
+
+// Whether a node's X, W and optionally B (and Z, up to `max_inputs` inputs) are tensors of one float type
+// the kernels compute in.
+bool conv_inputs_supported(const rt::KernelInfo& info, size_t max_inputs);
+
+// Sets `relu` to the ReLU that cudnnConvolutionBiasActivationForward applies.
+void set_relu(ActDesc& relu);
+
+// X, W, B (and Z) of one float element type at run time: that type; fails the node otherwise.
+ElemType conv_input_type(rt::KernelContext& ctx, const rt::Tensor& x, const rt::Tensor& w,
+                         const rt::Tensor* b, const rt::Tensor* z);
+// Fails the node unless B is [channels] and Z has the output's shape (when given).
+void check_bias_and_z(rt::KernelContext& ctx, const rt::Tensor* b, const rt::Tensor* z, int64_t channels,
+                      const rt::Shape& out_shape);
+// The output of a convolution with a zero-sized axis (no cuDNN call: its descriptors take no zero sizes):
+// empty inputs sum to zeros; fails the node when a bias, Z or activation would apply to them.
+void empty_conv_output(rt::KernelContext& ctx, rt::DataType dt, const rt::Shape& out_shape, bool epilogue);
+// Scratch workspace of `bytes` for cuDNN (an empty tensor when 0).
+rt::Tensor conv_workspace(rt::KernelContext& ctx, size_t bytes);
+// X copied, zero-padded, into the scratch tensor `work` of `work_shape` (cuDNN takes symmetric pads only);
+// returns the copy's data.
+const void* zero_padded_input(rt::KernelContext& ctx, ElemType t, const rt::Tensor& x,
+                              const rt::Shape& work_shape, const ShiftedCopy& copy, rt::Tensor& work);
+
+// What one cudnnConvolutionBiasActivationForward call reads: y = ReLU(conv(x, w) + z + b), z optional.
+struct BiasReluCall {
+  cudnnHandle_t h;
+  ConvDescs& d;
+  const TensorDesc& bias;
+  const ActDesc& relu;
+  int algo;
+  void* workspace;
+  size_t workspace_bytes;
+  const void *x, *w, *b, *z;
+  void* y;
+};
+// Runs the call; returns false, and clears `fused` so that the kernel takes the unfused path from now on,
+// when cuDNN declines the configuration. Other cuDNN errors throw.
+bool conv_bias_relu(const BiasReluCall& c, bool& fused);
 
 }  // namespace tessera::cuda

@@ -39,19 +39,9 @@ namespace tessera::cuda {
 
 namespace {
 
-// One configuration, ready to run: descriptors, algorithm, and the pad or crop around cuDNN's part.
-struct Plan {
-  ConvDescs d;  // x: what cuDNN reads (padded when pre_pad); y: what it writes
-  TensorDesc bias;
-  int algo = 0;
-  bool fused = true;  // cudnnConvolutionBiasActivationForward takes it (false once cuDNN declined)
-  size_t workspace = 0;
-  rt::Shape out_shape;   // the node's output
-  rt::Shape work_shape;  // cuDNN's input (Conv, pre_pad) or output (ConvTranspose, crop)
-  bool reshape = false;  // pre_pad (Conv) or crop (ConvTranspose)
-  ShiftedCopy copy;
-  std::string path;
-  bool empty = false;  // a zero-sized axis: no cuDNN call (its descriptors take no zero sizes)
+// One configuration: work_shape is cuDNN's input (Conv, padded) or output (ConvTranspose, cropped after).
+struct Plan : CudnnConvPlan {
+  bool reshape = false;  // pad (Conv) or crop (ConvTranspose)
 };
 
 // A shape read as the geometry reads a tensor's: the node's inferred shape at session build, the input's
@@ -62,15 +52,6 @@ struct ShapeOf {
   int64_t rank() const { return static_cast<int64_t>(s.size()); }
   const rt::Shape& shape() const { return s; }
 };
-
-// The static shape of input i as inferred, or nullopt.
-std::optional<rt::Shape> static_shape(const rt::KernelInfo& info, size_t i) {
-  const auto& shape = info.input_type(i).shape;
-  if (!shape || !ir::shape_is_static(*shape)) return std::nullopt;
-  rt::Shape out;
-  for (const auto& d : *shape) out.push_back(d.value);
-  return out;
-}
 
 // What both directions share once the geometry is known.
 struct Geometry {
@@ -117,11 +98,10 @@ class ConvKernel : public rt::OpKernel {
         output_padding_(info.get_ints("output_padding", {})),
         output_shape_(info.get_ints("output_shape", {})),
         act_(read_activation(info)),
-        static_x_(static_shape(info, 0)),
-        static_w_(static_shape(info, 1)),
+        static_x_(static_input_shape(info, 0)),
+        static_w_(static_input_shape(info, 1)),
         static_type_(info.input_dtype(0)) {
-    check_cudnn(cudnnSetActivationDescriptor(relu_.d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0),
-                "cudnnSetActivationDescriptor");
+    set_relu(relu_);
   }
 
   // With static shapes, the algorithm is chosen when the session is built, by timing the candidates,
@@ -144,9 +124,7 @@ class ConvKernel : public rt::OpKernel {
     const rt::Tensor& w = ctx.input(1);
     const rt::Tensor* b = ctx.optional_input(2);
     const rt::Tensor* z = ctx.optional_input(3);
-    auto t = elem_type(x.dtype());
-    if (!t || w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()) || (z && z->dtype() != x.dtype()))
-      ctx.fail("inputs X, W, B (and Z) must have one float element type");
+    const ElemType t = conv_input_type(ctx, x, w, b, z);
     if (x.rank() < 3 || x.rank() > 5)
       ctx.fail(fmt::format("input X has shape {}; the CUDA kernel takes 1 to 3 spatial axes",
                            rt::shape_str(x.shape())));
@@ -159,48 +137,27 @@ class ConvKernel : public rt::OpKernel {
     std::lock_guard lock(mu_);
     Plan& p = plan(h.handle, ShapeOf{x.shape()}, ShapeOf{w.shape()}, x.dtype(), false);
     ctx.set_path(p.path);
-    const int64_t channels = p.out_shape[1];
-    if (b && (b->rank() != 1 || b->dim(0) != channels))
-      ctx.fail(fmt::format("input B has shape {}; it must be [{}], one value per output channel",
-                           rt::shape_str(b->shape()), channels));
-    if (z && z->shape() != p.out_shape)
-      ctx.fail(fmt::format("input Z has shape {}; it must be the output's {}", rt::shape_str(z->shape()),
-                           rt::shape_str(p.out_shape)));
-    if (p.empty) {  // an empty batch or output: nothing to compute; empty inputs sum to zeros
-      rt::Tensor& y = ctx.output(0, x.dtype(), p.out_shape);
-      if (y.numel() > 0 && (b || z || act_.act != ConvAct::kNone))
-        ctx.fail(
-            "a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
+    check_bias_and_z(ctx, b, z, p.out_shape[1], p.out_shape);
+    if (p.empty) {  // an empty batch or output: nothing to compute
+      empty_conv_output(ctx, x.dtype(), p.out_shape, b || z || act_.act != ConvAct::kNone);
       return;
     }
-    rt::Tensor ws, work;
-    if (p.workspace > 0)
-      ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
+    rt::Tensor ws = conv_workspace(ctx, p.workspace), work;
     const float one = 1.f, zero = 0.f;
     if (!transpose_) {
       const void* in = x.raw();
-      if (p.reshape) {  // asymmetric pads: cuDNN reads a zero-padded copy
-        work = ctx.scratch_uninitialized(x.dtype(), p.work_shape);
-        launch_shifted_copy(*t, x.raw(), work.raw(), p.copy, s);
-        check_launch(ctx);
-        in = work.raw();
-      }
+      if (p.reshape)  // asymmetric pads: cuDNN reads a zero-padded copy
+        in = zero_padded_input(ctx, t, x, p.work_shape, p.copy, work);
       // conv + Z + bias, then ReLU, in one call where cuDNN takes it (the first refusal is remembered).
       const bool fused = p.fused && b && act_.act == ConvAct::kRelu;
       rt::Tensor& y = fused && !z ? ctx.output(0, x.dtype(), p.out_shape)
                                   : ctx.output_uninitialized(0, x.dtype(), p.out_shape);
       if (y.numel() == 0) return;
       auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(p.algo);
-      if (fused) {
-        const float alpha2 = z ? 1.f : 0.f;
-        const void* zp = z ? z->raw() : y.raw();
-        cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
-            h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo, ws.raw(), p.workspace, &alpha2,
-            p.d.y.d, zp, p.bias.d, b->raw(), relu_.d, p.d.y.d, y.raw());
-        if (st == CUDNN_STATUS_SUCCESS) return;
-        if (!declined(st)) check_cudnn(st, "cudnnConvolutionBiasActivationForward");
-        p.fused = false;
-      }
+      if (fused && conv_bias_relu({h.handle, p.d, p.bias, relu_, p.algo, ws.raw(), p.workspace, in, w.raw(),
+                                   b->raw(), z ? z->raw() : nullptr, y.raw()},
+                                  p.fused))
+        return;
       check_cudnn(
           cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo,
                                   p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw()),
@@ -221,7 +178,7 @@ class ConvKernel : public rt::OpKernel {
                                      p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, out),
         "cudnnConvolutionBackwardData");
     if (p.reshape) {
-      launch_shifted_copy(*t, work.raw(), y.raw(), p.copy, s);
+      launch_shifted_copy(t, work.raw(), y.raw(), p.copy, s);
       check_launch(ctx);
     }
     epilogue(ctx, p, y, b, z);
@@ -242,9 +199,7 @@ class ConvKernel : public rt::OpKernel {
   }
 
   Plan& plan(cudnnHandle_t h, ShapeOf x, ShapeOf w, rt::DataType dt, bool benchmark) const {
-    rt::Shape key = x.shape();
-    key.insert(key.end(), w.shape().begin(), w.shape().end());
-    key.push_back(static_cast<int64_t>(dt));
+    const rt::Shape key = conv_plan_key(x.shape(), w.shape(), dt);
     auto it = plans_.find(key);
     if (it != plans_.end()) return *it->second;
     auto p = std::make_unique<Plan>();
@@ -392,12 +347,7 @@ class ConvKernel : public rt::OpKernel {
 
 // X, W and optionally B (and FusedConv's Z) of one float type, 1 to 3 spatial axes where the rank is known.
 bool conv_supports(const rt::KernelInfo& info, size_t max_inputs) {
-  const size_t n = info.input_count();
-  if (n < 2 || n > max_inputs || !all_tensors(info) || !info.has_input(0) || !info.has_input(1)) return false;
-  const rt::DataType t = info.input_dtype(0);
-  if (!elem_type(t)) return false;
-  for (size_t i = 0; i < n; ++i)
-    if (info.has_input(i) && info.input_dtype(i) != t) return false;
+  if (!conv_inputs_supported(info, max_inputs)) return false;
   const auto& shape = info.input_type(0).shape;
   return !shape || (shape->size() >= 3 && shape->size() <= 5);
 }

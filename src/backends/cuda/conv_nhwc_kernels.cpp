@@ -32,18 +32,9 @@ namespace tessera::cuda {
 
 namespace {
 
-struct NhwcPlan {
-  ConvDescs d;
-  TensorDesc bias;
-  int algo = 0;
-  size_t workspace = 0;
-  bool fused = true;     // cudnnConvolutionBiasActivationForward takes it (false once cuDNN declined)
-  rt::Shape out_shape;   // [N, oH, oW, M]
-  rt::Shape work_shape;  // the zero-padded input when pre_pad
-  bool pre_pad = false;  // asymmetric pads
-  ShiftedCopy copy;
-  bool empty = false;  // a zero-sized axis: no cuDNN call
-  std::string path;
+// One configuration: out_shape is [N, oH, oW, M], work_shape the zero-padded input when pre_pad.
+struct NhwcPlan : CudnnConvPlan {
+  bool pre_pad = false;    // asymmetric pads
   bool depthwise = false;  // one filter per channel: our own kernel is a candidate
   bool own = false;        // ... and was timed faster than cuDNN: compute() runs it
   Depthwise dw;
@@ -85,14 +76,6 @@ std::optional<float> time_ms(cudaStream_t s, F f) {
   return ms;
 }
 
-std::optional<rt::Shape> static_shape(const rt::KernelInfo& info, size_t i) {
-  const auto& shape = info.input_type(i).shape;
-  if (!shape || !ir::shape_is_static(*shape)) return std::nullopt;
-  rt::Shape out;
-  for (const auto& d : *shape) out.push_back(d.value);
-  return out;
-}
-
 class NhwcConvKernel : public rt::OpKernel {
  public:
   NhwcConvKernel(const rt::KernelInfo& info, bool tf32)
@@ -100,11 +83,10 @@ class NhwcConvKernel : public rt::OpKernel {
         attrs_(ops::kernels::read_window_attrs(info)),
         group_(info.get_int("group", 1)),
         act_(read_activation(info)),
-        static_x_(static_shape(info, 0)),
-        static_w_(static_shape(info, 1)),
+        static_x_(static_input_shape(info, 0)),
+        static_w_(static_input_shape(info, 1)),
         static_type_(info.input_dtype(0)) {
-    check_cudnn(cudnnSetActivationDescriptor(relu_.d, CUDNN_ACTIVATION_RELU, CUDNN_PROPAGATE_NAN, 0),
-                "cudnnSetActivationDescriptor");
+    set_relu(relu_);
   }
 
   void prepare(rt::PrepareContext& ctx) override {
@@ -124,9 +106,7 @@ class NhwcConvKernel : public rt::OpKernel {
     const rt::Tensor& w = ctx.input(1);
     const rt::Tensor* b = ctx.optional_input(2);
     const rt::Tensor* z = ctx.optional_input(3);
-    auto t = elem_type(x.dtype());
-    if (!t || w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()) || (z && z->dtype() != x.dtype()))
-      ctx.fail("inputs X, W, B (and Z) must have one float element type");
+    const ElemType t = conv_input_type(ctx, x, w, b, z);
     if (x.rank() != 4 || w.rank() != 4)
       ctx.fail(fmt::format("X {} and W {} must both have rank 4 ([N, H, W, C] and [M, kH, kW, C/group])",
                            rt::shape_str(x.shape()), rt::shape_str(w.shape())));
@@ -136,50 +116,31 @@ class NhwcConvKernel : public rt::OpKernel {
     NhwcPlan& p = plan(h.handle, x.shape(), w.shape(), x.dtype(), false);
     ctx.set_path(p.path);
     const int64_t m = p.out_shape[3];
-    if (b && (b->rank() != 1 || b->dim(0) != m))
-      ctx.fail(fmt::format("input B has shape {}; it must be [{}], one value per output channel",
-                           rt::shape_str(b->shape()), m));
-    if (z && z->shape() != p.out_shape)
-      ctx.fail(fmt::format("input Z has shape {}; it must be the output's {}", rt::shape_str(z->shape()),
-                           rt::shape_str(p.out_shape)));
+    check_bias_and_z(ctx, b, z, m, p.out_shape);
     const bool fused = p.fused && b && act_.act == ConvAct::kRelu;
     if (p.empty) {
-      rt::Tensor& y = ctx.output(0, x.dtype(), p.out_shape);
-      if (y.numel() > 0 && (b || z || act_.act != ConvAct::kNone))
-        ctx.fail(
-            "a convolution over an empty input with a bias, Z or activation is not supported on the GPU");
+      empty_conv_output(ctx, x.dtype(), p.out_shape, b || z || act_.act != ConvAct::kNone);
       return;
     }
     if (p.own) {  // the depthwise kernel, bias, Z and activation included
       rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), p.out_shape);
-      launch_depthwise_nhwc(*t, x.raw(), w.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.raw(),
+      launch_depthwise_nhwc(t, x.raw(), w.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.raw(),
                             p.dw, act_, s);
       check_launch(ctx);
       return;
     }
     rt::Tensor& y = fused && !z ? ctx.output(0, x.dtype(), p.out_shape)
                                 : ctx.output_uninitialized(0, x.dtype(), p.out_shape);
-    rt::Tensor ws, work;
-    if (p.workspace > 0)
-      ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
+    rt::Tensor ws = conv_workspace(ctx, p.workspace), work;
     const void* in = x.raw();
-    if (p.pre_pad) {
-      work = ctx.scratch_uninitialized(x.dtype(), p.work_shape);
-      launch_shifted_copy(*t, x.raw(), work.raw(), p.copy, s);
-      check_launch(ctx);
-      in = work.raw();
-    }
+    if (p.pre_pad) in = zero_padded_input(ctx, t, x, p.work_shape, p.copy, work);
     const float one = 1.f, zero = 0.f;
     auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(p.algo);
-    if (fused) {  // conv + Z + bias, then ReLU, in one call
-      const float alpha2 = z ? 1.f : 0.f;
-      cudnnStatus_t st = cudnnConvolutionBiasActivationForward(
-          h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo, ws.raw(), p.workspace, &alpha2,
-          p.d.y.d, z ? z->raw() : y.raw(), p.bias.d, b->raw(), relu_.d, p.d.y.d, y.raw());
-      if (st == CUDNN_STATUS_SUCCESS) return;
-      if (!declined(st)) check_cudnn(st, "cudnnConvolutionBiasActivationForward");
-      p.fused = false;  // cuDNN declined this configuration: the unfused path from now on
-    }
+    // conv + Z + bias, then ReLU, in one call (cuDNN declining it: the unfused path from now on)
+    if (fused && conv_bias_relu({h.handle, p.d, p.bias, relu_, p.algo, ws.raw(), p.workspace, in, w.raw(),
+                                 b->raw(), z ? z->raw() : nullptr, y.raw()},
+                                p.fused))
+      return;
     cudnnStatus_t st =
         cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d, algo,
                                 p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw());
@@ -191,8 +152,7 @@ class NhwcConvKernel : public rt::OpKernel {
       p.workspace = next->workspace;
       p.path = fmt::format("cuDNN NHWC forward algo {} (fallback)", p.algo);
       ctx.set_path(p.path);
-      if (p.workspace > 0)
-        ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.workspace)});
+      ws = conv_workspace(ctx, p.workspace);
       st = cudnnConvolutionForward(h.handle, &one, p.d.x.d, in, p.d.w.d, w.raw(), p.d.conv.d,
                                    static_cast<cudnnConvolutionFwdAlgo_t>(p.algo),
                                    p.workspace ? ws.raw() : nullptr, p.workspace, &zero, p.d.y.d, y.raw());
@@ -202,7 +162,7 @@ class NhwcConvKernel : public rt::OpKernel {
     Epilogue e = act_;
     e.channels = m;
     e.inner = 1;
-    launch_epilogue(*t, y.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.numel(), e, s);
+    launch_epilogue(t, y.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.numel(), e, s);
     check_launch(ctx);
   }
 
@@ -261,9 +221,7 @@ class NhwcConvKernel : public rt::OpKernel {
 
   NhwcPlan& plan(cudnnHandle_t h, const rt::Shape& x, const rt::Shape& w, rt::DataType dt,
                  bool benchmark) const {
-    rt::Shape key = x;
-    key.insert(key.end(), w.begin(), w.end());
-    key.push_back(static_cast<int64_t>(dt));
+    const rt::Shape key = conv_plan_key(x, w, dt);
     if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
     auto p = std::make_unique<NhwcPlan>();
     const int64_t n = x[0], hh = x[1], ww = x[2], c = x[3], m = w[0], kh = w[1], kw = w[2];
@@ -348,12 +306,7 @@ class NhwcConvKernel : public rt::OpKernel {
 
 // X, W and optionally B and Z of one float type; rank 4 where known; an activation the epilogue has.
 bool nhwc_conv_supports(const rt::KernelInfo& info) {
-  const size_t n = info.input_count();
-  if (n < 2 || n > 4 || !all_tensors(info) || !info.has_input(0) || !info.has_input(1)) return false;
-  const rt::DataType t = info.input_dtype(0);
-  if (!elem_type(t) || !known_activation(info)) return false;
-  for (size_t i = 0; i < n; ++i)
-    if (info.has_input(i) && info.input_dtype(i) != t) return false;
+  if (!conv_inputs_supported(info, 4) || !known_activation(info)) return false;
   for (size_t i : {size_t{0}, size_t{1}}) {
     const auto& shape = info.input_type(i).shape;
     if (shape && shape->size() != 4) return false;

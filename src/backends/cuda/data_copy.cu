@@ -5,31 +5,13 @@
 
 #include "backends/cuda/data_ops.h"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/type_dispatch.cuh"
 
 namespace tessera::cuda {
 
 namespace {
 
 constexpr int kThreads = 256;
-
-#define TESSERA_GRID_LOOP(i, n)                                             \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
-       i += int64_t{gridDim.x} * blockDim.x)
-
-// Calls f(Tag<S>{}) with the unsigned storage type of `bytes`.
-template <class F>
-void by_size(int bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      return f(Tag<uint8_t>{});
-    case 2:
-      return f(Tag<uint16_t>{});
-    case 4:
-      return f(Tag<uint32_t>{});
-    default:
-      return f(Tag<uint64_t>{});
-  }
-}
 
 // by_size, and 16-byte words for the copies that move whole vectors.
 template <class F>

@@ -23,12 +23,6 @@ using rt::KernelContext;
 using rt::Shape;
 using rt::Tensor;
 
-int bytes_of(const KernelContext& ctx, const Tensor& t) {
-  auto b = storage_bytes(t.dtype());
-  if (!b) ctx.fail(fmt::format("the CUDA kernel does not move {}", ir::dtype_name(t.dtype())));
-  return *b;
-}
-
 std::vector<int64_t> host_ints(const KernelContext& ctx, size_t i, const char* name) {
   const Tensor& t = ctx.input(i);
   if (!ir::dtype_is_int(t.dtype()))
@@ -43,7 +37,7 @@ void strided_output(KernelContext& ctx, size_t out, const Tensor& x, const Shape
   Tensor& y = ctx.output_uninitialized(out, x.dtype(), shape);
   StridedCopy c = strided(shape, src, row_strides(shape));
   c.src_base = base;
-  launch_strided_copy(bytes_of(ctx, x), x.raw(), y.raw(), c, native(ctx.stream()));
+  launch_strided_copy(storage_bytes_of(ctx, x), x.raw(), y.raw(), c, native(ctx.stream()));
   check_launch(ctx);
 }
 
@@ -87,7 +81,7 @@ class Transpose : public rt::OpKernel {
       const size_t r = static_cast<size_t>(rank);
       Tensor& y = ctx.output_uninitialized(0, x.dtype(), out);
       ctx.set_path("tiled");
-      launch_transpose_tiles(bytes_of(ctx, x), x.raw(), y.raw(), product(0, swap->first),
+      launch_transpose_tiles(storage_bytes_of(ctx, x), x.raw(), y.raw(), product(0, swap->first),
                              product(swap->first, swap->second), product(swap->second, r),
                              native(ctx.stream()));
       check_launch(ctx);
@@ -145,7 +139,7 @@ void concat(KernelContext& ctx) {
     const int64_t len = x.shape()[static_cast<size_t>(axis)] * inner;
     StridedCopy c = strided({outer, len}, {len, 1}, {row, 1});
     c.dst_base = at;
-    launch_strided_copy(bytes_of(ctx, x), x.raw(), y.raw(), c, native(ctx.stream()));
+    launch_strided_copy(storage_bytes_of(ctx, x), x.raw(), y.raw(), c, native(ctx.stream()));
     at += len;
   }
   check_launch(ctx);
@@ -270,7 +264,7 @@ void tile(KernelContext& ctx) {
   }
   Tensor& y = ctx.output_uninitialized(0, x.dtype(), out);
   StridedCopy c = strided(dims, src, row_strides(dims));
-  launch_strided_copy(bytes_of(ctx, x), x.raw(), y.raw(), c, native(ctx.stream()));
+  launch_strided_copy(storage_bytes_of(ctx, x), x.raw(), y.raw(), c, native(ctx.stream()));
   check_launch(ctx);
 }
 
@@ -359,7 +353,7 @@ class Pad : public rt::OpKernel {
       p.in_dims[d] = dim;
       p.out_dims[d] = size;
     }
-    const int bytes = bytes_of(ctx, x);
+    const int bytes = storage_bytes_of(ctx, x);
     uint64_t fill = 0;
     const Tensor* cv = v >= 11 ? ctx.optional_input(2) : nullptr;
     if (cv && cv->dtype() != x.dtype()) ctx.fail("input 'constant_value' must have the type of 'data'");
@@ -384,8 +378,8 @@ void where(KernelContext& ctx) {
   Shape out = rt::broadcast_shapes(std::span<const Shape* const>(shapes, 3));
   Broadcast3 b = broadcast3(out, {&c.shape(), &x.shape(), &y.shape()});
   Tensor& o = ctx.output_uninitialized(0, x.dtype(), out);
-  launch_where(bytes_of(ctx, x), static_cast<const bool*>(c.raw()), x.raw(), y.raw(), o.raw(), o.numel(), b,
-               native(ctx.stream()));
+  launch_where(storage_bytes_of(ctx, x), static_cast<const bool*>(c.raw()), x.raw(), y.raw(), o.raw(),
+               o.numel(), b, native(ctx.stream()));
   check_launch(ctx);
 }
 
@@ -437,7 +431,7 @@ void trilu(KernelContext& ctx) {
   const int64_t rows = x.dim(-2), cols = x.dim(-1);
   const int64_t batch = rows * cols == 0 ? 0 : x.numel() / (rows * cols);
   Tensor& y = ctx.output_uninitialized(0, x.dtype(), x.shape());
-  launch_trilu(bytes_of(ctx, x), x.raw(), y.raw(), batch, rows, cols, k, upper, native(ctx.stream()));
+  launch_trilu(storage_bytes_of(ctx, x), x.raw(), y.raw(), batch, rows, cols, k, upper, native(ctx.stream()));
   check_launch(ctx);
 }
 
@@ -549,7 +543,7 @@ class TensorScatter : public rt::OpKernel {
         StridedCopy c = strided(dims, src, dst);
         c.src_base = b * us[0] + p0 * us[axis];
         c.dst_base = b * cs[0] + to * cs[axis];
-        launch_strided_copy(bytes_of(ctx, cache), update.raw(), y.raw(), c, native(ctx.stream()));
+        launch_strided_copy(storage_bytes_of(ctx, cache), update.raw(), y.raw(), c, native(ctx.stream()));
       };
       const int64_t first = circular_ ? start[b] % len : start[b];
       const int64_t run = std::min(steps, len - first);

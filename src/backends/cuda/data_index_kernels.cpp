@@ -15,12 +15,6 @@ using rt::KernelContext;
 using rt::Shape;
 using rt::Tensor;
 
-int bytes_of(const KernelContext& ctx, const Tensor& t) {
-  auto b = storage_bytes(t.dtype());
-  if (!b) ctx.fail(fmt::format("the CUDA kernel does not move {}", ir::dtype_name(t.dtype())));
-  return *b;
-}
-
 bool is_int64(const KernelContext& ctx, const Tensor& idx) {
   if (idx.dtype() != rt::DataType::kInt64 && idx.dtype() != rt::DataType::kInt32)
     ctx.fail(fmt::format("indices must be int32 or int64, got {}", ir::dtype_name(idx.dtype())));
@@ -48,7 +42,7 @@ void gather(KernelContext& ctx) {
   out.insert(out.end(), idx.shape().begin(), idx.shape().end());
   out.insert(out.end(), data.shape().begin() + static_cast<int64_t>(axis) + 1, data.shape().end());
   Tensor& y = ctx.output_uninitialized(0, data.dtype(), out);
-  launch_gather(bytes_of(ctx, data), data.raw(), idx.raw(), is_int64(ctx, idx), y.raw(),
+  launch_gather(storage_bytes_of(ctx, data), data.raw(), idx.raw(), is_int64(ctx, idx), y.raw(),
                 product(data.shape(), 0, axis), data.shape()[axis], idx.numel(),
                 product(data.shape(), axis + 1, data.shape().size()), native(ctx.stream()));
   check_launch(ctx);
@@ -82,7 +76,7 @@ void gather_elements(KernelContext& ctx) {
   const Tensor& idx = ctx.input(1);
   IndexShape s = element_layout(ctx, data, idx);
   Tensor& y = ctx.output_uninitialized(0, data.dtype(), idx.shape());
-  launch_gather_elements(bytes_of(ctx, data), data.raw(), idx.raw(), is_int64(ctx, idx), y.raw(), s,
+  launch_gather_elements(storage_bytes_of(ctx, data), data.raw(), idx.raw(), is_int64(ctx, idx), y.raw(), s,
                          idx.numel(), native(ctx.stream()));
   check_launch(ctx);
 }
@@ -124,7 +118,7 @@ void gather_nd(KernelContext& ctx) {
   Shape out(idx.shape().begin(), idx.shape().end() - 1);
   out.insert(out.end(), data.shape().begin() + b + s.k, data.shape().end());
   Tensor& y = ctx.output_uninitialized(0, data.dtype(), out);
-  launch_gather_nd(bytes_of(ctx, data), data.raw(), idx.raw(), y.raw(), s, native(ctx.stream()));
+  launch_gather_nd(storage_bytes_of(ctx, data), data.raw(), idx.raw(), y.raw(), s, native(ctx.stream()));
   check_launch(ctx);
 }
 
@@ -153,8 +147,8 @@ class ScatterElements : public rt::OpKernel {
     if (!t) ctx.fail(fmt::format("the CUDA ScatterElements does not take {}", ir::dtype_name(data.dtype())));
     Tensor& y = ctx.output_uninitialized(0, data.dtype(), data.shape());
     copy_device(ctx, data, y);
-    launch_scatter_elements(*t, bytes_of(ctx, data), reduce_, idx.raw(), is_int64(ctx, idx), upd.raw(),
-                            y.raw(), s, idx.numel(), native(ctx.stream()));
+    launch_scatter_elements(*t, storage_bytes_of(ctx, data), reduce_, idx.raw(), is_int64(ctx, idx),
+                            upd.raw(), y.raw(), s, idx.numel(), native(ctx.stream()));
     check_launch(ctx);
   }
 
@@ -180,7 +174,7 @@ class ScatterND : public rt::OpKernel {
     if (!t) ctx.fail(fmt::format("the CUDA ScatterND does not take {}", ir::dtype_name(data.dtype())));
     Tensor& y = ctx.output_uninitialized(0, data.dtype(), data.shape());
     copy_device(ctx, data, y);
-    launch_scatter_nd(*t, bytes_of(ctx, data), reduce_, idx.raw(), upd.raw(), y.raw(), s,
+    launch_scatter_nd(*t, storage_bytes_of(ctx, data), reduce_, idx.raw(), upd.raw(), y.raw(), s,
                       native(ctx.stream()));
     check_launch(ctx);
   }
@@ -208,8 +202,9 @@ void one_hot(KernelContext& ctx) {
   if (!it || (*it != ScalarType::kInt32 && *it != ScalarType::kInt64 && *it != ScalarType::kFloat &&
               *it != ScalarType::kDouble))
     ctx.fail(fmt::format("the CUDA OneHot does not take {} indices", ir::dtype_name(idx.dtype())));
-  launch_one_hot(*it, idx.raw(), bytes_of(ctx, values), values.raw(), y.raw(), product(idx.shape(), 0, axis),
-                 depth, product(idx.shape(), axis, idx.shape().size()), native(ctx.stream()));
+  launch_one_hot(*it, idx.raw(), storage_bytes_of(ctx, values), values.raw(), y.raw(),
+                 product(idx.shape(), 0, axis), depth, product(idx.shape(), axis, idx.shape().size()),
+                 native(ctx.stream()));
   check_launch(ctx);
 }
 
@@ -251,7 +246,7 @@ void compress(KernelContext& ctx) {
   check(cudaMemcpyAsync(idx.raw(), keep.data(), keep.size() * sizeof(int64_t), cudaMemcpyHostToDevice,
                         native(ctx.stream())),
         "cudaMemcpyAsync (Compress positions)");
-  launch_gather(bytes_of(ctx, x), x.raw(), idx.raw(), true, y.raw(), product(in_shape, 0, axis), dim,
+  launch_gather(storage_bytes_of(ctx, x), x.raw(), idx.raw(), true, y.raw(), product(in_shape, 0, axis), dim,
                 static_cast<int64_t>(keep.size()), product(in_shape, axis + 1, in_shape.size()),
                 native(ctx.stream()));
   check_launch(ctx);

@@ -24,6 +24,12 @@ std::optional<int> storage_bytes(rt::DataType t) {
   }
 }
 
+int storage_bytes_of(const rt::KernelContext& ctx, const rt::Tensor& t) {
+  auto b = storage_bytes(t.dtype());
+  if (!b) ctx.fail(fmt::format("the CUDA kernel does not move {}", ir::dtype_name(t.dtype())));
+  return *b;
+}
+
 std::optional<ScalarType> scalar_type(rt::DataType t) {
   switch (t) {
     case rt::DataType::kFloat:

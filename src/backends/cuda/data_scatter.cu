@@ -9,6 +9,7 @@
 
 #include "backends/cuda/data_ops.h"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/type_dispatch.cuh"
 
 namespace tessera::cuda {
 
@@ -123,44 +124,13 @@ __global__ void scatter_nd_kernel(const int64_t* idx, const T* upd, T* out, int6
   }
 }
 
-template <class F>
-void by_type(ScalarType t, F&& f) {
-  switch (t) {
-    case ScalarType::kFloat:
-      return f(Tag<float>{});
-    case ScalarType::kHalf:
-      return f(Tag<__half>{});
-    case ScalarType::kBFloat16:
-      return f(Tag<__nv_bfloat16>{});
-    case ScalarType::kDouble:
-      return f(Tag<double>{});
-    case ScalarType::kInt8:
-      return f(Tag<int8_t>{});
-    case ScalarType::kUint8:
-    case ScalarType::kBool:
-      return f(Tag<uint8_t>{});
-    case ScalarType::kInt16:
-      return f(Tag<int16_t>{});
-    case ScalarType::kUint16:
-      return f(Tag<uint16_t>{});
-    case ScalarType::kInt32:
-      return f(Tag<int32_t>{});
-    case ScalarType::kUint32:
-      return f(Tag<uint32_t>{});
-    case ScalarType::kInt64:
-      return f(Tag<int64_t>{});
-    case ScalarType::kUint64:
-      return f(Tag<uint64_t>{});
-  }
-}
-
 }  // namespace
 
 void launch_scatter_elements(ScalarType t, int elem_bytes, ScatterReduce r, const void* idx, bool idx64,
                              const void* upd, void* out, const IndexShape& s, int64_t n, cudaStream_t st) {
   (void)elem_bytes;
   if (n == 0) return;
-  by_type(t, [&](auto tag_T) {
+  by_scalar_type<uint8_t>(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     auto* u = static_cast<const T*>(upd);
     auto* o = static_cast<T*>(out);
@@ -178,7 +148,7 @@ void launch_scatter_nd(ScalarType t, int elem_bytes, ScatterReduce r, const void
   (void)elem_bytes;
   const int64_t n = s.q * s.slice;
   if (n == 0) return;
-  by_type(t, [&](auto tag_T) {
+  by_scalar_type<uint8_t>(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     scatter_nd_kernel<T><<<grid_for(n), kThreads, 0, st>>>(
         static_cast<const int64_t*>(idx), static_cast<const T*>(upd), static_cast<T*>(out), n, s, r);

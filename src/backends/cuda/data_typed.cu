@@ -8,16 +8,13 @@
 #include "backends/cuda/data_minifloat.cuh"
 #include "backends/cuda/data_typed.h"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/type_dispatch.cuh"
 
 namespace tessera::cuda {
 
 namespace {
 
 constexpr int kThreads = 256;
-
-#define TESSERA_GRID_LOOP(i, n)                                             \
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < (n); \
-       i += int64_t{gridDim.x} * blockDim.x)
 
 template <class T>
 inline constexpr bool is_small_float = std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
@@ -78,38 +75,6 @@ __global__ void from_f8_kernel(const uint8_t* x, To* y, int64_t n, MiniFloatLayo
 template <class From, class To>
 __global__ void cast_kernel(const From* x, To* y, int64_t n) {
   TESSERA_GRID_LOOP(i, n) y[i] = convert<From, To>(x[i]);
-}
-
-template <class F>
-void by_type(ScalarType t, F&& f) {
-  switch (t) {
-    case ScalarType::kFloat:
-      return f(Tag<float>{});
-    case ScalarType::kHalf:
-      return f(Tag<__half>{});
-    case ScalarType::kBFloat16:
-      return f(Tag<__nv_bfloat16>{});
-    case ScalarType::kDouble:
-      return f(Tag<double>{});
-    case ScalarType::kInt8:
-      return f(Tag<int8_t>{});
-    case ScalarType::kUint8:
-      return f(Tag<uint8_t>{});
-    case ScalarType::kInt16:
-      return f(Tag<int16_t>{});
-    case ScalarType::kUint16:
-      return f(Tag<uint16_t>{});
-    case ScalarType::kInt32:
-      return f(Tag<int32_t>{});
-    case ScalarType::kUint32:
-      return f(Tag<uint32_t>{});
-    case ScalarType::kInt64:
-      return f(Tag<int64_t>{});
-    case ScalarType::kUint64:
-      return f(Tag<uint64_t>{});
-    case ScalarType::kBool:
-      return f(Tag<bool>{});
-  }
 }
 
 template <class F>
@@ -452,27 +417,13 @@ __global__ void int_clip_kernel(const T* x, T* y, int64_t n, bool has_lo, T lo, 
   }
 }
 
-template <class F>
-void by_size(int bytes, F&& f) {
-  switch (bytes) {
-    case 1:
-      return f(Tag<uint8_t>{});
-    case 2:
-      return f(Tag<uint16_t>{});
-    case 4:
-      return f(Tag<uint32_t>{});
-    default:
-      return f(Tag<uint64_t>{});
-  }
-}
-
 }  // namespace
 
 void launch_cast(ScalarType from, ScalarType to, const void* x, void* y, int64_t n, cudaStream_t s) {
   if (n == 0) return;
-  by_type(from, [&](auto tag_F) {
+  by_scalar_type<bool>(from, [&](auto tag_F) {
     using F = typename decltype(tag_F)::type;
-    by_type(to, [&](auto tag_T) {
+    by_scalar_type<bool>(to, [&](auto tag_T) {
       using T = typename decltype(tag_T)::type;
       cast_kernel<F, T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const F*>(x), static_cast<T*>(y), n);
     });
@@ -482,7 +433,7 @@ void launch_cast(ScalarType from, ScalarType to, const void* x, void* y, int64_t
 void launch_cast_to_float8(ScalarType from, const void* x, uint8_t* y, int64_t n, MiniFloatLayout f,
                            bool saturate, cudaStream_t s) {
   if (n == 0) return;
-  by_type(from, [&](auto tag_F) {
+  by_scalar_type<bool>(from, [&](auto tag_F) {
     using F = typename decltype(tag_F)::type;
     to_f8_kernel<F><<<grid_for(n), kThreads, 0, s>>>(static_cast<const F*>(x), y, n, f, saturate);
   });
@@ -491,7 +442,7 @@ void launch_cast_to_float8(ScalarType from, const void* x, uint8_t* y, int64_t n
 void launch_cast_from_float8(const uint8_t* x, ScalarType to, void* y, int64_t n, MiniFloatLayout f,
                              cudaStream_t s) {
   if (n == 0) return;
-  by_type(to, [&](auto tag_T) {
+  by_scalar_type<bool>(to, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     from_f8_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, static_cast<T*>(y), n, f);
   });
@@ -500,7 +451,7 @@ void launch_cast_from_float8(const uint8_t* x, ScalarType to, void* y, int64_t n
 void launch_compare(CompareOp op, ScalarType t, const void* a, const void* b, bool* y, int64_t n,
                     const Broadcast3& shape, cudaStream_t s) {
   if (n == 0) return;
-  by_type(t, [&](auto tag_T) {
+  by_scalar_type<bool>(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     compare_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, static_cast<const T*>(a), static_cast<const T*>(b),
                                                        y, n, shape);
@@ -515,7 +466,7 @@ void launch_not(const bool* x, bool* y, int64_t n, cudaStream_t s) {
 void launch_is_special(ScalarType t, bool nan, bool pos, bool neg, const void* x, bool* y, int64_t n,
                        cudaStream_t s) {
   if (n == 0) return;
-  by_type(t, [&](auto tag_T) {
+  by_scalar_type<bool>(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     special_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), y, n, nan, pos, neg);
   });
@@ -542,7 +493,7 @@ void launch_bit_not(ScalarType t, const void* x, void* y, int64_t n, cudaStream_
 void launch_cumsum(ScalarType t, const void* x, void* y, int64_t outer, int64_t len, int64_t inner,
                    bool exclusive, bool reverse, bool product, cudaStream_t s) {
   if (outer * len * inner == 0) return;
-  by_type(t, [&](auto tag_T) {
+  by_scalar_type<bool>(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     if constexpr (!std::is_same_v<T, bool>)
       cumsum_kernel<T><<<grid_for(outer * inner), kThreads, 0, s>>>(
@@ -578,7 +529,7 @@ void launch_one_hot(ScalarType idx_type, const void* idx, int elem_bytes, const 
 void launch_range(ScalarType t, double start, double delta, int64_t istart, int64_t idelta, void* y,
                   int64_t n, cudaStream_t s) {
   if (n == 0) return;
-  by_type(t, [&](auto tag_T) {
+  by_scalar_type<bool>(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     if constexpr (!std::is_same_v<T, bool>)
       range_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<T*>(y), n, start, delta, istart, idelta);
@@ -588,9 +539,9 @@ void launch_range(ScalarType t, double start, double delta, int64_t istart, int6
 void launch_pow_mixed(ScalarType base, ScalarType exponent, const void* a, const void* b, void* y, int64_t n,
                       const Broadcast3& shape, cudaStream_t s) {
   if (n == 0) return;
-  by_type(base, [&](auto tag_T) {
+  by_scalar_type<bool>(base, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
-    by_type(exponent, [&](auto tag_E) {
+    by_scalar_type<bool>(exponent, [&](auto tag_E) {
       using E = typename decltype(tag_E)::type;
       if constexpr (!std::is_same_v<T, bool> && !std::is_same_v<E, bool>)
         pow_kernel<T, E><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(a), static_cast<const E*>(b),
@@ -608,7 +559,7 @@ void launch_double_binary(DoubleOp op, const double* a, const double* b, double*
 void launch_window(ScalarType t, void* y, int64_t size, double denom, double a0, double a1, double a2,
                    cudaStream_t s) {
   if (size == 0) return;
-  by_type(t, [&](auto tag_T) {
+  by_scalar_type<bool>(t, [&](auto tag_T) {
     using T = typename decltype(tag_T)::type;
     window_kernel<T><<<grid_for(size), kThreads, 0, s>>>(static_cast<T*>(y), size, denom, a0, a1, a2);
   });

@@ -13,6 +13,8 @@ namespace tessera::cuda {
 
 // Bytes per element for types the copy kernels move (1, 2, 4, 8 bytes; not strings or sub-byte types).
 std::optional<int> storage_bytes(rt::DataType t);
+// storage_bytes of a tensor the kernel moves; fails the node naming the type when it moves none.
+int storage_bytes_of(const rt::KernelContext& ctx, const rt::Tensor& t);
 // The typed kernels' element type: float32/16, bfloat16, float64, (u)int8, int16, int32, int64, bool.
 std::optional<ScalarType> scalar_type(rt::DataType t);
 // Input i is present with a known element type the copy kernels move.

@@ -62,7 +62,7 @@ __global__ void dft_kernel(const T* x, T* y, DftSpec s) {
 void launch_dft(ScalarType t, const void* x, void* y, const DftSpec& spec, cudaStream_t s) {
   const int64_t total = spec.outer * spec.out_len * spec.inner;
   if (total == 0) return;
-  by_scalar(t, [&](auto tag) {
+  by_scalar_type<float>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     dft_kernel<T><<<grid_for(total), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), spec);
   });

@@ -172,7 +172,7 @@ void launch_affine_grid(ScalarType t, const void* theta, void* grid, int64_t n, 
                         int64_t h_len, int64_t w_len, bool align_corners, cudaStream_t s) {
   const int64_t total = n * d_len * h_len * w_len;
   if (total == 0) return;
-  by_scalar(t, [&](auto tag) {
+  by_scalar_type<float>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     affine_grid_kernel<T><<<grid_for(total), kThreads, 0, s>>>(
         static_cast<const T*>(theta), static_cast<T*>(grid), n, nd, d_len, h_len, w_len, align_corners);
@@ -183,7 +183,7 @@ void launch_grid_sample(ScalarType x_type, const void* x, ScalarType grid_type, 
                         const GridSampleSpec& spec, cudaStream_t s) {
   const int64_t n = spec.batch * spec.out_plane;
   if (n == 0 || spec.channels == 0) return;
-  by_scalar(x_type, [&](auto tag) {
+  by_scalar_type<float>(x_type, [&](auto tag) {
     using T = typename decltype(tag)::type;
     grid_sample_kernel<T><<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), grid_type, grid,
                                                            static_cast<T*>(y), spec);

@@ -48,7 +48,7 @@ __global__ void det_kernel(const T* x, T* y, double* work, int64_t count, int64_
 void launch_det(ScalarType t, const void* x, void* y, double* work, int64_t count, int64_t n,
                 cudaStream_t s) {
   if (count == 0) return;
-  by_scalar(t, [&](auto tag) {
+  by_scalar_type<float>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     det_kernel<T><<<grid_for(count, kThreads), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y),
                                                                  work, count, n);

@@ -14,49 +14,29 @@ namespace {
 
 using rt::DataType;
 
+// The device kernels' view of a quantized type; its range and storage come from the CPU reference's table
+// (ops/quant/quant_kernel_util.h), so both take the same types. nullopt for a type that is not one.
 std::optional<QuantSide> quant_side(DataType t) {
-  QuantSide q;
-  switch (t) {
-    case DataType::kInt8:
-      q.lo = -128, q.hi = 127;
-      return q;
-    case DataType::kUint8:
-      q.lo = 0, q.hi = 255;
-      return q;
-    case DataType::kInt16:
-      q.bits = 16, q.lo = -32768, q.hi = 32767;
-      return q;
-    case DataType::kUint16:
-      q.bits = 16, q.lo = 0, q.hi = 65535;
-      return q;
-    case DataType::kInt32:
-      q.bits = 32, q.lo = INT32_MIN, q.hi = INT32_MAX;
-      return q;
-    case DataType::kInt4:
-      q.bits = 4, q.lo = -8, q.hi = 7;
-      return q;
-    case DataType::kUint4:
-      q.bits = 4, q.lo = 0, q.hi = 15;
-      return q;
-    case DataType::kInt2:
-      q.bits = 2, q.lo = -2, q.hi = 1;
-      return q;
-    case DataType::kUint2:
-      q.bits = 2, q.lo = 0, q.hi = 3;
-      return q;
-    case DataType::kFloat8E8M0:
-      q.kind = QuantSide::Kind::kE8M0;
-      return q;
-    default:
-      break;
+  ops::kernels::QuantType q;
+  try {
+    q = ops::kernels::quant_type(t, "QuantizeLinear");
+  } catch (const rt::KernelError&) {
+    return std::nullopt;
   }
-  const ops::float8::MiniFloat* m = ops::float8::minifloat_of(t);
-  if (!m) return std::nullopt;
-  q.kind = QuantSide::Kind::kMiniFloat;
-  q.bits = ir::dtype_bits(t);
-  q.mini =
-      MiniFloatLayout{m->exp_bits, m->mant_bits, m->bias, m->has_inf, m->uz, m->has_nan, m->max, m->nan_code};
-  return q;
+  QuantSide side;
+  side.bits = q.bits;
+  side.lo = q.lo;
+  side.hi = q.hi;
+  if (q.e8m0) {
+    side.kind = QuantSide::Kind::kE8M0;
+  } else if (q.mini) {
+    const ops::float8::MiniFloat* m = q.mini;
+    side.kind = QuantSide::Kind::kMiniFloat;
+    side.bits = ir::dtype_bits(t);
+    side.mini = MiniFloatLayout{m->exp_bits, m->mant_bits, m->bias, m->has_inf,
+                                m->uz,       m->has_nan,   m->max,  m->nan_code};
+  }
+  return side;
 }
 
 bool float_type(DataType t) {

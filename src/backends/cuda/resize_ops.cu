@@ -216,22 +216,13 @@ void launch_resize_nearest(int elem_bytes, const void* x, void* y, const ResizeS
     resize_nearest_kernel<S>
         <<<grid_for(n), kThreads, 0, s>>>(static_cast<const S*>(x), static_cast<S*>(y), n, spec);
   };
-  switch (elem_bytes) {
-    case 1:
-      return go(Tag<uint8_t>{});
-    case 2:
-      return go(Tag<uint16_t>{});
-    case 4:
-      return go(Tag<uint32_t>{});
-    default:
-      return go(Tag<uint64_t>{});
-  }
+  by_size(elem_bytes, go);
 }
 
 void launch_resize_interpolate(ScalarType t, const void* x, void* y, const ResizeSpec& spec, int64_t n,
                                cudaStream_t s) {
   if (n == 0) return;
-  by_scalar(t, [&](auto tag) {
+  by_scalar_type<float>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     resize_interpolate_kernel<T>
         <<<grid_for(n), kThreads, 0, s>>>(static_cast<const T*>(x), static_cast<T*>(y), n, spec);

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/data_ops.h"
 #include "backends/cuda/device_types.cuh"
+#include "backends/cuda/type_dispatch.cuh"
 
 namespace tessera::cuda {
 
@@ -45,36 +46,6 @@ __device__ __forceinline__ void store_double(T* p, int64_t i, double v) {
     const double lo = static_cast<double>(kLowest<T>);
     const double hi = static_cast<double>(kHighest<T>);
     p[i] = r <= lo ? kLowest<T> : (r >= hi ? kHighest<T> : static_cast<T>(r));
-  }
-}
-
-template <class F>
-void by_scalar(ScalarType t, F&& f) {
-  switch (t) {
-    case ScalarType::kHalf:
-      return f(Tag<__half>{});
-    case ScalarType::kBFloat16:
-      return f(Tag<__nv_bfloat16>{});
-    case ScalarType::kDouble:
-      return f(Tag<double>{});
-    case ScalarType::kInt8:
-      return f(Tag<int8_t>{});
-    case ScalarType::kUint8:
-      return f(Tag<uint8_t>{});
-    case ScalarType::kInt16:
-      return f(Tag<int16_t>{});
-    case ScalarType::kUint16:
-      return f(Tag<uint16_t>{});
-    case ScalarType::kInt32:
-      return f(Tag<int32_t>{});
-    case ScalarType::kUint32:
-      return f(Tag<uint32_t>{});
-    case ScalarType::kInt64:
-      return f(Tag<int64_t>{});
-    case ScalarType::kUint64:
-      return f(Tag<uint64_t>{});
-    default:
-      return f(Tag<float>{});
   }
 }
 

@@ -70,7 +70,7 @@ void launch_rotary(ScalarType t, const void* x, const void* cos, const void* sin
                    void* y, const RotarySpec& s, cudaStream_t st) {
   const int64_t total = s.batch * s.heads * s.seq * s.head;
   if (total == 0) return;
-  by_scalar(t, [&](auto tag) {
+  by_scalar_type<float>(t, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, __half> ||
                   std::is_same_v<T, __nv_bfloat16>)

@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 
+#include "ops/attention/attention_inputs.h"
 #include "ops/attention/ref_util.h"
 #include "runtime/dispatch.h"
 #include "runtime/kernel.h"
@@ -28,16 +29,9 @@ using rt::KernelContext;
 using rt::Shape;
 using rt::Tensor;
 
-enum In { kQ, kK, kV, kMask, kPastKey, kPastValue, kNonpad };
-enum Out { kY, kPresentKey, kPresentValue, kQkOut };
+using namespace tessera::ops::attention_io;
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-struct Dims {
-  int64_t batch = 0, q_heads = 0, kv_heads = 0, q_seq = 0, kv_seq = 0, past = 0, total = 0;
-  int64_t head = 0, v_head = 0;
-  bool packed = false;  // 3-D inputs (batch, seq, heads * size)
-};
 
 // A (batch, heads, seq, size) tensor, read from either layout into double.
 std::vector<double> to_bhsd(const Tensor& t, bool packed, int64_t heads, const char* what) {
@@ -125,18 +119,7 @@ Mask read_mask(const KernelContext& ctx, const Dims& d) {
 
 class Attention : public rt::OpKernel {
  public:
-  explicit Attention(const rt::KernelInfo& info)
-      : q_heads_attr_(info.has_attr("q_num_heads") ? info.get_int("q_num_heads") : 0),
-        kv_heads_attr_(info.has_attr("kv_num_heads") ? info.get_int("kv_num_heads") : 0),
-        mode_(info.get_int("qk_matmul_output_mode", 0)),
-        softcap_(info.get_float("softcap", 0.0f)),
-        left_(info.since_version() >= 25 ? info.get_int("left_window_size", -1) : -1),
-        right_(info.since_version() >= 25 ? info.get_int("right_window_size", -1) : -1) {
-    if (info.has_attr("scale")) scale_ = info.get_float("scale");
-    if (mode_ < 0 || mode_ > 3)
-      throw rt::KernelError(fmt::format("qk_matmul_output_mode must be 0, 1, 2 or 3, got {}", mode_));
-    if (info.get_int("is_causal", 0) != 0) right_ = 0;
-  }
+  explicit Attention(const rt::KernelInfo& info) : attrs_(read_attrs(info)) {}
 
   void compute(KernelContext& ctx) const override {
     const Tensor& q = ctx.input(kQ);
@@ -145,7 +128,7 @@ class Attention : public rt::OpKernel {
     refk::require_float(q, "Q");
     refk::require_float(v, "V");
     if (k.dtype() != q.dtype()) ctx.fail("K must have the element type of Q");
-    Dims d = read_dims(ctx, q, k, v);
+    Dims d = read_dims(ctx, q, k, v, attrs_.q_heads, attrs_.kv_heads);
 
     std::vector<double> qd = to_bhsd(q, d.packed, d.q_heads, "Attention Q");
     std::vector<double> kd = to_bhsd(k, d.packed, d.kv_heads, "Attention K");
@@ -171,7 +154,8 @@ class Attention : public rt::OpKernel {
     std::vector<double> y(static_cast<size_t>(d.batch * d.q_heads * d.q_seq * d.v_head), 0.0);
     const bool want_qk = ctx.wants_output(kQkOut);
     std::vector<double> qk(want_qk ? static_cast<size_t>(d.batch * d.q_heads * d.q_seq * d.total) : 0);
-    const double scale = scale_ ? static_cast<double>(*scale_) : 1.0 / std::sqrt(static_cast<double>(d.head));
+    const double scale =
+        attrs_.scale ? static_cast<double>(*attrs_.scale) : 1.0 / std::sqrt(static_cast<double>(d.head));
 
     const int64_t rows = d.batch * d.q_heads * d.q_seq;
     ctx.threads().parallel_for(rows, 16, [&](int64_t begin, int64_t end) {
@@ -187,20 +171,20 @@ class Attention : public rt::OpKernel {
           double dot = 0;
           for (int64_t e = 0; e < d.head; ++e) dot += qrow[e] * kbase[j * d.head + e];
           raw[j] = dot * scale;
-          capped[j] = softcap_ > 0 ? softcap_ * std::tanh(raw[j] / softcap_) : raw[j];
+          capped[j] = attrs_.softcap > 0 ? attrs_.softcap * std::tanh(raw[j] / attrs_.softcap) : raw[j];
           double bias = mask.at(b, h, i, j);
-          if ((right_ >= 0 && j > pos + right_) || (left_ >= 0 && j < pos - left_) ||
+          if ((attrs_.right >= 0 && j > pos + attrs_.right) || (attrs_.left >= 0 && j < pos - attrs_.left) ||
               (!nonpad.empty() && j >= nonpad[b]))
             bias = kNegInf;
           x[j] = capped[j] + bias;
         }
         if (want_qk) {
           // Mode 0: the scaled Q K^T; 1: after softcap; 2: with the mask added; 3: the probabilities.
-          const std::vector<double>& src = mode_ == 0 ? raw : mode_ == 1 ? capped : x;
-          if (mode_ != 3) std::copy(src.begin(), src.end(), qk.begin() + r * d.total);
+          const std::vector<double>& src = attrs_.mode == 0 ? raw : attrs_.mode == 1 ? capped : x;
+          if (attrs_.mode != 3) std::copy(src.begin(), src.end(), qk.begin() + r * d.total);
         }
         softmax_row(x);
-        if (want_qk && mode_ == 3) std::copy(x.begin(), x.end(), qk.begin() + r * d.total);
+        if (want_qk && attrs_.mode == 3) std::copy(x.begin(), x.end(), qk.begin() + r * d.total);
         double* yrow = &y[static_cast<size_t>(r * d.v_head)];
         for (int64_t j = 0; j < d.total; ++j) {
           if (x[j] == 0) continue;  // masked keys contribute nothing, even where V holds inf or NaN
@@ -245,93 +229,7 @@ class Attention : public rt::OpKernel {
     for (double& s : x) s /= sum;
   }
 
-  Dims read_dims(const KernelContext& ctx, const Tensor& q, const Tensor& k, const Tensor& v) const {
-    Dims d;
-    if (q.rank() != k.rank() || q.rank() != v.rank() || (q.rank() != 3 && q.rank() != 4)) {
-      ctx.fail(fmt::format("Q {}, K {} and V {} must all be 3-D or all be 4-D", rt::shape_str(q.shape()),
-                           rt::shape_str(k.shape()), rt::shape_str(v.shape())));
-    }
-    d.batch = q.dim(0);
-    if (k.dim(0) != d.batch || v.dim(0) != d.batch)
-      ctx.fail(fmt::format("batch sizes of Q {}, K {} and V {} differ", rt::shape_str(q.shape()),
-                           rt::shape_str(k.shape()), rt::shape_str(v.shape())));
-    if (q.rank() == 4) {
-      d.q_heads = q.dim(1);
-      d.kv_heads = k.dim(1);
-      d.q_seq = q.dim(2);
-      d.kv_seq = k.dim(2);
-      d.head = q.dim(3);
-      d.v_head = v.dim(3);
-      if (v.dim(1) != d.kv_heads) ctx.fail(fmt::format("K has {} heads but V has {}", d.kv_heads, v.dim(1)));
-      if (k.dim(3) != d.head)
-        ctx.fail(fmt::format("head size of Q ({}) and K ({}) differ", d.head, k.dim(3)));
-    } else {
-      d.packed = true;
-      if (q_heads_attr_ <= 0 || kv_heads_attr_ <= 0)
-        ctx.fail("3-D Q, K and V need positive attributes q_num_heads and kv_num_heads");
-      d.q_heads = q_heads_attr_;
-      d.kv_heads = kv_heads_attr_;
-      d.q_seq = q.dim(1);
-      d.kv_seq = k.dim(1);
-      auto split = [&](const Tensor& t, int64_t heads, const char* what) {
-        if (t.dim(2) % heads != 0)
-          ctx.fail(fmt::format("hidden size {} of {} is not divisible by {} heads", t.dim(2), what, heads));
-        return t.dim(2) / heads;
-      };
-      d.head = split(q, d.q_heads, "Q");
-      if (split(k, d.kv_heads, "K") != d.head)
-        ctx.fail(fmt::format("head size of Q ({}) and K ({}) differ", d.head, k.dim(2) / d.kv_heads));
-      d.v_head = split(v, d.kv_heads, "V");
-    }
-    if (v.dim(-2) != d.kv_seq)
-      ctx.fail(fmt::format("K and V sequence lengths differ: {} and {}", d.kv_seq, v.dim(-2)));
-    if (d.q_heads <= 0 || d.kv_heads <= 0 || d.q_heads % d.kv_heads != 0)
-      ctx.fail(fmt::format("query heads {} are not a positive multiple of key/value heads {}", d.q_heads,
-                           d.kv_heads));
-    read_past(ctx, d, k, v);
-    return d;
-  }
-
-  static void read_past(const KernelContext& ctx, Dims& d, const Tensor& k, const Tensor& v) {
-    const Tensor* pk = ctx.optional_input(kPastKey);
-    const Tensor* pv = ctx.optional_input(kPastValue);
-    if (!pk != !pv) ctx.fail("past_key and past_value must be given together");
-    d.total = d.kv_seq;
-    if (!pk) return;
-    auto check = [&](const Tensor& p, int64_t size, const Tensor& like, const char* what) {
-      if (p.rank() != 4 || p.dim(0) != d.batch || p.dim(1) != d.kv_heads || p.dim(3) != size)
-        ctx.fail(fmt::format("{} {} must be (batch {}, kv_heads {}, past_seq, {})", what,
-                             rt::shape_str(p.shape()), d.batch, d.kv_heads, size));
-      if (p.dtype() != like.dtype())
-        ctx.fail(fmt::format("{} has another element type than its input", what));
-    };
-    check(*pk, d.head, k, "past_key");
-    check(*pv, d.v_head, v, "past_value");
-    if (pk->dim(2) != pv->dim(2))
-      ctx.fail(
-          fmt::format("past_key and past_value sequence lengths differ: {} and {}", pk->dim(2), pv->dim(2)));
-    d.past = pk->dim(2);
-    d.total = d.past + d.kv_seq;
-  }
-
-  static std::vector<int64_t> read_nonpad(const KernelContext& ctx, const Dims& d) {
-    const Tensor* t = ctx.optional_input(kNonpad);
-    if (!t) return {};
-    if (t->dtype() != rt::DataType::kInt64 || t->rank() != 1 || t->dim(0) != d.batch)
-      ctx.fail(fmt::format("nonpad_kv_seqlen must be int64 of shape [{}], got {}", d.batch,
-                           rt::shape_str(t->shape())));
-    std::vector<int64_t> n = t->to_int64_vector();
-    for (size_t b = 0; b < n.size(); ++b) {
-      if (n[b] < 0 || n[b] > d.total)
-        ctx.fail(fmt::format("nonpad_kv_seqlen[{}] = {} is outside [0, {}]", b, n[b], d.total));
-    }
-    return n;
-  }
-
-  int64_t q_heads_attr_, kv_heads_attr_, mode_;
-  std::optional<float> scale_;
-  double softcap_;
-  int64_t left_, right_;
+  Attrs attrs_;
 };
 
 }  // namespace

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "ops/contrib/fused_conv.h"
 #include "ops/infer_util.h"
+#include "ops/layout/pool_schema.h"
 #include "ops/nn/window.h"
 #include "ops/registry.h"
 
@@ -100,23 +102,6 @@ void infer_blocked_pool(InferenceContext& ctx) {
   propagate_elem(ctx, 0, 0, Shape{y[0], (*x)[1], y[2], y[3], (*x)[4]});
 }
 
-OpSchema pool_schema(const char* name, const char* doc) {
-  OpSchema s(name, 1, tessera::ops::layout::kDomain);
-  s.category(Category::kPooling)
-      .doc(doc)
-      .input("X", "T")
-      .output("Y", "T")
-      .types("T", types::tensors({"float"}))
-      .attr("auto_pad", "NOTSET")
-      .attr("ceil_mode", int64_t{0})
-      .attr_optional("dilations", AttrType::kInts)
-      .attr("kernel_shape", AttrType::kInts)
-      .attr_optional("pads", AttrType::kInts)
-      .attr_optional("strides", AttrType::kInts)
-      .infer(infer_blocked_pool);
-  return s;
-}
-
 }  // namespace
 
 TESSERA_REGISTER_OPS(layout_blocked) {
@@ -138,29 +123,17 @@ TESSERA_REGISTER_OPS(layout_blocked) {
               .types("T", types::tensors({"float"}))
               .attr("channels", AttrType::kInt)
               .infer(infer_from_blocked));
-  reg.add(
-      OpSchema("BlockedConv", 1, domain)
-          .category(Category::kConvolution)
-          .doc("A 2-D convolution (as com.microsoft FusedConv: bias B, a tensor Z added, then an activation) "
-               "from a blocked X (or a plain NCHW X) with plain weights W [M, C/group, kH, kW] to a blocked "
-               "Y; Z is blocked like Y.")
-          .input("X", "T")
-          .input("W", "T")
-          .optional_input("B", "T")
-          .optional_input("Z", "T")
-          .output("Y", "T")
-          .types("T", types::tensors({"float"}))
-          .attr("auto_pad", "NOTSET")
-          .attr_optional("kernel_shape", AttrType::kInts)
-          .attr_optional("dilations", AttrType::kInts)
-          .attr_optional("strides", AttrType::kInts)
-          .attr_optional("pads", AttrType::kInts)
-          .attr("group", int64_t{1})
-          .attr_optional("activation", AttrType::kString)
-          .attr_optional("activation_params", AttrType::kFloats)
-          .attr("block", int64_t{16})
-          .infer(infer_blocked_conv));
-  reg.add(pool_schema("BlockedMaxPool", "MaxPool over a blocked tensor (2-D, no Indices output)."));
-  reg.add(pool_schema("BlockedAveragePool", "AveragePool over a blocked tensor (2-D).")
+  reg.add(contrib::fused_conv_schema(
+              "BlockedConv", domain,
+              "A 2-D convolution (as com.microsoft FusedConv: bias B, a tensor Z added, then an activation) "
+              "from a blocked X (or a plain NCHW X) with plain weights W [M, C/group, kH, kW] to a blocked "
+              "Y; Z is blocked like Y.",
+              types::tensors({"float"}))
+              .attr("block", int64_t{16})
+              .infer(infer_blocked_conv));
+  reg.add(layout::pool_schema("BlockedMaxPool", "MaxPool over a blocked tensor (2-D, no Indices output).",
+                              types::tensors({"float"}), infer_blocked_pool));
+  reg.add(layout::pool_schema("BlockedAveragePool", "AveragePool over a blocked tensor (2-D).",
+                              types::tensors({"float"}), infer_blocked_pool)
               .attr("count_include_pad", int64_t{0}));
 }

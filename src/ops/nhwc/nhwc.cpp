@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "ops/contrib/fused_conv.h"
 #include "ops/infer_util.h"
+#include "ops/layout/pool_schema.h"
 #include "ops/nn/window.h"
 #include "ops/registry.h"
 
@@ -77,50 +79,21 @@ void infer_nhwc_pool(InferenceContext& ctx) {
   propagate_elem(ctx, 0, 0, to_nhwc(nn::window_output_shape(ctx, plain, plain[1], win)));
 }
 
-OpSchema pool_schema(const char* name, const char* doc) {
-  OpSchema s(name, 1, tessera::ops::nhwc::kDomain);
-  s.category(Category::kPooling)
-      .doc(doc)
-      .input("X", "T")
-      .output("Y", "T")
-      .types("T", types::tensors({"float16", "float", "bfloat16"}))
-      .attr("auto_pad", "NOTSET")
-      .attr("ceil_mode", int64_t{0})
-      .attr_optional("dilations", AttrType::kInts)
-      .attr("kernel_shape", AttrType::kInts)
-      .attr_optional("pads", AttrType::kInts)
-      .attr_optional("strides", AttrType::kInts)
-      .infer(infer_nhwc_pool);
-  return s;
-}
-
 }  // namespace
 
 TESSERA_REGISTER_OPS(nhwc_layout) {
   const char* domain = tessera::ops::nhwc::kDomain;
-  reg.add(
-      OpSchema("NhwcConv", 1, domain)
-          .category(Category::kConvolution)
-          .doc("A 2-D convolution as com.microsoft FusedConv (bias B, a tensor Z added, then an activation) "
-               "over a channels-last X [N, H, W, C] with weights W [M, kH, kW, C/group], giving a "
-               "channels-last Y [N, H', W', M]; Z is channels-last like Y.")
-          .input("X", "T")
-          .input("W", "T")
-          .optional_input("B", "T")
-          .optional_input("Z", "T")
-          .output("Y", "T")
-          .types("T", types::tensors({"float16", "float"}))
-          .attr("auto_pad", "NOTSET")
-          .attr_optional("kernel_shape", AttrType::kInts)
-          .attr_optional("dilations", AttrType::kInts)
-          .attr_optional("strides", AttrType::kInts)
-          .attr_optional("pads", AttrType::kInts)
-          .attr("group", int64_t{1})
-          .attr_optional("activation", AttrType::kString)
-          .attr_optional("activation_params", AttrType::kFloats)
-          .infer(infer_nhwc_conv));
-  reg.add(
-      pool_schema("NhwcMaxPool", "MaxPool over a channels-last X [N, H, W, C] (2-D, no Indices output)."));
-  reg.add(pool_schema("NhwcAveragePool", "AveragePool over a channels-last X [N, H, W, C] (2-D).")
+  reg.add(contrib::fused_conv_schema(
+              "NhwcConv", domain,
+              "A 2-D convolution as com.microsoft FusedConv (bias B, a tensor Z added, then an activation) "
+              "over a channels-last X [N, H, W, C] with weights W [M, kH, kW, C/group], giving a "
+              "channels-last Y [N, H', W', M]; Z is channels-last like Y.",
+              types::tensors({"float16", "float"}))
+              .infer(infer_nhwc_conv));
+  reg.add(layout::pool_schema("NhwcMaxPool",
+                              "MaxPool over a channels-last X [N, H, W, C] (2-D, no Indices output).",
+                              types::tensors({"float16", "float", "bfloat16"}), infer_nhwc_pool));
+  reg.add(layout::pool_schema("NhwcAveragePool", "AveragePool over a channels-last X [N, H, W, C] (2-D).",
+                              types::tensors({"float16", "float", "bfloat16"}), infer_nhwc_pool)
               .attr("count_include_pad", int64_t{0}));
 }

@@ -11,6 +11,7 @@
 
 #include "ir/builder.h"
 #include "ir/model.h"
+#include "kernel_test_util.h"
 #include "runtime/half.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
@@ -20,35 +21,16 @@ namespace {
 
 using ir::Attribute;
 using ir::DataType;
+using kernel_test::make;
+using kernel_test::values;
+using kernel_test::vec;
 using rt::Tensor;
 
 // Runs one node with `outputs` outputs; an undefined Tensor among `ins` leaves that input out.
 std::vector<Tensor> run_node(const std::string& op, int opset, const std::vector<Tensor>& ins,
                              std::vector<Attribute> attrs = {}, size_t outputs = 1,
                              const std::string& domain = {}) {
-  ir::Model m;
-  m.ir_version = 10;
-  m.opset_imports = {{"", opset}};
-  if (!domain.empty()) m.opset_imports.push_back({domain, 1});
-  ir::GraphBuilder b(m.graph);
-  std::vector<std::string> names;
-  std::vector<std::pair<std::string, rt::Value>> feeds;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (!ins[i].defined()) {
-      names.emplace_back();
-      continue;
-    }
-    std::string name = "in" + std::to_string(i);
-    b.input(name, ir::Type::tensor(ins[i].dtype()));
-    names.push_back(name);
-    feeds.emplace_back(name, rt::Value(ins[i]));
-  }
-  auto outs = b.nodes(op, names, std::move(attrs), "node", outputs, domain);
-  for (const auto& o : outs) b.output(o);
-  rt::Session s(std::move(m), {.threads = 1});
-  std::vector<Tensor> result;
-  for (auto& v : s.run(feeds)) result.push_back(v.tensor());
-  return result;
+  return kernel_test::run_one_node(op, opset, ins, std::move(attrs), {.outputs = outputs, .domain = domain});
 }
 
 Tensor run_op(const std::string& op, int opset, const std::vector<Tensor>& ins,
@@ -66,10 +48,6 @@ std::string error_of(const std::string& op, int opset, const std::vector<Tensor>
   return "";
 }
 
-template <class T>
-Tensor make(DataType dt, rt::Shape shape, std::vector<T> values) {
-  return Tensor::from_vector<T>(dt, std::move(shape), values);
-}
 Tensor f32(rt::Shape shape, std::vector<float> v) {
   return make<float>(DataType::kFloat, std::move(shape), v);
 }

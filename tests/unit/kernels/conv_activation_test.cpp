@@ -247,7 +247,9 @@ TEST(ConvActivation, KnownMagnitudesKnowsAStorageByItsOwner) {
   a = rt::Tensor();  // freed: a tensor allocated later at the same address is another one
   view = rt::Tensor();
   rt::Tensor again = rt::Tensor::zeros(DataType::kFloat, {1, 1, 2, 2, 16});
-  if (again.raw() == at) EXPECT_FALSE(scanned.find(again));
+  if (again.raw() == at) {
+    EXPECT_FALSE(scanned.find(again));
+  }
 }
 
 TEST(ConvActivation, ChainOfConvolutionsKeepsNaNFromRunToRun) {
@@ -283,9 +285,13 @@ TEST(ConvActivation, ChainOfConvolutionsKeepsNaNFromRunToRun) {
       const float g = got.data<float>()[i], r = want.data<float>()[i];
       ASSERT_EQ(std::isnan(g), std::isnan(r)) << "x[77]=" << special << " at " << i;
       nans += std::isnan(r);
-      if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+      if (!std::isnan(r)) {
+        EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+      }
     }
-    if (std::isnan(special)) EXPECT_GT(nans, 0);
+    if (std::isnan(special)) {
+      EXPECT_GT(nans, 0);
+    }
   }
 }
 
@@ -334,7 +340,9 @@ TEST(ConvActivation, ConstantWeightsAreReadOnceNotPerRun) {
       for (int64_t i = 0; i < got.numel(); ++i) {
         const float g = got.data<float>()[i], r = want.data<float>()[i];
         ASSERT_EQ(std::isnan(g), std::isnan(r)) << "x[101]=" << special << " at " << i;
-        if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+        if (!std::isnan(r)) {
+          EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+        }
       }
     }
     EXPECT_EQ(cpu::FiniteSums::weight_reads(), reads)
@@ -412,7 +420,9 @@ TEST(ConvActivation, PoolPassesWhatIsKnownOn) {
       const float g = got.data<float>()[i], r = want.data<float>()[i];
       ASSERT_EQ(std::isnan(g), std::isnan(r)) << "x[33]=" << special << " at " << i;
       nans += std::isnan(r);
-      if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-5f * (1 + std::fabs(r)));
+      if (!std::isnan(r)) {
+        EXPECT_NEAR(g, r, 1e-5f * (1 + std::fabs(r)));
+      }
     }
     EXPECT_EQ(nans > 0, std::isnan(special));
   }
@@ -447,14 +457,18 @@ TEST(ConvActivation, OwnPointwiseKernelPassesItsBoundOn) {
     const int64_t reads = cpu::FiniteSums::data_reads();
     auto got = fast.run({{"x", rt::Value(xv)}})[0].tensor();
     EXPECT_EQ(fast.last_stats().events.at(1).path, "own pointwise");
-    if (!std::isnan(special)) EXPECT_EQ(cpu::FiniteSums::data_reads() - reads, 1);  // x, by a
+    if (!std::isnan(special)) {
+      EXPECT_EQ(cpu::FiniteSums::data_reads() - reads, 1);  // x, by a
+    }
     auto want = ref.run({{"x", rt::Value(xv)}})[0].tensor();
     int nans = 0;
     for (int64_t i = 0; i < got.numel(); ++i) {
       const float g = got.data<float>()[i], r = want.data<float>()[i];
       ASSERT_EQ(std::isnan(g), std::isnan(r)) << "x[40]=" << special << " at " << i;
       nans += std::isnan(r);
-      if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+      if (!std::isnan(r)) {
+        EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+      }
     }
     EXPECT_EQ(nans > 0, std::isnan(special));
   }

@@ -11,6 +11,7 @@
 
 #include "ir/builder.h"
 #include "ir/model.h"
+#include "kernel_test_util.h"
 #include "runtime/half.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
@@ -20,6 +21,9 @@ namespace {
 
 using ir::Attribute;
 using ir::DataType;
+using kernel_test::make;
+using kernel_test::values;
+using kernel_test::vec;
 using rt::BFloat16;
 using rt::Float16;
 using rt::Tensor;
@@ -27,27 +31,7 @@ using rt::Tensor;
 // Runs one node; an undefined Tensor among `ins` leaves that input out ("").
 Tensor run_op(const std::string& op, int opset, const std::vector<Tensor>& ins,
               std::vector<Attribute> attrs = {}, const std::string& domain = {}) {
-  ir::Model m;
-  m.ir_version = 10;
-  m.opset_imports = {{"", opset}};
-  if (!domain.empty()) m.opset_imports.push_back({domain, 1});
-  ir::GraphBuilder b(m.graph);
-  std::vector<std::string> names;
-  std::vector<std::pair<std::string, rt::Value>> feeds;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (!ins[i].defined()) {
-      names.emplace_back();
-      continue;
-    }
-    std::string name = "in" + std::to_string(i);
-    b.input(name, ir::Type::tensor(ins[i].dtype()));
-    names.push_back(name);
-    feeds.emplace_back(name, rt::Value(ins[i]));
-  }
-  auto outs = b.nodes(op, names, std::move(attrs), "node", 1, domain);
-  b.output(outs[0]);
-  rt::Session s(std::move(m), {.threads = 1});
-  return s.run(feeds).at(0).tensor();
+  return kernel_test::run_one_node(op, opset, ins, std::move(attrs), {.domain = domain}).at(0);
 }
 
 // The message of what running the node throws ("" when nothing is thrown).
@@ -61,19 +45,6 @@ std::string error_of(const std::string& op, int opset, const std::vector<Tensor>
   return "";
 }
 
-template <class T>
-Tensor make(DataType dt, rt::Shape shape, std::vector<T> values) {
-  return Tensor::from_vector<T>(dt, std::move(shape), values);
-}
-template <class T>
-Tensor vec(DataType dt, std::vector<T> values) {
-  auto n = static_cast<int64_t>(values.size());
-  return Tensor::from_vector<T>(dt, {n}, values);
-}
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  return {t.data<T>(), t.data<T>() + t.numel()};
-}
 std::vector<bool> bools(const Tensor& t) {
   std::vector<bool> out;
   for (int64_t i = 0; i < t.numel(); ++i) out.push_back(t.data<bool>()[i]);

@@ -13,6 +13,7 @@
 
 #include "ir/builder.h"
 #include "ir/model.h"
+#include "kernel_test_util.h"
 #include "ops/nn/gemm_kernel_util.h"
 #include "runtime/half.h"
 #include "runtime/session.h"
@@ -24,33 +25,17 @@ namespace {
 
 using ir::Attribute;
 using ir::DataType;
+using kernel_test::make;
+using kernel_test::values;
+using kernel_test::vec;
 using rt::Tensor;
 
 // Runs one node with `outputs` outputs; an undefined Tensor among `ins` leaves that input out.
 std::vector<Tensor> run_node(const std::string& op, int opset, const std::vector<Tensor>& ins,
                              std::vector<Attribute> attrs = {}, size_t outputs = 1, int threads = 1) {
-  ir::Model m;
-  m.ir_version = 10;
-  m.opset_imports = {{"", opset}};
-  ir::GraphBuilder b(m.graph);
-  std::vector<std::string> names;
-  std::vector<std::pair<std::string, rt::Value>> feeds;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (!ins[i].defined()) {
-      names.emplace_back();
-      continue;
-    }
-    std::string name = "in" + std::to_string(i);
-    b.input(name, ir::Type::tensor(ins[i].dtype()));
-    names.push_back(name);
-    feeds.emplace_back(name, rt::Value(ins[i]));
-  }
-  auto outs = b.nodes(op, names, std::move(attrs), "node", outputs);
-  for (auto& o : outs) b.output(o);
-  rt::Session s(std::move(m), {.optimization = rt::OptLevel::kNone, .threads = threads});
-  std::vector<Tensor> result;
-  for (auto& v : s.run(feeds)) result.push_back(v.tensor());
-  return result;
+  return kernel_test::run_one_node(
+      op, opset, ins, std::move(attrs),
+      {.outputs = outputs, .threads = threads, .optimization = rt::OptLevel::kNone});
 }
 
 Tensor run_op(const std::string& op, int opset, const std::vector<Tensor>& ins,
@@ -68,14 +53,6 @@ std::string error_of(const std::string& op, int opset, const std::vector<Tensor>
   return "";
 }
 
-template <class T>
-Tensor make(DataType dt, rt::Shape shape, std::vector<T> values) {
-  return Tensor::from_vector<T>(dt, std::move(shape), values);
-}
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  return {t.data<T>(), t.data<T>() + t.numel()};
-}
 std::vector<float> random_floats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(-1.f, 1.f);

@@ -11,6 +11,7 @@
 
 #include "ir/builder.h"
 #include "ir/model.h"
+#include "kernel_test_util.h"
 #include "ops/tensor/float8_kernel_util.h"
 #include "runtime/half.h"
 #include "runtime/session.h"
@@ -21,34 +22,16 @@ namespace {
 
 using ir::Attribute;
 using ir::DataType;
+using kernel_test::make;
+using kernel_test::values;
+using kernel_test::vec;
 using rt::Float16;
 using rt::Tensor;
 
 // Runs one node with `outputs` outputs; an undefined Tensor among `ins` leaves that input out.
 std::vector<Tensor> run_node(const std::string& op, int opset, const std::vector<Tensor>& ins,
                              std::vector<Attribute> attrs = {}, size_t outputs = 1) {
-  ir::Model m;
-  m.ir_version = 10;
-  m.opset_imports = {{"", opset}};
-  ir::GraphBuilder b(m.graph);
-  std::vector<std::string> names;
-  std::vector<std::pair<std::string, rt::Value>> feeds;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (!ins[i].defined()) {
-      names.emplace_back();
-      continue;
-    }
-    std::string name = "in" + std::to_string(i);
-    b.input(name, ir::Type::tensor(ins[i].dtype()));
-    names.push_back(name);
-    feeds.emplace_back(name, rt::Value(ins[i]));
-  }
-  auto outs = b.nodes(op, names, std::move(attrs), "node", outputs);
-  for (const auto& o : outs) b.output(o);
-  rt::Session s(std::move(m), {.threads = 1});
-  std::vector<Tensor> r;
-  for (const rt::Value& v : s.run(feeds)) r.push_back(v.tensor());
-  return r;
+  return kernel_test::run_one_node(op, opset, ins, std::move(attrs), {.outputs = outputs});
 }
 
 Tensor run_op(const std::string& op, int opset, const std::vector<Tensor>& ins,
@@ -66,24 +49,11 @@ std::string error_of(const std::string& op, int opset, const std::vector<Tensor>
   return "";
 }
 
-template <class T>
-Tensor make(DataType dt, rt::Shape shape, std::vector<T> values) {
-  return Tensor::from_vector<T>(dt, std::move(shape), values);
-}
-template <class T>
-Tensor vec(DataType dt, std::vector<T> values) {
-  auto n = static_cast<int64_t>(values.size());
-  return Tensor::from_vector<T>(dt, {n}, values);
-}
 Tensor ints(std::vector<int64_t> v) {
   return vec<int64_t>(DataType::kInt64, std::move(v));
 }
 Tensor floats(std::vector<float> v) {
   return vec<float>(DataType::kFloat, std::move(v));
-}
-template <class T>
-std::vector<T> values(const Tensor& t) {
-  return std::vector<T>(t.data<T>(), t.data<T>() + t.numel());
 }
 // A packed 4-bit tensor from its codes.
 Tensor packed4(DataType dt, rt::Shape shape, const std::vector<uint8_t>& codes) {

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "ir/builder.h"
+#include "layout_test_util.h"
 #include "ops/layout/blocked.h"
 #include "passes/pipeline.h"
 #include "runtime/pass_target.h"
@@ -23,10 +24,7 @@ using ir::DataType;
 using ir::Dim;
 using ir::GraphBuilder;
 using rt::OptLevel;
-
-ir::Type F(std::vector<Dim> dims) {
-  return ir::Type::tensor(DataType::kFloat, std::move(dims));
-}
+using namespace layout_test;
 
 // [batch, 3, 12, 12] -> conv 3->24 (+Relu) -> depthwise 24 (+Clip) -> 1x1 24->40 -> Add(1x1 24->40 of
 // the first conv) -> Relu -> MaxPool -> AveragePool -> grouped conv (2 groups of 20: stays NCHW) ->
@@ -60,28 +58,6 @@ ir::Model cnn() {
   b.output(gap, F({Dim::symbol("batch"), Dim::of(20), Dim::of(1), Dim::of(1)}));
   b.output(sum, F({Dim::symbol("batch"), Dim::of(40), Dim::of(12), Dim::of(12)}));
   return m;
-}
-
-rt::Value random_tensor(std::vector<int64_t> dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& f : v) f = dist(rng);
-  return rt::Tensor::from_vector<float>(DataType::kFloat, dims, v);
-}
-
-size_t count(const ir::Graph& g, const std::string& op) {
-  size_t k = 0;
-  for (const auto& n : g.nodes) k += n.op_type == op;
-  return k;
-}
-
-void expect_same(const std::vector<rt::Value>& want, const std::vector<rt::Value>& got) {
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_EQ(rt::compare_values(want[i], got[i], {1e-4, 1e-5}), "") << i;
 }
 
 TEST(BlockedLayout, RewritesTheChainAndKeepsTheOutputs) {
@@ -235,6 +211,31 @@ std::vector<rt::Value> run(const ir::Model& m, bool reference,
   return out;
 }
 
+// The fast kernels (oneDNN's) give the reference kernels' outputs on feed `f`.
+void expect_fast_matches_reference(const ir::Model& m,
+                                   const std::vector<std::pair<std::string, rt::Value>>& f) {
+  std::string fast_kernel;
+  auto got = run(m, false, f, &fast_kernel);
+  expect_same(run(m, true, f), got);
+  EXPECT_EQ(fast_kernel, "dnnl");
+}
+
+// One blocked pool `op` between two reorders, over x [dims] of 20 channels.
+ir::Model blocked_pool_model(const std::string& op, std::vector<Dim> dims, int64_t block,
+                             std::vector<Attribute> attrs) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {ops::layout::kDomain, 1}};
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", F(std::move(dims)));
+  auto xb =
+      b.nodes("ReorderToBlocked", {x}, {Attribute::of_int("block", block)}, "to", 1, ops::layout::kDomain)[0];
+  auto y = b.nodes(op, {xb}, std::move(attrs), "pool", 1, ops::layout::kDomain)[0];
+  b.output(b.nodes("ReorderFromBlocked", {y}, {Attribute::of_int("channels", 20)}, "from", 1,
+                   ops::layout::kDomain)[0]);
+  return m;
+}
+
 TEST(BlockedKernels, ConvMatchesReference) {
   const ConvCase cases[] = {
       {3, 24, 1, 3, 1, 1, 1, 16, true, false, "Relu"},          // plain NCHW input, padded output
@@ -259,10 +260,7 @@ TEST(BlockedKernels, ConvMatchesReference) {
     std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({2, c.cin, 9, 9}, 11)}};
     int64_t out = (9 + 2 * c.pad - c.dilation * (c.k - 1) - 1) / c.stride + 1;
     if (c.z) f.emplace_back("z", random_tensor({2, c.cout, out, out}, 12));
-    std::string fast_kernel;
-    auto got = run(m, false, f, &fast_kernel);
-    expect_same(run(m, true, f), got);
-    EXPECT_EQ(fast_kernel, "dnnl");
+    expect_fast_matches_reference(m, f);
     // With 8 threads, 1x1 and depthwise convolutions take Tessera's own kernels where AVX-512 is.
     expect_same(run(m, true, f), run(m, false, f, nullptr, 8));
   }
@@ -284,10 +282,7 @@ TEST(BlockedKernels, WinogradConvMatchesReference) {
       ir::Model m = blocked_conv_model(c, h);
       std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({2, c.cin, h, h}, 21)}};
       if (c.z) f.emplace_back("z", random_tensor({2, c.cout, h, h}, 22));
-      std::string fast_kernel;
-      auto got = run(m, false, f, &fast_kernel);
-      expect_same(run(m, true, f), got);
-      EXPECT_EQ(fast_kernel, "dnnl");
+      expect_fast_matches_reference(m, f);
     }
 }
 
@@ -296,25 +291,12 @@ TEST(BlockedKernels, PoolsMatchReference) {
     for (const char* op : {"BlockedMaxPool", "BlockedAveragePool"}) {
       for (int64_t ceil : {0, 1}) {
         SCOPED_TRACE(::testing::Message() << op << " block " << block << " ceil " << ceil);
-        ir::Model m;
-        m.ir_version = 9;
-        m.opset_imports = {{"", 17}, {ops::layout::kDomain, 1}};
-        GraphBuilder b(m.graph);
-        auto x = b.input("x", F({Dim::of(1), Dim::of(20), Dim::of(10), Dim::of(10)}));
-        auto xb = b.nodes("ReorderToBlocked", {x}, {Attribute::of_int("block", block)}, "to", 1,
-                          ops::layout::kDomain)[0];
-        auto y = b.nodes(op, {xb},
-                         {Attribute::of_ints("kernel_shape", {3, 3}), Attribute::of_ints("strides", {2, 2}),
-                          Attribute::of_ints("pads", {1, 0, 1, 0}), Attribute::of_int("ceil_mode", ceil)},
-                         "pool", 1, ops::layout::kDomain)[0];
-        auto back = b.nodes("ReorderFromBlocked", {y}, {Attribute::of_int("channels", 20)}, "from", 1,
-                            ops::layout::kDomain)[0];
-        b.output(back);
+        ir::Model m = blocked_pool_model(
+            op, {Dim::of(1), Dim::of(20), Dim::of(10), Dim::of(10)}, block,
+            {Attribute::of_ints("kernel_shape", {3, 3}), Attribute::of_ints("strides", {2, 2}),
+             Attribute::of_ints("pads", {1, 0, 1, 0}), Attribute::of_int("ceil_mode", ceil)});
         std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({1, 20, 10, 10}, 3)}};
-        std::string fast_kernel;
-        auto got = run(m, false, f, &fast_kernel);
-        expect_same(run(m, true, f), got);
-        EXPECT_EQ(fast_kernel, "dnnl");
+        expect_fast_matches_reference(m, f);
       }
     }
   }
@@ -327,23 +309,11 @@ TEST(BlockedKernels, SubsamplingMatchesReference) {
     for (auto strides : {std::vector<int64_t>{2, 2}, std::vector<int64_t>{3, 2}}) {
       SCOPED_TRACE(::testing::Message()
                    << "block " << block << " strides " << strides[0] << "x" << strides[1]);
-      ir::Model m;
-      m.ir_version = 9;
-      m.opset_imports = {{"", 17}, {ops::layout::kDomain, 1}};
-      GraphBuilder b(m.graph);
-      auto x = b.input("x", F({Dim::of(2), Dim::of(20), Dim::of(11), Dim::of(9)}));
-      auto xb = b.nodes("ReorderToBlocked", {x}, {Attribute::of_int("block", block)}, "to", 1,
-                        ops::layout::kDomain)[0];
-      auto y = b.nodes("BlockedMaxPool", {xb},
-                       {Attribute::of_ints("kernel_shape", {1, 1}), Attribute::of_ints("strides", strides)},
-                       "pool", 1, ops::layout::kDomain)[0];
-      b.output(b.nodes("ReorderFromBlocked", {y}, {Attribute::of_int("channels", 20)}, "from", 1,
-                       ops::layout::kDomain)[0]);
+      ir::Model m = blocked_pool_model(
+          "BlockedMaxPool", {Dim::of(2), Dim::of(20), Dim::of(11), Dim::of(9)}, block,
+          {Attribute::of_ints("kernel_shape", {1, 1}), Attribute::of_ints("strides", strides)});
       std::vector<std::pair<std::string, rt::Value>> f{{"x", random_tensor({2, 20, 11, 9}, 5)}};
-      std::string fast_kernel;
-      auto got = run(m, false, f, &fast_kernel);
-      expect_same(run(m, true, f), got);
-      EXPECT_EQ(fast_kernel, "dnnl");
+      expect_fast_matches_reference(m, f);
     }
   }
 }

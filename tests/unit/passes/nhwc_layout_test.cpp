@@ -10,6 +10,7 @@
 #include <random>
 
 #include "ir/builder.h"
+#include "layout_test_util.h"
 #include "passes/layout_nhwc.h"
 #include "passes/pipeline.h"
 #include "runtime/pass_target.h"
@@ -24,10 +25,7 @@ using ir::DataType;
 using ir::Dim;
 using ir::GraphBuilder;
 using rt::OptLevel;
-
-ir::Type F(std::vector<Dim> dims) {
-  return ir::Type::tensor(DataType::kFloat, std::move(dims));
-}
+using namespace layout_test;
 
 Attribute ints(const char* name, std::vector<int64_t> v) {
   return Attribute::of_ints(name, std::move(v));
@@ -102,27 +100,6 @@ ir::Model mobilenet_block() {
   b.output(mean, F({Dim::symbol("batch"), Dim::of(32)}));
   b.output(sum, F({Dim::symbol("batch"), Dim::of(16), Dim::of(6), Dim::of(6)}));
   return m;
-}
-
-rt::Value random_tensor(std::vector<int64_t> dims, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.f, 1.f);
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& f : v) f = dist(rng);
-  return rt::Tensor::from_vector<float>(DataType::kFloat, dims, v);
-}
-
-size_t count(const ir::Graph& g, const std::string& op) {
-  return static_cast<size_t>(
-      std::count_if(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) { return n.op_type == op; }));
-}
-
-void expect_same(const std::vector<rt::Value>& want, const std::vector<rt::Value>& got) {
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i)
-    EXPECT_EQ(rt::compare_values(want[i], got[i], {1e-4, 1e-5}), "") << i;
 }
 
 rt::SessionOptions nhwc_options(bool reference) {
