@@ -1,5 +1,6 @@
 // Data-movement kernels over raw storage (see data_ops.h): strided copies, tiled transposes, fills, pads,
 // gathers, Where and Trilu.
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -91,6 +92,57 @@ __global__ void transpose_tile_kernel(const S* __restrict__ src, S* __restrict__
         if (orow < cols && oc < rows) out[orow * rows + oc] = tile[x][j];
       }
     }
+    __syncthreads();
+  }
+}
+
+// Transposes where one side has at most kFewMax entries (an image's 3 channels: NCHW <-> NHWC), which
+// the square tiles would mostly leave empty. A block moves kSpan whole lines of the long side through
+// shared memory: reads and writes of contiguous runs of kSpan * few elements, both coalesced.
+constexpr int kFewMax = 16;
+
+template <class S>
+constexpr int few_span() {
+  return 16384 / (kFewMax * static_cast<int>(sizeof(S)));  // 16 KB of shared memory
+}
+
+// [batch, few, cols] -> [batch, cols, few].
+template <class S>
+__global__ void transpose_few_rows_kernel(const S* __restrict__ src, S* __restrict__ dst, int few,
+                                          int64_t cols, int64_t chunks, int64_t batch) {
+  constexpr int kSpan = few_span<S>();
+  __shared__ S tile[kFewMax * kSpan];
+  for (int64_t t = blockIdx.x; t < chunks * batch; t += gridDim.x) {
+    const int64_t b = t / chunks, c0 = (t % chunks) * kSpan;
+    const int span = static_cast<int>(cols - c0 < kSpan ? cols - c0 : kSpan);
+    const S* in = src + b * few * cols + c0;
+    for (int r = 0; r < few; ++r)
+      for (int k = threadIdx.x; k < span; k += blockDim.x) tile[r * kSpan + k] = in[r * cols + k];
+    __syncthreads();
+    S* out = dst + (b * cols + c0) * few;
+    for (int o = threadIdx.x; o < span * few; o += blockDim.x) {
+      const int k = o / few;
+      out[o] = tile[(o - k * few) * kSpan + k];
+    }
+    __syncthreads();
+  }
+}
+
+// [batch, rows, few] -> [batch, few, rows].
+template <class S>
+__global__ void transpose_few_cols_kernel(const S* __restrict__ src, S* __restrict__ dst, int64_t rows,
+                                          int few, int64_t chunks, int64_t batch) {
+  constexpr int kSpan = few_span<S>();
+  __shared__ S tile[kFewMax * kSpan];
+  for (int64_t t = blockIdx.x; t < chunks * batch; t += gridDim.x) {
+    const int64_t b = t / chunks, r0 = (t % chunks) * kSpan;
+    const int span = static_cast<int>(rows - r0 < kSpan ? rows - r0 : kSpan);
+    const S* in = src + (b * rows + r0) * few;
+    for (int o = threadIdx.x; o < span * few; o += blockDim.x) tile[o] = in[o];
+    __syncthreads();
+    S* out = dst + b * few * rows + r0;
+    for (int c = 0; c < few; ++c)
+      for (int k = threadIdx.x; k < span; k += blockDim.x) out[c * rows + k] = tile[k * few + c];
     __syncthreads();
   }
 }
@@ -334,6 +386,22 @@ void launch_strided_copy(int elem_bytes, const void* src, void* dst, const Strid
 void launch_transpose_tiles(int elem_bytes, const void* src, void* dst, int64_t batch, int64_t rows,
                             int64_t cols, cudaStream_t s) {
   if (batch * rows * cols == 0) return;
+  if (rows <= kFewMax || cols <= kFewMax) {
+    const bool few_rows = rows <= kFewMax;
+    by_size(elem_bytes, [&](auto tag_S) {
+      using S = typename decltype(tag_S)::type;
+      constexpr int kSpan = few_span<S>();
+      const int64_t chunks = ((few_rows ? cols : rows) + kSpan - 1) / kSpan;
+      const auto grid = static_cast<unsigned>(std::min<int64_t>(chunks * batch, int64_t{65535} * 16));
+      if (few_rows)
+        transpose_few_rows_kernel<S><<<grid, kThreads, 0, s>>>(
+            static_cast<const S*>(src), static_cast<S*>(dst), static_cast<int>(rows), cols, chunks, batch);
+      else
+        transpose_few_cols_kernel<S><<<grid, kThreads, 0, s>>>(
+            static_cast<const S*>(src), static_cast<S*>(dst), rows, static_cast<int>(cols), chunks, batch);
+    });
+    return;
+  }
   auto launch = [&](auto tile_size) {
     constexpr int kTile = decltype(tile_size)::value;
     const int64_t tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;

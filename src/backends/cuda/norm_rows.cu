@@ -181,8 +181,8 @@ bool vec_typed(const void* x, const void* scale, const void* bias, void* y, floa
   if (p.n < V || p.n % V != 0 || p.param_rows != 1 || p.param_div != 1) return false;
   if ((scale && p.scale_mult != 1) || (bias && p.bias_mult != 1)) return false;
   if (p.skip && p.skip_n % p.n != 0) return false;
-  for (const void* ptr : {x, scale, bias, const_cast<const void*>(y), p.skip, p.sum_bias,
-                          const_cast<const void*>(p.sum_out)})
+  for (const void* ptr :
+       {x, scale, bias, const_cast<const void*>(y), p.skip, p.sum_bias, const_cast<const void*>(p.sum_out)})
     if (ptr && !aligned16(ptr)) return false;
   const int64_t nvec = p.n / V;
   int w = 1;
