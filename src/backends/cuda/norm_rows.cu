@@ -71,7 +71,9 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
     const int64_t skip_base = a.skip ? base % a.skip_n : 0;
     const P* xr = reinterpret_cast<const P*>(a.x + base);
     const P* sr = a.skip ? reinterpret_cast<const P*>(a.skip + skip_base) : nullptr;
-    P xp[NV], sp[NV], bp[NV];
+    // Every load of the row, the scale and the bias is issued before the first use of any: a warp
+    // stalls at the first use of a pending load, so a use between loads would serialise the round trips.
+    P xp[NV], sp[NV], bp[NV], sc[NV], bi[NV];
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
       const int idx = lane + j * kTeam;
@@ -79,6 +81,8 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
         xp[j] = xr[idx];
         if (sr) sp[j] = sr[idx];
         if (sum_bias) bp[j] = sum_bias[idx];
+        if (scale) sc[j] = scale[idx];
+        if (bias) bi[j] = bias[idx];
       }
     }
     // The pivot is the row's first value, computed exactly as its vector lane computes it.
@@ -123,14 +127,12 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
     for (int j = 0; j < NV; ++j) {
       const int idx = lane + j * kTeam;
       if (idx >= nvec) continue;
-      P sc, bi, out;
-      if (scale) sc = scale[idx];
-      if (bias) bi = bias[idx];
+      P out;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
         float o = ((v[j][e] - pivot) - shifted_mean) * inv;
-        if (scale) o *= load(sc.v, e);
-        if (bias) o += load(bi.v, e);
+        if (scale) o *= load(sc[j].v, e);
+        if (bias) o += load(bi[j].v, e);
         store(out.v, e, o);
       }
       yr[idx] = out;
