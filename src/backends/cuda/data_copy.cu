@@ -102,15 +102,13 @@ __global__ void transpose_tile_kernel(const S* __restrict__ src, S* __restrict__
 constexpr int kFewMax = 16;
 
 template <class S>
-constexpr int few_span() {
-  return 16384 / (kFewMax * static_cast<int>(sizeof(S)));  // 16 KB of shared memory
-}
+constexpr int kFewSpan = 16384 / (kFewMax * static_cast<int>(sizeof(S)));  // 16 KB of shared memory
 
 // [batch, few, cols] -> [batch, cols, few].
 template <class S>
 __global__ void transpose_few_rows_kernel(const S* __restrict__ src, S* __restrict__ dst, int few,
                                           int64_t cols, int64_t chunks, int64_t batch) {
-  constexpr int kSpan = few_span<S>();
+  constexpr int kSpan = kFewSpan<S>;
   __shared__ S tile[kFewMax * kSpan];
   for (int64_t t = blockIdx.x; t < chunks * batch; t += gridDim.x) {
     const int64_t b = t / chunks, c0 = (t % chunks) * kSpan;
@@ -132,7 +130,7 @@ __global__ void transpose_few_rows_kernel(const S* __restrict__ src, S* __restri
 template <class S>
 __global__ void transpose_few_cols_kernel(const S* __restrict__ src, S* __restrict__ dst, int64_t rows,
                                           int few, int64_t chunks, int64_t batch) {
-  constexpr int kSpan = few_span<S>();
+  constexpr int kSpan = kFewSpan<S>;
   __shared__ S tile[kFewMax * kSpan];
   for (int64_t t = blockIdx.x; t < chunks * batch; t += gridDim.x) {
     const int64_t b = t / chunks, r0 = (t % chunks) * kSpan;
@@ -390,7 +388,7 @@ void launch_transpose_tiles(int elem_bytes, const void* src, void* dst, int64_t 
     const bool few_rows = rows <= kFewMax;
     by_size(elem_bytes, [&](auto tag_S) {
       using S = typename decltype(tag_S)::type;
-      constexpr int kSpan = few_span<S>();
+      constexpr int kSpan = kFewSpan<S>;
       const int64_t chunks = ((few_rows ? cols : rows) + kSpan - 1) / kSpan;
       const auto grid = static_cast<unsigned>(std::min<int64_t>(chunks * batch, int64_t{65535} * 16));
       if (few_rows)

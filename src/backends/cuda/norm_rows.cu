@@ -83,6 +83,8 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
         if (sum_bias) bp[j] = sum_bias[idx];
         if (scale) sc[j] = scale[idx];
         if (bias) bi[j] = bias[idx];
+      } else {
+        xp[j] = sp[j] = bp[j] = sc[j] = bi[j] = P{};  // past the row: computed, never summed or stored
       }
     }
     // The pivot is the row's first value, computed exactly as its vector lane computes it.
@@ -143,6 +145,9 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
         sum_r[idx] = sum;
       }
     }
+    // The next row of this block may write part[1] before a slow warp has read it (RMS rows have one
+    // barrier a row, not two).
+    if constexpr (W > 1) __syncthreads();
   }
 }
 
