@@ -1,8 +1,8 @@
 // Achieved memory bandwidth of the row normalisations, BiasGelu and the image-input transpose at the
 // sizes of the transformer and CNN benchmarks (BERT/GPT-2 [32,128,768] and batch 1, ViT [32,197,768],
-// the MLP's [32,128,3072], an image batch [32,3,224,224]): each one-node model runs 20 times on the
-// GPU with per-node CUDA-event timing; the test prints the best time and the bytes read and written
-// over it (H100 HBM3: ~3 TB/s; batch-1 sizes fit in L2 and show the launch floor instead). It checks
+// the MLP's [32,128,3072], an image batch [32,3,224,224], ViT's K^T [384,197,64]): each one-node model runs
+// 20 times on the GPU with per-node CUDA-event timing; the test prints the best time and the bytes read and
+// written over it (H100 HBM3: ~3 TB/s; batch-1 sizes fit in L2 and show the launch floor instead). It checks
 // only that each node ran on the GPU.
 //   tessera_cuda_tests --gtest_filter='CudaNormBandwidth.*'
 #include <fmt/format.h>
@@ -100,7 +100,7 @@ TEST_F(CudaNormBandwidth, BiasGelu) {
   }
 }
 
-TEST_F(CudaNormBandwidth, ImageInputTranspose) {
+TEST_F(CudaNormBandwidth, ShortSideTransposes) {
   for (DataType t : {DataType::kFloat16, DataType::kFloat}) {
     const rt::Shape s{32, 3, 224, 224};
     OneNode c = node("Transpose", 17, {ir::Attribute::of_ints("perm", {0, 2, 3, 1})});
@@ -108,6 +108,11 @@ TEST_F(CudaNormBandwidth, ImageInputTranspose) {
     const double e = t == DataType::kFloat ? 4 : 2;
     report(fmt::format("Transpose NCHW->NHWC {} {}", type_name(t), rt::shape_str(s)), c, 2 * e * elems(s));
   }
+  // ViT-B/16's K^T at batch 32: [B*H, S, D] -> [B*H, D, S].
+  const rt::Shape k{384, 197, 64};
+  OneNode c = node("Transpose", 17, {ir::Attribute::of_ints("perm", {0, 2, 1})});
+  c.inputs = {random_tensor(DataType::kFloat16, k, -2, 2, 51)};
+  report(fmt::format("Transpose K^T f16 {}", rt::shape_str(k)), c, 2 * 2 * elems(k));
 }
 
 }  // namespace

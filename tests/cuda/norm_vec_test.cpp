@@ -115,8 +115,9 @@ TEST_F(CudaOps, VectorBiasGeluMatchesTheReference) {
   }
 }
 
-// The short-side transposes: NCHW -> NHWC of an image batch (3 channels), the way back, odd sizes,
-// 1, 2, 4 and 8-byte elements; a transpose is exact.
+// The short-side transposes: NCHW -> NHWC of an image batch (3 channels), the way back, K^T of 64-wide
+// heads over 197 positions, short sides that do not divide the block (40, 17), odd sizes, 1, 2, 4 and
+// 8-byte elements; a transpose is exact.
 TEST_F(CudaOps, ShortSideTransposesMatchTheReference) {
   uint32_t seed = 7900;
   struct Case {
@@ -129,7 +130,10 @@ TEST_F(CudaOps, ShortSideTransposesMatchTheReference) {
                                    {{2, 16, 999}, {0, 2, 1}},
                                    {{2, 999, 16}, {0, 2, 1}},
                                    {{7, 1, 1000}, {0, 2, 1}},
-                                   {{1000, 2}, {1, 0}}};
+                                   {{1000, 2}, {1, 0}},
+                                   {{6, 197, 64}, {0, 2, 1}},
+                                   {{5, 77, 40}, {0, 2, 1}},
+                                   {{2, 3000, 17}, {0, 2, 1}}};
   for (DataType t : {DataType::kFloat, DataType::kFloat16, DataType::kBool, DataType::kInt64}) {
     for (const auto& c : cases) {
       OneNode n = node("Transpose", 17, {ir::Attribute::of_ints("perm", c.perm)});
