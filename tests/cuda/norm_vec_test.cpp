@@ -115,6 +115,36 @@ TEST_F(CudaOps, VectorBiasGeluMatchesTheReference) {
   }
 }
 
+// Every float16 and bfloat16 value through the com.microsoft GELU forms (the accuracy sweep's inputs):
+// within one unit of the type of the reference (double, rounded once), and no subnormal result flushed
+// to zero (bfloat16 keeps float32's subnormals: FastGelu(-10.125) is -6.6e-39; Gelu of the smallest
+// float16 subnormal is a hair above a rounding tie).
+TEST_F(CudaOps, GeluFormsRoundEverySixteenBitValue) {
+  for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
+    rt::Tensor x = rt::Tensor::zeros(t, {65536});
+    auto* bits = static_cast<uint16_t*>(x.raw());
+    for (int i = 0; i < 65536; ++i) bits[i] = static_cast<uint16_t>(i);
+    const double min_sub = t == DataType::kFloat16 ? 0x1p-24 : 0x1p-133;
+    for (const char* op : {"Gelu", "FastGelu", "QuickGelu"}) {
+      OneNode c = node(op, 17);
+      c.domain = "com.microsoft";
+      c.inputs = {x};
+      const std::string what = label(op, type_name(t));
+      Outputs r = run_both(c);
+      EXPECT_EQ(r.gpu_nodes, 1u) << what << " did not run on the GPU";
+      ASSERT_EQ(r.gpu.size(), 1u);
+      expect_near(r.gpu[0], r.ref[0], type_eps(t), min_sub, what);
+      int flushed = 0;
+      for (int64_t i = 0; i < x.numel() && flushed < 5; ++i) {
+        const double g = r.gpu[0].to_double(i), w = r.ref[0].to_double(i);
+        if (g != 0 || w == 0 || std::isnan(w)) continue;
+        ++flushed;
+        ADD_FAILURE() << what << " x = " << x.to_double(i) << ": 0 where the reference has " << w;
+      }
+    }
+  }
+}
+
 // The short-side transposes: NCHW -> NHWC of an image batch (3 channels), the way back, K^T of 64-wide
 // heads over 197 positions, short sides that do not divide the block (40, 17), odd sizes, 1, 2, 4 and
 // 8-byte elements; a transpose is exact.
