@@ -1,5 +1,6 @@
 // Data-movement kernels over raw storage (see data_ops.h): strided copies, tiled transposes, fills, pads,
 // gathers, Where and Trilu.
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -74,6 +75,85 @@ __global__ void transpose_tile_kernel(const S* __restrict__ src, S* __restrict__
       }
     }
     __syncthreads();
+  }
+}
+
+// Transposes with a short side, which square tiles would leave partly empty. [batch, few, cols] with
+// few up to kFewMax (an image's 3 channels: NCHW -> NHWC): a block moves kSpan whole columns through
+// shared memory, reading `few` runs of kSpan and writing one contiguous run of kSpan * few.
+constexpr int kFewMax = 16;
+
+template <class S>
+constexpr int kFewSpan = 16384 / (kFewMax * static_cast<int>(sizeof(S)));  // 16 KB of shared memory
+
+// [batch, few, cols] -> [batch, cols, few].
+template <class S>
+__global__ void transpose_few_rows_kernel(const S* __restrict__ src, S* __restrict__ dst, int few,
+                                          int64_t cols, int64_t chunks, int64_t batch) {
+  constexpr int kSpan = kFewSpan<S>;
+  __shared__ S tile[kFewMax * kSpan];
+  for (int64_t t = blockIdx.x; t < chunks * batch; t += gridDim.x) {
+    const int64_t b = t / chunks, c0 = (t % chunks) * kSpan;
+    const int span = static_cast<int>(cols - c0 < kSpan ? cols - c0 : kSpan);
+    const S* in = src + b * few * cols + c0;
+    for (int r = 0; r < few; ++r)
+      for (int k = threadIdx.x; k < span; k += blockDim.x) tile[r * kSpan + k] = in[r * cols + k];
+    __syncthreads();
+    S* out = dst + (b * cols + c0) * few;
+    for (int o = threadIdx.x; o < span * few; o += blockDim.x) {
+      const int k = o / few;
+      out[o] = tile[(o - k * few) * kSpan + k];
+    }
+    __syncthreads();
+  }
+}
+
+// [batch, rows, few] -> [batch, few, rows] for few up to kFewColsMax (K^T of 64-wide heads, NHWC ->
+// NCHW of an image): a block reads `span` whole rows (one contiguous run) into a tile whose rows are
+// `ld` elements apart, ld chosen on the host so that a column read (consecutive rows, one column) walks
+// across the banks, then writes `few` contiguous runs of `span`. The (row, column) of a thread's
+// element advances by a constant step, so neither loop divides.
+constexpr int kFewColsMax = 64;
+
+template <class S>
+__global__ void transpose_few_cols_kernel(const S* __restrict__ src, S* __restrict__ dst, int64_t rows,
+                                          int few, int ld, int span, int64_t chunks, int64_t batch) {
+  __shared__ S tile[16384 / sizeof(S)];
+  const int step = static_cast<int>(blockDim.x);
+  for (int64_t t = blockIdx.x; t < chunks * batch; t += gridDim.x) {
+    const int64_t b = t / chunks, r0 = (t % chunks) * span;
+    const int n = static_cast<int>(rows - r0 < span ? rows - r0 : span);
+    const S* in = src + (b * rows + r0) * few;
+    int k = static_cast<int>(threadIdx.x) / few, c = static_cast<int>(threadIdx.x) % few;
+    for (int o = threadIdx.x; o < n * few; o += step) {
+      tile[k * ld + c] = in[o];
+      k += step / few;
+      c += step % few;
+      if (c >= few) c -= few, ++k;
+    }
+    __syncthreads();
+    S* out = dst + b * few * rows + r0;
+    k = static_cast<int>(threadIdx.x) % n;
+    c = static_cast<int>(threadIdx.x) / n;
+    for (int o = threadIdx.x; o < n * few; o += step) {
+      out[c * rows + k] = tile[k * ld + c];
+      k += step % n;
+      c += step / n;
+      if (k >= n) k -= n, ++c;
+    }
+    __syncthreads();
+  }
+}
+
+// The tile's row pitch for `few` columns of S: the pitch in 4-byte words odd (8-byte elements: an odd
+// count), so that consecutive rows of one column fall in different banks.
+int few_cols_pitch(int few, int elem_bytes) {
+  for (int ld = few;; ++ld) {
+    if (elem_bytes >= 8) {
+      if (ld % 2 == 1) return ld;
+    } else if ((ld * elem_bytes) % 4 == 0 && (ld * elem_bytes / 4) % 2 == 1) {
+      return ld;
+    }
   }
 }
 
@@ -316,6 +396,30 @@ void launch_strided_copy(int elem_bytes, const void* src, void* dst, const Strid
 void launch_transpose_tiles(int elem_bytes, const void* src, void* dst, int64_t batch, int64_t rows,
                             int64_t cols, cudaStream_t s) {
   if (batch * rows * cols == 0) return;
+  if (rows <= kFewMax) {
+    by_size(elem_bytes, [&](auto tag_S) {
+      using S = typename decltype(tag_S)::type;
+      constexpr int kSpan = kFewSpan<S>;
+      const int64_t chunks = (cols + kSpan - 1) / kSpan;
+      const auto grid = static_cast<unsigned>(std::min<int64_t>(chunks * batch, int64_t{65535} * 16));
+      transpose_few_rows_kernel<S><<<grid, kThreads, 0, s>>>(static_cast<const S*>(src), static_cast<S*>(dst),
+                                                             static_cast<int>(rows), cols, chunks, batch);
+    });
+    return;
+  }
+  if (cols <= kFewColsMax) {
+    by_size(elem_bytes, [&](auto tag_S) {
+      using S = typename decltype(tag_S)::type;
+      const int few = static_cast<int>(cols);
+      const int ld = few_cols_pitch(few, static_cast<int>(sizeof(S)));
+      const int span = static_cast<int>(16384 / sizeof(S)) / ld;
+      const int64_t chunks = (rows + span - 1) / span;
+      const auto grid = static_cast<unsigned>(std::min<int64_t>(chunks * batch, int64_t{65535} * 16));
+      transpose_few_cols_kernel<S><<<grid, kThreads, 0, s>>>(static_cast<const S*>(src), static_cast<S*>(dst),
+                                                             rows, few, ld, span, chunks, batch);
+    });
+    return;
+  }
   auto launch = [&](auto tile_size) {
     constexpr int kTile = decltype(tile_size)::value;
     const int64_t tr = (rows + kTile - 1) / kTile, tc = (cols + kTile - 1) / kTile;

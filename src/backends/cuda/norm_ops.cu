@@ -1,4 +1,5 @@
 #include "backends/cuda/norm_ops.h"
+#include "backends/cuda/norm_rows.h"
 #include "backends/cuda/reduce_team.cuh"
 
 namespace tessera::cuda {
@@ -316,6 +317,7 @@ void launch_group_stat_norm(GroupNormKind k, ElemType t, const void* x, void* y,
 void launch_row_norm(ElemType t, const void* x, const void* scale, const void* bias, void* y, float* mean,
                      float* inv_std, const NormParams& p, cudaStream_t s) {
   if (p.rows == 0) return;
+  if (launch_row_norm_vec(t, x, scale, bias, y, mean, inv_std, p, s)) return;
   switch (t) {
     case ElemType::kFloat:
       return row_norm_typed<float>(x, scale, bias, y, mean, inv_std, p, s);
