@@ -247,6 +247,64 @@ TEST_F(CudaOps, FusedAttentionMatchesTheReference) {
   }
 }
 
+// The flash kernel at the transformer benchmarks' shapes (12 heads of 64): BERT's padding bias
+// [B,1,1,S] (the row-bias path), GPT-2's causal limit, ViT's 197 tokens (not a multiple of the 64-key
+// tile) read from the packed [S, B, 3, H, D] projection; batch 1 (1-warp blocks: the grid would
+// otherwise be too small) and batch 3 at S=256 (4-warp blocks). Float16/bfloat16 only: float32 takes the
+// row kernel, which the other tests cover.
+TEST_F(CudaOps, FusedAttentionFlashAtModelShapes) {
+  const std::vector<int64_t> bshd = {0, 2, 1, 3}, vit = {1, 3, 0, 4}, sbhd = {1, 2, 0, 3};
+  const std::vector<FusedCase> cases = {
+      fused_case("bert b1 s128 padding bias", {1, 128, 12, 64}, {1, 128, 12, 64}, {1, 128, 12, 64},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{1, 1, 1, 128}),
+      fused_case("bert b3 s256 padding bias", {3, 256, 12, 64}, {3, 256, 12, 64}, {3, 256, 12, 64},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{3, 1, 1, 256}),
+      fused_case("gpt2 b1 s128 causal", {1, 128, 12, 64}, {1, 128, 12, 64}, {1, 128, 12, 64},
+                 {bshd, bshd, bshd, bshd}, std::nullopt, std::nullopt, true),
+      fused_case("gpt2 b3 s256 causal", {3, 256, 12, 64}, {3, 256, 12, 64}, {3, 256, 12, 64},
+                 {bshd, bshd, bshd, bshd}, std::nullopt, std::nullopt, true),
+      fused_case("vit b1 s197 packed", {197, 1, 3, 12, 64}, {197, 1, 3, 12, 64}, {197, 1, 3, 12, 64},
+                 {vit, vit, vit, sbhd}, std::nullopt, std::nullopt, false, true),
+      fused_case("vit b3 s197 packed", {197, 3, 3, 12, 64}, {197, 3, 3, 12, 64}, {197, 3, 3, 12, 64},
+                 {vit, vit, vit, sbhd}, std::nullopt, std::nullopt, false, true),
+      fused_case("d128 b3 s200 causal bias", {3, 200, 4, 128}, {3, 200, 4, 128}, {3, 200, 4, 128},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{3, 1, 1, 200}, std::nullopt, true),
+  };
+  uint32_t seed = 500;
+  for (const auto& c : cases) {
+    for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
+      OneNode n =
+          node("FusedAttention", 17,
+               {Attribute::of_float("scale", 0.125f), Attribute::of_ints("q_axes", c.axes[0]),
+                Attribute::of_ints("k_axes", c.axes[1]), Attribute::of_ints("v_axes", c.axes[2]),
+                Attribute::of_ints("y_axes", c.axes[3]), Attribute::of_int("causal", c.causal ? 1 : 0)});
+      if (c.packed) {
+        n.attrs.push_back(Attribute::of_int("k_part", 1));
+        n.attrs.push_back(Attribute::of_int("v_part", 2));
+      }
+      n.domain = "com.tessera";
+      // Q and K in [-2, 2]: scores of a few units, so the running max moves between key tiles.
+      n.inputs = {random_tensor(t, c.q, -2, 2, seed++), random_tensor(t, c.k, -2, 2, seed++),
+                  random_tensor(t, c.v, -1, 1, seed++)};
+      if (c.packed) n.inputs[1] = n.inputs[2] = n.inputs[0];
+      n.absent = {false, false, false};
+      if (c.bias) {
+        // Padding: the last 13 * (b + 1) keys of batch b masked with -10000, the rest small values.
+        const int64_t batch = c.bias->front(), keys = c.bias->back();
+        std::mt19937 rng(seed++);
+        std::uniform_real_distribution<float> d(-1, 0);
+        std::vector<float> bias(static_cast<size_t>(batch * keys));
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t j = 0; j < keys; ++j)
+            bias[static_cast<size_t>(b * keys + j)] = j >= keys - 13 * (b + 1) ? -10000.0f : d(rng);
+        n.inputs.push_back(floats(t, *c.bias, bias));
+        n.absent.push_back(false);
+      }
+      expect_matches(n, rtol_of(t), atol_of(t), label(c.what, type_name(t)));
+    }
+  }
+}
+
 // A BERT-style attention block (float32 model, additive padding mask) run by a CUDA session at the
 // layout level in float16: fuse_attention makes one FusedAttention, which must run on the GPU and match
 // the CPU's float32 reference within float16's accuracy (every product of the block in float16: the
