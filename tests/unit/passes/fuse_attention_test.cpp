@@ -143,6 +143,55 @@ ir::Model mha_model() {
   return m;
 }
 
+// ViT-B/16's dynamo export (torch.nn.MultiheadAttention, batch_first, decomposed by torch.onnx's
+// dynamo exporter), node for node as the H100 profile of the bench's model lists them (7 Transposes and
+// 3 Gathers a layer, S=197 in the real model; kVitS = 13 here, not a multiple of anything):
+//   x [B,S,E] -Transpose-> [S,B,E] -MatMul+Add-> proj [S,B,3E] -Reshape-> [S,B,3,E] -Unsqueeze(0)->
+//   [1,S,B,3,E] -Transpose(3,1,2,0,4)-> [3,S,B,1,E] -Squeeze(3)-> [3,S,B,E] -Gather(0|1|2)-> [S,B,E]
+//   -Reshape-> [S,B*H,D] -Transpose(1,0,2)-> [B*H,S,D] -Reshape-> [B,H,S,D]
+// then torchlib's scaled_dot_product_attention: K -Reshape-> [B*H,S,D] -Transpose(0,2,1)-> -Reshape->
+// [B,H,D,S], Q and K^T each multiplied by sqrt(1/sqrt(D)), MatMul, Softmax, MatMul with V, and the
+// output -Transpose(2,0,1,3)-> [S,B,H,D] -Reshape-> [S*B,E] -MatMul-> (out projection).
+constexpr int64_t kVitS = 13;
+ir::Model vit_dynamo_model(int64_t batch = kB) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  int counter = 0;
+  auto fresh = [&] { return "c" + std::to_string(counter++); };
+  auto ints = [&](std::vector<int64_t> v) { return b.constant_ints(fresh(), std::move(v)); };
+  auto tr = [&](const std::string& v, std::vector<int64_t> perm) {
+    return b.node("Transpose", {v}, {Attribute::of_ints("perm", std::move(perm))});
+  };
+  const int64_t S = kVitS, B = batch;
+  auto x = tr(b.input("x", F({B, S, kE})), {1, 0, 2});
+  auto proj = b.node("Add", {b.node("MatMul", {x, b.random_normal("w_in", {kE, 3 * kE}, 0.3f)}),
+                             b.random_normal("b_in", {3 * kE}, 0.3f)});
+  auto packed = b.node("Reshape", {proj, ints({S, B, 3, kE})});
+  packed = b.node("Unsqueeze", {packed, ints({0})});
+  packed = tr(packed, {3, 1, 2, 0, 4});
+  packed = b.node("Squeeze", {packed, ints({3})});
+  auto head = [&](int64_t which) {
+    auto idx = b.initializer(ir::make_tensor(fresh(), DataType::kInt64, {}, std::vector<int64_t>{which}));
+    auto sel = b.node("Gather", {packed, idx}, {Attribute::of_int("axis", 0)});
+    auto t = tr(b.node("Reshape", {sel, ints({S, B * kH, kD})}), {1, 0, 2});
+    return b.node("Reshape", {t, ints({B, kH, S, kD})});
+  };
+  auto q = head(0), k = head(1), v = head(2);
+  auto kt = tr(b.node("Reshape", {k, ints({-1, S, kD})}), {0, 2, 1});
+  kt = b.node("Reshape", {kt, ints({B, kH, kD, S})});
+  const float root = std::sqrt(1.0f / std::sqrt(float(kD)));
+  q = b.node("Mul", {q, b.constant_floats(fresh(), {}, root)});
+  kt = b.node("Mul", {kt, b.constant_floats(fresh(), {}, root)});
+  auto p = b.node("Softmax", {b.node("MatMul", {q, kt})}, {Attribute::of_int("axis", -1)});
+  auto o = tr(b.node("MatMul", {p, v}), {2, 0, 1, 3});
+  o = b.node("Reshape", {o, ints({S * B, kE})});
+  auto y = b.node("MatMul", {o, b.random_normal("w_out", {kE, kE}, 0.3f)});
+  b.output(y, F({S * B, kE}));
+  return m;
+}
+
 std::vector<std::pair<std::string, rt::Value>> feeds(const ir::Model& m) {
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -262,6 +311,62 @@ TEST(PassesFuseAttention, MultiheadAttention3dProducts) {
   EXPECT_NEAR(n->attr("scale")->f, 1.0 / std::sqrt(double(kD)), 1e-6);
 }
 
+// The dynamo ViT block: Q, K and V read from one Reshape of the packed projection to [S, B, 3, H, D]
+// (parts 0, 1, 2); every Gather and every Transpose of the attention goes, the input's [B,S,E] ->
+// [S,B,E] aside. Batch 1 too (the batch axis of size 1 is free).
+TEST(PassesFuseAttention, VitDynamoPackedProjection) {
+  for (int64_t batch : {kB, int64_t{1}}) {
+    ir::Model opt = optimise_and_compare(vit_dynamo_model(batch));
+    const ir::Node* n = fused(opt.graph);
+    ASSERT_NE(n, nullptr) << "batch " << batch;
+    EXPECT_EQ(count(opt.graph, "Gather"), 0);
+    EXPECT_EQ(count(opt.graph, "Transpose"), 1);
+    EXPECT_EQ(count(opt.graph, "Squeeze"), 0);
+    EXPECT_EQ(count(opt.graph, "Unsqueeze"), 0);
+    EXPECT_EQ(n->inputs[0], n->inputs[1]);
+    EXPECT_EQ(n->inputs[0], n->inputs[2]);
+    // The operands: one Reshape (a view) of the projection to [S, B, 3, H, D].
+    auto view = std::find_if(opt.graph.nodes.begin(), opt.graph.nodes.end(),
+                             [&](const ir::Node& x) { return x.outputs[0] == n->inputs[0]; });
+    ASSERT_NE(view, opt.graph.nodes.end());
+    EXPECT_EQ(view->op_type, "Reshape");
+    const ir::Tensor* shape = opt.graph.find_initializer(view->inputs[1]);
+    ASSERT_NE(shape, nullptr);
+    const std::vector<int64_t> want = batch == 1 ? std::vector<int64_t>{1, kVitS, 3, kH, kD}
+                                                 : std::vector<int64_t>{kVitS, batch, 3, kH, kD};
+    auto got = shape->as<int64_t>();
+    EXPECT_EQ(std::vector<int64_t>(got.begin(), got.end()), want);
+    const std::vector<int64_t> axes =
+        batch == 1 ? std::vector<int64_t>{0, 3, 1, 4} : std::vector<int64_t>{1, 3, 0, 4};
+    EXPECT_EQ(n->attr("q_axes")->ints, axes);
+    EXPECT_EQ(n->attr("k_axes")->ints, axes);
+    EXPECT_EQ(n->attr("v_axes")->ints, axes);
+    EXPECT_EQ(n->attr("q_part"), nullptr);
+    ASSERT_NE(n->attr("k_part"), nullptr);
+    EXPECT_EQ(n->attr("k_part")->i, 1);
+    ASSERT_NE(n->attr("v_part"), nullptr);
+    EXPECT_EQ(n->attr("v_part")->i, 2);
+    EXPECT_NEAR(n->attr("scale")->f, 1.0 / std::sqrt(double(kD)), 1e-6);
+  }
+}
+
+// Only one Gather's chain is the attention's (the projection's q part is also a graph output): the
+// shared Reshape/Unsqueeze/Transpose/Squeeze stay for it, and the result is still the original's.
+TEST(PassesFuseAttention, VitDynamoSharedChainStays) {
+  ir::Model m = vit_dynamo_model();
+  std::string q_sel;
+  for (const auto& n : m.graph.nodes)
+    if (n.op_type == "Gather" && q_sel.empty() && n.outputs[0] != "") q_sel = n.outputs[0];
+  ir::ValueInfo out;
+  out.name = q_sel;
+  out.type = F({kVitS, kB, kE});
+  m.graph.outputs.push_back(out);
+  ir::Model opt = optimise_and_compare(m);
+  ASSERT_NE(fused(opt.graph), nullptr);
+  EXPECT_EQ(count(opt.graph, "Gather"), 1);
+  EXPECT_EQ(count(opt.graph, "Squeeze"), 1);
+}
+
 TEST(PassesFuseAttention, LlamaStyleRotaryAndRepeatedKvHeads) {
   ir::Model opt = optimise_and_compare(block_model({.rotary = true, .kv_heads = 2}));
   const ir::Node* n = fused(opt.graph);
@@ -328,8 +433,9 @@ TEST(PassesFuseAttention, FusedNodeLowersToFloat16) {
   for (const auto& in : n->inputs) {
     auto p = std::find_if(half.graph.nodes.begin(), half.graph.nodes.end(),
                           [&](const ir::Node& x) { return !x.outputs.empty() && x.outputs[0] == in; });
-    if (p != half.graph.nodes.end() && p->op_type == "Cast")
+    if (p != half.graph.nodes.end() && p->op_type == "Cast") {
       EXPECT_EQ(p->attr("to")->i, static_cast<int64_t>(DataType::kFloat16)) << in;
+    }
   }
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1});
   rt::Session got(half, {.optimization = rt::OptLevel::kNone, .threads = 1});
