@@ -351,5 +351,66 @@ TEST_F(CudaOps, FusedAttentionBlockEndToEnd) {
   expect_near(got[0].tensor(), want[0].tensor(), 2e-2, 2e-2, "fused attention block");
 }
 
+// ViT-B/16's dynamo export of one attention (S = 197, not a multiple of the key tile; the node pattern
+// of tests/unit/passes/fuse_attention_test.cpp's vit_dynamo_model): the packed in-projection split by
+// Reshape/Unsqueeze/Transpose/Squeeze/Gather, heads by Reshape/Transpose, torchlib's K^T and sqrt-scale
+// Muls. A float16 CUDA session must fuse it into one FusedAttention on the GPU reading a view of the
+// projection (no Gather left, one Transpose: the input's) and match the CPU's float32 reference.
+TEST_F(CudaOps, FusedAttentionVitDynamoEndToEnd) {
+  constexpr int64_t kB = 2, kS = 197, kH = 4, kD = 64, kE = kH * kD;
+  auto f32 = [](std::vector<int64_t> dims) {
+    ir::Shape s;
+    for (int64_t d : dims) s.push_back(ir::Dim::of(d));
+    return ir::Type::tensor(DataType::kFloat, s);
+  };
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  int counter = 0;
+  auto ints = [&](std::vector<int64_t> v) { return b.constant_ints("c" + std::to_string(counter++), v); };
+  auto tr = [&](const std::string& v, std::vector<int64_t> perm) {
+    return b.node("Transpose", {v}, {Attribute::of_ints("perm", std::move(perm))});
+  };
+  auto x = tr(b.input("x", f32({kB, kS, kE})), {1, 0, 2});
+  auto proj = b.node("Add", {b.node("MatMul", {x, b.random_normal("w_in", {kE, 3 * kE}, 0.05f)}),
+                             b.random_normal("b_in", {3 * kE}, 0.1f)});
+  auto packed = b.node("Reshape", {proj, ints({kS, kB, 3, kE})});
+  packed = tr(b.node("Unsqueeze", {packed, ints({0})}), {3, 1, 2, 0, 4});
+  packed = b.node("Squeeze", {packed, ints({3})});
+  auto head = [&](int64_t which) {
+    auto idx = b.initializer(
+        ir::make_tensor("i" + std::to_string(which), DataType::kInt64, {}, std::vector<int64_t>{which}));
+    auto sel = b.node("Gather", {packed, idx}, {Attribute::of_int("axis", 0)});
+    auto t = tr(b.node("Reshape", {sel, ints({kS, kB * kH, kD})}), {1, 0, 2});
+    return b.node("Reshape", {t, ints({kB, kH, kS, kD})});
+  };
+  auto q = head(0), k = head(1), v = head(2);
+  auto kt = tr(b.node("Reshape", {k, ints({-1, kS, kD})}), {0, 2, 1});
+  kt = b.node("Reshape", {kt, ints({kB, kH, kD, kS})});
+  const float root = std::sqrt(1.0f / std::sqrt(float(kD)));
+  q = b.node("Mul", {q, b.constant_floats("root_q", {}, root)});
+  kt = b.node("Mul", {kt, b.constant_floats("root_k", {}, root)});
+  auto p = b.node("Softmax", {b.node("MatMul", {q, kt})}, {Attribute::of_int("axis", -1)});
+  auto o = b.node("Reshape", {tr(b.node("MatMul", {p, v}), {2, 0, 1, 3}), ints({kS * kB, kE})});
+  b.output(o, f32({kS * kB, kE}));
+
+  const std::vector<std::pair<std::string, rt::Value>> feeds = {
+      {"x", rt::Value(random_tensor(DataType::kFloat, {kB, kS, kE}, -2, 2, 11))}};
+  rt::Session gpu(m, {.backend = "cuda", .precision = tessera::passes::Precision::kFp16});
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
+  size_t fused_on_gpu = 0, gathers = 0;
+  for (const auto& bi : gpu.backends()) {
+    if (bi.name == "cuda" && bi.ops.count("FusedAttention")) fused_on_gpu += bi.ops.at("FusedAttention");
+    if (bi.ops.count("Gather")) gathers += bi.ops.at("Gather");
+  }
+  EXPECT_EQ(fused_on_gpu, 1u);
+  EXPECT_EQ(gathers, 0u);
+  const auto want = ref.run(feeds);
+  const auto got = gpu.run(feeds);
+  ASSERT_EQ(got.size(), 1u);
+  expect_near(got[0].tensor(), want[0].tensor(), 2e-2, 2e-2, "vit dynamo attention");
+}
+
 }  // namespace
 }  // namespace tessera::cuda_test
