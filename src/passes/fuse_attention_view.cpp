@@ -173,11 +173,97 @@ std::optional<View> reshape(const ir::Graph& g, const ir::Node& n, const View& i
   return out;
 }
 
+// Axis `ax` narrowed to [start, start + len); the axis must be one piece (or none: size 1).
+std::optional<View> narrow(const View& in, size_t ax, int64_t start, int64_t len) {
+  View out = in;
+  View::Axis& a = out.axes[ax];
+  std::erase_if(a, [](const auto& p) { return p.first == 1; });
+  if (len <= 0 || a.size() > 1 || (a.empty() && (start != 0 || len != 1))) return std::nullopt;
+  if (a.empty()) return out;
+  out.offset += start * a[0].second;
+  a[0].first = len;
+  if (len == 1) a.clear();
+  return out;
+}
+
+// Output `which` of a Split: sizes from the second input (opset 13+), the `split` attribute, or equal
+// parts (the last one shorter when they do not divide: opset 18's num_outputs).
+std::optional<View> split(const ir::Graph& g, const ir::Node& n, const View& in, size_t which) {
+  const int64_t rank = static_cast<int64_t>(in.axes.size());
+  int64_t axis = attr_int(n, "axis", 0);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return std::nullopt;
+  const auto ax = static_cast<size_t>(axis);
+  const int64_t dim = in.dims()[ax];
+  std::vector<int64_t> sizes;
+  if (n.inputs.size() > 1 && !n.inputs[1].empty()) {
+    auto c = constant_ints(g, n.inputs[1]);
+    if (!c) return std::nullopt;
+    sizes = *c;
+  } else if (auto a = attr_ints(n, "split")) {
+    sizes = *a;
+  } else {
+    const auto parts = static_cast<int64_t>(n.outputs.size());
+    const int64_t chunk = (dim + parts - 1) / parts;
+    for (int64_t k = 0; k < parts; ++k) sizes.push_back(std::min(chunk, dim - k * chunk));
+  }
+  if (sizes.size() != n.outputs.size() || numel(sizes) < 0) return std::nullopt;
+  int64_t start = 0, total = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (sizes[k] < 0) return std::nullopt;
+    if (k < which) start += sizes[k];
+    total += sizes[k];
+  }
+  if (total != dim) return std::nullopt;
+  return narrow(in, ax, start, sizes[which]);
+}
+
+// Slice with constant starts/ends (axes, steps of 1); opset 1-9 give them as attributes.
+std::optional<View> slice(const ir::Graph& g, const ir::Node& n, const View& in) {
+  auto input = [&](size_t k) -> std::optional<std::vector<int64_t>> {
+    if (n.inputs.size() <= k || n.inputs[k].empty()) return std::nullopt;
+    return constant_ints(g, n.inputs[k]);
+  };
+  std::optional<std::vector<int64_t>> starts, ends, axes, steps;
+  if (n.inputs.size() > 1) {
+    starts = input(1), ends = input(2), axes = input(3), steps = input(4);
+    if (!starts || !ends || (n.inputs.size() > 3 && !n.inputs[3].empty() && !axes) ||
+        (n.inputs.size() > 4 && !n.inputs[4].empty() && !steps))
+      return std::nullopt;
+  } else {
+    starts = attr_ints(n, "starts"), ends = attr_ints(n, "ends"), axes = attr_ints(n, "axes");
+    if (!starts || !ends) return std::nullopt;
+  }
+  const int64_t rank = static_cast<int64_t>(in.axes.size());
+  if (!axes) {
+    axes.emplace();
+    for (size_t k = 0; k < starts->size(); ++k) axes->push_back(static_cast<int64_t>(k));
+  }
+  if (ends->size() != starts->size() || axes->size() != starts->size()) return std::nullopt;
+  if (steps && (steps->size() != starts->size() ||
+                std::any_of(steps->begin(), steps->end(), [](int64_t s) { return s != 1; })))
+    return std::nullopt;
+  std::optional<View> out = in;
+  for (size_t k = 0; k < starts->size() && out; ++k) {
+    int64_t axis = (*axes)[k];
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return std::nullopt;
+    const int64_t dim = out->dims()[static_cast<size_t>(axis)];
+    auto clamp = [&](int64_t x) { return std::clamp(x < 0 ? x + dim : x, int64_t{0}, dim); };
+    const int64_t b = clamp((*starts)[k]), e = clamp((*ends)[k]);
+    out = narrow(*out, static_cast<size_t>(axis), b, e - b);
+  }
+  return out;
+}
+
 }  // namespace
 
-std::optional<View> apply_view_node(const RuleContext& ctx, const ir::Node& n, const View& in) {
+std::optional<View> apply_view_node(const RuleContext& ctx, const ir::Node& n, const View& in,
+                                    const std::string& output) {
   const ir::Graph& g = ctx.graph;
-  if (n.outputs.size() != 1 || n.inputs.empty()) return std::nullopt;
+  auto at = std::find(n.outputs.begin(), n.outputs.end(), output);
+  if (at == n.outputs.end() || n.inputs.empty()) return std::nullopt;
+  if (n.outputs.size() != 1 && !is_op(n, "Split")) return std::nullopt;
   std::optional<View> out;
   if (is_op(n, "Transpose")) {
     out = transpose(n, in);
@@ -189,12 +275,16 @@ std::optional<View> apply_view_node(const RuleContext& ctx, const ir::Node& n, c
     out = gather(g, n, in);
   } else if (is_op(n, "Reshape")) {
     out = reshape(g, n, in);
+  } else if (is_op(n, "Split")) {
+    out = split(g, n, in, static_cast<size_t>(at - n.outputs.begin()));
+  } else if (is_op(n, "Slice")) {
+    out = slice(g, n, in);
   } else if (is_op(n, "Identity")) {
     out = in;
   }
   if (!out) return std::nullopt;
   // The checker's static shape, where it knows one, must agree with the view's.
-  if (auto s = static_shape(ctx, n.outputs[0]); s && *s != out->dims()) return std::nullopt;
+  if (auto s = static_shape(ctx, output); s && *s != out->dims()) return std::nullopt;
   return out;
 }
 
@@ -245,16 +335,19 @@ std::optional<ChainOperand> chain_operand(const RuleContext& ctx, const std::str
   if (axes.size() != 4) return std::nullopt;
   // The view-like nodes above the operand, operand first.
   std::vector<size_t> up;
+  std::vector<std::string> outs;  // the value of each that the chain follows
   std::string v = value;
   for (int guard = 0; guard < kGuard; ++guard) {
     auto p = producer(g, v);
     if (!p) break;
     const ir::Node& n = g.nodes[*p];
-    if (!(is_op(n, "Transpose") || is_op(n, "Squeeze") || is_op(n, "Unsqueeze") || is_op(n, "Gather") ||
-          is_op(n, "Reshape") || is_op(n, "Identity")) ||
-        n.outputs.size() != 1)
+    const bool split = is_op(n, "Split");
+    if (!(split || is_op(n, "Transpose") || is_op(n, "Squeeze") || is_op(n, "Unsqueeze") ||
+          is_op(n, "Gather") || is_op(n, "Slice") || is_op(n, "Reshape") || is_op(n, "Identity")) ||
+        (n.outputs.size() != 1 && !split))
       break;
     up.push_back(*p);
+    outs.push_back(v);
     v = n.inputs[0];
   }
   // The furthest base first: the longest chain that is a view all the way.
@@ -270,7 +363,7 @@ std::optional<ChainOperand> chain_operand(const RuleContext& ctx, const std::str
     }
     bool ok = true;
     for (size_t k = start + 1; k-- > 0 && ok;) {
-      auto next = apply_view_node(ctx, g.nodes[up[k]], view);
+      auto next = apply_view_node(ctx, g.nodes[up[k]], view, outs[k]);
       ok = next.has_value();
       if (ok) view = *next;
     }
@@ -296,7 +389,9 @@ std::optional<ChainOperand> chain_operand(const RuleContext& ctx, const std::str
     bool seen_view = false;
     for (size_t k = 0; k <= start; ++k) {  // operand first, i.e. downstream to upstream
       const ir::Node& n = g.nodes[up[k]];
-      if (is_op(n, "Gather") || (is_op(n, "Transpose") && seen_view)) out.copies = true;
+      if (is_op(n, "Gather") || is_op(n, "Split") || is_op(n, "Slice") ||
+          (is_op(n, "Transpose") && seen_view))
+        out.copies = true;
       if (is_op(n, "Reshape") || is_op(n, "Squeeze") || is_op(n, "Unsqueeze")) seen_view = true;
     }
     return out;

@@ -1,6 +1,6 @@
 // Strided views for the fuse_attention rule: an attention operand that view-like nodes (Reshape,
-// Transpose, Squeeze, Unsqueeze, Gather of one constant index, Identity) made out of a contiguous
-// tensor is read by FusedAttention straight from that tensor, reshaped (a free view) so that the
+// Transpose, Squeeze, Unsqueeze, Gather of one constant index, Split, Slice, Identity) made out of a
+// contiguous tensor is read by FusedAttention straight from that tensor, reshaped (a free view) so that the
 // operand's batch, heads, seq and size are four of its axes and at most one more axis packs Q, K and V
 // (`<x>_part` picks one). ViT's dynamo export is the case: q, k and v come out of one [S, B, 3E]
 // in-projection through Reshape, Unsqueeze, Transpose, Squeeze, Gather, Reshape and Transpose, all of
@@ -37,7 +37,9 @@ struct View {
 
 // The view a view-like node makes of its input's view, or nullopt when the node is not one of them or
 // its parameters are not constants.
-std::optional<View> apply_view_node(const RuleContext& ctx, const ir::Node& n, const View& in);
+// `output` names the node's output that is followed (a Split has several).
+std::optional<View> apply_view_node(const RuleContext& ctx, const ir::Node& n, const View& in,
+                                    const std::string& output);
 
 // (batch, heads, seq, size) with its strides (size contiguous), at `offset`, of a base tensor of
 // `numel` elements, as axes of the base reshaped to `shape`; `part` indexes the packed axis (rank 5).
@@ -49,8 +51,9 @@ std::optional<Packed> factor_view(const int64_t (&dims)[4], const int64_t (&stri
                                   int64_t numel);
 
 // An operand read through such a chain: `base` reshaped to `packed.shape`, and the chain's nodes
-// (indices, base to operand). `copies` says whether the chain holds a node that moves data (Transpose,
-// Gather) upstream of a Reshape/Squeeze/Unsqueeze, which the plain trace through Transposes cannot remove.
+// (indices, base to operand). `copies` says whether the chain holds a node that moves data (Gather,
+// Split, Slice, or a Transpose) upstream of a Reshape/Squeeze/Unsqueeze, which the plain trace through
+// Transposes cannot remove.
 struct ChainOperand {
   std::string base;
   Packed packed;

@@ -192,6 +192,44 @@ ir::Model vit_dynamo_model(int64_t batch = kB) {
   return m;
 }
 
+// GPT-2's export: one packed projection [B, S, 3E] cut into q, k and v by a Split on the last axis (or
+// by three Slices), each -> Reshape [B, S, H, D] -> Transpose; a constant causal mask.
+ir::Model packed_split_model(bool slices) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  int counter = 0;
+  auto fresh = [&] { return "c" + std::to_string(counter++); };
+  auto ints = [&](std::vector<int64_t> v) { return b.constant_ints(fresh(), std::move(v)); };
+  auto tr = [&](const std::string& v, std::vector<int64_t> perm) {
+    return b.node("Transpose", {v}, {Attribute::of_ints("perm", std::move(perm))});
+  };
+  auto x = b.input("x", F({kB, kS, kE}));
+  auto proj = b.node("Add", {b.node("MatMul", {x, b.random_normal("w_in", {kE, 3 * kE}, 0.3f)}),
+                             b.random_normal("b_in", {3 * kE}, 0.3f)});
+  std::vector<std::string> parts;
+  if (slices) {
+    for (int64_t k = 0; k < 3; ++k)
+      parts.push_back(b.node("Slice", {proj, ints({k * kE}), ints({(k + 1) * kE}), ints({-1})}));
+  } else {
+    parts = b.nodes("Split", {proj, ints({kE, kE, kE})}, {Attribute::of_int("axis", 2)}, "", 3);
+  }
+  auto heads = [&](const std::string& v, std::vector<int64_t> perm) {
+    return tr(b.node("Reshape", {v, ints({kB, kS, kH, kD})}), std::move(perm));
+  };
+  auto s = b.node("MatMul", {heads(parts[0], {0, 2, 1, 3}), heads(parts[1], {0, 2, 3, 1})});
+  s = b.node("Div", {s, b.constant_floats(fresh(), {}, std::sqrt(float(kD)))});
+  std::vector<float> tri(kS * kS, 0.0f);
+  for (int64_t i = 0; i < kS; ++i)
+    for (int64_t j = i + 1; j < kS; ++j) tri[static_cast<size_t>(i * kS + j)] = -10000.0f;
+  s = b.node("Add", {s, b.initializer(ir::make_tensor("causal", DataType::kFloat, {1, 1, kS, kS}, tri))});
+  auto p = b.node("Softmax", {s}, {Attribute::of_int("axis", -1)});
+  auto o = tr(b.node("MatMul", {p, heads(parts[2], {0, 2, 1, 3})}), {0, 2, 1, 3});
+  b.output(b.node("Reshape", {o, ints({kB, kS, kE})}), F({kB, kS, kE}));
+  return m;
+}
+
 std::vector<std::pair<std::string, rt::Value>> feeds(const ir::Model& m) {
   std::mt19937 rng(7);
   std::normal_distribution<float> dist(0.0f, 1.0f);
@@ -365,6 +403,23 @@ TEST(PassesFuseAttention, VitDynamoSharedChainStays) {
   ASSERT_NE(fused(opt.graph), nullptr);
   EXPECT_EQ(count(opt.graph, "Gather"), 1);
   EXPECT_EQ(count(opt.graph, "Squeeze"), 1);
+}
+
+// The Split (or the Slices) goes too: Q, K and V are parts 0, 1, 2 of a view [B, S, 3, H, D].
+TEST(PassesFuseAttention, PackedProjectionSplitOrSliced) {
+  for (bool slices : {false, true}) {
+    ir::Model opt = optimise_and_compare(packed_split_model(slices));
+    const ir::Node* n = fused(opt.graph);
+    ASSERT_NE(n, nullptr) << (slices ? "slices" : "split");
+    EXPECT_EQ(count(opt.graph, "Split"), 0);
+    EXPECT_EQ(count(opt.graph, "Slice"), 0);
+    EXPECT_EQ(count(opt.graph, "Transpose"), 0);
+    EXPECT_EQ(n->attr("q_axes")->ints, (std::vector<int64_t>{0, 3, 1, 4}));
+    EXPECT_EQ(n->attr("k_axes")->ints, (std::vector<int64_t>{0, 3, 1, 4}));
+    ASSERT_NE(n->attr("v_part"), nullptr);
+    EXPECT_EQ(n->attr("v_part")->i, 2);
+    ASSERT_NE(n->attr("causal"), nullptr);
+  }
 }
 
 TEST(PassesFuseAttention, LlamaStyleRotaryAndRepeatedKvHeads) {
