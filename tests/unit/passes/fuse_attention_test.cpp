@@ -13,6 +13,7 @@
 #include <random>
 
 #include "ir/builder.h"
+#include "onnx/onnx_io.h"
 #include "passes/pipeline.h"
 #include "runtime/pass_target.h"
 #include "runtime/session.h"
@@ -541,6 +542,20 @@ TEST(PassesFuseAttention, FusedNodeRejectsBadLayouts) {
     }
     EXPECT_NE(error.find(c.want), std::string::npos) << "got: " << error;
   }
+}
+
+// A real export (TESSERA_ATTENTION_MODEL=model.onnx): what the rule makes of it for a CUDA target, as
+// counts of the attention's nodes before and after; every Softmax of a transformer should be fused.
+TEST(PassesFuseAttention, RealModelFromEnv) {
+  const char* path = std::getenv("TESSERA_ATTENTION_MODEL");
+  if (!path) GTEST_SKIP() << "set TESSERA_ATTENTION_MODEL to a model file";
+  ir::Model m = onnx::load_model(path);
+  ir::Model opt = m;
+  optimize(opt, cuda_like_target());
+  for (const char* op : {"Softmax", "FusedAttention", "Transpose", "Gather", "Split", "Slice", "Reshape"})
+    std::printf("%-16s %4d -> %4d\n", op, count(m.graph, op), count(opt.graph, op));
+  EXPECT_GT(count(opt.graph, "FusedAttention"), 0);
+  EXPECT_EQ(count(opt.graph, "Softmax"), 0);
 }
 
 }  // namespace
