@@ -363,7 +363,8 @@ void drop_dead_chain(const ir::Graph& g, const std::vector<size_t>& chain, std::
       changed = true;
     }
   }
-  gone.insert(gone.end(), mine.begin(), mine.end());
+  for (ir::NodeId id : mine)
+    if (std::find(gone.begin(), gone.end(), id) == gone.end()) gone.push_back(id);
 }
 
 }  // namespace
