@@ -14,6 +14,7 @@
 
 #include "ir/builder.h"
 #include "onnx/onnx_io.h"
+#include "passes/fuse_attention_view.h"
 #include "passes/pipeline.h"
 #include "runtime/pass_target.h"
 #include "runtime/session.h"
@@ -542,6 +543,36 @@ TEST(PassesFuseAttention, FusedNodeRejectsBadLayouts) {
     }
     EXPECT_NE(error.find(c.want), std::string::npos) << "got: " << error;
   }
+}
+
+// factor_view: an operand's (batch, heads, seq, size) strides as axes of a reshaped base.
+TEST(PassesFuseAttention, FactorViewFindsThePackedShape) {
+  // ViT: [S=197, B=32, 3E] projection, q/k/v parts at offsets 0, 768, 1536.
+  const int64_t dims[4] = {32, 12, 197, 64}, strides[4] = {2304, 64, 32 * 2304, 1};
+  const int64_t numel = 197 * 32 * 2304;
+  auto k = attn::factor_view(dims, strides, 768, numel);
+  ASSERT_TRUE(k.has_value());
+  EXPECT_EQ(k->shape, (std::vector<int64_t>{197, 32, 3, 12, 64}));
+  EXPECT_EQ(k->axes, (std::vector<int64_t>{1, 3, 0, 4}));
+  EXPECT_EQ(k->part, 1);
+  // Batch 1: its stride is free, the axis goes in front.
+  const int64_t dims1[4] = {1, 12, 197, 64}, strides1[4] = {0, 64, 2304, 1};
+  auto q1 = attn::factor_view(dims1, strides1, 0, 197 * 2304);
+  ASSERT_TRUE(q1.has_value());
+  EXPECT_EQ(q1->shape, (std::vector<int64_t>{1, 197, 3, 12, 64}));
+  EXPECT_EQ(q1->axes, (std::vector<int64_t>{0, 3, 1, 4}));
+  // A contiguous [B, S, H, D] tensor: rank 4, no part.
+  const int64_t dims2[4] = {2, 4, 10, 8}, strides2[4] = {320, 8, 32, 1};
+  auto plain = attn::factor_view(dims2, strides2, 0, 640);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_EQ(plain->shape, (std::vector<int64_t>{2, 10, 4, 8}));
+  EXPECT_EQ(plain->axes, (std::vector<int64_t>{0, 2, 1, 3}));
+  // Two gaps (two packed axes), an offset that is no part, a head size that is not contiguous: none.
+  const int64_t gaps[4] = {2, 4, 10, 8}, gap_strides[4] = {2 * 3 * 10 * 3 * 32, 8, 3 * 3 * 32, 1};
+  EXPECT_FALSE(attn::factor_view(gaps, gap_strides, 0, 2 * 3 * 10 * 3 * 32).has_value());
+  EXPECT_FALSE(attn::factor_view(dims, strides, 100, numel).has_value());
+  const int64_t strided_d_s[4] = {640, 16, 64, 2};
+  EXPECT_FALSE(attn::factor_view(dims2, strided_d_s, 0, 1280).has_value());
 }
 
 // A real export (TESSERA_ATTENTION_MODEL=model.onnx): what the rule makes of it for a CUDA target, as
