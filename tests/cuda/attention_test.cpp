@@ -269,6 +269,9 @@ TEST_F(CudaOps, FusedAttentionFlashAtModelShapes) {
                  {vit, vit, vit, sbhd}, std::nullopt, std::nullopt, false, true),
       fused_case("d128 b3 s200 causal bias", {3, 200, 4, 128}, {3, 200, 4, 128}, {3, 200, 4, 128},
                  {bshd, bshd, bshd, bshd}, rt::Shape{3, 1, 1, 200}, std::nullopt, true),
+      // The general score path in 4-warp blocks: a per-row bias and a keep mask.
+      fused_case("b3 s256 row bias + keep", {3, 256, 12, 64}, {3, 256, 12, 64}, {3, 256, 12, 64},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{1, 12, 256, 256}, rt::Shape{3, 1, 256, 256}),
   };
   uint32_t seed = 500;
   for (const auto& c : cases) {
@@ -288,7 +291,10 @@ TEST_F(CudaOps, FusedAttentionFlashAtModelShapes) {
                   random_tensor(t, c.v, -1, 1, seed++)};
       if (c.packed) n.inputs[1] = n.inputs[2] = n.inputs[0];
       n.absent = {false, false, false};
-      if (c.bias) {
+      if (c.bias && c.bias->at(2) != 1) {
+        n.inputs.push_back(random_tensor(t, *c.bias, -3, 0, seed++));
+        n.absent.push_back(false);
+      } else if (c.bias) {
         // Padding: the last 13 * (b + 1) keys of batch b masked with -10000, the rest small values.
         const int64_t batch = c.bias->front(), keys = c.bias->back();
         std::mt19937 rng(seed++);
@@ -298,6 +304,11 @@ TEST_F(CudaOps, FusedAttentionFlashAtModelShapes) {
           for (int64_t j = 0; j < keys; ++j)
             bias[static_cast<size_t>(b * keys + j)] = j >= keys - 13 * (b + 1) ? -10000.0f : d(rng);
         n.inputs.push_back(floats(t, *c.bias, bias));
+        n.absent.push_back(false);
+      }
+      if (c.keep) {
+        n.attrs.push_back(Attribute::of_float("mask_fill", -1e4f));
+        n.inputs.push_back(bool_tensor(*c.keep, seed++, 0.8));
         n.absent.push_back(false);
       }
       expect_matches(n, rtol_of(t), atol_of(t), label(c.what, type_name(t)));
