@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 #include <span>
+
+#include "passes/fuse_attention_view.h"
 
 namespace tessera::passes::attn {
 namespace {
@@ -307,16 +310,61 @@ void skip_repeat_kv(const RuleContext& ctx, Operand& op, size_t& reader, bool& e
   op.value = un.inputs[0];
 }
 
+// Where the kernel reads one operand: through the Transposes right above the product (their perms
+// go into the axes), or, when view-like nodes above it (Reshape, Squeeze, Gather of one index...) keep
+// Transposes or Gathers that copy data (ViT's dynamo export splitting the packed in-projection), from
+// the tensor at the top of that chain, reshaped. `chain` collects that chain's nodes (they go when
+// nothing else reads them).
 std::optional<Operand> operand(const RuleContext& ctx, const std::string& value, std::vector<int64_t> axes,
-                               size_t reader, std::vector<ir::NodeId>& gone) {
+                               size_t reader, std::vector<ir::NodeId>& gone, std::vector<size_t>& chain) {
+  std::vector<ir::NodeId> plain_gone;
   bool exclusive = true;
-  Operand op = trace_back(ctx, value, std::move(axes), reader, exclusive, gone);
+  Operand op = trace_back(ctx, value, axes, reader, exclusive, plain_gone);
   const std::string repeated = op.value;
-  skip_repeat_kv(ctx, op, reader, exclusive, gone);
-  if (op.value != repeated) op = trace_back(ctx, op.value, op.axes, reader, exclusive, gone);
+  skip_repeat_kv(ctx, op, reader, exclusive, plain_gone);
+  if (op.value != repeated) op = trace_back(ctx, op.value, op.axes, reader, exclusive, plain_gone);
   // The kernels read rows of the head size: it must be the innermost axis.
-  if (op.axes.back() != static_cast<int64_t>(op.axes.size()) - 1) return std::nullopt;
+  const bool plain_ok = op.axes.back() == static_cast<int64_t>(op.axes.size()) - 1;
+  if (auto c = chain_operand(ctx, value, axes); c && (c->copies || !plain_ok)) {
+    Operand out;
+    out.value = c->base;
+    out.axes = c->packed.axes;
+    out.part = c->packed.part;
+    if (static_shape(ctx, c->base) != c->packed.shape) out.shape = c->packed.shape;
+    chain.insert(chain.end(), c->chain.begin(), c->chain.end());
+    return out;
+  }
+  if (!plain_ok) return std::nullopt;
+  gone.insert(gone.end(), plain_gone.begin(), plain_gone.end());
   return op;
+}
+
+// The chain nodes whose every output is read only by nodes that go (the match's or other such chain
+// nodes), and no graph output: added to `gone`.
+void drop_dead_chain(const ir::Graph& g, const std::vector<size_t>& chain, std::vector<ir::NodeId>& gone) {
+  std::set<ir::NodeId> going(gone.begin(), gone.end());
+  for (size_t i : chain) going.insert(g.nodes[i].id);
+  std::set<ir::NodeId> mine;
+  for (size_t i : chain) mine.insert(g.nodes[i].id);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t i : chain) {
+      const ir::Node& n = g.nodes[i];
+      if (!mine.count(n.id)) continue;
+      bool dead = true;
+      for (const auto& out : n.outputs) {
+        if (is_graph_output(g, out)) dead = false;
+        for (const Use& u : uses(g, out))
+          if (u.input == Use::kInSubgraph || !going.count(g.nodes[u.node].id)) dead = false;
+      }
+      if (dead) continue;
+      mine.erase(n.id);
+      going.erase(n.id);
+      changed = true;
+    }
+  }
+  for (ir::NodeId id : mine)
+    if (std::find(gone.begin(), gone.end(), id) == gone.end()) gone.push_back(id);
 }
 
 }  // namespace
@@ -357,9 +405,10 @@ std::optional<Match> match_attention(const RuleContext& ctx, size_t i) {
   size_t q_reader = s.product, k_reader = s.product;
   absorb_scales(ctx, s.a, q_reader, s.scale, m.gone);
   absorb_scales(ctx, s.b, k_reader, s.scale, m.gone);
-  auto q = operand(ctx, s.a, plain, q_reader, m.gone);
-  auto k = operand(ctx, s.b, s.trans_b ? plain : swapped, k_reader, m.gone);
-  auto vv = operand(ctx, v, plain, *pv, m.gone);
+  std::vector<size_t> chain;
+  auto q = operand(ctx, s.a, plain, q_reader, m.gone, chain);
+  auto k = operand(ctx, s.b, s.trans_b ? plain : swapped, k_reader, m.gone, chain);
+  auto vv = operand(ctx, v, plain, *pv, m.gone, chain);
   if (!q || !k || !vv) return std::nullopt;
   m.q = *q, m.k = *k, m.v = *vv;
   m.y_axes = plain;
@@ -376,6 +425,9 @@ std::optional<Match> match_attention(const RuleContext& ctx, size_t i) {
     m.causal = true;
     m.keep.clear();
   }
+  std::sort(chain.begin(), chain.end());
+  chain.erase(std::unique(chain.begin(), chain.end()), chain.end());
+  drop_dead_chain(g, chain, m.gone);
   m.last = 0;
   for (ir::NodeId id : m.gone) m.last = std::max(m.last, g.node_index(id));
   return m;
@@ -394,6 +446,10 @@ ir::Node fused_node(const Match& m, std::vector<std::string> inputs, std::string
   n.attributes = {ir::Attribute::of_float("scale", static_cast<float>(m.scale)),
                   ir::Attribute::of_ints("q_axes", m.q.axes), ir::Attribute::of_ints("k_axes", m.k.axes),
                   ir::Attribute::of_ints("v_axes", m.v.axes), ir::Attribute::of_ints("y_axes", m.y_axes)};
+  const std::pair<const char*, const Operand*> parts[] = {
+      {"q_part", &m.q}, {"k_part", &m.k}, {"v_part", &m.v}};
+  for (const auto& [name, op] : parts)
+    if (op->part != 0) n.attributes.push_back(ir::Attribute::of_int(name, op->part));
   if (m.causal) n.attributes.push_back(ir::Attribute::of_int("causal", 1));
   if (!m.keep.empty())
     n.attributes.push_back(ir::Attribute::of_float("mask_fill", static_cast<float>(m.fill)));

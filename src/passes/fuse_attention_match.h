@@ -12,9 +12,13 @@ namespace tessera::passes::attn {
 
 // An operand read in place: `value` holds (batch, heads, seq, size) at axes `axes`; for 3-D products
 // (torch.nn.MultiheadAttention's [B * H, S, D]) (batch * heads, seq, size).
+// `shape`, when not empty, is a contiguous shape `value` is reshaped to first (a view); rank 5 packs Q,
+// K and V of one projection along the axis `axes` leaves out, `part` choosing this operand's slice.
 struct Operand {
   std::string value;
   std::vector<int64_t> axes = {0, 1, 2, 3};
+  std::vector<int64_t> shape;
+  int64_t part = 0;
 };
 
 struct Match {

@@ -247,6 +247,75 @@ TEST_F(CudaOps, FusedAttentionMatchesTheReference) {
   }
 }
 
+// The flash kernel at the transformer benchmarks' shapes (12 heads of 64): BERT's padding bias
+// [B,1,1,S] (the row-bias path), GPT-2's causal limit, ViT's 197 tokens (not a multiple of the 64-key
+// tile) read from the packed [S, B, 3, H, D] projection; batch 1 (1-warp blocks: the grid would
+// otherwise be too small) and batch 3 at S=256 (4-warp blocks). Float16/bfloat16 only: float32 takes the
+// row kernel, which the other tests cover.
+TEST_F(CudaOps, FusedAttentionFlashAtModelShapes) {
+  const std::vector<int64_t> bshd = {0, 2, 1, 3}, vit = {1, 3, 0, 4}, sbhd = {1, 2, 0, 3};
+  const std::vector<FusedCase> cases = {
+      fused_case("bert b1 s128 padding bias", {1, 128, 12, 64}, {1, 128, 12, 64}, {1, 128, 12, 64},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{1, 1, 1, 128}),
+      fused_case("bert b3 s256 padding bias", {3, 256, 12, 64}, {3, 256, 12, 64}, {3, 256, 12, 64},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{3, 1, 1, 256}),
+      fused_case("gpt2 b1 s128 causal", {1, 128, 12, 64}, {1, 128, 12, 64}, {1, 128, 12, 64},
+                 {bshd, bshd, bshd, bshd}, std::nullopt, std::nullopt, true),
+      fused_case("gpt2 b3 s256 causal", {3, 256, 12, 64}, {3, 256, 12, 64}, {3, 256, 12, 64},
+                 {bshd, bshd, bshd, bshd}, std::nullopt, std::nullopt, true),
+      fused_case("vit b1 s197 packed", {197, 1, 3, 12, 64}, {197, 1, 3, 12, 64}, {197, 1, 3, 12, 64},
+                 {vit, vit, vit, sbhd}, std::nullopt, std::nullopt, false, true),
+      fused_case("vit b3 s197 packed", {197, 3, 3, 12, 64}, {197, 3, 3, 12, 64}, {197, 3, 3, 12, 64},
+                 {vit, vit, vit, sbhd}, std::nullopt, std::nullopt, false, true),
+      fused_case("d128 b3 s200 causal bias", {3, 200, 4, 128}, {3, 200, 4, 128}, {3, 200, 4, 128},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{3, 1, 1, 200}, std::nullopt, true),
+      // The general score path in 4-warp blocks: a per-row bias and a keep mask.
+      fused_case("b3 s256 row bias + keep", {3, 256, 12, 64}, {3, 256, 12, 64}, {3, 256, 12, 64},
+                 {bshd, bshd, bshd, bshd}, rt::Shape{1, 12, 256, 256}, rt::Shape{3, 1, 256, 256}),
+  };
+  uint32_t seed = 500;
+  for (const auto& c : cases) {
+    for (DataType t : {DataType::kFloat16, DataType::kBFloat16}) {
+      OneNode n =
+          node("FusedAttention", 17,
+               {Attribute::of_float("scale", 0.125f), Attribute::of_ints("q_axes", c.axes[0]),
+                Attribute::of_ints("k_axes", c.axes[1]), Attribute::of_ints("v_axes", c.axes[2]),
+                Attribute::of_ints("y_axes", c.axes[3]), Attribute::of_int("causal", c.causal ? 1 : 0)});
+      if (c.packed) {
+        n.attrs.push_back(Attribute::of_int("k_part", 1));
+        n.attrs.push_back(Attribute::of_int("v_part", 2));
+      }
+      n.domain = "com.tessera";
+      // Q and K in [-2, 2]: scores of a few units, so the running max moves between key tiles.
+      n.inputs = {random_tensor(t, c.q, -2, 2, seed++), random_tensor(t, c.k, -2, 2, seed++),
+                  random_tensor(t, c.v, -1, 1, seed++)};
+      if (c.packed) n.inputs[1] = n.inputs[2] = n.inputs[0];
+      n.absent = {false, false, false};
+      if (c.bias && c.bias->at(2) != 1) {
+        n.inputs.push_back(random_tensor(t, *c.bias, -3, 0, seed++));
+        n.absent.push_back(false);
+      } else if (c.bias) {
+        // Padding: the last 13 * (b + 1) keys of batch b masked with -10000, the rest small values.
+        const int64_t batch = c.bias->front(), keys = c.bias->back();
+        std::mt19937 rng(seed++);
+        std::uniform_real_distribution<float> d(-1, 0);
+        std::vector<float> bias(static_cast<size_t>(batch * keys));
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t j = 0; j < keys; ++j)
+            bias[static_cast<size_t>(b * keys + j)] = j >= keys - 13 * (b + 1) ? -10000.0f : d(rng);
+        n.inputs.push_back(floats(t, *c.bias, bias));
+        n.absent.push_back(false);
+      }
+      if (c.keep) {
+        n.attrs.push_back(Attribute::of_float("mask_fill", -1e4f));
+        n.inputs.push_back(bool_tensor(*c.keep, seed++, 0.8));
+        n.absent.push_back(false);
+      }
+      expect_matches(n, rtol_of(t), atol_of(t), label(c.what, type_name(t)));
+    }
+  }
+}
+
 // A BERT-style attention block (float32 model, additive padding mask) run by a CUDA session at the
 // layout level in float16: fuse_attention makes one FusedAttention, which must run on the GPU and match
 // the CPU's float32 reference within float16's accuracy (every product of the block in float16: the
@@ -291,6 +360,67 @@ TEST_F(CudaOps, FusedAttentionBlockEndToEnd) {
   const auto got = gpu.run(feeds);
   ASSERT_EQ(got.size(), 1u);
   expect_near(got[0].tensor(), want[0].tensor(), 2e-2, 2e-2, "fused attention block");
+}
+
+// ViT-B/16's dynamo export of one attention (S = 197, not a multiple of the key tile; the node pattern
+// of tests/unit/passes/fuse_attention_test.cpp's vit_dynamo_model): the packed in-projection split by
+// Reshape/Unsqueeze/Transpose/Squeeze/Gather, heads by Reshape/Transpose, torchlib's K^T and sqrt-scale
+// Muls. A float16 CUDA session must fuse it into one FusedAttention on the GPU reading a view of the
+// projection (no Gather left, one Transpose: the input's) and match the CPU's float32 reference.
+TEST_F(CudaOps, FusedAttentionVitDynamoEndToEnd) {
+  constexpr int64_t kB = 2, kS = 197, kH = 4, kD = 64, kE = kH * kD;
+  auto f32 = [](std::vector<int64_t> dims) {
+    ir::Shape s;
+    for (int64_t d : dims) s.push_back(ir::Dim::of(d));
+    return ir::Type::tensor(DataType::kFloat, s);
+  };
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  int counter = 0;
+  auto ints = [&](std::vector<int64_t> v) { return b.constant_ints("c" + std::to_string(counter++), v); };
+  auto tr = [&](const std::string& v, std::vector<int64_t> perm) {
+    return b.node("Transpose", {v}, {Attribute::of_ints("perm", std::move(perm))});
+  };
+  auto x = tr(b.input("x", f32({kB, kS, kE})), {1, 0, 2});
+  auto proj = b.node("Add", {b.node("MatMul", {x, b.random_normal("w_in", {kE, 3 * kE}, 0.05f)}),
+                             b.random_normal("b_in", {3 * kE}, 0.1f)});
+  auto packed = b.node("Reshape", {proj, ints({kS, kB, 3, kE})});
+  packed = tr(b.node("Unsqueeze", {packed, ints({0})}), {3, 1, 2, 0, 4});
+  packed = b.node("Squeeze", {packed, ints({3})});
+  auto head = [&](int64_t which) {
+    auto idx = b.initializer(
+        ir::make_tensor("i" + std::to_string(which), DataType::kInt64, {}, std::vector<int64_t>{which}));
+    auto sel = b.node("Gather", {packed, idx}, {Attribute::of_int("axis", 0)});
+    auto t = tr(b.node("Reshape", {sel, ints({kS, kB * kH, kD})}), {1, 0, 2});
+    return b.node("Reshape", {t, ints({kB, kH, kS, kD})});
+  };
+  auto q = head(0), k = head(1), v = head(2);
+  auto kt = tr(b.node("Reshape", {k, ints({-1, kS, kD})}), {0, 2, 1});
+  kt = b.node("Reshape", {kt, ints({kB, kH, kD, kS})});
+  const float root = std::sqrt(1.0f / std::sqrt(float(kD)));
+  q = b.node("Mul", {q, b.constant_floats("root_q", {}, root)});
+  kt = b.node("Mul", {kt, b.constant_floats("root_k", {}, root)});
+  auto p = b.node("Softmax", {b.node("MatMul", {q, kt})}, {Attribute::of_int("axis", -1)});
+  auto o = b.node("Reshape", {tr(b.node("MatMul", {p, v}), {2, 0, 1, 3}), ints({kS * kB, kE})});
+  b.output(o, f32({kS * kB, kE}));
+
+  const std::vector<std::pair<std::string, rt::Value>> feeds = {
+      {"x", rt::Value(random_tensor(DataType::kFloat, {kB, kS, kE}, -2, 2, 11))}};
+  rt::Session gpu(m, {.backend = "cuda", .precision = tessera::passes::Precision::kFp16});
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
+  size_t fused_on_gpu = 0, gathers = 0;
+  for (const auto& bi : gpu.backends()) {
+    if (bi.name == "cuda" && bi.ops.count("FusedAttention")) fused_on_gpu += bi.ops.at("FusedAttention");
+    if (bi.ops.count("Gather")) gathers += bi.ops.at("Gather");
+  }
+  EXPECT_EQ(fused_on_gpu, 1u);
+  EXPECT_EQ(gathers, 0u);
+  const auto want = ref.run(feeds);
+  const auto got = gpu.run(feeds);
+  ASSERT_EQ(got.size(), 1u);
+  expect_near(got[0].tensor(), want[0].tensor(), 2e-2, 2e-2, "vit dynamo attention");
 }
 
 }  // namespace

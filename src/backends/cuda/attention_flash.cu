@@ -1,15 +1,19 @@
-// The flash attention kernel (float16 / bfloat16): a block of 4 warps takes 64 query rows of one
-// (batch, head) and walks the keys in tiles of 64. Each warp multiplies its 16 query rows by the key tile
-// on the tensor cores (WMMA 16x16x16, float32 accumulation) into shared memory, applies scale, softcap
-// and masks, and updates the running row maximum and sum (online softmax, float32). The probabilities,
-// rounded once to the element type, multiply the value tile on the tensor cores into a float32 output
-// tile kept in shared memory, rescaled whenever a row's maximum grows. The output is divided by the row
-// sum at the end and rounded once when stored; a row with every key masked gets zeros.
+// The flash attention kernel (float16 / bfloat16), FlashAttention-2 style on mma.sync m16n8k16:
+// a block of W warps (W = 4, or 1 when 4-warp blocks would leave most SMs idle) takes 16 * W query
+// rows of one (batch, head); each warp owns 16 rows whose Q fragments stay in registers. The key and
+// value tiles (64 keys) go through shared memory with cp.async, double-buffered: tile j + 1 is in flight
+// while tile j is multiplied. S = Q K^T stays in registers (float32), is scaled and masked there and
+// feeds the online softmax (running max and sum per row, in base 2), and its exponentials, rounded once
+// to the element type, are the A operand of P V directly (the accumulator layout of m16n8k16 is the A
+// layout of the next product). The float32 output accumulator lives in registers, is rescaled when a
+// row's max grows, divided by the row sum at the end and rounded once when stored; a row with every
+// key masked gets zeros.
 //
 // The key loop stops at the last key any of the block's rows can see (causal/window limits, a short
-// mask, nonpad lengths), so causal attention does about half the work.
-#include <mma.h>
-
+// mask, nonpad lengths), so causal attention does about half the work. Scores take one of three paths:
+// no mask (scale, key bound and the causal/right limit only), an additive mask that is the same for
+// every query row (BERT's padding mask [B,1,1,S]: one value per key, read once per tile), and the
+// general path (attn::masked_score: every mask, window and nonpad case).
 #include <mutex>
 
 #include "backends/cuda/attention_common.cuh"
@@ -18,65 +22,128 @@ namespace tessera::cuda {
 
 namespace {
 
-using namespace nvcuda;
-
-constexpr int kRows = 64;  // query rows per block (16 per warp)
 constexpr int kKeys = 64;  // keys per tile
-constexpr int kWarps = kRows / 16;
-constexpr int kThreads = kWarps * 32;
+constexpr float kLog2e = 1.4426950408889634f;
 
-// Shared-memory layout (element counts); row pitches padded against bank conflicts, every fragment
-// start 32-byte aligned.
-template <int D>
+// Shared-memory layout in elements: Q rows, then two stages of K and V; row pitch padded by 16 bytes
+// so the 8 row addresses of an ldmatrix fall in different banks.
+template <int D, int W>
 struct Smem {
-  static constexpr int ldh = D + 8;      // Q, K, V tiles (16-bit)
-  static constexpr int lds = kKeys + 4;  // scores (float)
-  static constexpr int ldp = kKeys + 8;  // probabilities (16-bit)
-  static constexpr int ldo = D + 4;      // output accumulator (float)
+  static constexpr int ld = D + 8;
+  static constexpr int rows = 16 * W;
   static constexpr size_t q = 0;
-  static constexpr size_t k = q + size_t{kRows} * ldh * 2;
-  static constexpr size_t v = k + size_t{kKeys} * ldh * 2;
-  static constexpr size_t s = v + size_t{kKeys} * ldh * 2;
-  static constexpr size_t pr = s + size_t{kRows} * lds * 4;
-  static constexpr size_t o = pr + size_t{kRows} * ldp * 2;
-  static constexpr size_t alpha = o + size_t{kRows} * ldo * 4;
-  static constexpr size_t sum = alpha + kRows * 4;
-  static constexpr size_t bytes = sum + kRows * 4;
+  static constexpr size_t k = q + size_t{rows} * ld;       // stage s at k + s * kKeys * ld
+  static constexpr size_t v = k + size_t{2} * kKeys * ld;  // likewise
+  static constexpr size_t elems = v + size_t{2} * kKeys * ld;
+  static constexpr size_t bytes = elems * 2;
 };
 
-// Copies rows [r0, r0 + kRows) of a (seq, D) slice, 8 elements per 16-byte load; rows past `n` are zero.
-template <class T, int D>
-__device__ __forceinline__ void load_tile(T* dst, const T* src, int64_t ss, int64_t r0, int64_t n) {
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// 16 bytes global -> shared, zero-filled when !valid (src is then not read).
+__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+               "r"(valid ? 16 : 0));
+}
+__device__ __forceinline__ void cp_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+template <int N>
+__device__ __forceinline__ void cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+__device__ __forceinline__ void ldsm_x4_trans(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(smem_addr(p)));
+}
+
+// c += a (16x16, row) * b (16x8, col), float32 accumulation.
+template <class T>
+__device__ __forceinline__ void mma(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+template <>
+__device__ __forceinline__ void mma<__half>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma<__nv_bfloat16>(float (&c)[4], const uint32_t (&a)[4], uint32_t b0,
+                                                   uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two floats rounded to the element type, the first in the low half.
+template <class T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi);
+template <>
+__device__ __forceinline__ uint32_t pack2<__half>(float lo, float hi) {
+  __half2 h = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&h);
+}
+template <>
+__device__ __forceinline__ uint32_t pack2<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&h);
+}
+
+// Rows [r0, r0 + rows) of a (seq, D) slice with row stride `ss` into shared memory (pitch Smem::ld);
+// rows at or past `n` are zero.
+template <class T, int D, int W, int Rows>
+__device__ __forceinline__ void load_rows(T* dst, const T* src, int64_t ss, int64_t r0, int64_t n) {
   constexpr int chunks = D / 8;
-  constexpr int ldh = Smem<D>::ldh;
-  for (int c = threadIdx.x; c < kRows * chunks; c += kThreads) {
+  constexpr int ld = Smem<D, W>::ld;
+  for (int c = threadIdx.x; c < Rows * chunks; c += W * 32) {
     const int r = c / chunks, e = (c % chunks) * 8;
-    uint4 val = make_uint4(0, 0, 0, 0);
-    if (r0 + r < n) val = *reinterpret_cast<const uint4*>(src + (r0 + r) * ss + e);
-    *reinterpret_cast<uint4*>(dst + r * ldh + e) = val;
+    const bool valid = r0 + r < n;
+    cp_async16(dst + r * ld + e, valid ? src + (r0 + r) * ss + e : src, valid);
   }
 }
 
-template <class T, int D>
-__global__ void __launch_bounds__(kThreads) flash_kernel(AttnParams p) {
-  using L = Smem<D>;
-  extern __shared__ __align__(128) unsigned char smem[];
-  T* qs = reinterpret_cast<T*>(smem + L::q);
-  T* ks = reinterpret_cast<T*>(smem + L::k);
-  T* vs = reinterpret_cast<T*>(smem + L::v);
-  float* ss = reinterpret_cast<float*>(smem + L::s);
-  T* ps = reinterpret_cast<T*>(smem + L::pr);
-  float* os = reinterpret_cast<float*>(smem + L::o);
-  float* alpha_s = reinterpret_cast<float*>(smem + L::alpha);
-  float* sum_s = reinterpret_cast<float*>(smem + L::sum);
+enum class ScorePath { kPlain, kRowBias, kGeneral };
+
+// The additive mask's value for key j when it does not depend on the query row.
+__device__ __forceinline__ float row_bias(const AttnMask& m, const float* base_f, int64_t base, int64_t j) {
+  if (j >= m.keys) return -INFINITY;
+  const int64_t at = base + j * m.stride[3];
+  switch (m.type) {
+    case MaskType::kFloat:
+      return base_f[at];
+    case MaskType::kHalf:
+      return load(static_cast<const __half*>(m.p), at);
+    default:
+      return load(static_cast<const __nv_bfloat16*>(m.p), at);
+  }
+}
+
+template <class T, int D, int W>
+__global__ void __launch_bounds__(W * 32) flash_kernel(AttnParams p, ScorePath path) {
+  using L = Smem<D, W>;
+  constexpr int kRows = 16 * W;
+  constexpr int ld = L::ld;
+  extern __shared__ __align__(128) unsigned char smem_raw[];
+  T* smem = reinterpret_cast<T*>(smem_raw);
+  T* qs = smem + L::q;
 
   const int64_t i0 = int64_t{blockIdx.x} * kRows;
   const int64_t h = blockIdx.y, b = blockIdx.z;
   const int64_t kvh = h / (p.q_heads / p.kv_heads);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-
-  load_tile<T, D>(qs, static_cast<const T*>(p.q.p) + b * p.q.sb + h * p.q.sh, p.q.ss, i0, p.q_seq);
-  for (int x = threadIdx.x; x < kRows * L::ldo; x += kThreads) os[x] = 0.0f;
+  const int g = lane / 4, tig = lane % 4;
 
   // The keys any row of the block can see.
   int64_t end = p.keys;
@@ -87,130 +154,211 @@ __global__ void __launch_bounds__(kThreads) flash_kernel(AttnParams p) {
 
   const T* kb = static_cast<const T*>(p.k.p) + b * p.k.sb + kvh * p.k.sh;
   const T* vb = static_cast<const T*>(p.v.p) + b * p.v.sb + kvh * p.v.sh;
-  // This lane's row of the warp's 16 (two lanes per row, 32 keys each) and its running statistics.
-  const int row = warp * 16 + lane / 2, half = lane % 2;
-  const int64_t i = i0 + row;
-  const int64_t pos = attn::query_pos(p, b, i < p.q_seq ? i : 0);
-  float m = -INFINITY, l = 0.0f;
+  auto load_kv = [&](int64_t j0, int stage) {
+    load_rows<T, D, W, kKeys>(smem + L::k + static_cast<size_t>(stage) * kKeys * ld, kb, p.k.ss, j0, end);
+    load_rows<T, D, W, kKeys>(smem + L::v + static_cast<size_t>(stage) * kKeys * ld, vb, p.v.ss, j0, end);
+  };
+  load_rows<T, D, W, kRows>(qs, static_cast<const T*>(p.q.p) + b * p.q.sb + h * p.q.sh, p.q.ss, i0, p.q_seq);
+  cp_commit();
+  if (end > 0) load_kv(0, 0);
+  cp_commit();
+
+  // This thread's two rows (g and g + 8 of the warp's 16) and their positions.
+  const int64_t rows[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
+  int64_t pos[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) pos[r] = attn::query_pos(p, b, rows[r] < p.q_seq ? rows[r] : 0);
+  const float scale2 = p.scale * kLog2e;
+  const int64_t bias_base = b * p.add.stride[0] + h * p.add.stride[1];
+  const float* bias_f = static_cast<const float*>(p.add.p);
+
+  constexpr int kNt = kKeys / 8;  // score n-tiles of 8 keys
+  constexpr int kDt = D / 8;      // output n-tiles of 8 columns
+  float o[kDt][4];
+#pragma unroll
+  for (int n = 0; n < kDt; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  // The warp's Q fragments, once (the K/V tile 0 may still be in flight).
+  uint32_t qf[D / 16][4];
+  cp_wait<1>();
   __syncthreads();
-  wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> qf[D / 16];
+#pragma unroll
   for (int kk = 0; kk < D / 16; ++kk)
-    wmma::load_matrix_sync(qf[kk], qs + warp * 16 * L::ldh + kk * 16, L::ldh);
+    ldsm_x4(qf[kk], qs + (warp * 16 + lane % 16) * ld + kk * 16 + (lane / 16) * 8);
 
-  for (int64_t j0 = 0; j0 < end; j0 += kKeys) {
-    __syncthreads();  // every warp is done with the previous tiles
-    load_tile<T, D>(ks, kb, p.k.ss, j0, end);
-    load_tile<T, D>(vs, vb, p.v.ss, j0, end);
+  int stage = 0;
+  for (int64_t j0 = 0; j0 < end; j0 += kKeys, stage ^= 1) {
+    if (j0 + kKeys < end) load_kv(j0 + kKeys, stage ^ 1);
+    cp_commit();
+    cp_wait<1>();  // everything but the tile just issued has landed
     __syncthreads();
+    const T* ks = smem + L::k + static_cast<size_t>(stage) * kKeys * ld;
+    const T* vs = smem + L::v + static_cast<size_t>(stage) * kKeys * ld;
 
-    // Scores of the warp's 16 rows against the 64 keys.
-    for (int n = 0; n < kKeys / 16; ++n) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      wmma::fill_fragment(acc, 0.0f);
-      for (int kk = 0; kk < D / 16; ++kk) {
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> kf;
-        wmma::load_matrix_sync(kf, ks + n * 16 * L::ldh + kk * 16, L::ldh);
-        wmma::mma_sync(acc, qf[kk], kf, acc);
+    // S = Q K^T for the warp's 16 rows and the tile's 64 keys.
+    float s[kNt][4];
+#pragma unroll
+    for (int n = 0; n < kNt; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+      for (int np = 0; np < kNt / 2; ++np) {
+        uint32_t kf[4];
+        ldsm_x4(kf, ks + (np * 16 + (lane / 16) * 8 + lane % 8) * ld + kk * 16 + ((lane / 8) % 2) * 8);
+        mma<T>(s[2 * np], qf[kk], kf[0], kf[1]);
+        mma<T>(s[2 * np + 1], qf[kk], kf[2], kf[3]);
       }
-      wmma::store_matrix_sync(ss + warp * 16 * L::lds + n * 16, acc, L::lds, wmma::mem_row_major);
     }
-    __syncwarp();
 
-    // Online softmax over this lane's 32 keys, the row's two lanes combined by a shuffle.
-    float* srow = ss + row * L::lds + half * 32;
-    float tile_max = -INFINITY;
-    for (int c = 0; c < 32; ++c) {
-      const int64_t j = j0 + half * 32 + c;
-      float x = -INFINITY;
-      if (j < end && i < p.q_seq)
-        x = attn::masked_score(p, attn::softcapped(p, srow[c] * p.scale), b, h, i, j, pos);
-      srow[c] = x;
-      tile_max = fmaxf(tile_max, x);
-    }
-    tile_max = fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 1));
-    const float m_new = fmaxf(m, tile_max);
-    const float alpha = m_new == -INFINITY ? 1.0f : expf(m - m_new);
-    float part = 0.0f;
-    T* prow = ps + row * L::ldp + half * 32;
-    for (int c = 0; c < 32; ++c) {
-      const float e = m_new == -INFINITY ? 0.0f : expf(srow[c] - m_new);
-      part += e;
-      store(prow, c, e);
-    }
-    part += __shfl_xor_sync(0xffffffffu, part, 1);
-    l = l * alpha + part;
-    m = m_new;
-    if (half == 0) alpha_s[row] = alpha;
-    __syncwarp();
-
-    // Rescale the warp's output rows, then add P V.
-    for (int x = lane; x < 16 * D; x += 32) {
-      const int r = warp * 16 + x / D;
-      os[r * L::ldo + x % D] *= alpha_s[r];
-    }
-    __syncwarp();
-    for (int n = 0; n < D / 16; ++n) {
-      wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-      float* o_tile = os + warp * 16 * L::ldo + n * 16;
-      wmma::load_matrix_sync(acc, o_tile, L::ldo, wmma::mem_row_major);
-      for (int kk = 0; kk < kKeys / 16; ++kk) {
-        wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> pf;
-        wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> vf;
-        wmma::load_matrix_sync(pf, ps + warp * 16 * L::ldp + kk * 16, L::ldp);
-        wmma::load_matrix_sync(vf, vs + kk * 16 * L::ldh + n * 16, L::ldh);
-        wmma::mma_sync(acc, pf, vf, acc);
+// Scale and mask, in base-2 units.
+#pragma unroll
+    for (int n = 0; n < kNt; ++n) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int r = c / 2;
+        const int64_t j = j0 + n * 8 + tig * 2 + (c & 1);
+        float x = s[n][c] * scale2;
+        if (path == ScorePath::kGeneral) {
+          x = rows[r] < p.q_seq && j < end
+                  ? attn::masked_score(p, attn::softcapped(p, s[n][c] * p.scale), b, h, rows[r], j, pos[r]) *
+                        kLog2e
+                  : -INFINITY;
+        } else {
+          if (path == ScorePath::kRowBias && j < end) x += row_bias(p.add, bias_f, bias_base, j) * kLog2e;
+          if (j >= end || (p.right >= 0 && j > pos[r] + p.right)) x = -INFINITY;
+        }
+        s[n][c] = x;
       }
-      wmma::store_matrix_sync(o_tile, acc, L::ldo, wmma::mem_row_major);
     }
-    __syncwarp();
+
+    // Online softmax: the rows' maxima over the quad's 4 threads, then exponentials.
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mx = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < kNt; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m[r], mx);
+      alpha[r] = m_new == -INFINITY ? 1.0f : exp2f(m[r] - m_new);
+      float part = 0.0f;
+#pragma unroll
+      for (int n = 0; n < kNt; ++n) {
+#pragma unroll
+        for (int c = 2 * r; c < 2 * r + 2; ++c) {
+          const float e = m_new == -INFINITY ? 0.0f : exp2f(s[n][c] - m_new);
+          s[n][c] = e;
+          part += e;
+        }
+      }
+      l[r] = l[r] * alpha[r] + part;  // this thread's share; the quad's shares are added at the end
+      m[r] = m_new;
+    }
+#pragma unroll
+    for (int n = 0; n < kDt; ++n) {
+      o[n][0] *= alpha[0], o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1], o[n][3] *= alpha[1];
+    }
+
+// O += P V: P's accumulator layout is the A layout of the next product.
+#pragma unroll
+    for (int t = 0; t < kKeys / 16; ++t) {
+      const uint32_t pa[4] = {pack2<T>(s[2 * t][0], s[2 * t][1]), pack2<T>(s[2 * t][2], s[2 * t][3]),
+                              pack2<T>(s[2 * t + 1][0], s[2 * t + 1][1]),
+                              pack2<T>(s[2 * t + 1][2], s[2 * t + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < kDt / 2; ++dp) {
+        uint32_t vf[4];
+        ldsm_x4_trans(vf, vs + (t * 16 + lane % 8 + ((lane / 8) % 2) * 8) * ld + dp * 16 + (lane / 16) * 8);
+        mma<T>(o[2 * dp], pa, vf[0], vf[1]);
+        mma<T>(o[2 * dp + 1], pa, vf[2], vf[3]);
+      }
+    }
+    __syncthreads();  // every warp is done with this stage before it is loaded again
   }
+  cp_wait<0>();
 
-  if (half == 0) sum_s[row] = l;
-  __syncwarp();
   T* yb = static_cast<T*>(p.y) + b * p.y_sb + h * p.y_sh;
-  for (int x = lane; x < 16 * D; x += 32) {
-    const int r = warp * 16 + x / D, e = x % D;
-    const int64_t qi = i0 + r;
-    if (qi >= p.q_seq) continue;
-    const float s = sum_s[r];
-    store(yb + qi * p.y_ss, e, s > 0.0f ? os[r * L::ldo + e] / s : 0.0f);
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float sum = l[r];
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (rows[r] >= p.q_seq) continue;
+    const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+    T* yr = yb + rows[r] * p.y_ss;
+#pragma unroll
+    for (int n = 0; n < kDt; ++n) {
+      const int e = n * 8 + tig * 2;
+      store(yr, e, o[n][2 * r] * inv);
+      store(yr, e + 1, o[n][2 * r + 1] * inv);
+    }
   }
 }
 
-template <class T, int D>
+ScorePath score_path(const AttnParams& p) {
+  if (p.keep.type != MaskType::kNone || p.softcap > 0 || p.left >= 0 || p.nonpad) return ScorePath::kGeneral;
+  if (p.add.type == MaskType::kNone) return ScorePath::kPlain;
+  if (p.add.type == MaskType::kBool || p.add.stride[2] != 0) return ScorePath::kGeneral;
+  return ScorePath::kRowBias;
+}
+
+int sm_count() {
+  static const int n = [] {
+    int dev = 0, count = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+      return 132;
+    return count;
+  }();
+  return n;
+}
+
+template <class T, int D, int W>
 void launch_typed(const AttnParams& p, cudaStream_t s) {
-  const size_t bytes = Smem<D>::bytes;
+  constexpr size_t bytes = Smem<D, W>::bytes;
   // Once, before any launch: not a stream operation, but a CUDA graph capture of a later run should see
   // nothing but launches.
   static std::once_flag opt_in;
   std::call_once(opt_in, [] {
-    cudaFuncSetAttribute(flash_kernel<T, D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                         static_cast<int>(Smem<D>::bytes));
+    cudaFuncSetAttribute(flash_kernel<T, D, W>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                         static_cast<int>(bytes));
   });
-  const dim3 grid(static_cast<unsigned>((p.q_seq + kRows - 1) / kRows), static_cast<unsigned>(p.q_heads),
+  constexpr int rows = 16 * W;
+  const dim3 grid(static_cast<unsigned>((p.q_seq + rows - 1) / rows), static_cast<unsigned>(p.q_heads),
                   static_cast<unsigned>(p.batch));
-  flash_kernel<T, D><<<grid, kThreads, bytes, s>>>(p);
+  flash_kernel<T, D, W><<<grid, W * 32, bytes, s>>>(p, score_path(p));
+}
+
+// 4-warp blocks (64 rows) share each K/V tile among more rows; when they would not fill the GPU
+// (BERT at batch 1: 2 x 12 blocks), 1-warp blocks of 16 rows give four times as many.
+template <class T, int D>
+void launch_rows(const AttnParams& p, cudaStream_t s) {
+  const int64_t blocks4 = (p.q_seq + 63) / 64 * p.q_heads * p.batch;
+  if (blocks4 >= sm_count()) return launch_typed<T, D, 4>(p, s);
+  launch_typed<T, D, 1>(p, s);
 }
 
 template <class T>
 void launch_head(const AttnParams& p, cudaStream_t s) {
   switch (p.head) {
     case 16:
-      return launch_typed<T, 16>(p, s);
+      return launch_rows<T, 16>(p, s);
     case 32:
-      return launch_typed<T, 32>(p, s);
+      return launch_rows<T, 32>(p, s);
     case 48:
-      return launch_typed<T, 48>(p, s);
+      return launch_rows<T, 48>(p, s);
     case 64:
-      return launch_typed<T, 64>(p, s);
+      return launch_rows<T, 64>(p, s);
     case 80:
-      return launch_typed<T, 80>(p, s);
+      return launch_rows<T, 80>(p, s);
     case 96:
-      return launch_typed<T, 96>(p, s);
+      return launch_rows<T, 96>(p, s);
     case 112:
-      return launch_typed<T, 112>(p, s);
+      return launch_rows<T, 112>(p, s);
     default:
-      return launch_typed<T, 128>(p, s);
+      return launch_rows<T, 128>(p, s);
   }
 }
 
@@ -222,9 +370,9 @@ bool aligned(const AttnOperand& x) {
 
 bool flash_attention_fits(const AttnParams& p) {
   if (p.t == ElemType::kFloat || p.qk) return false;
-  // Head sizes the WMMA tiles cover: multiples of 16 up to 128, the same for V.
+  // Head sizes the mma tiles cover: multiples of 16 up to 128, the same for V.
   if (p.head != p.v_head || p.head % 16 != 0 || p.head < 16 || p.head > 128) return false;
-  if (p.q_heads > 65535 || p.batch > 65535 || p.q_seq > int64_t{kRows} * 0x7fffffff) return false;
+  if (p.q_heads > 65535 || p.batch > 65535 || p.q_seq > int64_t{16} * 0x7fffffff) return false;
   return aligned(p.q) && aligned(p.k) && aligned(p.v);
 }
 

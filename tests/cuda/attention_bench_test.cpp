@@ -1,0 +1,112 @@
+// Micro-benchmark of the flash attention kernel (com.tessera FusedAttention, float16) at the shapes the
+// transformer benchmarks run: BERT-base (S=128, padding bias [B,1,1,S]), GPT-2 (S=128, causal) and
+// ViT-B/16 (S=197, Q/K/V read from the packed [S, B, 3, H, D] projection), 12 heads of 64, batch 1 and
+// 32. Each one-node model runs a few times with per-node CUDA-event timing; the test prints the best
+// time and the TFLOP/s of the two products (4 B H S^2 D, half of it for causal attention). It checks
+// only that the node ran on the GPU on the flash path; the figures are for reading.
+//   tessera_cuda_tests --gtest_filter='CudaAttentionBench.*'
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "reduce_test_util.h"
+
+namespace tessera::cuda_test {
+namespace {
+
+using ir::Attribute;
+
+struct Timed {
+  double best_us = std::numeric_limits<double>::infinity();
+  bool on_gpu = false;
+  std::string path;
+};
+
+// Runs the one-node model `runs` times and keeps the best device time of node "op".
+Timed time_node(const OneNode& c, int runs = 10) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", c.opset}};
+  if (!c.domain.empty()) m.opset_imports.push_back({c.domain, 1});
+  ir::GraphBuilder b(m.graph);
+  std::vector<std::string> ins;
+  std::vector<std::pair<std::string, rt::Value>> feeds;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    ir::Shape s;
+    for (int64_t d : c.inputs[i].shape()) s.push_back(ir::Dim::of(d));
+    const std::string name = fmt::format("x{}", i);
+    ins.push_back(b.input(name, ir::Type::tensor(c.inputs[i].dtype(), s)));
+    feeds.emplace_back(name, rt::Value(c.inputs[i]));
+  }
+  auto outs = b.nodes(c.op, ins, c.attrs, "op", c.outputs, c.domain);
+  for (const auto& o : outs) b.output(o);
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
+                      .backend = "cuda",
+                      .profile = true,
+                      .precision = tessera::passes::Precision::kFp32});
+  Timed t;
+  for (int r = 0; r < runs; ++r) {
+    gpu.run(feeds);
+    for (const auto& ev : gpu.last_stats().events) {
+      if (ev.node_name != "op") continue;
+      t.on_gpu = ev.backend == "cuda";
+      t.path = ev.path;
+      t.best_us = std::min(t.best_us, ev.duration_us);
+    }
+  }
+  return t;
+}
+
+struct Shape {
+  std::string model;
+  int64_t batch, seq;
+};
+
+// One FusedAttention node as fuse_attention makes it for each model (12 heads of 64, scale 1/8).
+OneNode attention_node(const std::string& model, int64_t batch, int64_t seq, uint32_t seed) {
+  constexpr int64_t kH = 12, kD = 64;
+  const DataType h = DataType::kFloat16;
+  const std::vector<int64_t> bshd = {0, 2, 1, 3}, vit = {1, 3, 0, 4}, sbhd = {1, 2, 0, 3};
+  const bool packed = model == "vit";
+  const std::vector<int64_t>& in_axes = packed ? vit : bshd;
+  OneNode n = node("FusedAttention", 17,
+                   {Attribute::of_float("scale", 0.125f), Attribute::of_ints("q_axes", in_axes),
+                    Attribute::of_ints("k_axes", in_axes), Attribute::of_ints("v_axes", in_axes),
+                    Attribute::of_ints("y_axes", packed ? sbhd : bshd),
+                    Attribute::of_int("causal", model == "gpt2" ? 1 : 0)});
+  n.domain = "com.tessera";
+  if (packed) {
+    n.attrs.push_back(Attribute::of_int("k_part", 1));
+    n.attrs.push_back(Attribute::of_int("v_part", 2));
+    rt::Tensor qkv = random_tensor(h, {seq, batch, 3, kH, kD}, -2, 2, seed);
+    n.inputs = {qkv, qkv, qkv};
+    return n;
+  }
+  for (uint32_t k = 0; k < 3; ++k)
+    n.inputs.push_back(random_tensor(h, {batch, seq, kH, kD}, -2, 2, seed + k));
+  if (model == "bert") n.inputs.push_back(random_tensor(h, {batch, 1, 1, seq}, -1, 0, seed + 3));
+  return n;
+}
+
+class CudaAttentionBench : public CudaOps {};
+
+TEST_F(CudaAttentionBench, FlashAttentionAtModelShapes) {
+  const std::vector<Shape> shapes = {{"bert", 1, 128},  {"bert", 32, 128}, {"gpt2", 1, 128},
+                                     {"gpt2", 32, 128}, {"vit", 1, 197},   {"vit", 32, 197}};
+  uint32_t seed = 1;
+  for (const auto& s : shapes) {
+    const OneNode n = attention_node(s.model, s.batch, s.seq, seed);
+    seed += 4;
+    const Timed t = time_node(n);
+    const std::string what = fmt::format("{} b{} s{}", s.model, s.batch, s.seq);
+    EXPECT_TRUE(t.on_gpu) << what << " did not run on the GPU";
+    EXPECT_EQ(t.path, "flash") << what;
+    double flop = 4.0 * static_cast<double>(s.batch * 12 * s.seq * s.seq * 64);
+    if (s.model == "gpt2") flop /= 2;
+    fmt::print("[attention] {:<16} {:8.1f} us {:7.1f} TFLOP/s\n", what, t.best_us, flop / (t.best_us * 1e6));
+  }
+}
+
+}  // namespace
+}  // namespace tessera::cuda_test
