@@ -19,7 +19,8 @@ struct Depthwise {
 };
 
 // x [N, H, W, C], w [C, kH, kW, 1] (NhwcConv's weights), b [C] or null, z [N, oH, oW, C] or null,
-// y [N, oH, oW, C]; computed in float32 and rounded once.
+// y [N, oH, oW, C]; computed in float32 and rounded once. 3x3 windows at stride 1 or 2 run the tiled
+// kernel (conv_depthwise_tiled.h), others one thread per output and channel vector.
 void launch_depthwise_nhwc(ElemType t, const void* x, const void* w, const void* b, const void* z, void* y,
                            const Depthwise& g, const Epilogue& e, cudaStream_t s);
 
