@@ -11,6 +11,21 @@
 
 namespace tessera::cuda {
 
+// 16-byte copies from global to shared memory that do not hold registers (cp.async, sm_80+): the whole
+// tile is in flight at once. `valid` false writes zeros (a source size of 0) without reading `src`.
+namespace async_copy {
+
+__device__ __forceinline__ void copy16(void* smem, const void* src, bool valid) {
+  const auto dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void wait_all() {
+  asm volatile("cp.async.wait_all;\n" ::);
+}
+
+}  // namespace async_copy
+
 namespace {
 
 constexpr int kK = 3;    // window
@@ -70,14 +85,21 @@ __global__ void __launch_bounds__(kMaxChunk* Tile<S>::slots)
   for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < count; i += nthreads) {
     const int c = i % cb, pix = i / cb;
     const int iy = iy0 + pix / Tl::in_w, ix = ix0 + pix % Tl::in_w;
-    VecT v;
-    if (iy >= 0 && iy < in_h && ix >= 0 && ix < in_w && chunk0 + c < cv) {
-      v = *reinterpret_cast<const VecT*>(xn + (static_cast<int64_t>(iy) * in_w + ix) * g.channels +
-                                         static_cast<int64_t>(chunk0 + c) * V);
+    const bool valid = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w && chunk0 + c < cv;
+    const T* src = valid ? xn + (static_cast<int64_t>(iy) * in_w + ix) * g.channels +
+                               static_cast<int64_t>(chunk0 + c) * V
+                         : x;
+    if constexpr (sizeof(VecT) == 16) {
+      async_copy::copy16(tile + i, src, valid);
     } else {
-      for (int j = 0; j < V; ++j) v.v[j] = T(0.f);
+      VecT v;
+      if (valid) {
+        v = *reinterpret_cast<const VecT*>(src);
+      } else {
+        for (int j = 0; j < V; ++j) v.v[j] = T(0.f);
+      }
+      tile[i] = v;
     }
-    tile[i] = v;
   }
   // The chunk's weights [cb * V][3][3] are one contiguous run of W [C, 3, 3, 1].
   constexpr int kTaps = kK * kK;
@@ -88,6 +110,7 @@ __global__ void __launch_bounds__(kMaxChunk* Tile<S>::slots)
     const int lc = i / kTaps, t = i % kTaps;
     wsm[t * wrow + lc] = static_cast<int64_t>(chunk0) * V + lc < g.channels ? load<T>(w, wbase + i) : 0.f;
   }
+  if constexpr (sizeof(VecT) == 16) async_copy::wait_all();
   __syncthreads();
 
   const int c = threadIdx.x, cvec = chunk0 + c;

@@ -90,11 +90,12 @@ void pointwise(Descs& g, Builder& b, std::vector<const Desc*>& ops, cudnnPointwi
   Desc& pw = g.add(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
   b.set1(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, mode);
   b.set1(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, CUDNN_DATA_FLOAT);
-  if (clip) {
-    const float lower = clip->act == ConvAct::kClip ? clip->p0 : 0.f;
-    b.set1(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_FLOAT, lower);
-    if (clip->act == ConvAct::kClip)
-      b.set1(pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_FLOAT, clip->p1);
+  if (clip) {  // ReLU with clips: Clip [p0, p1], or ReLU as [0, the largest float]
+    const bool c = clip->act == ConvAct::kClip;
+    const double lower = c ? clip->p0 : 0.0, upper = c ? clip->p1 : FLT_MAX, slope = 0.0;
+    b.set1(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP, CUDNN_TYPE_DOUBLE, lower);
+    b.set1(pw, CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE, upper);
+    b.set1(pw, CUDNN_ATTR_POINTWISE_RELU_LOWER_CLIP_SLOPE, CUDNN_TYPE_DOUBLE, slope);
   }
   b.finalize(pw);
   Desc& op = g.add(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
