@@ -1,7 +1,7 @@
 // The fused NhwcConv paths against the reference kernel (transposes around the reference FusedConv):
 // - the cuDNN operation graph (cudnn_graph.h): conv + Z + bias + ReLU/Clip in one plan, forced on with
 //   TESSERA_CUDA_CONV_GRAPH=on (float16; MobileNetV2's 1x1 expansions with Clip 0..6, projections with a
-//   bias and the residual Z, a 3x3 with ReLU), and the same configurations with it off;
+//   bias and the residual Z, a 3x3 with Clip; bias + ReLU stays on cuDNN's fused call), and with it off;
 // - the tiled depthwise 3x3 kernel (conv_depthwise_tiled.cu), forced with TESSERA_CUDA_DEPTHWISE=own:
 //   stride 1 and 2, symmetric and one-sided pads, output sizes that do not fill the tiles, channel counts
 //   with 16-byte vectors in full and partial chunks, odd ones (single channels), Z, float32 and float16.
@@ -87,11 +87,15 @@ TEST_F(CudaBlas, NhwcConvGraphFusesBiasAndClip) {
   EXPECT_TRUE(is_graph(p)) << "1x1 + bias ran " << p;
   p = check({2, 14, 14, 192}, {64, 1, 1, 192}, {}, t, {2, 14, 14, 64});
   EXPECT_TRUE(is_graph(p)) << "1x1 + bias + Z ran " << p;
-  // A clip window other than ReLU6, a stride-2 1x1, and a dense 3x3 with ReLU (not only GEMM-shaped).
+  // A clip window other than ReLU6, a stride-2 1x1, and a dense 3x3 (not only GEMM-shaped). Bias + ReLU
+  // stays on cuDNN's one fused call (no epilogue pass to save).
   check({2, 15, 15, 40}, {80, 1, 1, 40},
         {ints("strides", {2, 2}), act("Clip"), ir::Attribute::of_floats("activation_params", {-0.5f, 0.75f})},
         t);
-  check({2, 20, 20, 32}, {48, 3, 3, 32}, {ints("pads", {1, 1, 1, 1}), act("Relu")}, t);
+  p = check({2, 20, 20, 32}, {48, 3, 3, 32}, {ints("pads", {1, 1, 1, 1}), act("Clip"), relu6()}, t);
+  EXPECT_TRUE(is_graph(p)) << "3x3 + bias + Clip ran " << p;
+  p = check({2, 20, 20, 32}, {48, 3, 3, 32}, {ints("pads", {1, 1, 1, 1}), act("Relu")}, t);
+  EXPECT_FALSE(is_graph(p)) << "3x3 + bias + ReLU ran " << p;
   // A channel count without 16-byte rows: cuDNN may decline; either path must be right.
   check({1, 9, 9, 6}, {10, 1, 1, 6}, {act("Clip"), relu6()}, t);
 }

@@ -271,6 +271,9 @@ class NhwcConvKernel : public rt::OpKernel {
     p.spec.bias = has_b_;
     p.spec.z = has_z_;
     if (p.pre_pad || !conv_graph_expressible(p.spec)) return;
+    // Bias (+ Z) + ReLU is already one cuDNN call writing Y once: not worth the plans' build time (each
+    // runtime-compiled one is compiled when finalized).
+    if (has_b_ && act_.act == ConvAct::kRelu && p.fused) return;
     const char* force = std::getenv("TESSERA_CUDA_CONV_GRAPH");
     const std::string mode = force ? force : "";
     if (mode == "off") return;
