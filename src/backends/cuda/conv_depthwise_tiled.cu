@@ -80,10 +80,11 @@ __global__ void __launch_bounds__(kMaxChunk* Tile<S>::slots)
 
   // The input tile, zeros outside the image (the padding) and past the last channel vector.
   const T* xn = x + static_cast<int64_t>(n) * in_h * in_w * g.channels;
-  const int count = Tl::in_h * Tl::in_w * cb;
+  // Thread (x, y) copies vector x of pixels y, y + slots, ...: no division by the chunk size, and a
+  // warp's copies are still consecutive 16-byte pieces.
   const int nthreads = blockDim.x * blockDim.y;
-  for (int i = threadIdx.y * blockDim.x + threadIdx.x; i < count; i += nthreads) {
-    const int c = i % cb, pix = i / cb;
+  for (int pix = threadIdx.y; pix < Tl::in_h * Tl::in_w; pix += Tl::slots) {
+    const int c = threadIdx.x, i = pix * cb + c;
     const int iy = iy0 + pix / Tl::in_w, ix = ix0 + pix % Tl::in_w;
     const bool valid = iy >= 0 && iy < in_h && ix >= 0 && ix < in_w && chunk0 + c < cv;
     const T* src = valid ? xn + (static_cast<int64_t>(iy) * in_w + ix) * g.channels +
