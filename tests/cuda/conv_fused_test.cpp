@@ -8,7 +8,12 @@
 // Error bound as conv_nhwc_test.cpp: float32 accumulation of K products on both sides, 2 ulps of the
 // result, and half an ulp of sum |x||w| (+|b|+|z|) where the older path rounds the convolution before the
 // epilogue (the graph and the depthwise kernel round once; the bound covers either path).
+#include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 
 #include "conv_test_util.h"
 
@@ -115,6 +120,41 @@ TEST_F(CudaBlas, NhwcConvGraphTimedChoice) {
   check({2, 28, 28, 24}, {144, 1, 1, 24}, {act("Clip"), relu6()}, DataType::kFloat16);
   const std::string p = check({2, 28, 28, 24}, {144, 1, 1, 24}, {act("Clip"), relu6()}, DataType::kFloat);
   EXPECT_FALSE(is_graph(p)) << p;
+}
+
+// The timed choice lands in the disk cache ($XDG_CACHE_HOME/tessera/cudnn-algos.tsv) under a "graph1" key
+// naming bias, Z and the activation; a second session takes it from there: the cached plan, or the
+// older path where the line says 0.
+TEST_F(CudaBlas, NhwcConvGraphChoiceIsCachedOnDisk) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / fmt::format("tessera-graph-cache-{}", ::getpid());
+  fs::create_directories(dir);
+  const char* old = std::getenv("XDG_CACHE_HOME");
+  const std::string saved = old ? old : "";
+  setenv("XDG_CACHE_HOME", dir.c_str(), 1);
+  const rt::Shape x{2, 14, 14, 40}, w{120, 1, 1, 40};
+  const std::string first = check(x, w, {act("Clip"), relu6()}, DataType::kFloat16);
+  const std::string second = check(x, w, {act("Clip"), relu6()}, DataType::kFloat16);
+  if (old) {
+    setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+  } else {
+    unsetenv("XDG_CACHE_HOME");
+  }
+  std::ifstream in(dir / "tessera" / "cudnn-algos.tsv");
+  std::string line, choice;
+  while (std::getline(in, line))
+    if (line.find("|graph1|b1z0|") != std::string::npos) choice = line.substr(line.find('\t') + 1);
+  fs::remove_all(dir);
+  ASSERT_FALSE(choice.empty()) << "no graph1 line in the cache after a timed choice (" << first << ")";
+  const int plan = std::stoi(choice.substr(0, choice.find('\t')));
+  if (plan > 0) {
+    EXPECT_TRUE(is_graph(first)) << first;
+    EXPECT_NE(second.find("(cached)"), std::string::npos) << second;
+  } else {
+    EXPECT_FALSE(is_graph(first)) << first;
+    EXPECT_FALSE(is_graph(second)) << second;
+  }
+  std::cout << "[graph cache] first: " << first << "; second: " << second << "\n";
 }
 
 // The tiled depthwise 3x3 kernel (own path forced) over MobileNetV2-like shapes and the edge cases.
