@@ -233,11 +233,12 @@ void launch_t(const void* x, const void* w, const void* b, const void* z, void* 
 }  // namespace
 
 bool depthwise_tiled_takes(const Depthwise& g) {
-  // Grid x counts (n, tile row, tile column) in 31 bits; the kernel's pixel indices are 32-bit.
+  // Grid x counts (n, tile row, tile column) in 31 bits, grid y the channel chunks in 16; the kernel's
+  // pixel indices are 32-bit.
   const int64_t tiles = g.batch * ((g.out_h + 3) / 4) * ((g.out_w + kTileW - 1) / kTileW);
   return g.kernel_h == kK && g.kernel_w == kK && g.dilation_h == 1 && g.dilation_w == 1 &&
          g.stride_h == g.stride_w && (g.stride_h == 1 || g.stride_h == 2) && g.channels > 0 &&
-         tiles < (int64_t{1} << 31) && g.in_h * g.in_w < (int64_t{1} << 31) &&
+         g.channels <= 65535 && tiles < (int64_t{1} << 31) && g.in_h * g.in_w < (int64_t{1} << 31) &&
          g.out_h * g.out_w < (int64_t{1} << 31) && g.pad_top >= 0 && g.pad_left >= 0 && g.pad_top < 1024 &&
          g.pad_left < 1024;
 }
