@@ -285,9 +285,12 @@ class NhwcConvKernel : public rt::OpKernel {
         return;
       }
     }
-    auto plans = conv_graph_plans(h, p.spec, mode == "on" ? 1 : kGraphCandidates, kMaxConvWorkspace);
+    std::string why;
+    auto plans =
+        conv_graph_plans(h, p.spec, mode == "on" ? 1 : kGraphCandidates, kMaxConvWorkspace, -1, &why);
     if (plans.empty()) {
       if (mode.empty()) remember_algo(key, {0, 0});
+      p.path += fmt::format(" (no graph: {})", why);
       return;
     }
     if (mode == "on") return adopt(p, std::move(plans), "TESSERA_CUDA_CONV_GRAPH");

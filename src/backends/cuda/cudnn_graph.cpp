@@ -1,5 +1,7 @@
 #include "backends/cuda/cudnn_graph.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cfloat>
@@ -28,11 +30,14 @@ struct Desc {
 // not offered, whatever step declined it.
 struct Builder {
   bool ok = true;
+  int calls = 0;       // attribute sets and finalizes so far
+  int failed_at = -1;  // the first that failed (for diagnostics)
+  cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
   template <class V>
   void set(const Desc& desc, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
            int64_t count, const V* values) {
-    ok = ok && desc.d &&
-         cudnnBackendSetAttribute(desc.d, name, type, count, const_cast<V*>(values)) == CUDNN_STATUS_SUCCESS;
+    record(desc.d ? cudnnBackendSetAttribute(desc.d, name, type, count, const_cast<V*>(values))
+                  : CUDNN_STATUS_ALLOC_FAILED);
   }
   template <class V>
   void set1(const Desc& desc, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, V value) {
@@ -41,7 +46,15 @@ struct Builder {
   void desc(const Desc& d, cudnnBackendAttributeName_t name, const Desc& value) {
     set1(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, value.d);
   }
-  void finalize(const Desc& d) { ok = ok && d.d && cudnnBackendFinalize(d.d) == CUDNN_STATUS_SUCCESS; }
+  void finalize(const Desc& d) { record(d.d ? cudnnBackendFinalize(d.d) : CUDNN_STATUS_ALLOC_FAILED); }
+  void record(cudnnStatus_t st) {
+    if (ok && st != CUDNN_STATUS_SUCCESS) {
+      ok = false;
+      failed_at = calls;
+      status = st;
+    }
+    ++calls;
+  }
 };
 
 // Session build time: at most this many runtime-compiled plans are finalized (compiled) per graph.
@@ -169,7 +182,7 @@ const Desc* build_graph(cudnnHandle_t h, const ConvGraphSpec& s, Descs& g, Build
   for (const Desc* op : ops) raw.push_back(op->d);
   b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(raw.size()),
         raw.data());
-  b.set1(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, h);
+  if (h) b.set1(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, h);
   b.finalize(graph);
   return b.ok ? &graph : nullptr;
 }
@@ -302,47 +315,69 @@ cudnnStatus_t ConvGraphPlan::run(cudnnHandle_t h, const void* x, const void* w, 
 }
 
 std::vector<std::unique_ptr<ConvGraphPlan>> conv_graph_plans(cudnnHandle_t h, const ConvGraphSpec& s, int max,
-                                                             size_t max_workspace, int only) {
+                                                             size_t max_workspace, int only,
+                                                             std::string* why) {
   std::vector<std::unique_ptr<ConvGraphPlan>> plans;
-  if (!conv_graph_expressible(s) || max <= 0) return plans;
+  const auto say = [&](std::string text) {
+    if (why) *why = std::move(text);
+  };
+  if (!conv_graph_expressible(s) || max <= 0) {
+    say("not expressible as a graph");
+    return plans;
+  }
   auto g = std::make_shared<Descs>();
   Builder b;
   const Desc* graph = build_graph(h, s, *g, b);
-  if (!graph) return plans;
+  if (!graph) {
+    say(fmt::format("building the graph failed at step {}: {}", b.failed_at, cudnnGetErrorString(b.status)));
+    return plans;
+  }
+  int listed = 0, rejected = 0, failed = 0;
+  cudnnStatus_t last = CUDNN_STATUS_SUCCESS;
   // Heuristic A first; its fallback list where A offers nothing that finalizes. A place in the list is
   // mode * 1000 + position, so that a cached choice names its list.
   constexpr cudnnBackendHeurMode_t kModes[] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
   for (int mi = 0; mi < 2 && plans.empty(); ++mi) {
     if (only >= 0 && only / 1000 != mi) continue;
     std::vector<Desc*> cfgs = heuristic_configs(*g, *graph, kModes[mi]);
+    listed += static_cast<int>(cfgs.size());
     int compiled = 0;  // runtime-compiled candidates tried so far
     for (size_t i = 0; i < cfgs.size() && static_cast<int>(plans.size()) < max; ++i) {
       const int index = mi * 1000 + static_cast<int>(i);
       if (only >= 0 && index != only) continue;
       const EngineNotes notes = engine_notes(cfgs[i]->d);
-      if (!notes.acceptable || (notes.runtime_compiled && compiled >= kMaxCompiled && only < 0)) continue;
+      if (!notes.acceptable || (notes.runtime_compiled && compiled >= kMaxCompiled && only < 0)) {
+        ++rejected;
+        continue;
+      }
       compiled += notes.runtime_compiled ? 1 : 0;
       cudnnBackendDescriptor_t plan = nullptr;
       if (cudnnBackendCreateDescriptor(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR, &plan) !=
           CUDNN_STATUS_SUCCESS)
         continue;
       int64_t ws = 0, got = 0;
-      const bool ok =
-          cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h) ==
-              CUDNN_STATUS_SUCCESS &&
-          cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
-                                   CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]->d) == CUDNN_STATUS_SUCCESS &&
-          cudnnBackendFinalize(plan) == CUDNN_STATUS_SUCCESS &&
-          cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got,
-                                   &ws) == CUDNN_STATUS_SUCCESS &&
-          ws >= 0 && static_cast<size_t>(ws) <= max_workspace;
-      if (!ok) {
+      Builder pb;  // the same failure bookkeeping for the plan's steps
+      pb.record(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
+      pb.record(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
+                                         CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]->d));
+      if (pb.ok) pb.record(cudnnBackendFinalize(plan));
+      if (pb.ok)
+        pb.record(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
+                                           1, &got, &ws));
+      if (!pb.ok || ws < 0 || static_cast<size_t>(ws) > max_workspace) {
+        ++failed;
+        if (!pb.ok) last = pb.status;
         cudnnBackendDestroyDescriptor(plan);
         continue;
       }
       plans.push_back(std::make_unique<ConvGraphPlan>(g, plan, ws, index));
     }
   }
+  if (plans.empty())
+    say(fmt::format(
+        "cuDNN listed {} engine configurations: {} left out (FFT/Winograd, compile limit), {} did not "
+        "finalize (last: {})",
+        listed, rejected, failed, cudnnGetErrorString(last)));
   return plans;
 }
 

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/conv_epilogue.h"
@@ -60,7 +61,9 @@ class ConvGraphPlan {
 // `max_workspace`), in its order; with `only` >= 0,
 // just the plan at that place in the list (none when it no longer finalizes). Empty when cuDNN does not
 // take the graph. Finalizing a runtime-compiled engine compiles it: session build time, never compute().
+// `why`, when given, says why none was found.
 std::vector<std::unique_ptr<ConvGraphPlan>> conv_graph_plans(cudnnHandle_t h, const ConvGraphSpec& s, int max,
-                                                             size_t max_workspace, int only = -1);
+                                                             size_t max_workspace, int only = -1,
+                                                             std::string* why = nullptr);
 
 }  // namespace tessera::cuda
