@@ -1,6 +1,7 @@
 // A micro-benchmark of MobileNetV2's convolution layers at batch 32 in float16, channels-last (the
 // NhwcConv nodes the to_nhwc_layout pass makes), per path:
-// - depthwise 3x3 (+ bias + ReLU6): our tiled kernel against cuDNN's (+ the epilogue kernel);
+// - depthwise 3x3 (+ bias + ReLU6): our tiled kernel ("own"), our untiled one ("direct") and cuDNN's
+//   (+ the epilogue kernel, or its graph);
 // - 1x1 expansions (+ bias + ReLU6) and projections (+ bias, some + the residual Z): the cuDNN operation
 //   graph against the older path (cuDNN's convolution + our epilogue kernel).
 // Each one-node model runs 20 times with per-node CUDA-event timing; the best time is printed with the
@@ -71,7 +72,7 @@ Timing time_layer(const Layer& l, const char* env, const char* value) {
   return out;
 }
 
-void report(const Layer& l, const char* env, const char* a, const char* b) {
+void report(const Layer& l, const char* env, std::initializer_list<const char*> values) {
   const int64_t oh = (l.h + 2 * (l.k / 2) - l.k) / l.stride + 1,
                 ow = (l.w + 2 * (l.k / 2) - l.k) / l.stride + 1;
   const double in = static_cast<double>(kBatch * l.h * l.w * l.c),
@@ -81,7 +82,7 @@ void report(const Layer& l, const char* env, const char* a, const char* b) {
   const double flops = 2 * out * static_cast<double>(l.k * l.k * (l.depthwise ? 1 : l.c));
   const std::string name = fmt::format("{} {}x{}x{}->{} k{} s{}{}{}", l.depthwise ? "dw" : "1x1", l.h, l.w,
                                        l.c, l.m, l.k, l.stride, l.clip ? " relu6" : "", l.z ? " +Z" : "");
-  for (const char* v : {a, b}) {
+  for (const char* v : values) {
     const Timing t = time_layer(l, env, v);
     EXPECT_TRUE(t.on_gpu) << name;
     fmt::print("[conv-bench] {:<40} {:>6}={:<5} {:8.1f} us {:7.0f} GB/s {:6.1f} TFLOP/s  {}\n", name,
@@ -97,7 +98,7 @@ TEST_F(CudaBlas, DISABLED_CudaConvBenchMobileNetV2) {
                       {28, 28, 192, 192, 3, 1, true}, {28, 28, 192, 192, 3, 2, true},
                       {14, 14, 384, 384, 3, 1, true}, {14, 14, 576, 576, 3, 1, true},
                       {14, 14, 576, 576, 3, 2, true}, {7, 7, 960, 960, 3, 1, true}};
-  for (const Layer& l : dw) report(l, "TESSERA_CUDA_DEPTHWISE", "own", "cudnn");
+  for (const Layer& l : dw) report(l, "TESSERA_CUDA_DEPTHWISE", {"own", "direct", "cudnn"});
   const Layer pw[] = {{112, 112, 16, 96},
                       {56, 56, 24, 144},
                       {28, 28, 32, 192},
@@ -112,5 +113,5 @@ TEST_F(CudaBlas, DISABLED_CudaConvBenchMobileNetV2) {
                       {14, 14, 576, 96, 1, 1, false, false, true},
                       {7, 7, 960, 160, 1, 1, false, false, true},
                       {7, 7, 960, 320, 1, 1, false, false}};  // projections (+ bias, + Z)
-  for (const Layer& l : pw) report(l, "TESSERA_CUDA_CONV_GRAPH", "on", "off");
+  for (const Layer& l : pw) report(l, "TESSERA_CUDA_CONV_GRAPH", {"on", "off"});
 }

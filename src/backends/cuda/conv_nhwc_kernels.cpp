@@ -9,7 +9,8 @@
 // Asymmetric pads are padded into a scratch copy first, as in the NCHW kernel. A depthwise convolution
 // (group == C == M) may instead run our direct kernel (conv_depthwise.h), bias, Z and activation
 // included: at session build both are timed on scratch buffers and the faster is kept (on disk too);
-// TESSERA_CUDA_DEPTHWISE=own|cudnn decides without timing. A bias, Z and ReLU/Clip may instead run
+// TESSERA_CUDA_DEPTHWISE=own|cudnn|direct decides without timing (direct: our untiled kernel, for
+// comparisons). A bias, Z and ReLU/Clip may instead run
 // fused into the convolution as one cuDNN operation graph (cudnn_graph.h): its plans are timed against
 // the path above at session build and the fastest kept (on disk too); TESSERA_CUDA_CONV_GRAPH=on|off
 // decides without timing.
@@ -341,10 +342,15 @@ class NhwcConvKernel : public rt::OpKernel {
   // scratch buffers, once per configuration at session build; the choice is kept on disk. cuDNN stays
   // wherever the timing cannot be made.
   void choose_depthwise(cudnnHandle_t h, NhwcPlan& p, const rt::Shape& x, cudaStream_t s) const {
-    // TESSERA_CUDA_DEPTHWISE=own|cudnn settles it without timing (tests, measurements).
+    // TESSERA_CUDA_DEPTHWISE=own|cudnn|direct settles it without timing (tests, measurements; direct is
+    // our kernel without the tiling).
     if (const char* force = std::getenv("TESSERA_CUDA_DEPTHWISE"); force && *force) {
-      p.own = std::string_view(force) == "own";
-      if (p.own) p.path = "own depthwise kernel (TESSERA_CUDA_DEPTHWISE)";
+      const std::string_view f(force);
+      p.own = f == "own" || f == "direct";
+      p.dw.tiled = f != "direct";
+      if (p.own)
+        p.path =
+            fmt::format("own depthwise kernel{} (TESSERA_CUDA_DEPTHWISE)", f == "direct" ? " (direct)" : "");
       return;
     }
     // "2": the tiled kernel; choices timed against the older one are not reused.
