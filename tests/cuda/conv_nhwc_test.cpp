@@ -80,12 +80,13 @@ TEST_F(CudaBlas, NhwcConvActivationsPadsAndOddChannels) {
   }
 }
 
-// Depthwise layers on both paths NhwcConv times against each other at session build: our direct kernel
-// and cuDNN's (TESSERA_CUDA_DEPTHWISE decides without timing), with vector and single-channel loads,
-// asymmetric pads handled in the kernel, bias, Z and the activations.
+// Depthwise layers on both paths NhwcConv times against each other at session build: our own kernel
+// (tiled where it applies; "direct" forces the untiled one) and cuDNN's (TESSERA_CUDA_DEPTHWISE decides
+// without timing), with vector and single-channel loads, asymmetric pads handled in the kernel, bias, Z
+// and the activations.
 TEST_F(CudaBlas, NhwcDepthwiseOnBothPaths) {
   const auto relu6 = ir::Attribute::of_floats("activation_params", {0.f, 6.f});
-  for (const char* path : {"own", "cudnn"}) {
+  for (const char* path : {"own", "direct", "cudnn"}) {
     setenv("TESSERA_CUDA_DEPTHWISE", path, 1);
     for (DataType t : kTypes) {
       check_nhwc({2, 28, 28, 144}, {144, 3, 3, 1},

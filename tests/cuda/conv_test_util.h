@@ -98,6 +98,7 @@ inline Feeds feeds_of(const std::vector<rt::Tensor>& ins) {
 struct Result {
   rt::Tensor gpu, ref, bound;  // bound: sum of |terms| per element (float32), for the error bound
   bool on_gpu = false;
+  std::string path;  // the GPU kernel's path (NodeEvent::path), e.g. which convolution path ran
 };
 
 // Runs the node on the GPU and on the reference kernels, and the reference once more in float32 on the
@@ -113,7 +114,11 @@ inline Result run_both(const Node& n, const std::vector<rt::Tensor>& ins) {
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .reference_kernels = true});
   r.gpu = gpu.run(feeds_of(ins))[0].tensor();
   r.ref = ref.run(feeds_of(ins))[0].tensor();
-  for (const auto& ev : gpu.last_stats().events) r.on_gpu |= ev.node_name == "op" && ev.backend == "cuda";
+  for (const auto& ev : gpu.last_stats().events) {
+    if (ev.node_name != "op") continue;
+    r.on_gpu |= ev.backend == "cuda";
+    r.path = ev.path;
+  }
   Node fn = n;
   fn.type = DataType::kFloat;
   // Gemm's alpha and beta as magnitudes, so that the bound sums |terms|; FusedConv's activation left out

@@ -1,4 +1,5 @@
 #include "backends/cuda/conv_depthwise.h"
+#include "backends/cuda/conv_depthwise_tiled.h"
 #include "backends/cuda/conv_epilogue.cuh"
 #include "backends/cuda/device_types.cuh"
 
@@ -81,6 +82,7 @@ void launch_t(const void* x, const void* w, const void* b, const void* z, void* 
 
 void launch_depthwise_nhwc(ElemType t, const void* x, const void* w, const void* b, const void* z, void* y,
                            const Depthwise& g, const Epilogue& e, cudaStream_t s) {
+  if (g.tiled && depthwise_tiled_takes(g)) return launch_depthwise_tiled(t, x, w, b, z, y, g, e, s);
   switch (t) {
     case ElemType::kFloat:
       return launch_t<float>(x, w, b, z, y, g, e, s);

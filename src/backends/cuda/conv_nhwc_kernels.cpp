@@ -9,7 +9,11 @@
 // Asymmetric pads are padded into a scratch copy first, as in the NCHW kernel. A depthwise convolution
 // (group == C == M) may instead run our direct kernel (conv_depthwise.h), bias, Z and activation
 // included: at session build both are timed on scratch buffers and the faster is kept (on disk too);
-// TESSERA_CUDA_DEPTHWISE=own|cudnn decides without timing.
+// TESSERA_CUDA_DEPTHWISE=own|cudnn|direct decides without timing (direct: our untiled kernel, for
+// comparisons). A bias, Z and ReLU/Clip may instead run
+// fused into the convolution as one cuDNN operation graph (cudnn_graph.h): its plans are timed against
+// the path above at session build and the fastest kept (on disk too); TESSERA_CUDA_CONV_GRAPH=on|off
+// decides without timing.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -24,6 +28,7 @@
 #include "backends/cuda/conv_cudnn.h"
 #include "backends/cuda/conv_depthwise.h"
 #include "backends/cuda/conv_util.h"
+#include "backends/cuda/cudnn_graph.h"
 #include "backends/cuda/kernel_table.h"
 #include "backends/cuda/kernel_util.h"
 #include "ops/nn/window_kernel_util.h"
@@ -32,13 +37,18 @@ namespace tessera::cuda {
 
 namespace {
 
+// Operation-graph plans timed per configuration at session build.
+constexpr int kGraphCandidates = 4;
+
 // One configuration: out_shape is [N, oH, oW, M], work_shape the zero-padded input when pre_pad.
 struct NhwcPlan : CudnnConvPlan {
   bool pre_pad = false;    // asymmetric pads
   bool depthwise = false;  // one filter per channel: our own kernel is a candidate
   bool own = false;        // ... and was timed faster than cuDNN: compute() runs it
   Depthwise dw;
-  std::string key;  // the configuration's algorithm-cache key
+  std::string key;                       // the configuration's algorithm-cache key
+  ConvGraphSpec spec;                    // the configuration as a cuDNN operation graph would run it
+  std::unique_ptr<ConvGraphPlan> graph;  // chosen at session build: conv + Z + bias + act in one plan
 };
 
 // Device memory for one timing at session build, freed when it goes.
@@ -85,7 +95,9 @@ class NhwcConvKernel : public rt::OpKernel {
         act_(read_activation(info)),
         static_x_(static_input_shape(info, 0)),
         static_w_(static_input_shape(info, 1)),
-        static_type_(info.input_dtype(0)) {
+        static_type_(info.input_dtype(0)),
+        has_b_(info.has_input(2)),
+        has_z_(info.has_input(3)) {
     set_relu(relu_);
   }
 
@@ -96,6 +108,7 @@ class NhwcConvKernel : public rt::OpKernel {
       std::lock_guard lock(mu_);
       NhwcPlan& p = plan(h.handle, *static_x_, *static_w_, static_type_, true);
       if (p.depthwise) choose_depthwise(h.handle, p, *static_x_, native(ctx.stream()));
+      if (!p.own && !p.empty) choose_graph(h.handle, p, native(ctx.stream()));
     } catch (const rt::KernelError&) {
       // Bad attributes or shapes: the first run reports them, naming the node.
     }
@@ -129,6 +142,9 @@ class NhwcConvKernel : public rt::OpKernel {
       check_launch(ctx);
       return;
     }
+    if (p.graph && (b != nullptr) == p.spec.bias && (z != nullptr) == p.spec.z &&
+        run_graph(ctx, h.handle, p, x, w, b, z))
+      return;
     rt::Tensor& y = fused && !z ? ctx.output(0, x.dtype(), p.out_shape)
                                 : ctx.output_uninitialized(0, x.dtype(), p.out_shape);
     rt::Tensor ws = conv_workspace(ctx, p.workspace), work;
@@ -167,17 +183,138 @@ class NhwcConvKernel : public rt::OpKernel {
   }
 
  private:
+  // The chosen operation graph; false where it cannot run this time (unaligned pointers) or cuDNN
+  // declines it now (then never again: the older path from now on).
+  bool run_graph(rt::KernelContext& ctx, cudnnHandle_t h, NhwcPlan& p, const rt::Tensor& x,
+                 const rt::Tensor& w, const rt::Tensor* b, const rt::Tensor* z) const {
+    const auto al = [](const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; };
+    if (!al(x.raw()) || !al(w.raw()) || (b && !al(b->raw())) || (z && !al(z->raw()))) return false;
+    rt::Tensor& y = ctx.output_uninitialized(0, x.dtype(), p.out_shape);
+    if (!al(y.raw())) return false;
+    rt::Tensor ws;
+    if (p.graph->workspace() > 0)
+      ws = ctx.scratch_uninitialized(rt::DataType::kUint8, {static_cast<int64_t>(p.graph->workspace())});
+    const cudnnStatus_t st =
+        p.graph->run(h, x.raw(), w.raw(), b ? b->raw() : nullptr, z ? z->raw() : nullptr, y.raw(), ws.raw());
+    if (st == CUDNN_STATUS_SUCCESS) return true;
+    if (!declined(st)) check_cudnn(st, "cudnnBackendExecute (convolution graph)");
+    p.graph.reset();
+    p.path = fmt::format("cuDNN NHWC forward algo {} (graph declined)", p.algo);
+    ctx.set_path(p.path);
+    return false;
+  }
+
+  // The older path as compute() runs it (fused call or convolution + epilogue), on scratch buffers.
+  bool run_legacy(cudnnHandle_t h, const NhwcPlan& p, const void* x, const void* w, const void* b,
+                  const void* z, void* y, void* ws, int64_t out_elems, cudaStream_t s) const {
+    const float one = 1.f, zero = 0.f, alpha2 = z ? 1.f : 0.f;
+    const auto algo = static_cast<cudnnConvolutionFwdAlgo_t>(p.algo);
+    if (p.fused && b && act_.act == ConvAct::kRelu)
+      return cudnnConvolutionBiasActivationForward(h, &one, p.d.x.d, x, p.d.w.d, w, p.d.conv.d, algo, ws,
+                                                   p.workspace, &alpha2, p.d.y.d, z ? z : y, p.bias.d, b,
+                                                   relu_.d, p.d.y.d, y) == CUDNN_STATUS_SUCCESS;
+    if (cudnnConvolutionForward(h, &one, p.d.x.d, x, p.d.w.d, w, p.d.conv.d, algo, ws, p.workspace, &zero,
+                                p.d.y.d, y) != CUDNN_STATUS_SUCCESS)
+      return false;
+    Epilogue e = act_;
+    e.channels = p.out_shape[3];
+    e.inner = 1;
+    if (b || z || act_.act != ConvAct::kNone)
+      launch_epilogue(*elem_type(static_type_), y, b, z, out_elems, e, s);
+    return true;
+  }
+
+  // Times the operation-graph plans cuDNN offers for conv + Z + bias + activation against the older path,
+  // on scratch buffers, once per configuration at session build; the choice is kept on disk (the plan by
+  // its place in cuDNN's heuristic list). The older path stays wherever cuDNN declines the graph or the
+  // timing cannot be made.
+  void choose_graph(cudnnHandle_t h, NhwcPlan& p, cudaStream_t s) const {
+    p.spec.bias = has_b_;
+    p.spec.z = has_z_;
+    if (p.pre_pad || !conv_graph_expressible(p.spec)) return;
+    // Bias (+ Z) + ReLU is already one cuDNN call writing Y once: not worth the plans' build time (each
+    // runtime-compiled one is compiled when finalized).
+    if (has_b_ && act_.act == ConvAct::kRelu && p.fused) return;
+    const char* force = std::getenv("TESSERA_CUDA_CONV_GRAPH");
+    const std::string mode = force ? force : "";
+    if (mode == "off") return;
+    const std::string key = fmt::format("{}|graph1|b{}z{}|act{}:{}:{}", p.key, int{has_b_}, int{has_z_},
+                                        static_cast<int>(act_.act), act_.p0, act_.p1);
+    if (mode.empty()) {
+      if (auto c = cached_algo(key)) {
+        if (c->algo > 0) adopt(p, conv_graph_plans(h, p.spec, 1, kMaxConvWorkspace, c->algo - 1), "cached");
+        return;
+      }
+    }
+    std::string why;
+    auto plans =
+        conv_graph_plans(h, p.spec, mode == "on" ? 1 : kGraphCandidates, kMaxConvWorkspace, -1, &why);
+    if (plans.empty()) {
+      if (mode.empty()) remember_algo(key, {0, 0});
+      p.path += fmt::format(" (no graph: {})", why);
+      return;
+    }
+    if (mode == "on") return adopt(p, std::move(plans), "TESSERA_CUDA_CONV_GRAPH");
+    const ConvGraphSpec& g = p.spec;
+    const size_t elem = rt::dtype_bytes(static_type_, 1);
+    const int64_t in_elems = g.n * g.h * g.w * g.c, w_elems = g.m * g.kh * g.kw * (g.c / g.groups),
+                  out_elems = g.n * g.oh * g.ow * g.m;
+    size_t ws_bytes = p.workspace;
+    for (const auto& q : plans) ws_bytes = std::max(ws_bytes, q->workspace());
+    DeviceBuffer xb(static_cast<size_t>(in_elems) * elem), wb(static_cast<size_t>(w_elems) * elem),
+        bb(static_cast<size_t>(g.m) * elem), zb(static_cast<size_t>(g.z ? out_elems : 1) * elem),
+        yb(static_cast<size_t>(out_elems) * elem), ws(ws_bytes);
+    if (!xb.p || !wb.p || !bb.p || !zb.p || !yb.p || !ws.p) return;
+    if (cudaMemsetAsync(xb.p, 0, static_cast<size_t>(in_elems) * elem, s) != cudaSuccess ||
+        cudaMemsetAsync(wb.p, 0, static_cast<size_t>(w_elems) * elem, s) != cudaSuccess ||
+        cudaMemsetAsync(bb.p, 0, static_cast<size_t>(g.m) * elem, s) != cudaSuccess ||
+        (g.z && cudaMemsetAsync(zb.p, 0, static_cast<size_t>(out_elems) * elem, s) != cudaSuccess))
+      return;
+    const void* bp = g.bias ? bb.p : nullptr;
+    const void* zp = g.z ? zb.p : nullptr;
+    auto legacy = time_ms(s, [&] { return run_legacy(h, p, xb.p, wb.p, bp, zp, yb.p, ws.p, out_elems, s); });
+    if (!legacy) return;
+    float best = *legacy;
+    int best_i = -1;
+    for (size_t i = 0; i < plans.size(); ++i) {
+      auto t = time_ms(
+          s, [&] { return plans[i]->run(h, xb.p, wb.p, bp, zp, yb.p, ws.p) == CUDNN_STATUS_SUCCESS; });
+      if (t && *t < best) {
+        best = *t;
+        best_i = static_cast<int>(i);
+      }
+    }
+    cudaGetLastError();  // a plan that failed to launch is not chosen; leave no error behind
+    remember_algo(key, {best_i < 0 ? 0 : plans[static_cast<size_t>(best_i)]->index() + 1, 0});
+    if (best_i < 0) return;
+    std::vector<std::unique_ptr<ConvGraphPlan>> chosen;
+    chosen.push_back(std::move(plans[static_cast<size_t>(best_i)]));
+    adopt(p, std::move(chosen), "timed faster");
+  }
+
+  static void adopt(NhwcPlan& p, std::vector<std::unique_ptr<ConvGraphPlan>> plans, const char* why) {
+    if (plans.empty()) return;
+    p.graph = std::move(plans.front());
+    p.path = fmt::format("cuDNN graph conv+epilogue, heuristic place {} ({})", p.graph->index(), why);
+  }
+
   // Times cuDNN's path (its algorithm, then the epilogue with a bias) against our depthwise kernel on
   // scratch buffers, once per configuration at session build; the choice is kept on disk. cuDNN stays
   // wherever the timing cannot be made.
   void choose_depthwise(cudnnHandle_t h, NhwcPlan& p, const rt::Shape& x, cudaStream_t s) const {
-    // TESSERA_CUDA_DEPTHWISE=own|cudnn settles it without timing (tests, measurements).
+    // TESSERA_CUDA_DEPTHWISE=own|cudnn|direct settles it without timing (tests, measurements; direct is
+    // our kernel without the tiling).
     if (const char* force = std::getenv("TESSERA_CUDA_DEPTHWISE"); force && *force) {
-      p.own = std::string_view(force) == "own";
-      if (p.own) p.path = "own depthwise kernel (TESSERA_CUDA_DEPTHWISE)";
+      const std::string_view f(force);
+      p.own = f == "own" || f == "direct";
+      p.dw.tiled = f != "direct";
+      if (p.own)
+        p.path =
+            fmt::format("own depthwise kernel{} (TESSERA_CUDA_DEPTHWISE)", f == "direct" ? " (direct)" : "");
       return;
     }
-    const std::string key = p.key + "|depthwise";
+    // "2": the tiled kernel; choices timed against the older one are not reused.
+    const std::string key = p.key + "|depthwise2";
     if (auto c = cached_algo(key)) {
       p.own = c->algo == 1;
       if (p.own) p.path = "own depthwise kernel (timed faster than cuDNN)";
@@ -273,6 +410,15 @@ class NhwcConvKernel : public rt::OpKernel {
     p->workspace = pick.workspace;
     p->path = fmt::format("cuDNN NHWC forward algo {}{}", p->algo, p->pre_pad ? " + pad" : "");
     p->key = k;
+    p->spec = {dt, n, c, in_h, in_w, m, kh, kw, g.out[0], g.out[1], group_};
+    for (int i = 0; i < 2; ++i) {
+      p->spec.pads[i] = pads[static_cast<size_t>(i)];
+      p->spec.strides[i] = g.strides[static_cast<size_t>(i)];
+      p->spec.dilations[i] = g.dilations[static_cast<size_t>(i)];
+    }
+    p->spec.act = act_.act;
+    p->spec.p0 = act_.p0;
+    p->spec.p1 = act_.p1;
     if (group_ == c && m == c && c > 0) {
       p->depthwise = true;
       p->dw = {n,
@@ -299,6 +445,7 @@ class NhwcConvKernel : public rt::OpKernel {
   Epilogue act_;
   std::optional<rt::Shape> static_x_, static_w_;
   rt::DataType static_type_;
+  bool has_b_, has_z_;
   ActDesc relu_;
   mutable std::mutex mu_;
   mutable std::map<rt::Shape, std::unique_ptr<NhwcPlan>> plans_;

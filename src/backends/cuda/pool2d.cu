@@ -15,18 +15,21 @@ struct alignas(sizeof(T) * V) Vec {
   T v[V];
 };
 
-// One thread per (n, oh, ow, group of V channels).
-template <class T, int V, PoolKind K>
+// One thread per (n, oh, ow, group of V channels). I: the index type of the decoding, 32-bit where every
+// count fits (four 64-bit divisions per output made ResNet's stem MaxPool instruction-bound).
+template <class T, int V, PoolKind K, class I>
 __global__ void pool_nhwc(const T* x, T* y, Pool2d g, int64_t total) {
-  const int64_t cv = g.channels / V;
+  const I cv = static_cast<I>(g.channels / V), out_w = static_cast<I>(g.out_w),
+          out_h = static_cast<I>(g.out_h);
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    int64_t rest = i / cv;
-    const int64_t c0 = (i % cv) * V;
-    const int64_t ow = rest % g.out_w;
-    rest /= g.out_w;
-    const int64_t oh = rest % g.out_h;
-    const int64_t n = rest / g.out_h;
+    const I ii = static_cast<I>(i);
+    I rest = ii / cv;
+    const int64_t c0 = static_cast<int64_t>(ii % cv) * V;
+    const int64_t ow = rest % out_w;
+    rest /= out_w;
+    const int64_t oh = rest % out_h;
+    const int64_t n = rest / out_h;
     const int64_t h0 = oh * g.stride_h - g.pad_top, w0 = ow * g.stride_w - g.pad_left;
     float acc[V];
     for (int j = 0; j < V; ++j) acc[j] = K == PoolKind::kMax ? -INFINITY : 0.f;
@@ -112,10 +115,16 @@ void nhwc_v(PoolKind kind, const void* x, void* y, const Pool2d& g, cudaStream_t
   if (total == 0) return;
   auto xp = static_cast<const T*>(x);
   auto yp = static_cast<T*>(y);
-  if (kind == PoolKind::kMax)
-    pool_nhwc<T, V, PoolKind::kMax><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
-  if (kind == PoolKind::kAverage)
-    pool_nhwc<T, V, PoolKind::kAverage><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
+  // 32-bit decoding where the thread index and the grid-stride sum stay below 2^31.
+  const bool narrow = total + static_cast<int64_t>(grid_for(total)) * 256 < (int64_t{1} << 31);
+  if (kind == PoolKind::kMax && narrow)
+    pool_nhwc<T, V, PoolKind::kMax, int><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
+  if (kind == PoolKind::kMax && !narrow)
+    pool_nhwc<T, V, PoolKind::kMax, int64_t><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
+  if (kind == PoolKind::kAverage && narrow)
+    pool_nhwc<T, V, PoolKind::kAverage, int><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
+  if (kind == PoolKind::kAverage && !narrow)
+    pool_nhwc<T, V, PoolKind::kAverage, int64_t><<<grid_for(total), 256, 0, s>>>(xp, yp, g, total);
 }
 
 // 16-byte loads where the channel count and the pointers allow, else 4-byte, else one element.
