@@ -21,10 +21,6 @@ using namespace cuda_test;
 
 namespace {
 
-ir::Attribute ints(const char* name, std::vector<int64_t> v) {
-  return ir::Attribute::of_ints(name, std::move(v));
-}
-
 ir::Attribute act(const char* name) {
   return ir::Attribute::of_string("activation", name);
 }
