@@ -139,7 +139,10 @@ __global__ void variadic_kernel(VariadicOp op, VariadicArgs a, T* y, int64_t n) 
       idx[d] = rest % a.dims[d];
       rest /= a.dims[d];
     }
+    // Mean sums in double as the reference does: the sum of large values must not overflow where their
+    // mean does not, and the mean of two floats is then correctly rounded.
     float acc = 0;
+    double wide = 0;
     for (int k = 0; k < a.count; ++k) {
       int64_t off = i;
       if (!a.flat[k]) {
@@ -147,9 +150,12 @@ __global__ void variadic_kernel(VariadicOp op, VariadicArgs a, T* y, int64_t n) 
         for (int d = 0; d < a.rank; ++d) off += idx[d] * a.strides[k][d];
       }
       const float v = load(static_cast<const T*>(a.in[k]), off);
-      acc = k == 0 ? v : fold(op, acc, v);
+      if (op == VariadicOp::kMean)
+        wide += v;
+      else
+        acc = k == 0 ? v : fold(op, acc, v);
     }
-    if (op == VariadicOp::kMean) acc = acc / static_cast<float>(a.count);
+    if (op == VariadicOp::kMean) acc = static_cast<float>(wide / a.count);
     store(y, i, acc);
   }
 }
