@@ -657,7 +657,9 @@ function npyFile(descr: string, shape: number[]): Buffer {
   return Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.alloc(size)]);
 }
 
-test('makes a local function of two nodes, edits its attributes, deletes it, undoes', async ({ page }) => {
+test('makes a local function of two nodes, expands its call in place, edits it, deletes it, undoes', async ({
+  page,
+}) => {
   await page.goto(url);
   await ready(page);
   type N = { id: number; name: string; inputs: string[]; outputs: string[] };
@@ -689,6 +691,31 @@ test('makes a local function of two nodes, edits its attributes, deletes it, und
     ).length;
   expect(await callErrors()).toBe(0);
 
+  // The call shows as a group of the function's body, collapsed; its title's double-click expands it
+  // in place, and an edit of a node inside goes to the function's body.
+  type G = { path: string; expanded: boolean };
+  const group = (await t<G[]>(page, 'groups()')).find((g) => g.path.endsWith('\u0192 Pair Pair_call_0'))!;
+  expect(group).toEqual(expect.objectContaining({ expanded: false }));
+  const bodyShown = async () =>
+    (await leaves(page)).filter((l) => (l.name === a.name || l.name === b.name) && l.visible).length;
+  expect(await bodyShown()).toBe(0);
+  await page.evaluate('window.__tessera.fit()');
+  await ready(page);
+  const title = (await t<[number, number]>(page, `groupCenter(${JSON.stringify(group.path)})`))!;
+  await page.mouse.dblclick(title[0], title[1]);
+  await expect.poll(bodyShown).toBe(2);
+  await page.screenshot({ path: artifact('studio-function-group.png') });
+  await page.evaluate(`window.__tessera.select(${JSON.stringify([a.name])})`);
+  const renamed = `${a.name.replace(/[^A-Za-z0-9_]/g, '_')}_in_body`;
+  const bodyName = page.getByTestId('param-name');
+  await bodyName.fill(renamed);
+  v = await t<number>(page, 'graphVersion');
+  await bodyName.press('Enter');
+  await settle(page, v);
+  const fnBody = await t<{ nodes: Array<{ name: string }> }>(page, 'localFunction(0)');
+  expect(fnBody.nodes.map((n) => n.name)).toEqual([renamed, b.name]);
+  expect((await leaves(page)).find((l) => l.name === renamed)?.visible).toBe(true); // still expanded
+
   // Attribute parameters, from the model properties (nothing selected).
   await page.evaluate('window.__tessera.select([])');
   await page.getByTestId('function-attributes').click();
@@ -708,7 +735,7 @@ test('makes a local function of two nodes, edits its attributes, deletes it, und
   await page.getByTestId('function-delete').click();
   await settle(page, v);
   await expect.poll(callErrors).toBeGreaterThan(0);
-  for (let k = 0; k < 3; k++) {
+  for (let k = 0; k < 4; k++) {
     v = await t<number>(page, 'graphVersion');
     await page.evaluate('window.__tessera.undo()');
     await settle(page, v);

@@ -154,6 +154,12 @@ export function installHook(app: App): void {
       if (Number.isNaN(x)) return null;
       return toPage(x + w / 2, y + Math.min(h / 2, 12));
     },
+    /** Group paths (name scopes; calls of local functions: '.../\u0192 FUNCTION CALL') and expansion. */
+    groups() {
+      return (c.groups?.path ?? []).map((path, k) => ({ path, expanded: !!c.expanded[k] }));
+    },
+    /** The k-th local function of the document, as the server has it. */
+    localFunction: (k: number) => app.client!.localFunction(app.doc!.id, k),
     get visibleItems() {
       return c.scene?.lay.stats.visibleItems ?? 0;
     },
