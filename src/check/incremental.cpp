@@ -62,6 +62,37 @@ bool calls_function(const ir::Model& m, const ir::Node& n) {
   return false;
 }
 
+using FunctionName = std::pair<std::string, std::string>;  // (domain, name): any overload
+
+// Whether `n` calls one of `names`, itself or in a subgraph at any depth (whether the function exists
+// or not: a node calling a function just removed changes too).
+bool calls_any(const std::set<FunctionName>& names, const ir::Node& n) {
+  if (names.count({n.domain, n.op_type})) return true;
+  for (const ir::Attribute& a : n.attributes) {
+    for (const auto& g : a.graphs) {
+      for (const ir::Node& x : g->nodes) {
+        if (calls_any(names, x)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::set<FunctionName> function_names(const ir::Model& m) {
+  std::set<FunctionName> out;
+  for (const ir::Function& f : m.functions) out.emplace(f.domain, f.name);
+  return out;
+}
+
+// The type each value of `g` is declared to have: graph outputs win over value_info, whose first entry
+// counts (as the checker looks them up).
+std::unordered_map<std::string, ir::Type> declared_types(const ir::Graph& g) {
+  std::unordered_map<std::string, ir::Type> out;
+  for (const ir::ValueInfo& vi : g.value_info) out.emplace(vi.name, vi.type);
+  for (const ir::ValueInfo& vi : g.outputs) out[vi.name] = vi.type;
+  return out;
+}
+
 bool is_graph_value(const ir::Graph& g, const std::string& name) {
   if (g.find_input(name) || g.find_initializer(name)) return true;
   return std::any_of(g.sparse_initializers.begin(), g.sparse_initializers.end(),
@@ -81,6 +112,11 @@ struct IncrementalChecker::State : MainGraphObserver {
   std::unordered_map<std::string, Facts> facts;
   std::unordered_map<std::string, ir::NodeId> producer;
   std::unordered_map<std::string, int> names;
+  // What the shortcut compares an edit of the graph's values, declarations or model against.
+  std::unordered_set<std::string> graph_values;  // graph inputs and initializers
+  std::unordered_map<std::string, ir::Type> declared;
+  std::vector<ir::OpsetImport> opsets;
+  std::set<FunctionName> functions;
 
   void before_main_graph(size_t count, int64_t symbols) override {
     header_count = count;
@@ -122,7 +158,68 @@ struct IncrementalChecker::State : MainGraphObserver {
       const ir::Node& n = g.nodes[k];
       if (!reads_before(n.inputs, pos, k) || !reads_before(nodes.at(n.id).outer, pos, k)) return false;
     }
+    for (const ir::ValueInfo& vi : g.inputs) graph_values.insert(vi.name);
+    for (const ir::Tensor& t : g.initializers) graph_values.insert(t.name);
+    for (const ir::SparseTensor& t : g.sparse_initializers) graph_values.insert(t.values.name);
+    declared = declared_types(g);
+    opsets = m.opset_imports;
+    functions = function_names(m);
     return true;
+  }
+
+  // Defines the main graph's inputs and initializers again and replaces their part of the prefix;
+  // the values whose facts changed (or that came or went) go to `dirty`. False when a node now makes
+  // a value of the graph's name (a full check reports it among the producers).
+  bool recheck_graph_values(const ir::Model& m, const CheckOptions& options,
+                            std::unordered_set<std::string>& dirty) {
+    Diagnostics found;
+    Checker checker(m, options, found);
+    Scope scope;
+    checker.check_main_graph_values(m.graph, scope);
+    std::unordered_set<std::string> now;
+    for (const auto& [name, f] : scope.values()) {
+      std::string key(name);
+      if (producer.count(key)) return false;
+      Facts facts = Facts::of(f);
+      auto old = facts_of_graph_value(key);
+      if (!old || !(*old == facts)) {
+        this->facts[key] = std::move(facts);
+        dirty.insert(key);
+      }
+      now.insert(std::move(key));
+    }
+    for (const std::string& name : graph_values) {
+      if (now.count(name)) continue;
+      this->facts.erase(name);
+      dirty.insert(name);
+    }
+    graph_values = std::move(now);
+    prefix.resize(header_count);
+    prefix.insert(prefix.end(), found.items.begin(), found.items.end());
+    return true;
+  }
+
+  const Facts* facts_of_graph_value(const std::string& name) const {
+    if (!graph_values.count(name)) return nullptr;
+    auto it = facts.find(name);
+    return it == facts.end() ? nullptr : &it->second;
+  }
+
+  // The producers of the values whose declared type (graph output, value_info) changed.
+  void redeclared(const ir::Graph& g, std::unordered_set<ir::NodeId>& changed) {
+    std::unordered_map<std::string, ir::Type> now = declared_types(g);
+    auto note = [&](const std::string& name) {
+      auto p = producer.find(name);
+      if (p != producer.end()) changed.insert(p->second);
+    };
+    for (const auto& [name, type] : now) {
+      auto old = declared.find(name);
+      if (old == declared.end() || !(old->second == type)) note(name);
+    }
+    for (const auto& [name, type] : declared) {
+      if (!now.count(name)) note(name);
+    }
+    declared = std::move(now);
   }
 
   // Whether every value in `names` that a main-graph node produces comes from before position `k`.
@@ -189,7 +286,8 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   const ir::Graph& g = m.graph;
   static const CheckOptions kOptions;
   std::unordered_set<ir::NodeId> changed;
-  bool functions_changed = false;
+  bool functions_changed = false, values_changed = false, declarations_changed = false;
+  bool model_changed = false;
   for (const ir::Change& c : changes) {
     if (c.path.function) {
       functions_changed = true;  // anything in a function body: the bodies and their callers
@@ -199,11 +297,40 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       changed.insert(c.path.steps.front().node);  // anything in a subgraph: the main node holding it
       continue;
     }
-    bool node_change = c.kind == ir::Change::Kind::kNodeAdded || c.kind == ir::Change::Kind::kNodeRemoved ||
-                       c.kind == ir::Change::Kind::kNodeChanged;
-    if (!node_change) return false;
-    changed.insert(c.node);
+    switch (c.kind) {
+      case ir::Change::Kind::kNodeAdded:
+      case ir::Change::Kind::kNodeRemoved:
+      case ir::Change::Kind::kNodeChanged:
+        changed.insert(c.node);
+        break;
+      case ir::Change::Kind::kGraphIoChanged:  // inputs define values, outputs declare types
+        values_changed = declarations_changed = true;
+        break;
+      case ir::Change::Kind::kInitializersChanged:
+        values_changed = true;
+        break;
+      case ir::Change::Kind::kValueInfoChanged:
+        declarations_changed = true;
+        break;
+      case ir::Change::Kind::kModelChanged:
+        model_changed = true;
+        break;
+    }
   }
+  if (model_changed) {
+    // Opset imports change what every node means: checked in full. Functions added, removed or
+    // replaced (and metadata): the header, and every node calling a function that is or was there.
+    if (m.opset_imports != st.opsets) return false;
+    std::set<FunctionName> now = function_names(m);
+    std::set<FunctionName> either = now;
+    either.insert(st.functions.begin(), st.functions.end());
+    st.functions = std::move(now);
+    for (const ir::Node& n : g.nodes) {
+      if (calls_any(either, n)) changed.insert(n.id);
+    }
+    functions_changed = true;
+  }
+  if (declarations_changed) st.redeclared(g, changed);
   if (functions_changed) {
     if (!st.recheck_header(m, kOptions)) return false;
     for (const ir::Node& n : g.nodes) {
@@ -215,7 +342,8 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   for (size_t k = 0; k < g.nodes.size(); ++k) pos.emplace(g.nodes[k].id, k);
 
   // Take the changed nodes' old versions out, then put their new versions in.
-  std::unordered_set<std::string> dirty;          // values whose facts may differ now
+  std::unordered_set<std::string> dirty;  // values whose facts may differ now
+  if (values_changed && !st.recheck_graph_values(m, kOptions, dirty)) return false;
   std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
   for (ir::NodeId id : changed) {
     auto it = st.nodes.find(id);

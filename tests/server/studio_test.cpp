@@ -674,3 +674,47 @@ TEST_F(Studio, EditsInsideBodiesAreCheckedIncrementallyAsAFullCheckWould) {
   EXPECT_EQ(c["checked_nodes"], 2);
   EXPECT_EQ(texts(a4["diagnostics"]), saved_texts());
 }
+
+// Edits of the graph's values and of the model's functions (a new initializer, the Loop's trip count
+// replaced by one of the wrong type, a declared type that disagrees, the function removed and put
+// back): each answer's diagnostics are the ones a full check of the saved file gives, computed
+// incrementally.
+TEST_F(Studio, ValueAndFunctionEditsAreCheckedIncrementallyAsAFullCheckWould) {
+  tessera::onnx::save_model(nested_model(), root_ / "values.onnx");
+  start();
+  std::string id = open("values.onnx");
+  std::string cmds = "/api/documents/" + id + "/commands";
+  auto check = [&]() { return get("/api/documents/" + id + "/diagnostics").second["check"]; };
+  auto saved_texts = [&]() {
+    auto [status, saved] = post("/api/documents/" + id + "/save", json{{"path", "values_saved.onnx"}});
+    EXPECT_EQ(status, 200) << saved.dump();
+    return full_check_texts(root_ / "values_saved.onnx");
+  };
+  auto edit = [&](const json& command, bool errors) {
+    auto [status, answer] = post(cmds, json{{"command", command}});
+    ASSERT_EQ(status, 200) << answer.dump();
+    EXPECT_EQ(answer["diagnostics"].empty(), !errors) << answer["diagnostics"].dump();
+    EXPECT_EQ(check()["incremental"], true) << command.dump();
+    EXPECT_EQ(texts(answer["diagnostics"]), saved_texts()) << command.dump();
+  };
+  auto undo = [&]() {
+    auto [status, answer] = post("/api/documents/" + id + "/undo", std::string());
+    ASSERT_EQ(status, 200) << answer.dump();
+    EXPECT_EQ(check()["incremental"], true);
+    EXPECT_EQ(texts(answer["diagnostics"]), saved_texts());
+  };
+  edit({{"type", "add_initializer"}, {"tensor", {{"name", "spare"}, {"dtype", "float"}, {"shape", {2}}}}},
+       false);
+  edit({{"type", "replace_initializer"},
+        {"tensor", {{"name", "trips"}, {"dtype", "float"}, {"shape", json::array()}, {"values", {2.0}}}}},
+       true);
+  undo();
+  edit({{"type", "set_value_info"}, {"value", {{"name", "looped"}, {"type", "tensor(int64)"}}}}, true);
+  undo();
+  edit({{"type", "add_graph_input"},
+        {"value", {{"name", "extra"}, {"type", "tensor(float)"}, {"shape", {3}}}}},
+       false);
+  edit({{"type", "remove_function"}, {"function", {{"domain", "custom"}, {"name", "Twice"}}}}, true);
+  undo();
+  EXPECT_EQ(get("/api/documents/" + id + "/diagnostics").second["diagnostics"], json::array());
+}
