@@ -87,6 +87,16 @@ export function installHook(app: App): void {
     /** An initializer's values as the server has them (up to `limit`). */
     initializer: (name: string, limit = 1 << 16) =>
       app.client!.initializer(app.doc!.id, name, limit, app.graphPath),
+    /** One element of an initializer (flat index), fetched alone. */
+    initializerAt: async (name: string, i: number) =>
+      (
+        await app.client!.initializerWindow(
+          app.doc!.id,
+          name,
+          { offset: i, limit: 1, rows: 1, stride: 1 },
+          app.graphPath,
+        )
+      ).values?.[0],
     get lastError() {
       return app.lastError;
     },

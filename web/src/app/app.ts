@@ -28,6 +28,22 @@ import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
+/** Element types whose values the server sends as JSON numbers (the paged tensor editor needs them). */
+const PAGED_TYPES = new Set([
+  'float',
+  'double',
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'bool',
+  'string',
+]);
+
 export interface Shell {
   tabs: HTMLElement;
   left: HTMLElement;
@@ -1044,10 +1060,7 @@ export class App {
     await this.guard(async () => {
       const info = this.graph?.initializers.find((i) => i.name === name);
       const n = info ? info.shape.reduce((a, b) => a * b, 1) : 0;
-      if (n > EDIT_LIMIT)
-        throw new Error(
-          `${name} has ${n.toLocaleString('en-US')} elements; the tensor editor takes up to ${EDIT_LIMIT.toLocaleString('en-US')}: replace it from a .npy file instead`,
-        );
+      if (info && n > EDIT_LIMIT) return this.editLargeInitializer(name, info.dtype, info.shape);
       const t = await this.client!.initializer(this.doc!.id, name, EDIT_LIMIT, this.graphPath);
       const grid = new TensorGrid(t.dtype, t.shape, t.values ?? []);
       this.dialog(`Edit initializer ${name}`, [
@@ -1057,6 +1070,30 @@ export class App {
         }),
       ]);
     });
+  }
+
+  /** The tensor editor on an initializer too large to load whole: it fetches the page it shows, and
+   *  Apply writes the edited cells in place (set_initializer_values, runs of consecutive elements, one
+   *  undo step). The weight itself never travels. */
+  private editLargeInitializer(name: string, dtype: string, shape: number[]): void {
+    if (!PAGED_TYPES.has(dtype))
+      throw new Error(`${name} (${dtype}) is too large for the tensor editor; replace it from a .npy file`);
+    const path = this.graphPath;
+    const doc = this.doc!.id;
+    const loader = async (offset: number, limit: number, rows: number, stride: number) =>
+      (await this.client!.initializerWindow(doc, name, { offset, limit, rows, stride }, path)).values ?? [];
+    const grid = new TensorGrid(dtype, shape, null, loader);
+    const apply = async (runs: Array<{ offset: number; values: unknown[] }>) => {
+      if (!runs.length) return clear(this.shell.dialogs);
+      const cmds: Command[] = runs.map((r) => ({ type: 'set_initializer_values', name, dtype, ...r }));
+      const a = await (cmds.length === 1
+        ? this.run(cmds[0])
+        : this.runBatch(`Edit initializer '${name}'`, cmds));
+      if (a) clear(this.shell.dialogs);
+    };
+    this.dialog(`Edit initializer ${name}`, [
+      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+    ]);
   }
 
   /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). */
