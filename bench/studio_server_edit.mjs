@@ -97,7 +97,9 @@ const canvasStages = (m) =>
 const breakdown = async (page, what) => {
   const [e, c, f, partial, full, errors] = await page.evaluate(() => [window.__tessera.editMarks, window.__tessera.marks, window.__tessera.stats.frameMs.at(-1), window.__tessera.stats.partialRenders, window.__tessera.stats.cacheRenders, window.__tessera.diagnostics.length]);
   const regions = c.regions === undefined ? '' : c.regions < 0 ? ', whole view re-rendered' : `, ${c.regions} changed regions`;
-  console.log(`  ${what}: ${stages(e)} ms; canvas: ${canvasStages(c)}${regions}; last frame ${f.toFixed(0)} ms, partial renders ${partial}, full renders ${full}, diagnostics ${errors}`);
+  const check = await page.evaluate(() => window.__tessera.checkInfo());
+  const checked = `server check ${check.incremental ? 'incremental' : 'FULL'} ${check.checked_nodes} nodes ${(check.ms ?? 0).toFixed(1)} ms`;
+  console.log(`  ${what}: ${stages(e)} ms; ${checked}; canvas: ${canvasStages(c)}${regions}; last frame ${f.toFixed(0)} ms, partial renders ${partial}, full renders ${full}, diagnostics ${errors}`);
 };
 for (let r = 0; r < runs; r++) {
   const s = await startServer([model]);

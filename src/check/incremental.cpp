@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <queue>
 #include <set>
@@ -93,6 +94,36 @@ std::unordered_map<std::string, ir::Type> declared_types(const ir::Graph& g) {
   return out;
 }
 
+// The position of each node id in a graph's node list: a vector indexed by id where ids are dense (they
+// come from the graph's counter), else a hash map. Built on every edit of a 50,000-node graph, where a
+// hash map's inserts alone took a few ms.
+class Positions {
+ public:
+  static constexpr size_t kNone = SIZE_MAX;
+  explicit Positions(const ir::Graph& g) {
+    size_t n = g.nodes.size();
+    ir::NodeId top = 0;
+    for (const ir::Node& x : g.nodes) top = std::max(top, x.id);
+    if (top <= 4 * n + 1024) {
+      dense_.assign(static_cast<size_t>(top) + 1, kNone);
+      for (size_t k = 0; k < n; ++k) dense_[static_cast<size_t>(g.nodes[k].id)] = k;
+      return;
+    }
+    sparse_.reserve(n);
+    for (size_t k = 0; k < n; ++k) sparse_.emplace(g.nodes[k].id, k);
+  }
+  // kNone when the graph has no node `id`.
+  size_t find(ir::NodeId id) const {
+    if (sparse_.empty()) return id < dense_.size() ? dense_[static_cast<size_t>(id)] : kNone;
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? kNone : it->second;
+  }
+
+ private:
+  std::vector<size_t> dense_;
+  std::unordered_map<ir::NodeId, size_t> sparse_;
+};
+
 bool is_graph_value(const ir::Graph& g, const std::string& name) {
   if (g.find_input(name) || g.find_initializer(name)) return true;
   return std::any_of(g.sparse_initializers.begin(), g.sparse_initializers.end(),
@@ -112,6 +143,7 @@ struct IncrementalChecker::State : MainGraphObserver {
   std::unordered_map<std::string, Facts> facts;
   std::unordered_map<std::string, ir::NodeId> producer;
   std::unordered_map<std::string, int> names;
+  std::unordered_set<ir::NodeId> flagged;  // nodes whose record has findings (the list is built from them)
   // What the shortcut compares an edit of the graph's values, declarations or model against.
   std::unordered_set<std::string> graph_values;  // graph inputs and initializers
   std::unordered_map<std::string, ir::Type> declared;
@@ -133,6 +165,7 @@ struct IncrementalChecker::State : MainGraphObserver {
     r.outputs = node.outputs;
     r.outer = subgraph_reads(node);
     r.diagnostics.assign(diags->items.begin() + static_cast<ptrdiff_t>(diag_start), diags->items.end());
+    if (!r.diagnostics.empty()) flagged.insert(node.id);
     r.symbols_before = symbols_before;
     r.symbols_after = symbols_after;
   }
@@ -152,8 +185,7 @@ struct IncrementalChecker::State : MainGraphObserver {
         if (!producer.emplace(out, n.id).second || is_graph_value(g, out)) return false;
       }
     }
-    std::unordered_map<ir::NodeId, size_t> pos;
-    for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].id] = k;
+    Positions pos(g);
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       const ir::Node& n = g.nodes[k];
       if (!reads_before(n.inputs, pos, k) || !reads_before(nodes.at(n.id).outer, pos, k)) return false;
@@ -223,11 +255,10 @@ struct IncrementalChecker::State : MainGraphObserver {
   }
 
   // Whether every value in `names` that a main-graph node produces comes from before position `k`.
-  bool reads_before(const std::vector<std::string>& names, const std::unordered_map<ir::NodeId, size_t>& pos,
-                    size_t k) const {
+  bool reads_before(const std::vector<std::string>& names, const Positions& pos, size_t k) const {
     for (const std::string& in : names) {
       auto p = in.empty() ? producer.end() : producer.find(in);
-      if (p != producer.end() && pos.at(p->second) >= k) return false;
+      if (p != producer.end() && pos.find(p->second) >= k) return false;
     }
     return true;
   }
@@ -337,9 +368,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       if (calls_function(m, n)) changed.insert(n.id);
     }
   }
-  std::unordered_map<ir::NodeId, size_t> pos;
-  pos.reserve(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k) pos.emplace(g.nodes[k].id, k);
+  Positions pos(g);
 
   // Take the changed nodes' old versions out, then put their new versions in.
   std::unordered_set<std::string> dirty;  // values whose facts may differ now
@@ -351,7 +380,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     const NodeRecord& old = it->second;
     // A removed node's fresh symbols would be missing from the numbering of every later one; a changed
     // node must draw as many again (checked below).
-    if (old.symbols_after != old.symbols_before && !pos.count(id)) return false;
+    if (old.symbols_after != old.symbols_before && pos.find(id) == Positions::kNone) return false;
     drawn[id] = old.symbols_after - old.symbols_before;
     if (!old.name.empty()) --st.names[old.name];
     for (const std::string& out : old.outputs) {
@@ -362,6 +391,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       dirty.insert(out);
     }
     st.nodes.erase(it);
+    st.flagged.erase(id);
   }
   using Item = std::pair<size_t, ir::NodeId>;  // position first: checked in graph order
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
@@ -370,24 +400,24 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     if (queued.insert(g.nodes[k].id).second) queue.emplace(k, g.nodes[k].id);
   };
   for (ir::NodeId id : changed) {
-    auto p = pos.find(id);
-    if (p == pos.end()) continue;  // removed
-    const ir::Node& n = g.nodes[p->second];
+    size_t p = pos.find(id);
+    if (p == Positions::kNone) continue;  // removed
+    const ir::Node& n = g.nodes[p];
     if (!n.name.empty() && ++st.names[n.name] > 1) return false;
     for (const std::string& out : n.outputs) {
       if (out.empty()) continue;
       if (!st.producer.emplace(out, id).second || is_graph_value(g, out)) return false;
       dirty.insert(out);
     }
-    enqueue(p->second);
+    enqueue(p);
   }
   // Each changed node must still read only values produced before it (its subgraphs' reads included).
   for (ir::NodeId id : changed) {
-    auto p = pos.find(id);
-    if (p == pos.end()) continue;
-    const ir::Node& n = g.nodes[p->second];
-    if (!st.reads_before(n.inputs, pos, p->second) ||
-        (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p->second)))
+    size_t p = pos.find(id);
+    if (p == Positions::kNone) continue;
+    const ir::Node& n = g.nodes[p];
+    if (!st.reads_before(n.inputs, pos, p) ||
+        (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p)))
       return false;
   }
   // Consumers of the values that changed hands; each must still come after its producer.
@@ -396,14 +426,16 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       for (const std::string& in : names) {
         if (in.empty() || !values.count(in)) continue;
         auto q = st.producer.find(in);
-        if (q != st.producer.end() && pos.at(q->second) >= k) ok = false;
+        if (q != st.producer.end() && pos.find(q->second) >= k) ok = false;
         return true;
       }
       return false;
     };
     for (size_t k = after; k < g.nodes.size(); ++k) {
       bool ok = true;
-      if (reads(g.nodes[k].inputs, k, ok) || reads(st.outer_of(g.nodes[k].id), k, ok)) enqueue(k);
+      // What a node's subgraphs read is looked up only for nodes that hold one (most hold none).
+      const ir::Node& n = g.nodes[k];
+      if (reads(n.inputs, k, ok) || (holds_subgraph(n) && reads(st.outer_of(n.id), k, ok))) enqueue(k);
       if (!ok) return false;
     }
     return true;
@@ -459,16 +491,30 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     r.outputs = n.outputs;
     r.outer = outer;
     r.diagnostics = std::move(found.items);
+    if (r.diagnostics.empty()) {
+      st.flagged.erase(id);
+    } else {
+      st.flagged.insert(id);
+    }
     r.symbols_before = before;
     r.symbols_after = after;
     if (!moved.empty() && !consumers_of(moved, k + 1)) return false;
   }
 
   // The list in a full check's order: what comes before the nodes, each node's findings, the outputs.
+  // Only the nodes with findings, in graph order (not a lookup per node of the graph).
   Diagnostics out;
   out.items = st.prefix;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    for (Diagnostic d : st.nodes.at(g.nodes[k].id).diagnostics) {
+  std::vector<std::pair<size_t, ir::NodeId>> flagged;
+  flagged.reserve(st.flagged.size());
+  for (ir::NodeId id : st.flagged) {
+    size_t k = pos.find(id);
+    if (k == Positions::kNone) return false;  // a record left for a node no longer there
+    flagged.emplace_back(k, id);
+  }
+  std::sort(flagged.begin(), flagged.end());
+  for (const auto& [k, id] : flagged) {
+    for (Diagnostic d : st.nodes.at(id).diagnostics) {
       if (d.graph == "main" && d.node_index >= 0) d.node_index = static_cast<int>(k);
       out.items.push_back(std::move(d));
     }

@@ -45,9 +45,10 @@ export function installHook(app: App): void {
     async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
       const t0 = performance.now();
       await app.run(cmd);
-      // The renderer's frame runs in the next animation frame (requested by the edit), before this
-      // callback; finish() waits for the GPU to complete it. The second frame is the compositor's.
-      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+      // The edit drew its frame as it ended (Renderer.flush); a frame still asked for (a layout that
+      // finished later) runs at the next animation frame. finish() waits for the GPU to complete it.
+      // The next animation frame after that is the compositor's.
+      if (r.framePending) await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
       r.finish();
       app.editMarks.rendered = performance.now();
       await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
@@ -97,6 +98,9 @@ export function installHook(app: App): void {
           app.graphPath,
         )
       ).values?.[0],
+    /** How the server made the last edit's diagnostics: {incremental, checked_nodes, ms}. */
+    checkInfo: async () =>
+      ((await app.client!.diagnostics(app.doc!.id)) as unknown as { check: Record<string, unknown> }).check,
     get lastError() {
       return app.lastError;
     },

@@ -339,6 +339,8 @@ export class App {
       this.checklist.show(a.diagnostics);
       if (!(await this.patchGraph(a))) await this.refreshGraph();
       this.editMarks.updated = performance.now();
+      this.canvas.renderer.flush(); // the edit's frame now, not at the browser's next frame
+      this.editMarks.flushed = performance.now();
       return a;
     });
   }
