@@ -310,7 +310,14 @@ void Studio::serve_static(const httplib::Request& req, httplib::Response& res) {
   } catch (const std::exception&) {
     throw HttpError{404, fmt::format("no such file: {}", req.path)};
   }
-  res.set_content(body, content_type(rel));
+  // Sent as it is, through a content provider of known length: cpp-httplib compresses a body set with
+  // set_content when the browser accepts it, with brotli at its highest quality, which took 0.48 s for
+  // the app's 135 KB script on every page load (identity 5 ms on loopback).
+  auto shared = std::make_shared<std::string>(std::move(body));
+  res.set_content_provider(shared->size(), content_type(rel),
+                           [shared](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(shared->data() + offset, length);
+                           });
 }
 
 // ---- files and paths ----------------------------------------------------------------------------
