@@ -168,9 +168,10 @@ export class App {
 
   // ---- documents ----
 
-  async start(): Promise<void> {
+  /** `listed`: the document list already asked for (main.ts asks before building the app). */
+  async start(listed?: Promise<{ documents: DocumentInfo[] }>): Promise<void> {
     if (!this.client) return;
-    const { documents } = await this.client.documents();
+    const { documents } = await (listed ?? this.client.documents());
     this.docs = documents;
     if (documents.length) await this.switchTo(documents[0]);
     else this.openDialog();

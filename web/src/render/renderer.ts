@@ -220,7 +220,9 @@ export class Renderer {
       this.canvas.width = w;
       this.canvas.height = h;
     }
-    this.request();
+    // Before the first scene there is nothing to draw: a frame then would only wait for the shaders'
+    // compilation (hundreds of ms under SwiftShader) while the graph's requests wait behind it.
+    if (this.scene) this.request();
   }
 
   private frame(t: number): void {
