@@ -7,6 +7,8 @@
 // expanded group, which keeps its layout), that node removed again, and a node added to a group that
 // is collapsed (re-layout of nothing shown but the group's count).
 //   TESSERA_BIN=build/src/tessera node bench/studio_server_edit.mjs [--nodes 50000] [--runs 3]
+//   ... --model FILE.onnx: a real model instead, first render only (its graph as exported: scopes,
+//   Constants, initializers)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -52,8 +54,9 @@ async function api(s, method, path, body) {
 }
 
 // The model: residual blocks of 12 unary nodes with an Add, in name scopes like a PyTorch export.
-const model = join(root, `large-${nodes}.onnx`);
-{
+const given = opt('model', '');
+const model = given ? resolve(given) : join(root, `large-${nodes}.onnx`);
+if (!given) {
   const s = await startServer([]);
   const doc = await api(s, 'POST', '/api/documents/new', { opset: 17 });
   const cmds = [{ type: 'add_graph_input', value: { name: 'x', type: 'tensor(float)', shape: [1, 64] } }];
@@ -97,7 +100,9 @@ const canvasStages = (m) =>
 const breakdown = async (page, what) => {
   const [e, c, f, partial, full, errors] = await page.evaluate(() => [window.__tessera.editMarks, window.__tessera.marks, window.__tessera.stats.frameMs.at(-1), window.__tessera.stats.partialRenders, window.__tessera.stats.cacheRenders, window.__tessera.diagnostics.length]);
   const regions = c.regions === undefined ? '' : c.regions < 0 ? ', whole view re-rendered' : `, ${c.regions} changed regions`;
-  console.log(`  ${what}: ${stages(e)} ms; canvas: ${canvasStages(c)}${regions}; last frame ${f.toFixed(0)} ms, partial renders ${partial}, full renders ${full}, diagnostics ${errors}`);
+  const check = await page.evaluate(() => window.__tessera.checkInfo());
+  const checked = `server check ${check.incremental ? 'incremental' : 'FULL'} ${check.checked_nodes} nodes ${(check.ms ?? 0).toFixed(1)} ms`;
+  console.log(`  ${what}: ${stages(e)} ms; ${checked}; canvas: ${canvasStages(c)}${regions}; last frame ${f.toFixed(0)} ms, partial renders ${partial}, full renders ${full}, diagnostics ${errors}`);
 };
 for (let r = 0; r < runs; r++) {
   const s = await startServer([model]);
@@ -105,6 +110,13 @@ for (let r = 0; r < runs; r++) {
   await page.goto(s.url);
   await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 180000 });
   results.first.push(await page.evaluate(() => window.__tessera.firstRenderMs));
+  if (given) {
+    const [count, shown] = await page.evaluate(() => [window.__tessera.nodeCount, window.__tessera.visibleItems]);
+    console.log(`  ${given}: ${count} nodes, ${shown} items shown, first render ${results.first.at(-1).toFixed(0)} ms`);
+    await page.close();
+    s.server.kill('SIGINT');
+    continue;
+  }
   const target = await page.evaluate(() => window.__tessera.leaves().find((l) => l.op === 'Relu'));
   await page.evaluate((id) => window.__tessera.focus(id), target.id);
   await page.waitForFunction(() => window.__tessera.ready && window.__tessera.stats.lod === 'near');
@@ -138,5 +150,9 @@ for (let r = 0; r < runs; r++) {
 await browser.close();
 rmSync(root, { recursive: true, force: true });
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
+if (given) {
+  console.log(`| ${given} through tessera studio | first render ${median(results.first).toFixed(0)} ms (median of ${runs}) |`);
+  process.exit(0);
+}
 const ms = (a) => `${median(a).toFixed(0)} ms`;
 console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} |`);

@@ -137,23 +137,10 @@ void Checker::report(Severity sev, const std::string& graph, const ir::Node* nod
   diags_.items.push_back(std::move(d));
 }
 
-std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& path, const Scope* outer,
-                                       const std::vector<Type>* input_types, const GraphEnv& env,
-                                       Scope* keep_scope) {
-  std::vector<Type> result(g.outputs.size());
-  if (env.depth > kMaxDepth) {
-    report(Severity::kError, path, nullptr, -1, -1,
-           fmt::format("subgraphs are nested more than {} deep; not checked further", kMaxDepth));
-    return result;
-  }
-  Scope local(outer);
-  Scope& scope = keep_scope ? *keep_scope : local;
-  const ir::Graph* saved_graph = current_graph_;
-  current_graph_ = &g;
-  bool top_level = env.depth == 0 && env.function == nullptr;
-
+void Checker::define_graph_values(const ir::Graph& g, const std::string& path, Scope& scope,
+                                  const std::vector<Type>* input_types, bool top_level, bool in_function) {
   // Graph inputs.
-  if (input_types && input_types->size() != g.inputs.size() && env.function == nullptr) {
+  if (input_types && input_types->size() != g.inputs.size() && !in_function) {
     report(Severity::kError, path, nullptr, -1, -1,
            fmt::format("the graph declares {} inputs but its operator passes {}", g.inputs.size(),
                        input_types->size()));
@@ -222,6 +209,31 @@ std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& pa
     dense_view.data = nullptr;
     define_initializer(*scope.keep(dense_view), true);
   }
+}
+
+void Checker::check_main_graph_values(const ir::Graph& g, Scope& scope) {
+  const ir::Graph* saved = current_graph_;
+  current_graph_ = &g;
+  define_graph_values(g, "main", scope, nullptr, true, false);
+  current_graph_ = saved;
+}
+
+std::vector<Type> Checker::check_graph(const ir::Graph& g, const std::string& path, const Scope* outer,
+                                       const std::vector<Type>* input_types, const GraphEnv& env,
+                                       Scope* keep_scope) {
+  std::vector<Type> result(g.outputs.size());
+  if (env.depth > kMaxDepth) {
+    report(Severity::kError, path, nullptr, -1, -1,
+           fmt::format("subgraphs are nested more than {} deep; not checked further", kMaxDepth));
+    return result;
+  }
+  Scope local(outer);
+  Scope& scope = keep_scope ? *keep_scope : local;
+  const ir::Graph* saved_graph = current_graph_;
+  current_graph_ = &g;
+  bool top_level = env.depth == 0 && env.function == nullptr;
+
+  define_graph_values(g, path, scope, input_types, top_level, env.function != nullptr);
 
   // Declared types of values, looked up as each is produced.
   std::unordered_map<std::string_view, const ir::ValueInfo*> declared;

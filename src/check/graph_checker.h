@@ -67,9 +67,15 @@ class Checker {
   // types of its outputs applied), with the symbol counter at `symbols`; returns the counter after.
   int64_t check_main_node(const ir::Graph& g, const ir::Node& node, Scope& scope, int64_t symbols);
   int64_t symbols() const { return symbol_counter_; }
+  // Defines the main graph `g`'s inputs and initializers in `scope` and reports their problems, as
+  // check_graph does before the nodes (draws no fresh symbols).
+  void check_main_graph_values(const ir::Graph& g, Scope& scope);
 
  private:
   void check_node(const ir::Node& node, const std::string& path, Scope& scope, const GraphEnv& env);
+  // Graph inputs (against `input_types` when given) and initializers, defined in `scope`.
+  void define_graph_values(const ir::Graph& g, const std::string& path, Scope& scope,
+                           const std::vector<ir::Type>* input_types, bool top_level, bool in_function);
   void check_function_call(const ir::Node& node, const ir::Function& fn, const std::string& path,
                            Scope& scope, const GraphEnv& env);
   void check_attributes(const ir::Node& node, const ops::OpSchema& schema, const std::string& path,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <queue>
 #include <set>
@@ -62,6 +63,67 @@ bool calls_function(const ir::Model& m, const ir::Node& n) {
   return false;
 }
 
+using FunctionName = std::pair<std::string, std::string>;  // (domain, name): any overload
+
+// Whether `n` calls one of `names`, itself or in a subgraph at any depth (whether the function exists
+// or not: a node calling a function just removed changes too).
+bool calls_any(const std::set<FunctionName>& names, const ir::Node& n) {
+  if (names.count({n.domain, n.op_type})) return true;
+  for (const ir::Attribute& a : n.attributes) {
+    for (const auto& g : a.graphs) {
+      for (const ir::Node& x : g->nodes) {
+        if (calls_any(names, x)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::set<FunctionName> function_names(const ir::Model& m) {
+  std::set<FunctionName> out;
+  for (const ir::Function& f : m.functions) out.emplace(f.domain, f.name);
+  return out;
+}
+
+// The type each value of `g` is declared to have: graph outputs win over value_info, whose first entry
+// counts (as the checker looks them up).
+std::unordered_map<std::string, ir::Type> declared_types(const ir::Graph& g) {
+  std::unordered_map<std::string, ir::Type> out;
+  for (const ir::ValueInfo& vi : g.value_info) out.emplace(vi.name, vi.type);
+  for (const ir::ValueInfo& vi : g.outputs) out[vi.name] = vi.type;
+  return out;
+}
+
+// The position of each node id in a graph's node list: a vector indexed by id where ids are dense (they
+// come from the graph's counter), else a hash map. Built on every edit of a 50,000-node graph, where a
+// hash map's inserts alone took a few ms.
+class Positions {
+ public:
+  static constexpr size_t kNone = SIZE_MAX;
+  explicit Positions(const ir::Graph& g) {
+    size_t n = g.nodes.size();
+    ir::NodeId top = 0;
+    for (const ir::Node& x : g.nodes) top = std::max(top, x.id);
+    if (top <= 4 * n + 1024) {
+      dense_.assign(static_cast<size_t>(top) + 1, kNone);
+      for (size_t k = 0; k < n; ++k) dense_[static_cast<size_t>(g.nodes[k].id)] = k;
+      return;
+    }
+    sparse_.reserve(n);
+    for (size_t k = 0; k < n; ++k) sparse_.emplace(g.nodes[k].id, k);
+  }
+  // kNone when the graph has no node `id`.
+  size_t find(ir::NodeId id) const {
+    if (sparse_.empty()) return id < dense_.size() ? dense_[static_cast<size_t>(id)] : kNone;
+    auto it = sparse_.find(id);
+    return it == sparse_.end() ? kNone : it->second;
+  }
+
+ private:
+  std::vector<size_t> dense_;
+  std::unordered_map<ir::NodeId, size_t> sparse_;
+};
+
 bool is_graph_value(const ir::Graph& g, const std::string& name) {
   if (g.find_input(name) || g.find_initializer(name)) return true;
   return std::any_of(g.sparse_initializers.begin(), g.sparse_initializers.end(),
@@ -81,6 +143,12 @@ struct IncrementalChecker::State : MainGraphObserver {
   std::unordered_map<std::string, Facts> facts;
   std::unordered_map<std::string, ir::NodeId> producer;
   std::unordered_map<std::string, int> names;
+  std::unordered_set<ir::NodeId> flagged;  // nodes whose record has findings (the list is built from them)
+  // What the shortcut compares an edit of the graph's values, declarations or model against.
+  std::unordered_set<std::string> graph_values;  // graph inputs and initializers
+  std::unordered_map<std::string, ir::Type> declared;
+  std::vector<ir::OpsetImport> opsets;
+  std::set<FunctionName> functions;
 
   void before_main_graph(size_t count, int64_t symbols) override {
     header_count = count;
@@ -97,6 +165,7 @@ struct IncrementalChecker::State : MainGraphObserver {
     r.outputs = node.outputs;
     r.outer = subgraph_reads(node);
     r.diagnostics.assign(diags->items.begin() + static_cast<ptrdiff_t>(diag_start), diags->items.end());
+    if (!r.diagnostics.empty()) flagged.insert(node.id);
     r.symbols_before = symbols_before;
     r.symbols_after = symbols_after;
   }
@@ -116,21 +185,80 @@ struct IncrementalChecker::State : MainGraphObserver {
         if (!producer.emplace(out, n.id).second || is_graph_value(g, out)) return false;
       }
     }
-    std::unordered_map<ir::NodeId, size_t> pos;
-    for (size_t k = 0; k < g.nodes.size(); ++k) pos[g.nodes[k].id] = k;
+    Positions pos(g);
     for (size_t k = 0; k < g.nodes.size(); ++k) {
       const ir::Node& n = g.nodes[k];
       if (!reads_before(n.inputs, pos, k) || !reads_before(nodes.at(n.id).outer, pos, k)) return false;
     }
+    for (const ir::ValueInfo& vi : g.inputs) graph_values.insert(vi.name);
+    for (const ir::Tensor& t : g.initializers) graph_values.insert(t.name);
+    for (const ir::SparseTensor& t : g.sparse_initializers) graph_values.insert(t.values.name);
+    declared = declared_types(g);
+    opsets = m.opset_imports;
+    functions = function_names(m);
     return true;
   }
 
+  // Defines the main graph's inputs and initializers again and replaces their part of the prefix;
+  // the values whose facts changed (or that came or went) go to `dirty`. False when a node now makes
+  // a value of the graph's name (a full check reports it among the producers).
+  bool recheck_graph_values(const ir::Model& m, const CheckOptions& options,
+                            std::unordered_set<std::string>& dirty) {
+    Diagnostics found;
+    Checker checker(m, options, found);
+    Scope scope;
+    checker.check_main_graph_values(m.graph, scope);
+    std::unordered_set<std::string> now;
+    for (const auto& [name, f] : scope.values()) {
+      std::string key(name);
+      if (producer.count(key)) return false;
+      Facts facts = Facts::of(f);
+      auto old = facts_of_graph_value(key);
+      if (!old || !(*old == facts)) {
+        this->facts[key] = std::move(facts);
+        dirty.insert(key);
+      }
+      now.insert(std::move(key));
+    }
+    for (const std::string& name : graph_values) {
+      if (now.count(name)) continue;
+      this->facts.erase(name);
+      dirty.insert(name);
+    }
+    graph_values = std::move(now);
+    prefix.resize(header_count);
+    prefix.insert(prefix.end(), found.items.begin(), found.items.end());
+    return true;
+  }
+
+  const Facts* facts_of_graph_value(const std::string& name) const {
+    if (!graph_values.count(name)) return nullptr;
+    auto it = facts.find(name);
+    return it == facts.end() ? nullptr : &it->second;
+  }
+
+  // The producers of the values whose declared type (graph output, value_info) changed.
+  void redeclared(const ir::Graph& g, std::unordered_set<ir::NodeId>& changed) {
+    std::unordered_map<std::string, ir::Type> now = declared_types(g);
+    auto note = [&](const std::string& name) {
+      auto p = producer.find(name);
+      if (p != producer.end()) changed.insert(p->second);
+    };
+    for (const auto& [name, type] : now) {
+      auto old = declared.find(name);
+      if (old == declared.end() || !(old->second == type)) note(name);
+    }
+    for (const auto& [name, type] : declared) {
+      if (!now.count(name)) note(name);
+    }
+    declared = std::move(now);
+  }
+
   // Whether every value in `names` that a main-graph node produces comes from before position `k`.
-  bool reads_before(const std::vector<std::string>& names, const std::unordered_map<ir::NodeId, size_t>& pos,
-                    size_t k) const {
+  bool reads_before(const std::vector<std::string>& names, const Positions& pos, size_t k) const {
     for (const std::string& in : names) {
       auto p = in.empty() ? producer.end() : producer.find(in);
-      if (p != producer.end() && pos.at(p->second) >= k) return false;
+      if (p != producer.end() && pos.find(p->second) >= k) return false;
     }
     return true;
   }
@@ -189,7 +317,8 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   const ir::Graph& g = m.graph;
   static const CheckOptions kOptions;
   std::unordered_set<ir::NodeId> changed;
-  bool functions_changed = false;
+  bool functions_changed = false, values_changed = false, declarations_changed = false;
+  bool model_changed = false;
   for (const ir::Change& c : changes) {
     if (c.path.function) {
       functions_changed = true;  // anything in a function body: the bodies and their callers
@@ -199,23 +328,51 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       changed.insert(c.path.steps.front().node);  // anything in a subgraph: the main node holding it
       continue;
     }
-    bool node_change = c.kind == ir::Change::Kind::kNodeAdded || c.kind == ir::Change::Kind::kNodeRemoved ||
-                       c.kind == ir::Change::Kind::kNodeChanged;
-    if (!node_change) return false;
-    changed.insert(c.node);
+    switch (c.kind) {
+      case ir::Change::Kind::kNodeAdded:
+      case ir::Change::Kind::kNodeRemoved:
+      case ir::Change::Kind::kNodeChanged:
+        changed.insert(c.node);
+        break;
+      case ir::Change::Kind::kGraphIoChanged:  // inputs define values, outputs declare types
+        values_changed = declarations_changed = true;
+        break;
+      case ir::Change::Kind::kInitializersChanged:
+        values_changed = true;
+        break;
+      case ir::Change::Kind::kValueInfoChanged:
+        declarations_changed = true;
+        break;
+      case ir::Change::Kind::kModelChanged:
+        model_changed = true;
+        break;
+    }
   }
+  if (model_changed) {
+    // Opset imports change what every node means: checked in full. Functions added, removed or
+    // replaced (and metadata): the header, and every node calling a function that is or was there.
+    if (m.opset_imports != st.opsets) return false;
+    std::set<FunctionName> now = function_names(m);
+    std::set<FunctionName> either = now;
+    either.insert(st.functions.begin(), st.functions.end());
+    st.functions = std::move(now);
+    for (const ir::Node& n : g.nodes) {
+      if (calls_any(either, n)) changed.insert(n.id);
+    }
+    functions_changed = true;
+  }
+  if (declarations_changed) st.redeclared(g, changed);
   if (functions_changed) {
     if (!st.recheck_header(m, kOptions)) return false;
     for (const ir::Node& n : g.nodes) {
       if (calls_function(m, n)) changed.insert(n.id);
     }
   }
-  std::unordered_map<ir::NodeId, size_t> pos;
-  pos.reserve(g.nodes.size());
-  for (size_t k = 0; k < g.nodes.size(); ++k) pos.emplace(g.nodes[k].id, k);
+  Positions pos(g);
 
   // Take the changed nodes' old versions out, then put their new versions in.
-  std::unordered_set<std::string> dirty;          // values whose facts may differ now
+  std::unordered_set<std::string> dirty;  // values whose facts may differ now
+  if (values_changed && !st.recheck_graph_values(m, kOptions, dirty)) return false;
   std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
   for (ir::NodeId id : changed) {
     auto it = st.nodes.find(id);
@@ -223,7 +380,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     const NodeRecord& old = it->second;
     // A removed node's fresh symbols would be missing from the numbering of every later one; a changed
     // node must draw as many again (checked below).
-    if (old.symbols_after != old.symbols_before && !pos.count(id)) return false;
+    if (old.symbols_after != old.symbols_before && pos.find(id) == Positions::kNone) return false;
     drawn[id] = old.symbols_after - old.symbols_before;
     if (!old.name.empty()) --st.names[old.name];
     for (const std::string& out : old.outputs) {
@@ -234,6 +391,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       dirty.insert(out);
     }
     st.nodes.erase(it);
+    st.flagged.erase(id);
   }
   using Item = std::pair<size_t, ir::NodeId>;  // position first: checked in graph order
   std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
@@ -242,24 +400,24 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     if (queued.insert(g.nodes[k].id).second) queue.emplace(k, g.nodes[k].id);
   };
   for (ir::NodeId id : changed) {
-    auto p = pos.find(id);
-    if (p == pos.end()) continue;  // removed
-    const ir::Node& n = g.nodes[p->second];
+    size_t p = pos.find(id);
+    if (p == Positions::kNone) continue;  // removed
+    const ir::Node& n = g.nodes[p];
     if (!n.name.empty() && ++st.names[n.name] > 1) return false;
     for (const std::string& out : n.outputs) {
       if (out.empty()) continue;
       if (!st.producer.emplace(out, id).second || is_graph_value(g, out)) return false;
       dirty.insert(out);
     }
-    enqueue(p->second);
+    enqueue(p);
   }
   // Each changed node must still read only values produced before it (its subgraphs' reads included).
   for (ir::NodeId id : changed) {
-    auto p = pos.find(id);
-    if (p == pos.end()) continue;
-    const ir::Node& n = g.nodes[p->second];
-    if (!st.reads_before(n.inputs, pos, p->second) ||
-        (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p->second)))
+    size_t p = pos.find(id);
+    if (p == Positions::kNone) continue;
+    const ir::Node& n = g.nodes[p];
+    if (!st.reads_before(n.inputs, pos, p) ||
+        (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p)))
       return false;
   }
   // Consumers of the values that changed hands; each must still come after its producer.
@@ -268,14 +426,16 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       for (const std::string& in : names) {
         if (in.empty() || !values.count(in)) continue;
         auto q = st.producer.find(in);
-        if (q != st.producer.end() && pos.at(q->second) >= k) ok = false;
+        if (q != st.producer.end() && pos.find(q->second) >= k) ok = false;
         return true;
       }
       return false;
     };
     for (size_t k = after; k < g.nodes.size(); ++k) {
       bool ok = true;
-      if (reads(g.nodes[k].inputs, k, ok) || reads(st.outer_of(g.nodes[k].id), k, ok)) enqueue(k);
+      // What a node's subgraphs read is looked up only for nodes that hold one (most hold none).
+      const ir::Node& n = g.nodes[k];
+      if (reads(n.inputs, k, ok) || (holds_subgraph(n) && reads(st.outer_of(n.id), k, ok))) enqueue(k);
       if (!ok) return false;
     }
     return true;
@@ -331,16 +491,30 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     r.outputs = n.outputs;
     r.outer = outer;
     r.diagnostics = std::move(found.items);
+    if (r.diagnostics.empty()) {
+      st.flagged.erase(id);
+    } else {
+      st.flagged.insert(id);
+    }
     r.symbols_before = before;
     r.symbols_after = after;
     if (!moved.empty() && !consumers_of(moved, k + 1)) return false;
   }
 
   // The list in a full check's order: what comes before the nodes, each node's findings, the outputs.
+  // Only the nodes with findings, in graph order (not a lookup per node of the graph).
   Diagnostics out;
   out.items = st.prefix;
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    for (Diagnostic d : st.nodes.at(g.nodes[k].id).diagnostics) {
+  std::vector<std::pair<size_t, ir::NodeId>> flagged;
+  flagged.reserve(st.flagged.size());
+  for (ir::NodeId id : st.flagged) {
+    size_t k = pos.find(id);
+    if (k == Positions::kNone) return false;  // a record left for a node no longer there
+    flagged.emplace_back(k, id);
+  }
+  std::sort(flagged.begin(), flagged.end());
+  for (const auto& [k, id] : flagged) {
+    for (Diagnostic d : st.nodes.at(id).diagnostics) {
       if (d.graph == "main" && d.node_index >= 0) d.node_index = static_cast<int>(k);
       out.items.push_back(std::move(d));
     }

@@ -7,11 +7,14 @@
 // full check gives. An edit inside a subgraph (If/Loop/Scan bodies, at any depth) re-checks the
 // main-graph node holding it, subgraph included, as a changed node; one whose subgraphs read a value
 // whose facts changed is re-checked too. An edit inside a local function's body re-checks the function
-// bodies and the main-graph nodes that call a function (directly or in their subgraphs). Anything else
-// (graph inputs, initializers, value_info of the main graph, opsets, functions added or removed), or a
-// graph where the shortcut could differ from a full check (duplicate names or producers, nodes out of
-// order, a list cut at max_diagnostics, a re-check that would renumber the checker's fresh symbols), is
-// checked in full.
+// bodies and the main-graph nodes that call a function (directly or in their subgraphs). An edit of the
+// main graph's inputs or initializers defines them again and re-checks the nodes reading a value whose
+// facts changed; one of graph outputs or value_info re-checks the producers of the values whose
+// declared type changed; functions added, removed or replaced (and metadata) re-check the model's
+// header (function bodies) and the nodes calling a function that is or was there. Anything else
+// (opset imports), or a graph where the shortcut could differ from a full check (duplicate names or
+// producers, a node output named like a graph input or initializer, nodes out of order, a list cut at
+// max_diagnostics, a re-check that would renumber the checker's fresh symbols), is checked in full.
 #pragma once
 
 #include <memory>

@@ -310,7 +310,14 @@ void Studio::serve_static(const httplib::Request& req, httplib::Response& res) {
   } catch (const std::exception&) {
     throw HttpError{404, fmt::format("no such file: {}", req.path)};
   }
-  res.set_content(body, content_type(rel));
+  // Sent as it is, through a content provider of known length: cpp-httplib compresses a body set with
+  // set_content when the browser accepts it, with brotli at its highest quality, which took 0.48 s for
+  // the app's 135 KB script on every page load (identity 5 ms on loopback).
+  auto shared = std::make_shared<std::string>(std::move(body));
+  res.set_content_provider(shared->size(), content_type(rel),
+                           [shared](size_t offset, size_t length, httplib::DataSink& sink) {
+                             return sink.write(shared->data() + offset, length);
+                           });
 }
 
 // ---- files and paths ----------------------------------------------------------------------------
@@ -526,6 +533,38 @@ void set_positions(Document& doc, const json& body) {
   if (body.contains("io")) doc.io_positions()[key] = std::move(io);
 }
 
+size_t size_param(const httplib::Request& req, const char* name, size_t fallback) {
+  if (!req.has_param(name)) return fallback;
+  char* end = nullptr;
+  std::string s = req.get_param_value(name);
+  size_t v = std::strtoull(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || s[0] == '-')
+    throw HttpError{400, fmt::format("'{}' must be a non-negative integer", name)};
+  return v;
+}
+
+// GET initializers/{name}?offset=K&limit=N&rows=R&stride=S: R runs of N values, the i-th from element
+// K + i*S (flat, row-major); defaults: offset 0, limit 1024, one run. The tensor editor fetches the page
+// of a large tensor it shows this way, never the whole tensor.
+json initializer_window_json(const ir::Tensor& t, const httplib::Request& req) {
+  size_t offset = size_param(req, "offset", 0);
+  size_t limit = size_param(req, "limit", kDefaultPreview);
+  size_t rows = size_param(req, "rows", 1);
+  size_t stride = size_param(req, "stride", limit);
+  size_t n = static_cast<size_t>(t.numel().value_or(0));
+  if (rows > 1 && (limit > (size_t{1} << 20) / rows || stride > n))
+    throw HttpError{400, "'rows' x 'limit' must be at most 1048576 and 'stride' at most the tensor's size"};
+  json values = json::array();
+  for (size_t i = 0; i < rows; ++i) {
+    size_t at = offset + i * stride;
+    if (at >= n) break;
+    for (json& v : ir::tensor_values_json(t, limit, at)) values.push_back(std::move(v));
+  }
+  json j{{"dtype", ir::dtype_name(t.dtype)}, {"shape", t.dims}, {"values", std::move(values)}};
+  if (offset || rows > 1) j["offset"] = offset;
+  return j;
+}
+
 }  // namespace
 
 void Studio::route_documents(const httplib::Request& req, httplib::Response& res,
@@ -627,17 +666,7 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     const ir::Graph& g = resolve_or_404(doc->model(), path_param(req));
     const ir::Tensor* t = g.find_initializer(parts[4]);
     if (!t) throw HttpError{404, fmt::format("initializer '{}' does not exist", parts[4])};
-    size_t limit = kDefaultPreview;
-    if (req.has_param("limit")) {
-      char* end = nullptr;
-      std::string s = req.get_param_value("limit");
-      limit = std::strtoull(s.c_str(), &end, 10);
-      if (s.empty() || *end != '\0') throw HttpError{400, "'limit' must be a non-negative integer"};
-    }
-    answer(res, 200,
-           {{"dtype", ir::dtype_name(t->dtype)},
-            {"shape", t->dims},
-            {"values", ir::tensor_values_json(*t, limit)}});
+    answer(res, 200, initializer_window_json(*t, req));
   } else if (parts.size() == 4 && action == "positions" && m == "PUT") {
     set_positions(*doc, parse_body(req));
     answer(res, 200, json::object());

@@ -93,6 +93,18 @@ async function newNode(page: Page, before: Leaf[]): Promise<Leaf> {
   return (await leaves(page)).find((l) => !known.has(l.name))!;
 }
 
+/** The texts of the tensor editor's cells, and those wider than their box (cut). */
+const cellTexts = (page: Page) =>
+  page.locator('[data-cell]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
+const cutCells = (page: Page) =>
+  page
+    .locator('[data-cell]')
+    .evaluateAll((els) =>
+      els
+        .filter((e) => (e as HTMLInputElement).scrollWidth > (e as HTMLInputElement).clientWidth)
+        .map((e) => (e as HTMLInputElement).value),
+    );
+
 async function dragBetween(page: Page, from: [number, number], to: [number, number]): Promise<void> {
   await page.mouse.move(from[0], from[1]);
   await page.mouse.down();
@@ -182,6 +194,9 @@ test('edits the sample through the server and keeps the edits across save and re
   await expect(page.getByTestId('tensor-editor')).toContainText('float [8, 3, 3, 3]');
   await page.getByTestId('tensor-lead-0').fill('2');
   await page.getByTestId('tensor-lead-0').dispatchEvent('change');
+  // Standard normal float32 values take up to 9 significant digits: none is cut.
+  expect(Math.max(...(await cellTexts(page)).map((x) => x.length))).toBeGreaterThanOrEqual(9);
+  expect(await cutCells(page)).toEqual([]);
   const cell = page.locator('[data-cell="1,2"]');
   await cell.fill('x');
   await cell.dispatchEvent('change');
@@ -657,7 +672,9 @@ function npyFile(descr: string, shape: number[]): Buffer {
   return Buffer.concat([pre, Buffer.from(header, 'latin1'), Buffer.alloc(size)]);
 }
 
-test('makes a local function of two nodes, edits its attributes, deletes it, undoes', async ({ page }) => {
+test('makes a local function of two nodes, expands its call in place, edits it, deletes it, undoes', async ({
+  page,
+}) => {
   await page.goto(url);
   await ready(page);
   type N = { id: number; name: string; inputs: string[]; outputs: string[] };
@@ -689,6 +706,31 @@ test('makes a local function of two nodes, edits its attributes, deletes it, und
     ).length;
   expect(await callErrors()).toBe(0);
 
+  // The call shows as a group of the function's body, collapsed; its title's double-click expands it
+  // in place, and an edit of a node inside goes to the function's body.
+  type G = { path: string; expanded: boolean };
+  const group = (await t<G[]>(page, 'groups()')).find((g) => g.path.endsWith('\u0192 Pair Pair_call_0'))!;
+  expect(group).toEqual(expect.objectContaining({ expanded: false }));
+  const bodyShown = async () =>
+    (await leaves(page)).filter((l) => (l.name === a.name || l.name === b.name) && l.visible).length;
+  expect(await bodyShown()).toBe(0);
+  await page.evaluate('window.__tessera.fit()');
+  await ready(page);
+  const title = (await t<[number, number]>(page, `groupCenter(${JSON.stringify(group.path)})`))!;
+  await page.mouse.dblclick(title[0], title[1]);
+  await expect.poll(bodyShown).toBe(2);
+  await page.screenshot({ path: artifact('studio-function-group.png') });
+  await page.evaluate(`window.__tessera.select(${JSON.stringify([a.name])})`);
+  const renamed = `${a.name.replace(/[^A-Za-z0-9_]/g, '_')}_in_body`;
+  const bodyName = page.getByTestId('param-name');
+  await bodyName.fill(renamed);
+  v = await t<number>(page, 'graphVersion');
+  await bodyName.press('Enter');
+  await settle(page, v);
+  const fnBody = await t<{ nodes: Array<{ name: string }> }>(page, 'localFunction(0)');
+  expect(fnBody.nodes.map((n) => n.name)).toEqual([renamed, b.name]);
+  expect((await leaves(page)).find((l) => l.name === renamed)?.visible).toBe(true); // still expanded
+
   // Attribute parameters, from the model properties (nothing selected).
   await page.evaluate('window.__tessera.select([])');
   await page.getByTestId('function-attributes').click();
@@ -708,7 +750,7 @@ test('makes a local function of two nodes, edits its attributes, deletes it, und
   await page.getByTestId('function-delete').click();
   await settle(page, v);
   await expect.poll(callErrors).toBeGreaterThan(0);
-  for (let k = 0; k < 3; k++) {
+  for (let k = 0; k < 4; k++) {
     v = await t<number>(page, 'graphVersion');
     await page.evaluate('window.__tessera.undo()');
     await settle(page, v);
@@ -721,4 +763,64 @@ test('makes a local function of two nodes, edits its attributes, deletes it, und
   await page.reload();
   await ready(page);
   expect((await t<N[]>(page, 'graph.nodes')).map((n) => n.id)).toEqual(order);
+});
+
+test('edits a tensor over 65,536 elements page by page, fetching only the pages shown', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const windows: number[] = []; // values asked for per request of the big initializer
+  page.on('request', (r) => {
+    const u = new URL(r.url());
+    if (!u.pathname.endsWith('/initializers/big')) return;
+    windows.push(Number(u.searchParams.get('limit') ?? 1024) * Number(u.searchParams.get('rows') ?? 1));
+  });
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('big');
+  await page.getByTestId('init-shape').fill('[2, 300, 400]');
+  await page.getByTestId('init-fill').selectOption('normal');
+  let v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  await page.locator('[data-edit="big"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [2, 300, 400]');
+  await expect(page.getByTestId('tensor-where')).toHaveText('rows 0-63 of 300, columns 0-31 of 400');
+  expect(await cutCells(page)).toEqual([]);
+  // The second slice, a page down and a page right: rows 64-127, columns 32-63.
+  await page.getByTestId('tensor-lead-0').fill('1');
+  await page.getByTestId('tensor-lead-0').dispatchEvent('change');
+  await page.locator('.tensor-paging button', { hasText: '↓' }).click();
+  await page.locator('.tensor-paging button', { hasText: '→' }).click();
+  await expect(page.getByTestId('tensor-where')).toHaveText('rows 64-127 of 300, columns 32-63 of 400');
+  const before = await t<{ values: number[] }>(page, 'initializer("big", 2048)');
+  for (const [cell, text] of [
+    ['64,32', '-1.2345678e-10'],
+    ['64,33', '2.5'],
+    ['100,40', '7'],
+  ]) {
+    await page.locator(`[data-cell="${cell}"]`).fill(text);
+    await page.locator(`[data-cell="${cell}"]`).dispatchEvent('change');
+  }
+  expect(await cutCells(page)).toEqual([]);
+  await page.screenshot({ path: artifact('studio-tensor-editor-paged.png') });
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toHaveCount(0);
+  // Only pages travelled (64 x 32 cells each), never the 240,000 values.
+  expect(windows.length).toBeGreaterThanOrEqual(3);
+  expect(Math.max(...windows)).toBeLessThanOrEqual(64 * 32);
+  const at = (s: number, r: number, c: number) => (s * 300 + r) * 400 + c;
+  const read = async (i: number) =>
+    (await page.evaluate(`window.__tessera.initializerAt("big", ${i})`)) as number;
+  expect(await read(at(1, 64, 32))).toBeCloseTo(-1.2345678e-10, 15);
+  expect(await read(at(1, 64, 33))).toBe(2.5);
+  expect(await read(at(1, 100, 40))).toBe(7);
+  expect(await read(at(1, 64, 34))).not.toBe(2.5); // a neighbour untouched
+  expect((await t<{ values: number[] }>(page, 'initializer("big", 2048)')).values).toEqual(before.values);
+  // One undo step.
+  v = await t<number>(page, 'graphVersion');
+  await page.evaluate('window.__tessera.undo()');
+  await settle(page, v);
+  expect(await read(at(1, 100, 40))).not.toBe(7);
 });

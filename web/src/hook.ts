@@ -45,9 +45,10 @@ export function installHook(app: App): void {
     async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
       const t0 = performance.now();
       await app.run(cmd);
-      // The renderer's frame runs in the next animation frame (requested by the edit), before this
-      // callback; finish() waits for the GPU to complete it. The second frame is the compositor's.
-      await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
+      // The edit drew its frame as it ended (Renderer.flush); a frame still asked for (a layout that
+      // finished later) runs at the next animation frame. finish() waits for the GPU to complete it.
+      // The next animation frame after that is the compositor's.
+      if (r.framePending) await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
       r.finish();
       app.editMarks.rendered = performance.now();
       await new Promise<void>((resolve) => requestAnimationFrame(() => resolve()));
@@ -87,6 +88,19 @@ export function installHook(app: App): void {
     /** An initializer's values as the server has them (up to `limit`). */
     initializer: (name: string, limit = 1 << 16) =>
       app.client!.initializer(app.doc!.id, name, limit, app.graphPath),
+    /** One element of an initializer (flat index), fetched alone. */
+    initializerAt: async (name: string, i: number) =>
+      (
+        await app.client!.initializerWindow(
+          app.doc!.id,
+          name,
+          { offset: i, limit: 1, rows: 1, stride: 1 },
+          app.graphPath,
+        )
+      ).values?.[0],
+    /** How the server made the last edit's diagnostics: {incremental, checked_nodes, ms}. */
+    checkInfo: async () =>
+      ((await app.client!.diagnostics(app.doc!.id)) as unknown as { check: Record<string, unknown> }).check,
     get lastError() {
       return app.lastError;
     },
@@ -154,6 +168,12 @@ export function installHook(app: App): void {
       if (Number.isNaN(x)) return null;
       return toPage(x + w / 2, y + Math.min(h / 2, 12));
     },
+    /** Group paths (name scopes; calls of local functions: '.../\u0192 FUNCTION CALL') and expansion. */
+    groups() {
+      return (c.groups?.path ?? []).map((path, k) => ({ path, expanded: !!c.expanded[k] }));
+    },
+    /** The k-th local function of the document, as the server has it. */
+    localFunction: (k: number) => app.client!.localFunction(app.doc!.id, k),
     get visibleItems() {
       return c.scene?.lay.stats.visibleItems ?? 0;
     },

@@ -146,6 +146,18 @@ const std::map<std::string, Reader, std::less<>>& readers() {
          return std::make_unique<ReplaceInitializer>(path_of(j, w),
                                                      tensor_from_json(require_field(j, "tensor", w), w));
        }},
+      {"set_initializer_values",
+       [](const json& j, const std::string& w) {
+         std::string name = string_field(j, "name", w);
+         int64_t offset = static_cast<int64_t>(index_field(j, "offset", w));
+         const json& values = require_field(j, "values", w);
+         if (!values.is_array()) throw JsonError(fmt::format("{}'values' must be an array", w));
+         json t{{"name", name},
+                {"dtype", string_field(j, "dtype", w)},
+                {"shape", {values.size()}},
+                {"values", values}};
+         return std::make_unique<SetInitializerValues>(path_of(j, w), name, offset, tensor_from_json(t, w));
+       }},
       {"remove_initializer",
        [](const json& j, const std::string& w) {
          return std::make_unique<RemoveInitializer>(path_of(j, w), string_field(j, "name", w));
@@ -361,6 +373,17 @@ json ReplaceInitializer::to_json() const {
   return with_type("replace_initializer", path_, {{"tensor", tensor_to_json(tensor_)}});
 }
 void ReplaceInitializer::changes(const Model&, bool, std::vector<Change>& out) const {
+  add(out, Change::Kind::kInitializersChanged, path_);
+}
+
+json SetInitializerValues::to_json() const {
+  return with_type("set_initializer_values", path_,
+                   {{"name", name_},
+                    {"offset", offset_},
+                    {"dtype", std::string(dtype_name(values_.dtype))},
+                    {"values", tensor_values_json(values_, SIZE_MAX)}});
+}
+void SetInitializerValues::changes(const Model&, bool, std::vector<Change>& out) const {
   add(out, Change::Kind::kInitializersChanged, path_);
 }
 

@@ -45,9 +45,9 @@ ValueInfo value_info_from_json(const json& j, const std::string& where);
 json tensor_to_json(const Tensor& t, size_t max_values = SIZE_MAX);
 // {name, dtype, shape, values? | fill? | npy_base64?}; without any of the three: zeros.
 Tensor tensor_from_json(const json& j, const std::string& where = {});
-// The first `limit` values as numbers (strings for string tensors); empty when the dtype has no
-// JSON number form.
-json tensor_values_json(const Tensor& t, size_t limit);
+// `limit` values from element `offset` on (flat, row-major) as numbers (strings for string tensors);
+// empty when the dtype has no JSON number form.
+json tensor_values_json(const Tensor& t, size_t limit, size_t offset = 0);
 
 // {name, type, value} (or {name, type, ref} inside a function body). `full`: graphs as whole graph
 // JSON and tensors with all their values (for round trips); otherwise graphs as counts and tensors

@@ -220,18 +220,19 @@ Tensor from_raw(const Tensor& like, const json& text, const std::string& where) 
 
 }  // namespace
 
-json tensor_values_json(const Tensor& t, size_t limit) {
+json tensor_values_json(const Tensor& t, size_t limit, size_t offset) {
   json out = json::array();
   if (t.dtype == DataType::kString) {
-    for (size_t i = 0; i < t.strings.size() && i < limit; ++i) out.push_back(t.strings[i]);
+    for (size_t i = offset; i < t.strings.size() && i - offset < limit; ++i) out.push_back(t.strings[i]);
     return out;
   }
   visit_numeric(t.dtype, [&](auto zero) {
     using T = decltype(zero);
     using S = Storage<T>;
     std::span<const std::byte> b = t.bytes();
-    size_t n = std::min(limit, b.size() / sizeof(S));
-    for (size_t i = 0; i < n; ++i) {
+    size_t count = b.size() / sizeof(S);
+    size_t n = offset >= count ? offset : offset + std::min(limit, count - offset);
+    for (size_t i = offset; i < n; ++i) {
       S raw;
       std::memcpy(&raw, b.data() + i * sizeof(S), sizeof(S));
       T x = static_cast<T>(raw);

@@ -81,6 +81,19 @@ export class StudioClient {
       `/api/documents/${id}/initializers/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
     );
   }
+  /** `rows` runs of `limit` values of an initializer, the i-th from flat element offset + i * stride. */
+  initializerWindow(
+    id: string,
+    name: string,
+    window: { offset: number; limit: number; rows: number; stride: number },
+    path: GraphPath | null = null,
+  ): Promise<TensorValue> {
+    const { offset, limit, rows, stride } = window;
+    return this.request(
+      'GET',
+      `/api/documents/${id}/initializers/${encodeURIComponent(name)}?offset=${offset}&limit=${limit}&rows=${rows}&stride=${stride}${pathQuery(path, '&')}`,
+    );
+  }
   /** The k-th local function of the model, whole (what replace_function takes). */
   localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
     return this.request('GET', `/api/documents/${id}/functions/${k}`);

@@ -15,7 +15,7 @@ import type {
   TensorValue,
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
-import { registryKey } from '../model/viewmodel';
+import { functionKeyString, registryKey, type Leaf } from '../model/viewmodel';
 import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
@@ -27,6 +27,22 @@ import { QuickAdd } from '../ui/quickadd';
 import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
+
+/** Element types whose values the server sends as JSON numbers (the paged tensor editor needs them). */
+const PAGED_TYPES = new Set([
+  'float',
+  'double',
+  'int8',
+  'uint8',
+  'int16',
+  'uint16',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'bool',
+  'string',
+]);
 
 export interface Shell {
   tabs: HTMLElement;
@@ -76,7 +92,8 @@ export class App {
       terminalDoubleClick: (t) => void this.terminalDoubleClick(t),
       nodeDoubleClick: (leaf) => {
         const l = this.canvas.vm?.leaves[leaf];
-        if (l?.kind === 'node') void this.openSubgraph(l.id);
+        if (l?.body) this.openFunction(l.body.fn);
+        else if (l?.kind === 'node') void this.openSubgraph(l.id);
       },
       layoutDone: () => this.onLayout(),
       status: (s) => (shell.status.textContent = s),
@@ -107,20 +124,20 @@ export class App {
     });
     this.params = new ParamEditor(shell.right, {
       editTensor: (nodes, name, value) => this.editTensorAttribute(nodes, name, value),
-      rename: (n, name) => void this.run({ type: 'rename_node', node: n.id, name }),
+      rename: (n, name) => void this.run(this.at(n, { type: 'rename_node', node: n.id, name })),
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
-          ? this.run({ type: 'set_attribute', node: nodes[0].id, attribute: attr })
+          ? this.run(this.at(nodes[0], { type: 'set_attribute', node: nodes[0].id, attribute: attr }))
           : this.runBatch(
               `Set ${attr.name} on ${nodes.length} nodes`,
-              nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute: attr })),
+              nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute: attr })),
             )),
       resetAttr: (nodes, name) =>
         void (nodes.length === 1
-          ? this.run({ type: 'reset_attribute', node: nodes[0].id, name })
+          ? this.run(this.at(nodes[0], { type: 'reset_attribute', node: nodes[0].id, name }))
           : this.runBatch(
               `Reset ${name}`,
-              nodes.map((n) => ({ type: 'reset_attribute', node: n.id, name })),
+              nodes.map((n) => this.at(n, { type: 'reset_attribute', node: n.id, name })),
             )),
       setMetadata: (fields) => void this.run({ type: 'set_model_metadata', ...fields }),
       setOpset: (domain, version) => void this.run({ type: 'set_opset_import', domain, version }),
@@ -135,7 +152,11 @@ export class App {
     });
     this.checklist = new CheckList(
       shell.bottom,
-      (d) => d.node_id !== undefined && void this.canvas.focusNode(d.node_id),
+      (d) =>
+        d.node_id !== undefined &&
+        void (d.graph.startsWith('function ')
+          ? this.canvas.focusBodyNode(d.graph, d.node_id)
+          : this.canvas.focusNode(d.node_id)),
     );
     this.quickAdd = new QuickAdd(document.body);
     shell.canvas.addEventListener('pointermove', (ev) => (this.mouse = [ev.clientX, ev.clientY]));
@@ -147,9 +168,10 @@ export class App {
 
   // ---- documents ----
 
-  async start(): Promise<void> {
+  /** `listed`: the document list already asked for (main.ts asks before building the app). */
+  async start(listed?: Promise<{ documents: DocumentInfo[] }>): Promise<void> {
     if (!this.client) return;
-    const { documents } = await this.client.documents();
+    const { documents } = await (listed ?? this.client.documents());
     this.docs = documents;
     if (documents.length) await this.switchTo(documents[0]);
     else this.openDialog();
@@ -197,6 +219,7 @@ export class App {
     this.diagnostics = diags.diagnostics;
     this.checklist.show(this.diagnostics);
     this.graph = graph;
+    await this.fetchBodies(graph);
     await this.canvas.setGraph(graph, true);
     this.renderTabs();
     this.showParams();
@@ -206,9 +229,39 @@ export class App {
   private async refreshGraph(): Promise<void> {
     if (!this.client || !this.doc) return;
     this.graph = await this.client.graph(this.doc.id, this.graphPath);
+    await this.fetchBodies(this.graph);
     await this.canvas.setGraph(this.graph, false);
     this.showParams();
     this.showLists();
+  }
+
+  /** Body nodes shown inside calls -> their function (edits on them go through its graph path). */
+  private bodyFn = new WeakMap<ApiNode, FunctionKey>();
+
+  /** The bodies of the local functions the graph calls, so the canvas can show each call as a group
+   *  expandable in place into its body (one request per function, not per call). */
+  private async fetchBodies(g: ApiGraph): Promise<void> {
+    const fns = new Map<string, FunctionKey>();
+    for (const n of g.nodes) if (n.function) fns.set(functionKeyString(n.function), n.function);
+    const bodies = new Map<string, ApiGraph>();
+    await Promise.all(
+      [...fns].map(async ([key, fn]) => {
+        const body = await this.client!.graph(this.doc!.id, { function: fn, steps: [] });
+        for (const n of body.nodes) this.bodyFn.set(n, fn);
+        bodies.set(key, body);
+      }),
+    );
+    this.canvas.bodies = bodies;
+  }
+
+  /** A command on a node: one of a function body shown inside a call goes to the function's graph. */
+  private at(n: ApiNode, cmd: Command): Command {
+    const fn = this.bodyFn.get(n);
+    return fn ? { ...cmd, path: { function: fn, steps: [] } } : cmd;
+  }
+
+  private leafCmd(l: Leaf, cmd: Command): Command {
+    return l.body ? { ...cmd, path: { function: l.body.fn, steps: [] } } : cmd;
   }
 
   private updateDoc(d: DocumentInfo): void {
@@ -287,6 +340,8 @@ export class App {
       this.checklist.show(a.diagnostics);
       if (!(await this.patchGraph(a))) await this.refreshGraph();
       this.editMarks.updated = performance.now();
+      this.canvas.renderer.flush(); // the edit's frame now, not at the browser's next frame
+      this.editMarks.flushed = performance.now();
       return a;
     });
   }
@@ -397,6 +452,7 @@ export class App {
 
   /** Commands act on the graph shown: a subgraph's edits go through the document's one history. */
   private withPath(cmd: Command): Command {
+    if (cmd.path) return cmd; // a function body's node shown inside a call (at, leafCmd)
     return this.graphPath ? { ...cmd, path: this.graphPath } : cmd;
   }
 
@@ -473,6 +529,7 @@ export class App {
     const vm = this.canvas.vm!;
     const src = vm.leaves[from.leaf];
     const dst = vm.leaves[to.leaf];
+    if (src.body || dst.body) return this.connectInBody(src, from.port, dst, to.port);
     let value = src.outputs[from.port]?.value ?? '';
     const cmds: Command[] = [];
     if (dst.kind === 'output') {
@@ -488,15 +545,35 @@ export class App {
     else await this.runBatch(`Connect ${src.name} to ${dst.name}`, cmds);
   }
 
+  /** A link between two nodes of the same call's body is a link in the function's body (every call
+   *  shows it); one across the call's border would change the function's signature: refused. */
+  private async connectInBody(src: Leaf, srcPort: number, dst: Leaf, dstPort: number): Promise<void> {
+    if (!src.body || !dst.body || src.body.call !== dst.body.call)
+      return this.toast(
+        "a link across a local function's border changes its signature: edit the function in its tab",
+        true,
+      );
+    let value = src.body.node.outputs[srcPort] ?? '';
+    const cmds: Command[] = [];
+    if (!value) {
+      value = `${src.name}_out${srcPort}`;
+      cmds.push(this.leafCmd(src, { type: 'set_node_output', node: src.id, index: srcPort, value }));
+    }
+    cmds.push(this.leafCmd(dst, { type: 'connect', node: dst.id, index: dstPort, value }));
+    if (cmds.length === 1) await this.run(cmds[0]);
+    else await this.runBatch(`Connect ${src.name} to ${dst.name}`, cmds);
+  }
+
   private async disconnect(leaf: number, port: number): Promise<void> {
     const l = this.canvas.vm!.leaves[leaf];
-    if (l.kind === 'node') await this.run({ type: 'disconnect', node: l.id, index: port });
+    if (l.kind === 'node') await this.run(this.leafCmd(l, { type: 'disconnect', node: l.id, index: port }));
   }
 
   /** Double-click on a free terminal: a dialog for the new graph input (or output) it will be linked to. */
   private async terminalDoubleClick(t: TerminalRef): Promise<void> {
     const leaf = this.canvas.vm!.leaves[t.leaf];
     if (leaf.kind !== 'node') return;
+    if (leaf.body) return this.toast("a local function's inputs and outputs are edited in its tab", true);
     const term = (t.side === 'in' ? leaf.inputs : leaf.outputs)[t.port];
     if (term.value && t.side === 'in') return;
     const input = t.side === 'in';
@@ -566,14 +643,17 @@ export class App {
       const lay = this.canvas.scene!.lay;
       const edge = vm.edges[lay.edgeLeaf[e]];
       const dst = vm.leaves[edge.dst];
-      if (lay.edgeDstItem[e] === edge.dst && dst.kind === 'node')
-        await this.run({ type: 'disconnect', node: dst.id, index: edge.dstPort });
+      if (lay.edgeDstItem[e] !== edge.dst || dst.kind !== 'node') return;
+      const src = vm.leaves[edge.src];
+      if (dst.body && src.body?.call !== dst.body.call)
+        return this.toast("a link across a local function's border is edited in the function's tab", true);
+      await this.run(this.leafCmd(dst, { type: 'disconnect', node: dst.id, index: edge.dstPort }));
       return;
     }
     const cmds: Command[] = [];
     for (const i of this.canvas.selected) {
       const l = vm.leaves[i];
-      if (l.kind === 'node') cmds.push({ type: 'remove_node', node: l.id });
+      if (l.kind === 'node') cmds.push(this.leafCmd(l, { type: 'remove_node', node: l.id }));
       else if (l.kind === 'input') cmds.push({ type: 'remove_graph_input', name: l.name });
       else cmds.push({ type: 'remove_graph_output', name: l.name });
     }
@@ -590,7 +670,7 @@ export class App {
     for (const [key, p] of this.canvas.pins) {
       const xy: [number, number] = [Math.round(p[0]), Math.round(p[1])];
       if (key.startsWith('n:')) positions[key.slice(2)] = xy;
-      else io[key] = xy; // graph inputs and outputs: 'i:NAME', 'o:NAME'
+      else if (key.startsWith('i:') || key.startsWith('o:')) io[key] = xy; // graph inputs and outputs: 'i:NAME', 'o:NAME'
     }
     await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath, io));
     // The graph held here is patched rather than re-fetched after most edits: keep its positions current.
@@ -610,7 +690,7 @@ export class App {
     const g = this.graph;
     const pos = this.nodePositions(g);
     return [...this.canvas.selected]
-      .map((i) => g.nodes[pos.get(vm.leaves[i].id) ?? -1])
+      .map((i) => vm.leaves[i].body?.node ?? g.nodes[pos.get(vm.leaves[i].id) ?? -1])
       .filter((n): n is ApiNode => !!n);
   }
 
@@ -983,10 +1063,7 @@ export class App {
     await this.guard(async () => {
       const info = this.graph?.initializers.find((i) => i.name === name);
       const n = info ? info.shape.reduce((a, b) => a * b, 1) : 0;
-      if (n > EDIT_LIMIT)
-        throw new Error(
-          `${name} has ${n.toLocaleString('en-US')} elements; the tensor editor takes up to ${EDIT_LIMIT.toLocaleString('en-US')}: replace it from a .npy file instead`,
-        );
+      if (info && n > EDIT_LIMIT) return this.editLargeInitializer(name, info.dtype, info.shape);
       const t = await this.client!.initializer(this.doc!.id, name, EDIT_LIMIT, this.graphPath);
       const grid = new TensorGrid(t.dtype, t.shape, t.values ?? []);
       this.dialog(`Edit initializer ${name}`, [
@@ -996,6 +1073,30 @@ export class App {
         }),
       ]);
     });
+  }
+
+  /** The tensor editor on an initializer too large to load whole: it fetches the page it shows, and
+   *  Apply writes the edited cells in place (set_initializer_values, runs of consecutive elements, one
+   *  undo step). The weight itself never travels. */
+  private editLargeInitializer(name: string, dtype: string, shape: number[]): void {
+    if (!PAGED_TYPES.has(dtype))
+      throw new Error(`${name} (${dtype}) is too large for the tensor editor; replace it from a .npy file`);
+    const path = this.graphPath;
+    const doc = this.doc!.id;
+    const loader = async (offset: number, limit: number, rows: number, stride: number) =>
+      (await this.client!.initializerWindow(doc, name, { offset, limit, rows, stride }, path)).values ?? [];
+    const grid = new TensorGrid(dtype, shape, null, loader);
+    const apply = async (runs: Array<{ offset: number; values: unknown[] }>) => {
+      if (!runs.length) return clear(this.shell.dialogs);
+      const cmds: Command[] = runs.map((r) => ({ type: 'set_initializer_values', name, dtype, ...r }));
+      const a = await (cmds.length === 1
+        ? this.run(cmds[0])
+        : this.runBatch(`Edit initializer '${name}'`, cmds));
+      if (a) clear(this.shell.dialogs);
+    };
+    this.dialog(`Edit initializer ${name}`, [
+      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+    ]);
   }
 
   /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). */
@@ -1008,10 +1109,10 @@ export class App {
           const own = (value as TensorValue & { name?: string }).name;
           const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
           const a = await (nodes.length === 1
-            ? this.run({ type: 'set_attribute', node: nodes[0].id, attribute })
+            ? this.run(this.at(nodes[0], { type: 'set_attribute', node: nodes[0].id, attribute }))
             : this.runBatch(
                 `Set ${name} on ${nodes.length} nodes`,
-                nodes.map((n) => ({ type: 'set_attribute', node: n.id, attribute })),
+                nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute })),
               ));
           if (a) clear(this.shell.dialogs);
         }),

@@ -63,6 +63,8 @@ export class CanvasView {
   expanded: Uint8Array = new Uint8Array(1);
   showConstants = false;
   registry = new Map<string, RegistryOp>();
+  /** Local function bodies for the calls shown as groups (see ViewOptions.bodies); set before setGraph. */
+  bodies = new Map<string, ApiGraph>();
   pins = new Map<string, [number, number]>(); // leaf key -> position the user placed
   /** Leaves added to an expanded group since its layout: shown at their pin without a slot in the
    *  group's layout, so adding a node moves nothing else (Arrange nodes lays them out with the rest). */
@@ -106,7 +108,11 @@ export class CanvasView {
     const prevSel = new Set([...this.selected].map((i) => this.vm?.leaves[i]?.key));
     this.marks = { graph: performance.now() };
     this.api = api;
-    this.vm = buildViewModel(api, { showConstants: this.showConstants, registry: this.registry });
+    this.vm = buildViewModel(api, {
+      showConstants: this.showConstants,
+      registry: this.registry,
+      bodies: this.bodies,
+    });
     this.groups = buildGroups(this.vm);
     this.expanded = this.expandOnLoad
       ? new Uint8Array(this.groups.parent.length).fill(1)
@@ -468,8 +474,22 @@ export class CanvasView {
 
   /** Selects a node by server id, expanding the groups that hide it, and centres the view on it. */
   async focusNode(nodeId: number): Promise<boolean> {
-    const i = this.vm?.byNodeId.get(nodeId);
-    if (i === undefined || !this.groups) return false;
+    // A call shown as a group of its body: its first body node.
+    const i = this.vm?.byNodeId.get(nodeId) ?? this.vm?.calls?.get(nodeId)?.[0];
+    return i !== undefined && this.focusLeaf(i);
+  }
+
+  /** A node of a local function's body (a diagnostic of graph 'function DOMAIN.NAME'): its leaf in the
+   *  first call shown, that call's group expanded. */
+  async focusBodyNode(graph: string, nodeId: number): Promise<boolean> {
+    const i = this.vm?.leaves.findIndex(
+      (l) => l.body?.node.id === nodeId && graph.startsWith(`function ${l.body.fn.domain}.${l.body.fn.name}`),
+    );
+    return i !== undefined && i >= 0 && this.focusLeaf(i);
+  }
+
+  private async focusLeaf(i: number): Promise<boolean> {
+    if (!this.groups) return false;
     let changed = false;
     for (let k = this.groups.leafGroup[i]; k > 0; k = this.groups.parent[k]) {
       if (!this.expanded[k]) changed = true;

@@ -31,7 +31,7 @@ export function emptyFunction(g: ApiGraph, name: string): Command[] {
 
 /** The selected nodes of `g` become function `name`: its inputs are the values they read from outside
  *  (in order of first use), its outputs those they make that the rest of the graph (or a graph output)
- *  reads; one call node takes their place at the first one's position. Throws what prevents it. */
+ *  reads; one call node takes their place after the last node feeding it. Throws what prevents it. */
 export function functionFromSelection(
   g: ApiGraph,
   selected: ApiNode[],
@@ -74,7 +74,13 @@ export function functionFromSelection(
       attributes: n.attributes,
     })),
   };
-  const position = g.nodes.findIndex((n) => ids.has(n.id));
+  // The call goes right after the last node making one of its inputs (in the list left once the
+  // selection is removed): at the first selected node's place it would read values made later when the
+  // selection spans other nodes (a skip connection), and the graph would no longer be sorted.
+  const feeds = new Set(inputs);
+  const rest = g.nodes.filter((n) => !ids.has(n.id));
+  let position = 0;
+  rest.forEach((n, k) => n.outputs.some((v) => feeds.has(v)) && (position = k + 1));
   return [
     ...importLocal(g),
     { type: 'add_function', function: fn },

@@ -10,6 +10,9 @@ export interface Groups {
   label: string[]; // 'layer.3'
   leafGroup: Int32Array; // replaced (longer) when leaves are appended
   size: number[]; // leaves below, at any depth
+  /** Groups that are calls of local functions (their leaves are the body's nodes): group -> call node
+   *  id. They open collapsed, whatever the budget of defaultExpansion. */
+  callOf?: Map<number, number>;
 }
 
 export function buildGroups(vm: ViewModel): Groups {
@@ -23,7 +26,9 @@ export function buildGroups(vm: ViewModel): Groups {
   const size = new Array<number>(parent.length).fill(0);
   for (const g of leafGroup) size[g]++;
   for (let k = parent.length - 1; k > 0; k--) size[parent[k]] += size[k];
-  return { parent, path, label, leafGroup, size };
+  const callOf = new Map<number, number>();
+  vm.leaves.forEach((l, i) => l.body && callOf.set(leafGroup[i], l.body.call));
+  return { parent, path, label, leafGroup, size, callOf };
 }
 
 /** Groups for leaves appended to the view model (appendNodes): new scopes become new groups at the end
@@ -114,6 +119,7 @@ export function defaultExpansion(groups: Groups, budget = 400): Uint8Array {
   const queue = [...kids[0]];
   while (queue.length) {
     const k = queue.shift()!;
+    if (groups.callOf?.has(k)) continue; // a call shows as one box until asked
     const extra = direct[k] + kids[k].length - 1;
     if (visible + extra > budget) continue;
     expanded[k] = 1;

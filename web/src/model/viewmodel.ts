@@ -1,7 +1,7 @@
 // The neutral view model: what the canvas shows of one graph, built from the server's graph answer.
 // Graph inputs and outputs become nodes of their own; values become edges between terminals; Constant
 // nodes are hidden unless asked for, and their consumers' terminals then read as constant-fed.
-import type { ApiGraph, ApiNode, RegistryOp, Severity } from '../api/types';
+import type { ApiGraph, ApiNode, FunctionKey, RegistryOp, Severity } from '../api/types';
 import { formatValue } from '../params/parse';
 
 export type TermState = 'free' | 'linked' | 'init';
@@ -29,6 +29,11 @@ export interface Leaf {
   outputs: Terminal[];
   severity: Severity;
   subgraphs: number;
+  /** A node of a local function's body shown inside its call's group (calls expand in place, as name
+   *  scopes do): `call` is the calling node's id, `node` the body's node as the server has it (its own
+   *  value names; the leaf's terminals carry the names they have at the call). `id` is the node's id in
+   *  the body, so the leaf is not in byNodeId: edits go through the function's graph path. */
+  body?: { call: number; fn: FunctionKey; node: ApiNode };
   /** Its node was removed by an edit patched in place (removeLeaves): kept so that leaf indices stay
    *  put, never drawn, laid out or picked. */
   removed?: boolean;
@@ -48,6 +53,8 @@ export interface ViewModel {
   edges: Edge[];
   hiddenConstants: number;
   byNodeId: Map<number, number>;
+  /** Calls of local functions shown as a group of their body's leaves: call node id -> leaf indices. */
+  calls?: Map<number, number[]>;
   /** What appending or removing a node needs (appendNodes, removeLeaves): value -> [leaf, port] of its
    *  producer, and how many terminals read each value (node inputs and graph outputs). */
   producer?: Map<string, [number, number]>;
@@ -59,6 +66,55 @@ export interface ViewModel {
 export interface ViewOptions {
   showConstants: boolean;
   registry?: Map<string, RegistryOp>;
+  /** Bodies of the model's local functions (their graph answers) by functionKeyString: a call of one
+   *  with at least one node shows as a group of the body's nodes instead of a single node. */
+  bodies?: Map<string, ApiGraph>;
+}
+
+export const functionKeyString = (f: FunctionKey) => `${f.domain}::${f.name}::${f.overload ?? ''}`;
+
+/** Marks a call's group in its scope path; the rest of the segment names the call and the function. */
+export const CALL_MARK = '\u0192 ';
+
+/** One node as the canvas shows it: a node of the graph, or of a function body inside a call. */
+interface Item {
+  node: ApiNode;
+  body?: Leaf['body'];
+}
+
+/** The body of each call as nodes renamed to the values they read and write at the call: the body's
+ *  formal inputs become the call's inputs, its formal outputs the call's outputs, and its own values
+ *  names no graph value can have. Kept per call node object and body, so a rebuild reuses them. */
+const callCache = new WeakMap<ApiNode, { body: ApiGraph; items: Item[] }>();
+
+function callItems(call: ApiNode, fn: FunctionKey, body: ApiGraph): Item[] {
+  const cached = callCache.get(call);
+  if (cached?.body === body) return cached.items;
+  const rename = new Map<string, string>();
+  body.inputs.forEach((v, k) => rename.set(v.name, call.inputs[k] ?? ''));
+  body.outputs.forEach((v, k) => {
+    if (call.outputs[k] && !rename.has(v.name)) rename.set(v.name, call.outputs[k]);
+  });
+  const local = (v: string) => (v ? (rename.get(v) ?? `${call.id}\u00a7${v}`) : '');
+  const last = call.name.slice(call.name.lastIndexOf('/') + 1) || `#${call.id}`;
+  const scope = `${call.scope ?? ''}/${CALL_MARK}${fn.name} ${last}`;
+  const items = body.nodes.map((n) => ({
+    node: { ...n, scope, inputs: n.inputs.map(local), outputs: n.outputs.map(local) },
+    body: { call: call.id, fn, node: n },
+  }));
+  callCache.set(call, { body, items });
+  return items;
+}
+
+function graphItems(g: ApiGraph, bodies: Map<string, ApiGraph> | undefined): Item[] {
+  if (!bodies?.size) return g.nodes.map((node) => ({ node }));
+  const out: Item[] = [];
+  for (const node of g.nodes) {
+    const body = node.function && bodies.get(functionKeyString(node.function));
+    if (body && body.nodes.length) out.push(...callItems(node, node.function!, body));
+    else out.push({ node });
+  }
+  return out;
 }
 
 export const registryKey = (domain: string, op: string) => `${domain || 'ai.onnx'}::${op}`;
@@ -155,18 +211,19 @@ function sameStates(
 
 export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
   const initNames = new Set(g.initializers.map((i) => i.name));
-  const hidden = new Set<number>();
+  const items = graphItems(g, opts.bodies);
+  const hidden = new Set<ApiNode>();
   const constOutputs = new Set<string>();
   if (!opts.showConstants) {
-    for (const n of g.nodes) {
+    for (const { node: n } of items) {
       if (n.op_type !== 'Constant' || n.domain) continue;
-      hidden.add(n.id);
+      hidden.add(n);
       for (const o of n.outputs) constOutputs.add(o);
     }
   }
   const used = new Map<string, number>();
   const use = (v: string) => used.set(v, (used.get(v) ?? 0) + 1);
-  for (const n of g.nodes) for (const v of n.inputs) if (v) use(v);
+  for (const { node: n } of items) for (const v of n.inputs) if (v) use(v);
   for (const o of g.outputs) use(o.name);
 
   const leaves: Leaf[] = [];
@@ -200,8 +257,9 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
     });
   }
   const byNodeId = new Map<number, number>();
-  for (const n of g.nodes) {
-    if (hidden.has(n.id)) continue;
+  const calls = new Map<number, number[]>();
+  for (const { node: n, body } of items) {
+    if (hidden.has(n)) continue;
     const op = opts.registry?.get(registryKey(n.domain, n.op_type));
     const cached = leafCache.get(n);
     let leaf: Leaf;
@@ -212,7 +270,7 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
       leaf = {
         kind: 'node',
         id: n.id,
-        key: `n:${n.id}`,
+        key: body ? `f:${body.call}:${n.id}` : `n:${n.id}`,
         name: n.name,
         op: n.op_type,
         domain: n.domain,
@@ -223,9 +281,14 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
         severity: n.severity ?? null,
         subgraphs: n.subgraphs?.length ?? 0,
       };
+      if (body) leaf.body = body;
       leafCache.set(n, { leaf, op });
     }
-    byNodeId.set(n.id, leaves.length);
+    if (body) {
+      const list = calls.get(body.call);
+      if (list) list.push(leaves.length);
+      else calls.set(body.call, [leaves.length]);
+    } else byNodeId.set(n.id, leaves.length);
     n.outputs.forEach((v, i) => v && producer.set(v, [leaves.length, i]));
     leaves.push(leaf);
   }
@@ -267,6 +330,7 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
     edges,
     hiddenConstants: hidden.size,
     byNodeId,
+    calls,
     producer,
     used,
     stateOf,
@@ -283,6 +347,7 @@ export function appendNodes(vm: ViewModel, nodes: ApiNode[]): number[] | null {
   if (!producer || !used || !stateOf) return null;
   for (const n of nodes) {
     if (n.op_type === 'Constant' || vm.byNodeId.has(n.id)) return null;
+    if (n.function) return null; // a call of a local function may show as a group of its body
     if (n.outputs.some((v) => v && (used.has(v) || producer.has(v)))) return null;
   }
   const out: number[] = [];

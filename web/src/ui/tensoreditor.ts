@@ -1,12 +1,14 @@
 // The tensor editor: a grid of a tensor's values, for values too large to type as one nested list. It
 // shows two dimensions at a time (rows: the second last, columns: the last; a rank-1 tensor is one row)
 // and, for higher ranks, an index per leading dimension picks the slice. Cells are checked as they are
-// typed, against the element type, and the editor hands back the whole tensor (replace_initializer,
-// or a tensor attribute). Values come from the server only when the editor opens.
+// typed, against the element type. A tensor of up to EDIT_LIMIT elements is loaded when the editor
+// opens and handed back whole (replace_initializer, or a tensor attribute); a larger one is *paged*:
+// only the page shown is fetched (a window of rows, GET initializers/{name}?offset&limit&rows&stride),
+// and Apply sends the edited cells alone, as runs of consecutive elements (set_initializer_values).
 import type { TensorValue } from '../api/types';
 import { clear, h } from './dom';
 
-/** Elements the editor loads and edits; a larger tensor is replaced from a .npy file instead. */
+/** Elements the editor loads whole; a larger tensor is paged (fetched a page at a time). */
 export const EDIT_LIMIT = 1 << 16;
 /** Cells drawn per page of the grid (rows x columns shown), so a 256x256 slice stays responsive. */
 const PAGE_ROWS = 64;
@@ -51,35 +53,104 @@ export function parseCell(dtype: string, text: string): Scalar {
   return v;
 }
 
-export function formatCell(v: Scalar): string {
+const F32 = new Float32Array(1);
+const U32 = new Uint32Array(F32.buffer);
+
+/** `x` rounded to the nearest value of a floating-point `dtype` (what the server stores). */
+function roundTo(dtype: string, x: number): number {
+  if (dtype === 'double') return x;
+  F32[0] = x;
+  if (dtype === 'bfloat16') {
+    // Round to nearest even on the 16 bits kept.
+    U32[0] = (U32[0] + 0x7fff + ((U32[0] >>> 16) & 1)) & 0xffff0000;
+    return F32[0];
+  }
+  if (dtype === 'float16') {
+    const a = Math.abs(x);
+    if (a >= 65520) return Math.sign(x) * Infinity;
+    // Spacing of float16 values around `a`: 2^(e-10), subnormals 2^-24.
+    const e = a < 2 ** -14 ? -14 : Math.floor(Math.log2(a));
+    const q = 2 ** (e - 10);
+    return Math.sign(x) * Math.round(a / q) * q;
+  }
+  return F32[0];
+}
+
+/** A cell's text: for floating-point types the shortest decimal that reads back as the same value of
+ *  the type (a float read as 0.10000000149011612 shows as 0.1; at most 9 significant digits for float,
+ *  17 for double), with an exponent for very large and small magnitudes. */
+export function formatCell(v: Scalar, dtype = ''): string {
   if (typeof v === 'boolean') return v ? '1' : '0';
   if (typeof v === 'number') {
     if (Number.isNaN(v)) return 'nan';
     if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+    if (FLOATS.has(dtype) && v !== 0) return shortestFloat(dtype, v);
   }
   return String(v);
 }
 
-/** The values of a tensor and where each cell of a two-dimensional view of it lies in them. */
+const FLOATS = new Set(['float', 'double', 'float16', 'bfloat16']);
+
+function shortestFloat(dtype: string, v: number): string {
+  const want = roundTo(dtype, v);
+  const most = dtype === 'double' ? 17 : 9;
+  for (let p = 1; p <= most; p++) {
+    const s = v.toPrecision(p);
+    if (roundTo(dtype, Number(s)) === want) return tidy(s);
+  }
+  return tidy(v.toPrecision(most));
+}
+
+/** '1.50e-7' -> '1.5e-7', '120.0' -> '120', and plain digits where JavaScript would use them. */
+function tidy(s: string): string {
+  const [m, e] = s.split('e');
+  const mant = m.includes('.') ? m.replace(/0+$/, '').replace(/\.$/, '') : m;
+  if (e === undefined) return mant;
+  const exp = Number(e);
+  // toPrecision writes 1e+21 as is but 1.5e+2 for 150 at p=2: plain digits while they stay short.
+  if (exp >= 0 && exp < 21) return String(Number(`${mant}e${exp}`));
+  return `${mant}e${exp}`;
+}
+
+/** The width of a column of cells (in ch) for the longest text in it, within bounds. */
+export function cellWidth(texts: string[]): number {
+  let w = 4;
+  for (const t of texts) w = Math.max(w, t.length);
+  return Math.min(w + 2, 28);
+}
+
+/** Fetches `rows` runs of `limit` values, the i-th from flat element `offset + i * stride`. */
+export type WindowLoader = (offset: number, limit: number, rows: number, stride: number) => Promise<Scalar[]>;
+
+/** The values of a tensor and where each cell of a two-dimensional view of it lies in them: all of
+ *  them (loaded whole), or the pages fetched so far through a loader (paged). */
 export class TensorGrid {
-  readonly values: Scalar[];
+  private readonly all: Scalar[] | null;
+  private readonly fetched = new Map<number, Scalar>();
+  /** Cells set by the user, by flat index (what a paged Apply sends). */
+  readonly edits = new Map<number, Scalar>();
   /** Index of each leading dimension (all but the last two) of the slice shown. */
   lead: number[];
 
   constructor(
     readonly dtype: string,
     readonly shape: number[],
-    values: Scalar[],
+    values: Scalar[] | null,
+    private readonly loader?: WindowLoader,
   ) {
     const n = shape.reduce((a, b) => a * b, 1);
-    if (values.length !== n)
+    if (values && values.length !== n)
       throw new Error(
         `the tensor has ${n} elements (shape [${shape.join(', ')}]) but ${values.length} values were loaded`,
       );
-    this.values = [...values];
+    if (!values && !loader) throw new Error('a paged tensor needs a loader');
+    this.all = values ? [...values] : null;
     this.lead = new Array(Math.max(0, shape.length - 2)).fill(0);
   }
 
+  get paged(): boolean {
+    return this.all === null;
+  }
   get rows(): number {
     return this.shape.length >= 2 ? this.shape[this.shape.length - 2] : 1;
   }
@@ -94,22 +165,67 @@ export class TensorGrid {
     return (base * this.rows + r) * this.cols + c;
   }
 
-  get(r: number, c: number): Scalar {
-    return this.values[this.index(r, c)];
+  /** The cell's value; undefined in a paged grid until its page is loaded. */
+  get(r: number, c: number): Scalar | undefined {
+    const i = this.index(r, c);
+    const edited = this.edits.get(i);
+    if (edited !== undefined) return edited;
+    return this.all ? this.all[i] : this.fetched.get(i);
+  }
+
+  /** Fetches what a paged grid has not yet of rows [r0, r1) x columns [c0, c1) of the slice: one
+   *  request of a run per row. Values fetched are kept, so paging back costs nothing. */
+  async load(r0: number, r1: number, c0: number, c1: number): Promise<void> {
+    if (!this.all && r1 > r0 && c1 > c0) {
+      let first = r0;
+      while (
+        first < r1 &&
+        this.fetched.has(this.index(first, c0)) &&
+        this.fetched.has(this.index(first, c1 - 1))
+      )
+        first++;
+      if (first === r1) return;
+      const width = c1 - c0;
+      const got = await this.loader!(this.index(first, c0), width, r1 - first, this.cols);
+      if (got.length !== width * (r1 - first))
+        throw new Error(`the server sent ${got.length} values for a page of ${width * (r1 - first)}`);
+      for (let r = first; r < r1; r++)
+        for (let c = c0; c < c1; c++) this.fetched.set(this.index(r, c), got[(r - first) * width + c - c0]);
+    }
   }
 
   /** Sets cell (r, c) from its text; throws (the value unchanged) when the text is not a value. */
   set(r: number, c: number, text: string): void {
-    this.values[this.index(r, c)] = parseCell(this.dtype, text);
+    const v = parseCell(this.dtype, text);
+    const i = this.index(r, c);
+    if (this.all) this.all[i] = v;
+    this.edits.set(i, v);
   }
 
+  /** The whole tensor (a grid loaded whole). */
   tensor(): TensorValue {
-    return { dtype: this.dtype, shape: [...this.shape], values: [...this.values] as TensorValue['values'] };
+    if (!this.all) throw new Error('a paged tensor is applied as runs of edited values');
+    return { dtype: this.dtype, shape: [...this.shape], values: [...this.all] as TensorValue['values'] };
+  }
+
+  /** The edited cells as runs of consecutive elements, in order: what set_initializer_values takes. */
+  runs(): Array<{ offset: number; values: Scalar[] }> {
+    const out: Array<{ offset: number; values: Scalar[] }> = [];
+    for (const i of [...this.edits.keys()].sort((a, b) => a - b)) {
+      const last = out[out.length - 1];
+      if (last && last.offset + last.values.length === i) last.values.push(this.edits.get(i)!);
+      else out.push({ offset: i, values: [this.edits.get(i)!] });
+    }
+    return out;
   }
 }
 
 /** The editor's DOM: slice pickers, a page of cells, paging, and Apply. */
-export function tensorEditor(grid: TensorGrid, apply: (t: TensorValue) => Promise<void>): HTMLElement {
+export function tensorEditor(
+  grid: TensorGrid,
+  apply: (t: TensorValue) => Promise<void>,
+  applyRuns?: (runs: Array<{ offset: number; values: Scalar[] }>) => Promise<void>,
+): HTMLElement {
   const err = h('div', { className: 'error-text', 'data-testid': 'tensor-error' });
   const table = h('table', { className: 'tensor-grid', 'data-testid': 'tensor-grid' });
   const pos = { r: 0, c: 0 };
@@ -128,21 +244,43 @@ export function tensorEditor(grid: TensorGrid, apply: (t: TensorValue) => Promis
         el.value = String(k);
         if (k === grid.lead[d]) return; // a second change event (blur) must not redraw over edits
         grid.lead[d] = k;
-        draw();
+        void draw();
       },
     }),
   );
-  const where = h('span', { className: 'tensor-where' });
+  const where = h('span', { className: 'tensor-where', 'data-testid': 'tensor-where' });
   const page = (dr: number, dc: number) => () => {
     pos.r = Math.min(Math.max(0, pos.r + dr), Math.max(0, grid.rows - PAGE_ROWS));
     pos.c = Math.min(Math.max(0, pos.c + dc), Math.max(0, grid.cols - PAGE_COLS));
-    draw();
+    void draw();
   };
-  const draw = () => {
-    clear(table);
+  let drawing = 0; // a page asked for while another loads wins
+  const draw = async () => {
+    const ticket = ++drawing;
     const r1 = Math.min(grid.rows, pos.r + PAGE_ROWS);
     const c1 = Math.min(grid.cols, pos.c + PAGE_COLS);
-    where.textContent = `rows ${pos.r}-${r1 - 1} of ${grid.rows}, columns ${pos.c}-${c1 - 1} of ${grid.cols}`;
+    const range = `rows ${pos.r}-${r1 - 1} of ${grid.rows}, columns ${pos.c}-${c1 - 1} of ${grid.cols}`;
+    if (grid.paged) {
+      where.textContent = `${range} (loading…)`;
+      try {
+        await grid.load(pos.r, r1, pos.c, c1);
+      } catch (e) {
+        if (ticket === drawing) err.textContent = String((e as Error).message ?? e);
+        return;
+      }
+      if (ticket !== drawing) return;
+    }
+    where.textContent = range;
+    clear(table);
+    // Each column as wide as its longest text: 8 significant digits with a sign and a negative exponent
+    // (-1.2345678e-10) fit without cutting.
+    const texts: string[][] = [];
+    for (let r = pos.r; r < r1; r++) {
+      const row: string[] = [];
+      for (let c = pos.c; c < c1; c++) row.push(formatCell(grid.get(r, c) ?? '', grid.dtype));
+      texts.push(row);
+    }
+    const widths = Array.from({ length: c1 - pos.c }, (_, j) => cellWidth(texts.map((row) => row[j])));
     const head = h('tr', {}, h('th', { text: '' }));
     for (let c = pos.c; c < c1; c++) head.append(h('th', { text: String(c) }));
     table.append(head);
@@ -152,12 +290,15 @@ export function tensorEditor(grid: TensorGrid, apply: (t: TensorValue) => Promis
         const key = `${grid.index(r, c)}`;
         const cell = h('input', {
           type: 'text',
-          value: formatCell(grid.get(r, c)),
+          value: texts[r - pos.r][c - pos.c],
           'data-cell': `${r},${c}`,
           className: bad.has(key) ? 'bad' : '',
           onchange: () => {
             try {
               grid.set(r, c, cell.value);
+              // A longer value than the column had: this cell grows (its column follows it).
+              const w = cellWidth([cell.value]);
+              if (w > widths[c - pos.c]) cell.style.width = `${w}ch`;
               bad.delete(key);
               cell.classList.remove('bad');
               cell.title = '';
@@ -169,12 +310,13 @@ export function tensorEditor(grid: TensorGrid, apply: (t: TensorValue) => Promis
             err.textContent = bad.size ? `${bad.size} cell(s) are not values: ${cell.title || ''}` : '';
           },
         });
+        cell.style.width = `${widths[c - pos.c]}ch`;
         row.append(h('td', {}, cell));
       }
       table.append(row);
     }
   };
-  draw();
+  void draw();
   const paging =
     grid.rows > PAGE_ROWS || grid.cols > PAGE_COLS
       ? h(
@@ -199,7 +341,8 @@ export function tensorEditor(grid: TensorGrid, apply: (t: TensorValue) => Promis
       'data-testid': 'tensor-apply',
       onclick: () => {
         if (bad.size) return void (err.textContent = `fix the ${bad.size} cell(s) marked first`);
-        apply(grid.tensor()).catch((e: unknown) => (err.textContent = String((e as Error).message ?? e)));
+        const done = grid.paged ? applyRuns?.(grid.runs()) : apply(grid.tensor());
+        done?.catch((e: unknown) => (err.textContent = String((e as Error).message ?? e)));
       },
     }),
     err,

@@ -59,6 +59,18 @@ describe('local functions from the canvas', () => {
     });
   });
 
+  it('puts the call after the last node feeding it, so the graph stays sorted', () => {
+    // n1 and n4 selected: n4 also reads c, made by n3 in between; at n1's place the call would read c
+    // before it is made.
+    const cmds = functionFromSelection(graph, [graph.nodes[0], graph.nodes[3]], 'Ends', 'Ends_call');
+    const add = cmds.find((c) => c.type === 'add_node')!;
+    expect((add.node as ApiNode).inputs).toEqual(['x', 'c']);
+    expect(add.position).toBe(2); // after n2 and n3, the nodes left
+    // Fed only by graph inputs and initializers: first.
+    const first = functionFromSelection(graph, [graph.nodes[0]], 'Head', 'Head_call');
+    expect(first.find((c) => c.type === 'add_node')!.position).toBe(0);
+  });
+
   it('keeps outputs read by graph outputs, imports the local domain once', () => {
     const g = { ...graph, opset_imports: [...graph.opset_imports!, { domain: 'local', version: 1 }] };
     const cmds = functionFromSelection(g, [g.nodes[3]], 'Tail', 'Tail_call');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { TensorGrid, formatCell, parseCell } from '../../src/ui/tensoreditor';
+import { TensorGrid, cellWidth, formatCell, parseCell } from '../../src/ui/tensoreditor';
 
 describe('tensor editor cells', () => {
   it('reads each element type and says what is wrong', () => {
@@ -44,5 +44,72 @@ describe('tensor editor grid', () => {
     expect(() => new TensorGrid('float', [4, 4], [1, 2])).toThrow(
       'the tensor has 16 elements (shape [4, 4]) but 2 values were loaded',
     );
+  });
+});
+
+describe('tensor editor cell texts', () => {
+  it('writes the shortest decimal that reads back as the same value of the type', () => {
+    // What the server sends for float32 values, as doubles.
+    const f = (x: number) => Math.fround(x);
+    expect(formatCell(f(0.1), 'float')).toBe('0.1');
+    expect(formatCell(f(-1.2345678e-10), 'float')).toMatch(/^-1\.234567[89]e-10$/); // either reads back
+    expect(formatCell(f(12345.678), 'float')).toBe('12345.678');
+    expect(formatCell(f(3e38), 'float')).toBe('3e38');
+    expect(formatCell(f(1 / 3), 'float')).toBe('0.33333334');
+    expect(formatCell(1 / 3, 'double')).toBe('0.3333333333333333');
+    expect(formatCell(0, 'float')).toBe('0');
+    expect(formatCell(150, 'float')).toBe('150');
+    expect(formatCell(0.0999755859375, 'float16')).toBe('0.1'); // float16's nearest to 0.1
+    expect(formatCell(0.333251953125, 'float16')).toBe('0.3333');
+    expect(formatCell(-7, 'int32')).toBe('-7');
+    // Each reads back as the same float32.
+    for (const x of [0.1, -1.2345678e-10, 6.02214076e23, 1e-45, 123456789])
+      expect(f(Number(formatCell(f(x), 'float')))).toBe(f(x));
+  });
+
+  it('sizes a column for its longest text, 8 significant digits and a negative exponent included', () => {
+    expect(cellWidth(['1', '2'])).toBe(6);
+    expect(cellWidth(['-1.2345678e-10', '0.5'])).toBe(16);
+    expect(cellWidth(['x'.repeat(40)])).toBe(28);
+  });
+});
+
+describe('paged tensor editor grid', () => {
+  // A [3, 1000, 100] tensor: element i holds i; the loader records the windows asked for.
+  const shape = [3, 1000, 100];
+  const asked: number[][] = [];
+  const loader = async (offset: number, limit: number, rows: number, stride: number) => {
+    asked.push([offset, limit, rows, stride]);
+    const out: number[] = [];
+    for (let r = 0; r < rows; r++) for (let k = 0; k < limit; k++) out.push(offset + r * stride + k);
+    return out;
+  };
+
+  it('fetches only the page shown, once, and sends back only the edited cells as runs', async () => {
+    const g = new TensorGrid('float', shape, null, loader);
+    expect(g.paged).toBe(true);
+    g.lead[0] = 2;
+    expect(g.get(10, 5)).toBeUndefined();
+    await g.load(10, 74, 0, 32);
+    expect(asked).toEqual([[2 * 100000 + 10 * 100, 32, 64, 100]]);
+    expect(g.get(10, 5)).toBe(201005);
+    expect(g.get(73, 31)).toBe(200000 + 73 * 100 + 31);
+    await g.load(10, 74, 0, 32); // already there: no request
+    expect(asked.length).toBe(1);
+    g.set(10, 5, '-1.5');
+    g.set(10, 6, '2');
+    g.set(11, 0, '3');
+    expect(() => g.set(12, 0, 'x')).toThrow("'x' is not a number");
+    expect(g.get(10, 5)).toBe(-1.5);
+    expect(g.runs()).toEqual([
+      { offset: 201005, values: [-1.5, 2] },
+      { offset: 201100, values: [3] },
+    ]);
+    expect(() => g.tensor()).toThrow('applied as runs');
+  });
+
+  it('refuses a window of the wrong size', async () => {
+    const g = new TensorGrid('float', [4, 4], null, async () => [1, 2]);
+    await expect(g.load(0, 2, 0, 4)).rejects.toThrow('the server sent 2 values for a page of 8');
   });
 });
