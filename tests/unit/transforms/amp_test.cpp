@@ -115,6 +115,50 @@ ir::Model chain_model() {
   return m;
 }
 
+// x -> Cast(to=T) -> Cast(to=float) -> Add(Constant 0) -> y: with T float the Casts are no-ops, with T
+// float16 neither is. The models have the same nodes and wiring; only a Cast target differs. The Constant
+// comes first, so the optimiser's first edit folds it before any rule asks for a type.
+ir::Model two_casts(ir::DataType t) {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  ir::Type f = ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::of(4)});
+  std::string x = b.input("x", f);
+  std::string zero = b.node(
+      "Constant", {},
+      {ir::Attribute::of_tensor(
+          "value", ir::make_tensor("zero", ir::DataType::kFloat, {4}, std::vector<float>{0, 0, 0, 0}))},
+      "zero");
+  std::string h = b.node("Cast", {x}, {ir::Attribute::of_int("to", static_cast<int64_t>(t))}, "narrow");
+  std::string w =
+      b.node("Cast", {h}, {ir::Attribute::of_int("to", static_cast<int64_t>(ir::DataType::kFloat))}, "widen");
+  b.output(b.node("Add", {w, zero}, {}, "add"), f);
+  return m;
+}
+
+TEST(Amp, SessionsOfModelsThatDifferOnlyInPrecisionAreOptimisedForTheirOwnTypes) {
+  // amp's part-runs build one session after another at the same address from models that differ only in
+  // precision. The optimiser's type cache knew a model by its address and a fingerprint blind to element
+  // types, and a rule's first edit carried the previous model's types over to the next one, so a Cast
+  // that mattered was removed as a no-op ("inputs have different element types: float16 and float" at
+  // run time, and the part-run ran whole).
+  rt::SessionOptions o;
+  o.optimization = rt::OptLevel::kBasic;
+  o.threads = 1;
+  rt::Tensor x = rt::Tensor::from_vector<float>(ir::DataType::kFloat, {4}, {1.0f, 1.0f / 3, 1e-4f, 70000.f});
+  for (ir::DataType t : {ir::DataType::kFloat, ir::DataType::kFloat16, ir::DataType::kFloat}) {
+    rt::Session s(two_casts(t), o);
+    std::vector<rt::Value> y = s.run({{"x", rt::Value(x)}});
+    ASSERT_EQ(y.size(), 1u);
+    ASSERT_EQ(y[0].tensor().dtype(), ir::DataType::kFloat) << static_cast<int>(t);
+    bool narrowed = t == ir::DataType::kFloat16;
+    EXPECT_EQ(y[0].tensor().to_double(1) != x.to_double(1), narrowed) << static_cast<int>(t);
+    EXPECT_EQ(std::isinf(y[0].tensor().to_double(3)), narrowed) << static_cast<int>(t);  // beyond float16
+  }
+}
+
 AmpOptions options(double rtol, double atol) {
   AmpOptions o;
   o.rtol = rtol;
