@@ -10,6 +10,8 @@
 #include "check/checker.h"
 #include "ir/builder.h"
 #include "ir/commands/history.h"
+#include "transforms/amp_estimate.h"
+#include "transforms/float16.h"
 #include "transforms/transform_test_util.h"
 
 namespace tessera::transforms {
@@ -270,18 +272,58 @@ TEST(Amp, RunningOnlyFromTheLastUnchangedCheckpointDecidesAlike) {
   EXPECT_TRUE(skipped) << r.details.back();
 }
 
-TEST(Amp, SpentRunBudgetLeavesTheRestFloat32WithinTolerance) {
+TEST(Amp, SmallRunBudgetStillTriesEveryGroupOnce) {
   ir::Model m = dense_model();
   ir::Model original = m;
   ir::History h(m);
   const double rtol = 2e-3, atol = 2e-4;
   AmpOptions o = options(rtol, atol);
-  o.max_runs = 3;  // all float16, all float32, one group
+  o.max_runs = 3;  // all float16, all float32, one run for the rest
   Report r = convert_amp(h, o, {test::feeds_for(m, 1)});
   EXPECT_EQ(r.get("model runs"), 3);
-  EXPECT_GT(r.get("nodes not tried (run budget spent)"), 0);
+  EXPECT_EQ(r.get("nodes not tried (run budget spent)"), 0);  // no group is left without its run
+  EXPECT_GT(r.get("nodes kept float32 with a group proven to break the tolerance") +
+                r.get("nodes kept float32, each proven alone"),
+            0);
   auto feeds = test::feeds_for(original, 1);
   EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0);
+}
+
+TEST(AmpEstimate, ErrorGrowthPointsAtTheNodeThatCancels) {
+  // chain_model: (v + 1000) - 1000 in float16 keeps a step of 0.5 of values below 1, so the error
+  // relative to the values' magnitude jumps at sub_big. (Downstream nodes show growth too: the error
+  // they receive is no longer small, and a MatMul mixes it unevenly; an estimate, not a measurement.)
+  ir::Model m = chain_model();
+  FloatConvertOptions fo;
+  fo.keep_io_types = true;
+  Report r;
+  ir::Model low = convert_float_copy(m, fo, r);
+  rt::SessionOptions so;
+  so.optimization = rt::OptLevel::kNone;
+  so.threads = 1;
+  ErrorGrowth e = estimate_error_growth(m, low, so, test::feeds_for(m, 1));
+  ASSERT_TRUE(e.by_node.count("sub_big"));
+  double others = 0;
+  for (const auto& [name, g] : e.by_node) {
+    EXPECT_GE(g, 0) << name;
+    if (name != "sub_big") others = std::max(others, g);
+  }
+  EXPECT_GT(e.by_node.at("sub_big"), 2 * others);
+  EXPECT_LT(e.by_node.at("mm0"), 1e-3);   // the first layer: a few float16 roundings
+  EXPECT_EQ(e.by_node.at("add_big"), 0);  // rounds at 1000 as much as anywhere: nothing to see yet
+  EXPECT_GT(e.relative.at("mm0"), 0);
+}
+
+TEST(Amp, TheRankingFindsTheNodesThatMustStayFloat32InFewRuns) {
+  // 14 candidates, two of which break the tolerance: the ranking puts sub_big last, the prefix search
+  // finds the boundary, the rest is settled in groups; fewer runs than one per node.
+  ir::Model m = chain_model();
+  ir::History h(m);
+  Report r = convert_amp(h, options(1e-2, 1e-3), {test::feeds_for(m, 1)});
+  EXPECT_EQ(r.get("candidate nodes"), 14);
+  EXPECT_EQ(r.get("nodes kept float32 for accuracy"), 2);  // add_big and sub_big
+  EXPECT_EQ(r.get("nodes not tried (run budget spent)"), 0);
+  EXPECT_LT(r.get("model runs"), 14);
 }
 
 }  // namespace
