@@ -291,8 +291,7 @@ TEST(Amp, SmallRunBudgetStillTriesEveryGroupOnce) {
 
 TEST(AmpEstimate, ErrorGrowthPointsAtTheNodeThatCancels) {
   // chain_model: (v + 1000) - 1000 in float16 keeps a step of 0.5 of values below 1, so the error
-  // relative to the values' magnitude jumps at sub_big. (Downstream nodes show growth too: the error
-  // they receive is no longer small, and a MatMul mixes it unevenly; an estimate, not a measurement.)
+  // relative to the values' magnitude jumps at sub_big, and only there.
   ir::Model m = chain_model();
   FloatConvertOptions fo;
   fo.keep_io_types = true;
