@@ -191,7 +191,8 @@ struct Candidates {
   std::unordered_map<std::string, std::string> top;  // candidate -> the main-graph node holding it
   std::set<std::string> risky;                       // sensitive() ones
   std::set<std::string> seen;
-  int64_t in_subgraphs = 0;
+  int64_t in_subgraphs = 0;  // of which in If/Loop/Scan bodies or local function bodies
+  int64_t in_functions = 0;  // of which in local function bodies
 };
 
 void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, const std::string* top,
@@ -241,6 +242,24 @@ Candidates candidates(const ir::Model& m) {
   };
   Candidates c;
   collect(m, m.graph, main, nullptr, c);
+  // Local function bodies, typed from their main-graph calls (the conversion then converts such a body
+  // node by node); a body's nodes stand where its first call does.
+  std::set<const ir::Function*> done;
+  for (const auto& n : m.graph.nodes) {
+    const ir::Function* f = m.find_function(n.domain, n.op_type, n.overload);
+    if (!f || n.name.empty() || !done.insert(f).second) continue;
+    auto body = function_value_types(m, *f, *types);
+    if (!body) continue;
+    auto body_types = std::make_shared<std::unordered_map<std::string, ir::Type>>(std::move(*body));
+    TypeLookup inner = [body_types](const std::string& v) -> std::optional<ir::Type> {
+      auto it = body_types->find(v);
+      if (it == body_types->end()) return std::nullopt;
+      return it->second;
+    };
+    size_t before = c.names.size();
+    collect(m, f->body, inner, &n.name, c);
+    c.in_functions += static_cast<int64_t>(c.names.size() - before);
+  }
   return c;
 }
 
@@ -423,7 +442,8 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   Candidates c = candidates(m);
   Report report;
   report.add("candidate nodes", static_cast<int64_t>(c.seen.size()));
-  report.add("candidates inside subgraphs", c.in_subgraphs);
+  report.add("candidates inside subgraphs", c.in_subgraphs - c.in_functions);
+  report.add("candidates inside local functions", c.in_functions);
   std::optional<Searcher> found;
   try {
     found.emplace(m, o, feeds);

@@ -37,4 +37,33 @@ std::unordered_map<std::string, ir::Type> graph_value_types(const ir::Model& m, 
   return types;
 }
 
+std::optional<std::unordered_map<std::string, ir::Type>> function_value_types(
+    const ir::Model& m, const ir::Function& f, const std::unordered_map<std::string, ir::Type>& main_types) {
+  std::optional<std::vector<ir::Type>> inputs;
+  for (const auto& n : m.graph.nodes) {
+    if (n.op_type != f.name || ir::canonical_domain(n.domain) != ir::canonical_domain(f.domain) ||
+        n.overload != f.overload)
+      continue;
+    std::vector<ir::Type> call;
+    for (const auto& v : n.inputs) {
+      auto t = main_types.find(v);
+      call.push_back(v.empty() || t == main_types.end() ? ir::Type{} : t->second);
+    }
+    if (inputs && *inputs != call) return std::nullopt;
+    inputs = std::move(call);
+  }
+  if (!inputs) return std::nullopt;
+  ir::Graph body = f.body;
+  for (size_t i = 0; i < body.inputs.size() && i < inputs->size(); ++i) body.inputs[i].type = (*inputs)[i];
+  ir::Model typed;  // the body's scope: its opsets, the model's functions (no main graph to copy)
+  typed.ir_version = m.ir_version;
+  typed.opset_imports = f.opset_imports.empty() ? m.opset_imports : f.opset_imports;
+  typed.functions = m.functions;
+  typed.base_dir = m.base_dir;
+  auto out = graph_value_types(typed, body, [](const std::string&) { return std::nullopt; });
+  for (const auto& vi : body.inputs)
+    if (!vi.type.is_none()) out.emplace(vi.name, vi.type);
+  return out;
+}
+
 }  // namespace tessera::transforms

@@ -23,4 +23,9 @@ ir::Model standalone_model(const ir::Model& m, const ir::Graph& g, const TypeLoo
 std::unordered_map<std::string, ir::Type> graph_value_types(const ir::Model& m, const ir::Graph& g,
                                                             const TypeLookup& outer_type);
 
+// The value types of a local function's body as the main graph's calls type it (`main_types`: the main
+// graph's value types); nullopt when the main graph never calls it or its calls pass different types.
+std::optional<std::unordered_map<std::string, ir::Type>> function_value_types(
+    const ir::Model& m, const ir::Function& f, const std::unordered_map<std::string, ir::Type>& main_types);
+
 }  // namespace tessera::transforms
