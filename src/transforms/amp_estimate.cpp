@@ -139,7 +139,7 @@ ErrorGrowth estimate_error_growth(const ir::Model& original, const ir::Model& lo
       if (local && a != ref.end() && b != ref.end()) alone = std::max(alone, error(a->second, b->second));
     }
     double growth = std::max(0.0, out - in);
-    e.by_node.emplace(n.name, alone >= 0 ? alone : growth);
+    e.by_node.emplace(n.name, alone >= 0 ? std::min(alone, growth) : growth);
     if (alone >= 0) e.alone.emplace(n.name, alone);
   }
   return e;

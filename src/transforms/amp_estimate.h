@@ -7,9 +7,10 @@
 // moves float16 values around adds nothing; one that rounds its weights, accumulates or cancels adds
 // its share. Where the main graph has no control flow or function calls, the first run also carries a
 // float16 copy of every node reading the float32 values (one run, about twice the nodes): the error
-// each node makes alone on exact inputs, which is the estimate where there is one. (Growth in the
-// float16 run misleads both ways: a residual Add whose inputs already carry the error shows none, and
-// error that arrives large comes out of a MatMul grown.) Nodes writing no float value estimate zero.
+// each node makes alone on exact inputs. The estimate is the smaller of the two: growth in the float16
+// run also carries error that arrives large and comes out of a MatMul grown, and the error alone counts
+// rounding that a node between float16 neighbours never does (a Reshape). (The error alone by itself
+// ranked worse: on the 4-layer encoder at the default tolerance 72 nodes stayed float32 against 15.)
 #pragma once
 
 #include <string>
