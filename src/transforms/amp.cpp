@@ -367,8 +367,8 @@ struct PrefixSearch {
   }
 };
 
-// After the prefix: the remaining candidates in ranking order as groups, each tried on top of the state
-// kept; one that passes is kept, one that fails is split in halves, breadth first, but only while the
+// After the prefix: the remaining candidates as groups of neighbours (file order), each tried on top of the
+// state kept; one that passes is kept, one that fails is split in halves, breadth first, but only while the
 // budget can still try both halves and every group already queued. So no group is left untried while
 // runs are left: one that cannot be split further stays float32, proven by its own run.
 struct Fill {
@@ -485,6 +485,12 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
                                          rest.front(), p.last_failure.where, p.last_failure.worst));
     rest.erase(rest.begin());
   }
+  // The rest in file order: a group of neighbours shares its Casts (one rounding into and out of the
+  // group, where scattered nodes would each round their inputs and outputs).
+  std::unordered_map<std::string, size_t> position;
+  for (size_t i = 0; i < c.names.size(); ++i) position.emplace(c.names[i], i);
+  std::sort(rest.begin(), rest.end(),
+            [&](const std::string& a, const std::string& b) { return position.at(a) < position.at(b); });
   f.run(rest);
   report.add("nodes kept float32, each proven alone", f.alone);
   if (f.given_up) report.add("nodes kept float32 with a group proven to break the tolerance", f.given_up);

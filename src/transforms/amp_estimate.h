@@ -5,12 +5,7 @@
 // through it: the largest relative error of its float outputs less the largest of its inputs' (graph
 // inputs and initializers count as exact, so rounding a node's weights is its own). A node that only
 // moves float16 values around adds nothing; one that rounds its weights, accumulates or cancels adds
-// its share. Where the main graph has no control flow or function calls, the first run also carries a
-// float16 copy of every node reading the float32 values (one run, about twice the nodes): the error
-// each node makes alone on exact inputs. The estimate is the smaller of the two: growth in the float16
-// run also carries error that arrives large and comes out of a MatMul grown, and the error alone counts
-// rounding that a node between float16 neighbours never does (a Reshape). (The error alone by itself
-// ranked worse: on the 4-layer encoder at the default tolerance 72 nodes stayed float32 against 15.)
+// its share. The search hands nodes to float16 in the order of this estimate.
 #pragma once
 
 #include <string>
@@ -25,7 +20,6 @@ namespace tessera::transforms {
 struct ErrorGrowth {
   std::unordered_map<std::string, double> by_node;   // main-graph node name -> growth (>= 0)
   std::unordered_map<std::string, double> relative;  // value -> relative error in the float16 run
-  std::unordered_map<std::string, double> alone;     // node -> relative error of it alone in float16
 };
 
 // Runs `original` and `low` (a float16 conversion of it keeping the value names) on `feeds`. Throws what

@@ -355,8 +355,8 @@ TEST(Amp, SmallRunBudgetStillTriesEveryGroupOnce) {
 }
 
 TEST(AmpEstimate, ErrorGrowthPointsAtTheNodeThatCancels) {
-  // chain_model: (v + 1000) - 1000 in float16 keeps a step of 0.5 of values below 1, so the error each
-  // node makes alone, relative to its values' magnitude, stands out at sub_big and only there.
+  // chain_model: (v + 1000) - 1000 in float16 keeps a step of 0.5 of values below 1, so the error
+  // relative to the values' magnitude jumps at sub_big.
   ir::Model m = chain_model();
   FloatConvertOptions fo;
   fo.keep_io_types = true;
@@ -372,13 +372,13 @@ TEST(AmpEstimate, ErrorGrowthPointsAtTheNodeThatCancels) {
     EXPECT_GE(g, 0) << name;
     if (name != "sub_big") others = std::max(others, g);
   }
-  EXPECT_GT(e.by_node.at("sub_big"), 20 * others);
-  EXPECT_LT(others, 2e-3);  // a few float16 roundings each
-  // In the float16 run mm5 (after sub_big) receives a large error and hands it on grown; alone on exact
-  // inputs it only rounds.
-  EXPECT_LT(e.alone.at("mm5"), 2e-3);
-  EXPECT_GT(std::max(e.relative.at("mm5") - e.relative.at("tanh4"), 0.0), e.alone.at("mm5"));
+  EXPECT_GT(e.by_node.at("sub_big"), 2 * others);
+  EXPECT_LT(e.by_node.at("mm0"), 1e-3);  // the first layer: a few float16 roundings
   EXPECT_GT(e.relative.at("mm0"), 0);
+  // (Downstream nodes show growth too: the error they receive is no longer small, and a MatMul mixes it
+  // unevenly. The error each node makes alone on exact inputs, from a float16 copy of every node run
+  // beside the float32 model, was tried instead and ranked worse on the 4-layer encoder: 40 and 72
+  // nodes float32 against 15.)
 }
 
 TEST(Amp, TheRankingFindsTheNodesThatMustStayFloat32InFewRuns) {
