@@ -368,8 +368,9 @@ struct PrefixSearch {
 };
 
 // After the prefix: the remaining candidates as groups of neighbours (file order), each tried on top of the
-// state kept; one that passes is kept, one that fails is split in halves, breadth first, but only while the
-// budget can still try both halves and every group already queued. So no group is left untried while
+// state kept; one that passes is kept, one that fails is split (in as many parts as it is times over the
+// tolerance, 2 to 8), breadth first, but only while the budget can still try every part and every group
+// already queued. So no group is left untried while
 // runs are left: one that cannot be split further stays float32, proven by its own run.
 struct Fill {
   Searcher& s;
@@ -380,13 +381,11 @@ struct Fill {
 
   void run(const std::vector<std::string>& rest) {
     std::deque<std::vector<std::string>> queue;
-    size_t chunks = std::min<size_t>(rest.size(), static_cast<size_t>(std::clamp(max_runs - s.runs(), 1, 4)));
-    for (size_t i = 0; i < chunks; ++i) {
-      size_t a = rest.size() * i / chunks, b = rest.size() * (i + 1) / chunks;
-      if (a < b)
-        queue.emplace_back(rest.begin() + static_cast<ptrdiff_t>(a),
-                           rest.begin() + static_cast<ptrdiff_t>(b));
-    }
+    // A quarter of the runs left for the first groups (up to 8, of 8 nodes at least), the rest for
+    // splitting them.
+    size_t first =
+        std::min(static_cast<size_t>(std::clamp((max_runs - s.runs()) / 4, 1, 8)), (rest.size() + 7) / 8);
+    split_into(rest, first, queue);
     while (!queue.empty()) {
       std::vector<std::string> g = std::move(queue.front());
       queue.pop_front();
@@ -398,6 +397,16 @@ struct Fill {
         continue;
       }
       step(std::move(g), queue);
+    }
+  }
+
+  static void split_into(const std::vector<std::string>& g, size_t parts,
+                         std::deque<std::vector<std::string>>& queue) {
+    parts = std::max<size_t>(1, std::min(parts, g.size()));
+    for (size_t i = 0; i < parts; ++i) {
+      size_t a = g.size() * i / parts, b = g.size() * (i + 1) / parts;
+      if (a < b)
+        queue.emplace_back(g.begin() + static_cast<ptrdiff_t>(a), g.begin() + static_cast<ptrdiff_t>(b));
     }
   }
 
@@ -418,10 +427,12 @@ struct Fill {
                                            g[0], t.where, t.worst));
       return;
     }
-    if (max_runs - s.runs() >= static_cast<int>(queue.size()) + 2) {
-      auto mid = g.begin() + static_cast<ptrdiff_t>(g.size() / 2);
-      queue.emplace_back(g.begin(), mid);
-      queue.emplace_back(mid, g.end());
+    // The further over the tolerance, the finer the split (a group 5x over it is cut in 5, not halved
+    // again and again), as far as the budget can try every part and every group already queued.
+    int left = max_runs - s.runs() - static_cast<int>(queue.size());
+    int parts = std::min({static_cast<int>(std::ceil(std::isfinite(t.worst) ? t.worst : 8.0)), 8, left});
+    if (parts >= 2) {
+      split_into(g, static_cast<size_t>(parts), queue);
       return;
     }
     given_up += static_cast<int64_t>(g.size());
