@@ -93,7 +93,7 @@ ir::Model model_with_sensitive_branch() {
 
 // x [4,16] -> MatMul(w) -> custom.Big -> Tanh, where custom.Big's body is Add(1000) -> Sub(1000) -> Relu:
 // the body's Add and Sub must stay float32, the rest (the body's Relu too) can be float16.
-ir::Model model_with_sensitive_function() {
+ir::Model model_with_sensitive_function(bool offset_parameter = false) {
   auto F = [](std::vector<int64_t> d) {
     ir::Shape s;
     for (int64_t x : d) s.push_back(ir::Dim::of(x));
@@ -106,10 +106,15 @@ ir::Model model_with_sensitive_function() {
   {
     ir::GraphBuilder b(f.body);
     f.body.inputs.push_back({"X", {}, {}, {}});
-    std::string k = b.node("Constant", {},
-                           {ir::Attribute::of_tensor("value", ir::make_tensor("", ir::DataType::kFloat, {},
-                                                                              std::vector<float>{1000.f}))},
-                           "k1000");
+    // With offset_parameter the 1000 is the call's attribute "offset" (Constant value_float = $offset).
+    ir::Attribute value = ir::Attribute::of_tensor(
+        "value", ir::make_tensor("", ir::DataType::kFloat, {}, std::vector<float>{1000.f}));
+    if (offset_parameter) {
+      value = ir::Attribute::of_float("value_float", 0.f);
+      value.ref_attr_name = "offset";
+      f.attributes.push_back("offset");
+    }
+    std::string k = b.node("Constant", {}, {value}, "k1000");
     std::string big = b.node("Add", {"X", k}, {}, "add_big_f");
     std::string back = b.node("Sub", {big, k}, {}, "sub_big_f");
     f.body.outputs.push_back({b.node("Relu", {back}, {}, "relu_f"), {}, {}, {}});
@@ -121,7 +126,9 @@ ir::Model model_with_sensitive_function() {
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({4, 16}));
   std::string mm = b.node("MatMul", {x, b.random_normal("w", {16, 16}, 0.25f)}, {}, "mm");
-  std::string big = b.nodes("Big", {mm}, {}, "big", 1, "custom")[0];
+  std::vector<ir::Attribute> call;
+  if (offset_parameter) call.push_back(ir::Attribute::of_float("offset", 1000.f));
+  std::string big = b.nodes("Big", {mm}, call, "big", 1, "custom")[0];
   b.output(b.node("Tanh", {big}, {}, "tanh"), F({4, 16}));
   m.functions.push_back(std::move(f));
   return m;
@@ -273,38 +280,42 @@ TEST(Amp, NodesInsideSubgraphsAreCandidates) {
 }
 
 TEST(Amp, NodesInsideLocalFunctionsAreCandidates) {
-  ir::Model m = model_with_sensitive_function();
-  ASSERT_FALSE(check::check_model(m).diagnostics.has_errors());
-  ir::Model original = m;
-  ir::History h(m);
-  const double rtol = 1e-2, atol = 1e-3;
-  Report r = convert_amp(h, options(rtol, atol), {test::feeds_for(m, 1)});
-  EXPECT_EQ(r.get("candidates inside local functions"), 3);  // add_big_f, sub_big_f, relu_f
-  EXPECT_EQ(r.get("nodes kept float32 for accuracy"), 2);
-  auto kept = [&](const std::string& name) {
-    return std::any_of(r.details.begin(), r.details.end(), [&](const std::string& d) {
-      return d.starts_with("node '" + name + "' stays float32");
-    });
-  };
-  EXPECT_TRUE(kept("add_big_f"));
-  EXPECT_TRUE(kept("sub_big_f"));
-  EXPECT_EQ(m.graph.find_initializer("w")->dtype, ir::DataType::kFloat16);  // the main graph is float16
-  EXPECT_EQ(test::count_op(m, "Cast"), 4);  // graph input and output; into and out of the float32 pair
-  EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
-  EXPECT_TRUE(test::onnx_checker_accepts(m));
-  for (unsigned seed : {2u, 3u}) {  // inputs the search did not see
-    auto feeds = test::feeds_for(original, seed);
-    EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0) << seed;
+  for (bool parameter : {false, true}) {
+    SCOPED_TRACE(parameter ? "the offset an attribute parameter" : "the offset a constant");
+    ir::Model m = model_with_sensitive_function(parameter);
+    ASSERT_FALSE(check::check_model(m).diagnostics.has_errors());
+    ir::Model original = m;
+    ir::History h(m);
+    const double rtol = 1e-2, atol = 1e-3;
+    Report r = convert_amp(h, options(rtol, atol), {test::feeds_for(m, 1)});
+    EXPECT_EQ(r.get("candidates inside local functions"), 3);  // add_big_f, sub_big_f, relu_f
+    EXPECT_EQ(r.get("nodes kept float32 for accuracy"), 2);
+    auto kept = [&](const std::string& name) {
+      return std::any_of(r.details.begin(), r.details.end(), [&](const std::string& d) {
+        return d.starts_with("node '" + name + "' stays float32");
+      });
+    };
+    EXPECT_TRUE(kept("add_big_f"));
+    EXPECT_TRUE(kept("sub_big_f"));
+    EXPECT_EQ(m.graph.find_initializer("w")->dtype, ir::DataType::kFloat16);  // the main graph is float16
+    EXPECT_EQ(test::count_op(m, "Cast"), 4);  // graph input and output; into and out of the float32 pair
+    EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
+    EXPECT_TRUE(test::onnx_checker_accepts(m));
+    for (unsigned seed : {2u, 3u}) {  // inputs the search did not see
+      auto feeds = test::feeds_for(original, seed);
+      EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0) << seed;
+    }
+    h.undo();
+    EXPECT_TRUE(m == original);
   }
-  h.undo();
-  EXPECT_TRUE(m == original);
 }
 
 TEST(Amp, RunningOnlyFromTheLastUnchangedCheckpointDecidesAlike) {
   // Trials that run only the nodes after the latest checkpoint where they equal the kept state, fed its
   // values there, must reach the same model as trials that run everything.
   // (With a local function, a trial that changes only the body must not start after its call.)
-  for (auto make : {chain_model, dense_model, model_with_sensitive_branch, model_with_sensitive_function}) {
+  for (auto make : {chain_model, dense_model, model_with_sensitive_branch,
+                    +[] { return model_with_sensitive_function(); }}) {
     ir::Model whole = make(), suffix = make();
     ir::History hw(whole), hs(suffix);
     AmpOptions o = options(1e-2, 1e-3);
