@@ -51,6 +51,14 @@ bool sensitive(const ir::Node& n) {
   return kOps.count(n.op_type) != 0;
 }
 
+// Operators that only move, select or describe values: no arithmetic to round.
+bool moves_data(const ir::Node& n) {
+  static const std::set<std::string> kOps = {"Reshape", "Transpose", "Squeeze",  "Unsqueeze", "Flatten",
+                                             "Shape",   "Size",      "Gather",   "Slice",     "Concat",
+                                             "Split",   "Expand",    "Identity", "Dropout",   "Tile"};
+  return ir::canonical_domain(n.domain).empty() && kOps.count(n.op_type) != 0;
+}
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) {
@@ -190,6 +198,7 @@ struct Candidates {
   std::vector<std::string> names;
   std::unordered_map<std::string, std::string> top;  // candidate -> the main-graph node holding it
   std::set<std::string> risky;                       // sensitive() ones
+  std::set<std::string> movers;                      // moves_data() ones
   std::set<std::string> seen;
   int64_t in_subgraphs = 0;  // of which in If/Loop/Scan bodies or local function bodies
   int64_t in_functions = 0;  // of which in local function bodies
@@ -228,6 +237,7 @@ void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, 
     c.names.push_back(n.name);
     c.top.emplace(n.name, top ? *top : n.name);
     if (sensitive(n)) c.risky.insert(n.name);
+    if (moves_data(n)) c.movers.insert(n.name);
   }
 }
 
@@ -264,9 +274,9 @@ Candidates candidates(const ir::Model& m) {
 }
 
 // The candidates, least estimated error growth first (amp_estimate.h): a body's nodes take their
-// main-graph node's estimate, nodes it does not cover go last; ties keep the operators not known to be
-// sensitive first (sums, exponentials, statistics: sensitive()), then file order (neighbours share their
-// Casts).
+// main-graph node's estimate, nodes it does not cover go last; ties (above all the many nodes adding
+// none) put the operators that only move data first, the known-sensitive ones (sums, exponentials,
+// statistics: sensitive()) last, then file order (neighbours share their Casts).
 struct Ranked {
   std::vector<std::string> names;
   std::vector<double> growth;  // per name (infinity: no estimate)
@@ -275,17 +285,19 @@ struct Ranked {
 Ranked rank(const Candidates& c, const ErrorGrowth& e) {
   struct Item {
     double growth;
-    bool risky;
+    int tier;  // 0 moves data, 1 other, 2 sensitive
     size_t index;
   };
   std::vector<Item> items;
   for (size_t i = 0; i < c.names.size(); ++i) {
     auto g = e.by_node.find(c.top.at(c.names[i]));
-    items.push_back({g == e.by_node.end() ? INFINITY : g->second, c.risky.count(c.names[i]) != 0, i});
+    const std::string& n = c.names[i];
+    int tier = c.risky.count(n) ? 2 : c.movers.count(n) ? 0 : 1;
+    items.push_back({g == e.by_node.end() ? INFINITY : g->second, tier, i});
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
     if (a.growth != b.growth) return a.growth < b.growth;
-    return a.risky < b.risky;
+    return a.tier < b.tier;
   });
   Ranked r;
   for (const auto& it : items) {
