@@ -6,13 +6,15 @@
 // and searches over groups. Run 1: the whole model in float16 (done if it passes); run 2: every candidate
 // float32 (must pass). Then two instrumented runs (amp_estimate.h: the float32 model and the whole model
 // in float16, every value fetched) estimate how much relative error each node adds in float16; the
-// candidates are ranked by it (nodes that only move float16 values first, the known-sensitive operators
-// after the others at equal estimate). The longest prefix of the ranking that passes is found by
-// interpolating the squared error over the running sum of squared estimates (bisecting where that
-// stalls); the rest are tried as groups on top of it, a failing group split in halves breadth first while
-// the run budget can still try both halves and every group queued. So no group goes untried while runs
-// are left: a node stays float32 because its own run, or its group's, broke the tolerance. Each state
-// kept was run, so the result is within tolerance. Weights are converted once for all runs.
+// candidates are ranked by it (at equal estimate, operators that only move data first, the known-sensitive
+// ones last, then file order). The longest prefix of the ranking that passes is found by interpolating
+// the squared error over the running sum of squared estimates (bisecting where that stalls); the rest are
+// tried on top of it as groups of neighbours (file order), a failing group split breadth first in as many
+// parts as it was times over the tolerance (2 to 8) while the run budget can still try every part and
+// every group queued. So no group goes untried while runs are left: a node stays float32 because its own
+// run, or its group's, broke the tolerance. Each state kept was run, so the result is within tolerance.
+// Candidates: named nodes of the main graph, If/Loop/Scan bodies and local function bodies (typed from
+// their calls). Weights are converted once for all runs.
 #pragma once
 
 #include <string>
