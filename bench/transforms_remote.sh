@@ -17,7 +17,15 @@ mkdir -p "$out" dist
 T=$PWD/dist/tessera/bin/tessera
 work=${TRANSFORMS_WORK:-/tmp/tessera-transforms}
 mkdir -p "$work"
-timed() { /usr/bin/time -f "%e s wall %U user %S sys %M KB" "$@"; }
+# GNU time where installed (peak memory too), else bash's own timing in the same words.
+timed() {
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f "%e s wall %U user %S sys %M KB" "$@"
+  else
+    local TIMEFORMAT="%R s wall %U user %S sys"
+    time "$@"
+  fi
+}
 
 for stage in "$@"; do
   case $stage in

@@ -96,7 +96,8 @@ void add_amp(CLI::App* convert, int& status) {
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--threads", run->threads, "Threads (default: all)");
   cmd->add_option("--max-runs", opts->max_runs,
-                  "Model runs the search may spend (default 40); nodes not tried by then stay float32")
+                  "Model runs the search may spend (default 40; the two instrumented runs not counted); "
+                  "groups it cannot split further stay float32")
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--checkpoints", opts->checkpoints,
                   "Trials run only from the latest of this many checkpoints where they equal the state kept "

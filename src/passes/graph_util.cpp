@@ -394,6 +394,10 @@ std::optional<ir::Type> value_type(const RuleContext& ctx, std::string_view valu
   return it->second;
 }
 
+void forget_type_cache() {
+  type_cache() = TypeCache{};
+}
+
 void keep_type_cache(const RuleContext& ctx) {
   TypeCache& c = type_cache();
   if (!ctx.is_main_graph || c.model != &ctx.model) return;

@@ -101,6 +101,11 @@ ir::DataType elem_type(const RuleContext& ctx, std::string_view value);
 // Tells the type cache that a rule changed the graph without changing any surviving value's type (e.g.
 // a node replaced by an initializer of the same name), so the next query need not re-run the checker.
 void keep_type_cache(const RuleContext& ctx);
+// Drops the cached types; each optimisation starts with it. The cache knows a model by its address, and
+// keep_type_cache adopts whatever it holds for that address: a model optimised later at the same address
+// (convert amp's part-runs build one session after another) took the earlier model's types, and
+// eliminate_nop removed a Cast that mattered (test Amp.SessionsOfModelsThatDifferOnlyInPrecision...).
+void forget_type_cache();
 
 // Whether the target's engine has a kernel for `n` under the model's opset imports (a rule must not
 // fuse into an op the session cannot run); false when the target names no engine.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "passes/graph_util.h"
 #include "passes/layout_nhwc.h"
 #include "passes/rule.h"
 
@@ -76,6 +77,7 @@ std::vector<Rewrite> optimize(ir::Model& model, const Target& target) {
   std::vector<Rewrite> done;
   OptLevel level = target.level;
   if (level == OptLevel::kNone) return done;
+  forget_type_cache();  // types cached for another model at this address (graph_util.h)
   run_rules(model, rules_for(OptLevel::kBasic, target), target, done);
   if (level >= OptLevel::kExtended) run_rules(model, rules_for(OptLevel::kExtended, target), target, done);
   if (level < OptLevel::kLayout) return done;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "check/checker.h"
+#include "transforms/amp_estimate.h"
 #include "transforms/amp_suffix.h"
 #include "transforms/float16.h"
 #include "transforms/standalone.h"
@@ -48,6 +49,14 @@ bool sensitive(const ir::Node& n) {
                                              "SimplifiedLayerNormalization",
                                              "SkipLayerNormalization"};
   return kOps.count(n.op_type) != 0;
+}
+
+// Operators that only move, select or describe values: no arithmetic to round.
+bool moves_data(const ir::Node& n) {
+  static const std::set<std::string> kOps = {"Reshape", "Transpose", "Squeeze",  "Unsqueeze", "Flatten",
+                                             "Shape",   "Size",      "Gather",   "Slice",     "Concat",
+                                             "Split",   "Expand",    "Identity", "Dropout",   "Tile"};
+  return ir::canonical_domain(n.domain).empty() && kOps.count(n.op_type) != 0;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -97,15 +106,30 @@ class Searcher {
     return out;
   }
 
+  // The per-node estimate: the float32 model and the whole model in float16, every value fetched.
+  ErrorGrowth estimate() {
+    FloatConvertOptions fo;
+    fo.keep_io_types = o_.keep_io_types;
+    fo.cache = cache_;
+    Report r;
+    ir::Model low = convert_float_copy(m_, fo, r);
+    auto t0 = Clock::now();
+    ErrorGrowth e = estimate_error_growth(m_, low, o_.session, feeds_[0]);
+    estimate_s_ += seconds_since(t0);
+    return e;
+  }
+
   int runs() const { return runs_; }
   const std::string& first_fallback() const { return runner_.first_fallback(); }
   // Where the search's time went, for --verbose.
   std::string timing() const {
     int64_t all = runner_.nodes_run() + runner_.nodes_skipped();
     return fmt::format(
-        "search time: conversions {:.2f} s, sessions {:.2f} s, model runs {:.2f} s ({} runs; {:.0f} % of "
-        "their nodes skipped, the kept state's values fed in; {} suffix runs failed and ran whole)",
-        convert_s_, runner_.session_seconds(), runner_.run_seconds(), runs_,
+        "search time: conversions {:.2f} s, estimate {:.2f} s, sessions {:.2f} s, model runs {:.2f} s ({} "
+        "runs; "
+        "{:.0f} % of their nodes skipped, the kept state's values fed in; {} suffix runs failed and ran "
+        "whole)",
+        convert_s_, estimate_s_, runner_.session_seconds(), runner_.run_seconds(), runs_,
         all ? 100.0 * static_cast<double>(runner_.nodes_skipped()) / static_cast<double>(all) : 0.0,
         runner_.fallbacks());
   }
@@ -138,7 +162,7 @@ class Searcher {
   std::shared_ptr<ConvertedTensors> cache_ = std::make_shared<ConvertedTensors>();
   SuffixRunner runner_;
   int runs_ = 0;
-  double convert_s_ = 0;
+  double convert_s_ = 0, estimate_s_ = 0;
 };
 
 std::string verdict(const Outcome& t) {
@@ -167,21 +191,21 @@ Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string
 // The named nodes the search may keep float32, in the main graph and in If/Loop/Scan bodies at any depth
 // (the conversion blocks a node by name in any graph): not control flow itself (its bodies' nodes are
 // candidates instead), no function calls, and only nodes that read or write a float32 tensor (shape
-// arithmetic has nothing to convert). The sensitive ones grouped by operator type, the others in file
-// order, a body's nodes where its parent node stands. A name used in several graphs is one candidate.
+// arithmetic has nothing to convert). In file order, a body's nodes where its parent node stands, each
+// with the main-graph node it is in (itself in the main graph). A name used in several graphs is one
+// candidate.
 struct Candidates {
-  std::vector<std::string> rest;
-  std::map<std::string, std::vector<std::string>> sensitive;  // op type -> nodes
+  std::vector<std::string> names;
+  std::unordered_map<std::string, std::string> top;  // candidate -> the main-graph node holding it
+  std::set<std::string> risky;                       // sensitive() ones
+  std::set<std::string> movers;                      // moves_data() ones
   std::set<std::string> seen;
-  int64_t in_subgraphs = 0;
-  std::vector<std::string> all() const {
-    std::vector<std::string> v = rest;
-    for (const auto& [op, names] : sensitive) v.insert(v.end(), names.begin(), names.end());
-    return v;
-  }
+  int64_t in_subgraphs = 0;  // of which in If/Loop/Scan bodies or local function bodies
+  int64_t in_functions = 0;  // of which in local function bodies
 };
 
-void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, bool nested, Candidates& c) {
+void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, const std::string* top,
+             Candidates& c) {
   auto is_float = [&](const std::string& v) {
     auto t = v.empty() ? std::nullopt : type_of(v);
     return t && t->is_tensor() && t->elem == ir::DataType::kFloat;
@@ -199,7 +223,7 @@ void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, 
             if (it != types->end()) return it->second;
             return type_of(v);
           };
-          collect(m, *sub, inner, true, c);
+          collect(m, *sub, inner, top ? top : &n.name, c);
         }
       }
       continue;
@@ -209,12 +233,11 @@ void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, 
     bool floats = std::any_of(n.inputs.begin(), n.inputs.end(), is_float) ||
                   std::any_of(n.outputs.begin(), n.outputs.end(), is_float);
     if (!floats || !c.seen.insert(n.name).second) continue;
-    c.in_subgraphs += nested;
-    if (sensitive(n)) {
-      c.sensitive[n.op_type].push_back(n.name);
-    } else {
-      c.rest.push_back(n.name);
-    }
+    c.in_subgraphs += top != nullptr;
+    c.names.push_back(n.name);
+    c.top.emplace(n.name, top ? *top : n.name);
+    if (sensitive(n)) c.risky.insert(n.name);
+    if (moves_data(n)) c.movers.insert(n.name);
   }
 }
 
@@ -228,24 +251,211 @@ Candidates candidates(const ir::Model& m) {
     return it->second;
   };
   Candidates c;
-  collect(m, m.graph, main, false, c);
+  collect(m, m.graph, main, nullptr, c);
+  // Local function bodies, typed from their main-graph calls (the conversion then converts such a body
+  // node by node); a body's nodes stand where its first call does.
+  std::set<const ir::Function*> done;
+  for (const auto& n : m.graph.nodes) {
+    const ir::Function* f = m.find_function(n.domain, n.op_type, n.overload);
+    if (!f || n.name.empty() || !done.insert(f).second) continue;
+    auto body = function_value_types(m, *f, *types);
+    if (!body) continue;
+    auto body_types = std::make_shared<std::unordered_map<std::string, ir::Type>>(std::move(*body));
+    TypeLookup inner = [body_types](const std::string& v) -> std::optional<ir::Type> {
+      auto it = body_types->find(v);
+      if (it == body_types->end()) return std::nullopt;
+      return it->second;
+    };
+    size_t before = c.names.size();
+    collect(m, f->body, inner, &n.name, c);
+    c.in_functions += static_cast<int64_t>(c.names.size() - before);
+  }
   return c;
 }
 
-// Groups to hand to float16, most promising first: the other nodes in `chunks` runs of file order (a run
-// of layers), then each sensitive operator type as a whole.
-std::deque<std::vector<std::string>> initial_groups(const Candidates& c, int chunks) {
-  std::deque<std::vector<std::string>> q;
-  size_t n = c.rest.size(), k = static_cast<size_t>(std::max(1, chunks));
-  for (size_t i = 0; i < k; ++i) {
-    size_t lo = n * i / k, hi = n * (i + 1) / k;
-    if (lo < hi)
-      q.emplace_back(c.rest.begin() + static_cast<ptrdiff_t>(lo),
-                     c.rest.begin() + static_cast<ptrdiff_t>(hi));
+// The candidates, least estimated error growth first (amp_estimate.h): a body's nodes take their
+// main-graph node's estimate, nodes it does not cover go last; ties (above all the many nodes adding
+// none) put the operators that only move data first, the known-sensitive ones (sums, exponentials,
+// statistics: sensitive()) last, then file order (neighbours share their Casts).
+struct Ranked {
+  std::vector<std::string> names;
+  std::vector<double> growth;  // per name (infinity: no estimate)
+};
+
+Ranked rank(const Candidates& c, const ErrorGrowth& e) {
+  struct Item {
+    double growth;
+    int tier;  // 0 moves data, 1 other, 2 sensitive
+    size_t index;
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < c.names.size(); ++i) {
+    auto g = e.by_node.find(c.top.at(c.names[i]));
+    const std::string& n = c.names[i];
+    int tier = c.risky.count(n) ? 2 : c.movers.count(n) ? 0 : 1;
+    items.push_back({g == e.by_node.end() ? INFINITY : g->second, tier, i});
   }
-  for (const auto& [op, names] : c.sensitive) q.push_back(names);
-  return q;
+  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
+    if (a.growth != b.growth) return a.growth < b.growth;
+    return a.tier < b.tier;
+  });
+  Ranked r;
+  for (const auto& it : items) {
+    r.names.push_back(c.names[it.index]);
+    r.growth.push_back(it.growth);
+  }
+  return r;
 }
+
+std::string ranking_summary(const Ranked& r) {
+  size_t none = static_cast<size_t>(std::count(r.growth.begin(), r.growth.end(), 0.0));
+  std::string most;
+  int shown = 0;
+  for (size_t i = r.names.size(); i-- > 0 && shown < 5;) {
+    if (!std::isfinite(r.growth[i])) continue;
+    most += fmt::format("{}'{}' {:.3g}", shown++ ? ", " : "", r.names[i], r.growth[i]);
+  }
+  return fmt::format(
+      "ranking by estimated error growth (relative error each node adds in float16, from 2 instrumented "
+      "runs): {} of {} candidates add none; the most: {}",
+      none, r.names.size(), most.empty() ? "none" : most);
+}
+
+// The longest prefix of the ranking that passes in float16. Invariant: the first `lo` nodes in float16
+// pass (the state kept), the first `hi` fail. Independent rounding errors add up as variances, so the
+// squared error is interpolated over the running sum of squared estimates (a little for every node, so
+// runs of nodes adding none still count); where interpolation stalls on one side it bisects.
+struct PrefixSearch {
+  Searcher& s;
+  const Ranked& r;
+  Report& report;
+  size_t lo, hi;
+  double e_lo, e_hi;
+  Outcome last_failure;  // the run of the first `hi` nodes
+
+  std::vector<std::string> blocked(size_t k) const {
+    return {r.names.begin() + static_cast<ptrdiff_t>(k), r.names.end()};
+  }
+
+  size_t next(const std::vector<double>& cum, int same_side) const {
+    size_t mid = lo + (hi - lo) / 2;
+    if (!std::isfinite(e_hi) || e_hi <= e_lo || same_side >= 2) return mid;
+    double a = e_lo * e_lo, b = e_hi * e_hi;
+    double target = cum[lo] + (0.9 - a) / (b - a) * (cum[hi] - cum[lo]);  // aim a little under 1
+    size_t k = static_cast<size_t>(std::upper_bound(cum.begin(), cum.end(), target) - cum.begin());
+    return std::clamp(k == 0 ? size_t{0} : k - 1, lo + 1, hi - 1);
+  }
+
+  void run(int last_run) {
+    size_t n = r.names.size();
+    double total = 0, worst = 0;
+    for (double g : r.growth)
+      if (std::isfinite(g)) total += g * g, worst = std::max(worst, g);
+    double floor = std::max(total / static_cast<double>(std::max<size_t>(n, 1)) * 1e-2, 1e-30);
+    std::vector<double> cum(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      double g = std::isfinite(r.growth[i]) ? r.growth[i] : worst;
+      cum[i + 1] = cum[i] + g * g + floor;
+    }
+    int same_side = 0;
+    bool last_ok = false;
+    while (hi - lo > 1 && s.runs() < last_run) {
+      size_t k = next(cum, same_side);
+      Outcome t = s.test(blocked(k));
+      report.details.push_back(fmt::format(
+          "run {}: the first {} of {} ranked candidates in float16 (up to '{}', estimate {:.3g}): {}",
+          s.runs(), k, n, r.names[k - 1], r.growth[k - 1], verdict(t)));
+      same_side = t.ok == last_ok ? same_side + 1 : 1;
+      last_ok = t.ok;
+      if (t.ok) {
+        lo = k;
+        e_lo = t.worst;
+      } else {
+        hi = k;
+        e_hi = t.worst;
+        last_failure = t;
+      }
+    }
+  }
+};
+
+// After the prefix: the remaining candidates as groups of neighbours (file order), each tried on top of the
+// state kept; one that passes is kept, one that fails is split (in as many parts as it is times over the
+// tolerance, 2 to 8), breadth first, but only while the budget can still try every part and every group
+// already queued. So no group is left untried while
+// runs are left: one that cannot be split further stays float32, proven by its own run.
+struct Fill {
+  Searcher& s;
+  std::set<std::string>& keep;
+  Report& report;
+  int max_runs;
+  int64_t alone = 0, given_up = 0, untried = 0;
+
+  void run(const std::vector<std::string>& rest) {
+    std::deque<std::vector<std::string>> queue;
+    // A quarter of the runs left for the first groups (up to 8, of 8 nodes at least), the rest for
+    // splitting them.
+    size_t first =
+        std::min(static_cast<size_t>(std::clamp((max_runs - s.runs()) / 4, 1, 8)), (rest.size() + 7) / 8);
+    split_into(rest, first, queue);
+    while (!queue.empty()) {
+      std::vector<std::string> g = std::move(queue.front());
+      queue.pop_front();
+      if (s.runs() >= max_runs) {
+        untried += static_cast<int64_t>(g.size());
+        for (const auto& name : g)
+          report.details.push_back(
+              fmt::format("node '{}' stays float32: not tried (run budget spent)", name));
+        continue;
+      }
+      step(std::move(g), queue);
+    }
+  }
+
+  static void split_into(const std::vector<std::string>& g, size_t parts,
+                         std::deque<std::vector<std::string>>& queue) {
+    parts = std::max<size_t>(1, std::min(parts, g.size()));
+    for (size_t i = 0; i < parts; ++i) {
+      size_t a = g.size() * i / parts, b = g.size() * (i + 1) / parts;
+      if (a < b)
+        queue.emplace_back(g.begin() + static_cast<ptrdiff_t>(a), g.begin() + static_cast<ptrdiff_t>(b));
+    }
+  }
+
+  void step(std::vector<std::string> g, std::deque<std::vector<std::string>>& queue) {
+    std::set<std::string> trial = keep;
+    for (const auto& name : g) trial.erase(name);
+    Outcome t = s.test({trial.begin(), trial.end()});
+    report.details.push_back(fmt::format("run {}: {} node{} ('{}'{}) to float16: {}", s.runs(), g.size(),
+                                         g.size() == 1 ? "" : "s", g.front(),
+                                         g.size() == 1 ? "" : fmt::format(" .. '{}'", g.back()), verdict(t)));
+    if (t.ok) {
+      keep = std::move(trial);
+      return;
+    }
+    if (g.size() == 1) {
+      ++alone;
+      report.details.push_back(fmt::format("node '{}' stays float32: in float16 {} ({:.3g}x the tolerance)",
+                                           g[0], t.where, t.worst));
+      return;
+    }
+    // The further over the tolerance, the finer the split (a group 5x over it is cut in 5, not halved
+    // again and again), as far as the budget can try every part and every group already queued.
+    int left = max_runs - s.runs() - static_cast<int>(queue.size());
+    int parts = std::min({static_cast<int>(std::ceil(std::isfinite(t.worst) ? t.worst : 8.0)), 8, left});
+    if (parts >= 2) {
+      split_into(g, static_cast<size_t>(parts), queue);
+      return;
+    }
+    given_up += static_cast<int64_t>(g.size());
+    for (const auto& name : g)
+      report.details.push_back(
+          fmt::format("node '{}' stays float32: with its group of {} in float16 (run {}) {:.3g}x the "
+                      "tolerance; no runs left "
+                      "to split the group",
+                      name, g.size(), s.runs(), t.worst));
+  }
+};
 
 }  // namespace
 
@@ -255,7 +465,8 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   Candidates c = candidates(m);
   Report report;
   report.add("candidate nodes", static_cast<int64_t>(c.seen.size()));
-  report.add("candidates inside subgraphs", c.in_subgraphs);
+  report.add("candidates inside subgraphs", c.in_subgraphs - c.in_functions);
+  report.add("candidates inside local functions", c.in_functions);
   std::optional<Searcher> found;
   try {
     found.emplace(m, o, feeds);
@@ -266,67 +477,47 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   Outcome whole = s.test({});
   report.details.push_back(fmt::format("run 1: the whole model in float16: {}", verdict(whole)));
   if (whole.ok) return finish(h, o, {}, s, report);
-  std::vector<std::string> all = c.all();
-  Outcome everything = s.test(all);
+  Outcome everything = s.test(c.names);
   if (!everything.ok) {
     throw TransformError(fmt::format(
         "even with every named node in float32 the model breaks the tolerance: {}", everything.where));
   }
-  // From everything float32 (known to pass), hand groups to float16 one at a time, keeping each hand-over
-  // that passes; a group that fails is split in halves, tried after the groups already queued. Every
-  // state kept was run, so the result is within tolerance; when the run budget is spent, the groups not
-  // yet tried stay float32. First, one run with only the sensitive operators float32: where that passes
-  // (the usual case: the drift comes from sums, exponentials and statistics), the search starts there
-  // and only the sensitive groups are left to try.
-  std::set<std::string> keep(all.begin(), all.end());
-  std::deque<std::vector<std::string>> queue;
-  std::vector<std::string> sensitive_nodes = c.all();
-  sensitive_nodes.erase(sensitive_nodes.begin(),
-                        sensitive_nodes.begin() + static_cast<ptrdiff_t>(c.rest.size()));
-  Outcome rest16{false, INFINITY, {}};
-  if (!c.rest.empty() && !sensitive_nodes.empty() && s.runs() < o.max_runs) {
-    rest16 = s.test(sensitive_nodes);
-    report.details.push_back(fmt::format("run {}: every node but the sensitive operators ({}) in float16: {}",
-                                         s.runs(), sensitive_nodes.size(), verdict(rest16)));
+  // Every state kept from here on was run, so the result is within tolerance. The candidates are ranked
+  // by the error they add in float16, from two instrumented runs (the float32 model and the whole model
+  // in float16, every value fetched); then the longest prefix of the ranking that passes, then the rest
+  // in groups on top of it.
+  Ranked ranked;
+  try {
+    ranked = rank(c, s.estimate());
+    report.add("instrumented runs", 2);
+  } catch (const std::exception& e) {
+    report.details.push_back(fmt::format("no error estimate ({}): candidates in file order", e.what()));
+    ranked = rank(c, {});
   }
-  if (rest16.ok) {
-    keep = {sensitive_nodes.begin(), sensitive_nodes.end()};
-    for (const auto& [op, names] : c.sensitive) queue.push_back(names);
-  } else {
-    queue = initial_groups(c, o.initial_groups);
+  report.details.push_back(ranking_summary(ranked));
+  PrefixSearch p{s, ranked, report, 0, ranked.names.size(), everything.worst, whole.worst, whole};
+  p.run(o.max_runs - 1);  // a run left at least for the rest
+  report.add("nodes float16 by the ranking's prefix", static_cast<int64_t>(p.lo));
+  std::set<std::string> keep(ranked.names.begin() + static_cast<ptrdiff_t>(p.lo), ranked.names.end());
+  std::vector<std::string> rest(ranked.names.begin() + static_cast<ptrdiff_t>(p.lo), ranked.names.end());
+  Fill f{s, keep, report, o.max_runs};
+  if (p.hi == p.lo + 1) {
+    // The next node on top of the prefix was run: it breaks the tolerance.
+    ++f.alone;
+    report.details.push_back(fmt::format("node '{}' stays float32: in float16 {} ({:.3g}x the tolerance)",
+                                         rest.front(), p.last_failure.where, p.last_failure.worst));
+    rest.erase(rest.begin());
   }
-  int64_t untried = 0;
-  while (!queue.empty()) {
-    std::vector<std::string> g = std::move(queue.front());
-    queue.pop_front();
-    if (s.runs() >= o.max_runs) {
-      untried += static_cast<int64_t>(g.size());
-      for (const auto& name : g)
-        report.details.push_back(fmt::format("node '{}' stays float32: not tried (run budget spent)", name));
-      continue;
-    }
-    std::set<std::string> trial = keep;
-    for (const auto& name : g) trial.erase(name);
-    Outcome t = s.test({trial.begin(), trial.end()});
-    report.details.push_back(fmt::format("run {}: {} node{} ('{}'{}) to float16: {}", s.runs(), g.size(),
-                                         g.size() == 1 ? "" : "s", g.front(),
-                                         g.size() == 1 ? "" : fmt::format(" .. '{}'", g.back()), verdict(t)));
-    if (t.ok) {
-      keep = std::move(trial);
-      continue;
-    }
-    if (g.size() == 1) {
-      report.details.push_back(fmt::format("node '{}' stays float32: in float16 {} ({:.3g}x the tolerance)",
-                                           g[0], t.where, t.worst));
-      continue;
-    }
-    // Breadth first: every group is tried whole before any is split finer, so a spent budget leaves
-    // fine detail undecided rather than whole layers untried.
-    auto mid = g.begin() + static_cast<ptrdiff_t>(g.size() / 2);
-    queue.emplace_back(g.begin(), mid);
-    queue.emplace_back(mid, g.end());
-  }
-  if (untried) report.add("nodes not tried (run budget spent)", untried);
+  // The rest in file order: a group of neighbours shares its Casts (one rounding into and out of the
+  // group, where scattered nodes would each round their inputs and outputs).
+  std::unordered_map<std::string, size_t> position;
+  for (size_t i = 0; i < c.names.size(); ++i) position.emplace(c.names[i], i);
+  std::sort(rest.begin(), rest.end(),
+            [&](const std::string& a, const std::string& b) { return position.at(a) < position.at(b); });
+  f.run(rest);
+  report.add("nodes kept float32, each proven alone", f.alone);
+  if (f.given_up) report.add("nodes kept float32 with a group proven to break the tolerance", f.given_up);
+  if (f.untried) report.add("nodes not tried (run budget spent)", f.untried);
   return finish(h, o, {keep.begin(), keep.end()}, s, report);
 }
 

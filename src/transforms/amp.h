@@ -2,14 +2,19 @@
 // output stays within atol + rtol * |reference| of the float32 model on the given inputs, checked by
 // running Tessera's engine.
 //
-// Instead of onnxconverter-common's loop that tries one node at a time, it searches over groups: from the
-// model with every candidate node float32 (which must pass), it hands groups to float16 one at a time,
-// keeping each hand-over whose run passes. The first groups are runs of the non-sensitive nodes in file
-// order (layers), then each sensitive operator type (reductions, exponentials and logarithms,
-// normalisation, Softmax, Div) as a whole; a group that fails is split in halves, queued after the
-// groups already waiting (breadth first), down to single nodes. Each state kept was run, so the result
-// is within tolerance; the search stops after `max_runs` runs, the groups not yet tried staying
-// float32. Weights are converted once for all runs.
+// Instead of onnxconverter-common's loop that tries one node at a time, it ranks the nodes by an estimate
+// and searches over groups. Run 1: the whole model in float16 (done if it passes); run 2: every candidate
+// float32 (must pass). Then two instrumented runs (amp_estimate.h: the float32 model and the whole model
+// in float16, every value fetched) estimate how much relative error each node adds in float16; the
+// candidates are ranked by it (at equal estimate, operators that only move data first, the known-sensitive
+// ones last, then file order). The longest prefix of the ranking that passes is found by interpolating
+// the squared error over the running sum of squared estimates (bisecting where that stalls); the rest are
+// tried on top of it as groups of neighbours (file order), a failing group split breadth first in as many
+// parts as it was times over the tolerance (2 to 8) while the run budget can still try every part and
+// every group queued. So no group goes untried while runs are left: a node stays float32 because its own
+// run, or its group's, broke the tolerance. Each state kept was run, so the result is within tolerance.
+// Candidates: named nodes of the main graph, If/Loop/Scan bodies and local function bodies (typed from
+// their calls). Weights are converted once for all runs.
 #pragma once
 
 #include <string>
@@ -28,8 +33,7 @@ struct AmpOptions {
   double atol = 1e-3;
   rt::SessionOptions session;  // how the model runs (backend, threads, optimisation)
   bool keep_io_types = true;   // inputs and outputs stay float32, so the same feeds run both models
-  int max_runs = 40;           // model runs the search may spend; then the untried nodes stay float32
-  int initial_groups = 8;      // the non-sensitive nodes are first tried in this many runs of file order
+  int max_runs = 40;           // model runs the search may spend (the two instrumented runs not counted)
   // A trial runs only from the latest of this many checkpoints (named main-graph nodes spread over the
   // graph) before which it equals the state last kept, fed that state's values there (amp_suffix.h);
   // 0: every trial runs the whole model. The decisions are the same either way.

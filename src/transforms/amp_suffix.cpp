@@ -59,11 +59,28 @@ bool same_tensor(const ir::Tensor& a, const ir::Tensor& b) {
   return a == b;
 }
 
-// Nodes [0, p) of both graphs equal, and the initializers they read.
+// Whether `n` (or a node of its subgraphs) calls a local function whose body differs between a and b.
+bool calls_changed_function(const ir::Model& a, const ir::Model& b, const ir::Node& n) {
+  if (const ir::Function* f = a.find_function(n.domain, n.op_type, n.overload)) {
+    const ir::Function* g = b.find_function(n.domain, n.op_type, n.overload);
+    if (!g || !(*f == *g)) return true;
+  }
+  for (const auto& attr : n.attributes)
+    for (const auto& sub : attr.graphs)
+      for (const auto& inner : sub->nodes)
+        if (calls_changed_function(a, b, inner)) return true;
+  return false;
+}
+
+// Nodes [0, p) of both graphs equal, with the initializers they read and the function bodies they call.
 bool same_prefix(const ir::Model& a, const ir::Model& b, size_t p) {
   if (p > a.graph.nodes.size() || p > b.graph.nodes.size()) return false;
   for (size_t i = 0; i < p; ++i)
     if (!(a.graph.nodes[i] == b.graph.nodes[i])) return false;
+  if (a.functions != b.functions) {
+    for (size_t i = 0; i < p; ++i)
+      if (calls_changed_function(a, b, a.graph.nodes[i])) return false;
+  }
   bool same = true;
   for (size_t i = 0; i < p && same; ++i) {
     for_each_read(a.graph.nodes[i], [&](const std::string& v) {

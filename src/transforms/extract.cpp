@@ -133,39 +133,6 @@ ir::Model extract_subgraph(const ir::Model& m, const std::string& path, Report& 
   return out;
 }
 
-// The calls of function f in g and the graphs nested in it, with the types of g's values where known.
-const ir::Node* find_call(const ir::Graph& g, const ir::Function& f) {
-  for (const auto& n : g.nodes)
-    if (n.op_type == f.name && ir::canonical_domain(n.domain) == ir::canonical_domain(f.domain) &&
-        n.overload == f.overload)
-      return &n;
-  return nullptr;
-}
-
-void bind_references(ir::Graph& g, const ir::Node* call, const ir::Function& f) {
-  for (auto& n : g.nodes) {
-    for (auto& a : n.attributes) {
-      for (auto& sub : a.graphs) bind_references(*sub, call, f);
-      if (!a.is_reference()) continue;
-      const ir::Attribute* v = call ? call->attr(a.ref_attr_name) : nullptr;
-      if (!v) {
-        auto d = std::find_if(f.attribute_defaults.begin(), f.attribute_defaults.end(),
-                              [&](const ir::Attribute& x) { return x.name == a.ref_attr_name; });
-        if (d != f.attribute_defaults.end()) v = &*d;
-      }
-      if (!v) {
-        throw TransformError(fmt::format("attribute parameter '{}' of function '{}' has no value: {}",
-                                         a.ref_attr_name, f.name,
-                                         call ? "its call does not set it and it has no default"
-                                              : "no call to take it from and no default"));
-      }
-      std::string name = a.name;
-      a = *v;
-      a.name = name;
-    }
-  }
-}
-
 ir::Model extract_function(const ir::Model& m, const std::string& key, Report& report) {
   size_t colon = key.rfind(':');
   std::string domain = colon == std::string::npos ? "" : key.substr(0, colon);

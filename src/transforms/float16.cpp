@@ -519,6 +519,14 @@ std::unordered_map<std::string, ir::Type> main_types(const ir::Model& m) {
   return types;
 }
 
+// Whether the block list names a node of the function's body.
+bool blocks_inside(const ir::Function& f, const FloatConvertOptions& o) {
+  return std::any_of(f.body.nodes.begin(), f.body.nodes.end(), [&](const ir::Node& n) {
+    return !n.name.empty() &&
+           std::find(o.node_block_list.begin(), o.node_block_list.end(), n.name) != o.node_block_list.end();
+  });
+}
+
 ir::Model convert_once(const ir::Model& m, const FloatConvertOptions& o, Report& report,
                        const std::unordered_set<std::string>& retry_blocked,
                        const std::unordered_map<std::string, ir::Type>& types) {
@@ -526,10 +534,23 @@ ir::Model convert_once(const ir::Model& m, const FloatConvertOptions& o, Report&
   Shared s{m, o, report, NameTable(m), retry_blocked, {}, {}, std::string(ir::dtype_name(o.to))};
   GraphConverter main(s, out.graph, types, nullptr, out.opset_imports, true, false, "main");
   main.run();
-  for (auto& f : out.functions) {
+  for (size_t k = 0; k < out.functions.size(); ++k) {
+    ir::Function& f = out.functions[k];
     const auto& opsets = f.opset_imports.empty() ? out.opset_imports : f.opset_imports;
-    GraphConverter body(s, f.body, {}, nullptr, opsets, false, true,
-                        fmt::format("function {}{}", f.domain.empty() ? "" : f.domain + ".", f.name));
+    std::string where = fmt::format("function {}{}", f.domain.empty() ? "" : f.domain + ".", f.name);
+    // A body with a node kept float32 is converted node by node, typed from its calls; else as a whole.
+    bool typed = blocks_inside(m.functions[k], o);
+    std::unordered_map<std::string, ir::Type> body_types;
+    if (typed) {
+      auto t = function_value_types(m, m.functions[k], types);
+      if (!t)
+        throw TransformError(fmt::format(
+            "--node-block-list names a node of {}: its body cannot stay partly float32 unless the main graph "
+            "calls it, every call with the same input types",
+            where));
+      body_types = std::move(*t);
+    }
+    GraphConverter body(s, f.body, std::move(body_types), nullptr, opsets, false, !typed, where);
     body.run();
   }
   for (const auto& name : o.node_block_list) {

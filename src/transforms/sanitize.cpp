@@ -182,6 +182,7 @@ int run_engine_rules(ir::Model& m, const SanitizeOptions& o, Report& report) {
   Sweeper s{m, o, report, rt::cpu_target(passes::OptLevel::kBasic), {}, {}};
   for (const passes::Rule* r : passes::rules_for(passes::OptLevel::kBasic))
     if (std::find(kRules.begin(), kRules.end(), r->name) != kRules.end()) s.rules.push_back(r);
+  passes::forget_type_cache();  // types another model at this address left there (graph_util.h)
   int limit = o.passes > 0 ? o.passes : kMaxPasses;
   int done = 0;
   while (done < limit) {

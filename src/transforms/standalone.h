@@ -23,4 +23,16 @@ ir::Model standalone_model(const ir::Model& m, const ir::Graph& g, const TypeLoo
 std::unordered_map<std::string, ir::Type> graph_value_types(const ir::Model& m, const ir::Graph& g,
                                                             const TypeLookup& outer_type);
 
+// The first call of function f among g's own nodes; null when none.
+const ir::Node* find_call(const ir::Graph& g, const ir::Function& f);
+// Replaces the attribute references of g's nodes (nested graphs too) with the call's attribute values or
+// the function's defaults. Throws TransformError naming a parameter with neither.
+void bind_references(ir::Graph& g, const ir::Node* call, const ir::Function& f);
+
+// The value types of a local function's body as the main graph's calls type it (`main_types`: the main
+// graph's value types), its attribute references bound from the call; nullopt when the main graph never
+// calls it, or its calls differ in input types or attributes.
+std::optional<std::unordered_map<std::string, ir::Type>> function_value_types(
+    const ir::Model& m, const ir::Function& f, const std::unordered_map<std::string, ir::Type>& main_types);
+
 }  // namespace tessera::transforms

@@ -171,6 +171,53 @@ TEST(Float16, MissingBlockedNodeIsAnErrorAndChangesNothing) {
   EXPECT_EQ(h.undo_count(), 0u);
 }
 
+TEST(Float16, ANodeInsideALocalFunctionCanStayFloat32) {
+  // The body of custom.Scale (Y = Mul(X, Constant 2)) is typed from its call: the Mul stays float32
+  // behind Casts inside the body, every call still passes and gets float16.
+  ir::Model m = control_flow_model();
+  Report r;
+  FloatConvertOptions o;
+  o.keep_io_types = true;
+  o.node_block_list = {"Y"};
+  ir::Model out = convert_float_copy(m, o, r);
+  EXPECT_FALSE(check::check_model(out).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(out));
+  const ir::Function& f = out.functions.at(0);
+  const ir::Node* mul = nullptr;
+  int casts = 0;
+  for (const auto& n : f.body.nodes) {
+    if (n.name == "Y") mul = &n;
+    casts += n.op_type == "Cast";
+  }
+  ASSERT_NE(mul, nullptr);
+  EXPECT_EQ(casts, 2);  // float16 X in, float32 product out
+  const ir::Node* two = nullptr;
+  for (const auto& n : f.body.nodes)
+    if (n.name == "two") two = &n;
+  ASSERT_NE(two, nullptr);
+  EXPECT_EQ(two->attr("value")->tensors.at(0).dtype, DataType::kFloat);  // read only in float32: stays
+  auto feeds = test::feeds_for(m, 3);
+  EXPECT_LE(tolerance_ok(test::run_model(m, feeds), test::run_model(out, feeds), 1e-2, 1e-3), 1.0);
+}
+
+TEST(Float16, AFunctionBodyNodeOfAFunctionNeverCalledCannotBeBlocked) {
+  ir::Model m = control_flow_model();
+  ir::Function unused = m.functions.at(0);
+  unused.name = "Unused";
+  for (auto& n : unused.body.nodes) n.name += "_unused";
+  m.functions.push_back(unused);
+  Report r;
+  FloatConvertOptions o;
+  o.node_block_list = {"Y_unused"};
+  try {
+    convert_float_copy(m, o, r);
+    FAIL() << "expected an error";
+  } catch (const TransformError& e) {
+    EXPECT_NE(std::string(e.what()).find("names a node of function custom.Unused"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Float16, ControlFlowNodeCannotBeBlocked) {
   ir::Model m = control_flow_model();
   Report r;
