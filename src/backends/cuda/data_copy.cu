@@ -79,30 +79,26 @@ __global__ void transpose_tile_kernel(const S* __restrict__ src, S* __restrict__
 }
 
 // Transposes with a short side, which square tiles would leave partly empty. [batch, few, cols] with
-// few up to kFewMax (an image's 3 channels: NCHW -> NHWC): a block moves kSpan whole columns through
-// shared memory, reading `few` runs of kSpan and writing one contiguous run of kSpan * few.
+// few up to kFewMax (an image's 3 channels: NCHW -> NHWC): a block moves `pitch` whole columns through
+// shared memory, reading `few` runs of `pitch` and writing one contiguous run of pitch * few.
 constexpr int kFewMax = 16;
-
-template <class S>
-constexpr int kFewSpan = 16384 / (kFewMax * static_cast<int>(sizeof(S)));  // 16 KB of shared memory
 
 // [batch, few, cols] -> [batch, cols, few].
 template <class S>
 __global__ void transpose_few_rows_kernel(const S* __restrict__ src, S* __restrict__ dst, int few,
-                                          int64_t cols, int64_t chunks, int64_t batch) {
-  constexpr int kSpan = kFewSpan<S>;
-  __shared__ S tile[kFewMax * kSpan];
+                                          int64_t cols, int pitch, int64_t chunks, int64_t batch) {
+  __shared__ S tile[16384 / sizeof(S)];
   for (int64_t t = blockIdx.x; t < chunks * batch; t += gridDim.x) {
-    const int64_t b = t / chunks, c0 = (t % chunks) * kSpan;
-    const int span = static_cast<int>(cols - c0 < kSpan ? cols - c0 : kSpan);
+    const int64_t b = t / chunks, c0 = (t % chunks) * pitch;
+    const int span = static_cast<int>(cols - c0 < pitch ? cols - c0 : pitch);
     const S* in = src + b * few * cols + c0;
     for (int r = 0; r < few; ++r)
-      for (int k = threadIdx.x; k < span; k += blockDim.x) tile[r * kSpan + k] = in[r * cols + k];
+      for (int k = threadIdx.x; k < span; k += blockDim.x) tile[r * pitch + k] = in[r * cols + k];
     __syncthreads();
     S* out = dst + (b * cols + c0) * few;
     for (int o = threadIdx.x; o < span * few; o += blockDim.x) {
       const int k = o / few;
-      out[o] = tile[(o - k * few) * kSpan + k];
+      out[o] = tile[(o - k * few) * pitch + k];
     }
     __syncthreads();
   }
@@ -399,11 +395,16 @@ void launch_transpose_tiles(int elem_bytes, const void* src, void* dst, int64_t 
   if (rows <= kFewMax) {
     by_size(elem_bytes, [&](auto tag_S) {
       using S = typename decltype(tag_S)::type;
-      constexpr int kSpan = kFewSpan<S>;
-      const int64_t chunks = (cols + kSpan - 1) / kSpan;
+      // Columns a block moves: what 16 KB holds, down to about 2 blocks a thread slot of an H100 (132 SMs
+      // x 8 blocks of 256) but not below 256; more columns a block keep more loads in flight a thread.
+      const int few = static_cast<int>(rows);
+      const int64_t most = static_cast<int64_t>(16384 / sizeof(S)) / few;
+      const int64_t share = ((batch * cols + 2111) / 2112 + 63) / 64 * 64;
+      const auto pitch = static_cast<int>(std::min<int64_t>(most, std::max<int64_t>(256, share)));
+      const int64_t chunks = (cols + pitch - 1) / pitch;
       const auto grid = static_cast<unsigned>(std::min<int64_t>(chunks * batch, int64_t{65535} * 16));
       transpose_few_rows_kernel<S><<<grid, kThreads, 0, s>>>(static_cast<const S*>(src), static_cast<S*>(dst),
-                                                             static_cast<int>(rows), cols, chunks, batch);
+                                                             few, cols, pitch, chunks, batch);
     });
     return;
   }
