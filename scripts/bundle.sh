@@ -7,7 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-dist/tessera}
-bash scripts/build.sh >/dev/null
+log=$(mktemp)
+bash scripts/build.sh >"$log" 2>&1 || { tail -n 40 "$log"; echo "bundle: the build failed (log above)" >&2; exit 1; }
+rm -f "$log"
 rm -rf "$out"
 cmake --install build --prefix "$out" --strip >/dev/null
 mkdir -p "$out/lib"
