@@ -193,6 +193,22 @@ def onnxscript_optimize(src, dst):
     return time.perf_counter() - t
 
 
+PEERS = {"peer16": ort_float16, "onnxsim": onnxsim_simplify, "onnxscript": onnxscript_optimize}
+
+
+def in_child(tool, src, dst):
+    """Runs a peer tool in a process of its own: a peer that crashes (a segfault in a native library, as
+    one did on the GPU machine on 2026-11-25) costs its table cell, not the whole run."""
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", tool, src, dst], capture_output=True,
+                       text=True)
+    if r.returncode < 0:
+        raise RuntimeError(f"crashed (signal {-r.returncode})")
+    if r.returncode != 0:
+        lines = (r.stderr or r.stdout).strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit {r.returncode}")
+    return float(r.stdout.strip().splitlines()[-1])
+
+
 def fp16_peer_name():
     if optional("onnxconverter_common.float16"):
         return "onnxconverter-common float16"
@@ -204,11 +220,11 @@ def compare(name, path, feeds, a, runner):
     ref = runner(path, feeds)
     out = lambda suffix: os.path.join(a.out, f"{name}.{suffix}.onnx")  # noqa: E731
     row = {"model": name, "nodes": count(base)}
-    row["peer16"] = measure(lambda p: ort_float16(path, p), out("peer16"), ref, feeds, runner)
+    row["peer16"] = measure(lambda p: in_child("peer16", path, p), out("peer16"), ref, feeds, runner)
     row["tessera16"] = measure(lambda p: tessera(a.tessera, "convert", "fp16", path, "-o", p, "--keep-io-types"),
                                out("tessera16"), ref, feeds, runner)
-    row["onnxsim"] = measure(lambda p: onnxsim_simplify(path, p), out("onnxsim"), ref, feeds, runner)
-    row["onnxscript"] = measure(lambda p: onnxscript_optimize(path, p), out("onnxscript"), ref, feeds, runner)
+    row["onnxsim"] = measure(lambda p: in_child("onnxsim", path, p), out("onnxsim"), ref, feeds, runner)
+    row["onnxscript"] = measure(lambda p: in_child("onnxscript", path, p), out("onnxscript"), ref, feeds, runner)
     row["sanitize"] = measure(lambda p: tessera(a.tessera, "sanitize", path, "-o", p), out("sanitized"), ref,
                               feeds, runner)
     print(json.dumps(row), flush=True)
@@ -302,6 +318,12 @@ def real_models(a):
 
 
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--worker":  # one peer tool, in_child()
+        try:
+            print(PEERS[sys.argv[2]](sys.argv[3], sys.argv[4]))
+        except Exception as e:  # noqa: BLE001 - the parent reports it in the table
+            sys.exit(str(e).strip().splitlines()[0][:70] if str(e).strip() else type(e).__name__)
+        return
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tessera", required=True, help="the tessera binary")
@@ -315,9 +337,14 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     runner = Runner(a.tessera, os.path.join(a.out, "run"))
     rows = []
+    def write(large=None):  # after every model: a later crash keeps what was measured
+        with open(os.path.join(a.out, "transforms_peers.md"), "w") as f:
+            f.write(table(rows, large, runner))
+
     for name, path, data in real_models(a):
         rows.append(compare(name, path, feeds_from_dir(onnx.load(path, load_external_data=False), data), a,
                             runner))
+        write()
     for path in a.model:
         name = os.path.splitext(os.path.basename(path))[0]
         rows.append(compare(name, path, random_feeds(onnx.load(path, load_external_data=False)), a, runner))
