@@ -116,22 +116,25 @@ __device__ __forceinline__ void load_rows(T* dst, const T* src, int64_t ss, int6
 
 enum class ScorePath { kPlain, kRowBias, kGeneral };
 
-// The additive mask's value for key j when it does not depend on the query row.
-__device__ __forceinline__ float row_bias(const AttnMask& m, const float* base_f, int64_t base, int64_t j) {
-  if (j >= m.keys) return -INFINITY;
-  const int64_t at = base + j * m.stride[3];
-  switch (m.type) {
-    case MaskType::kFloat:
-      return base_f[at];
-    case MaskType::kHalf:
-      return load(static_cast<const __half*>(m.p), at);
-    default:
-      return load(static_cast<const __nv_bfloat16*>(m.p), at);
+constexpr int kNt = kKeys / 8;  // score n-tiles of 8 keys
+
+// The additive mask's values for this thread's keys of the tile (j0 + n * 8 + tig * 2 + e) when the mask
+// does not depend on the query row; keys at or past `end` (masked anyway) read nothing.
+template <class M>
+__device__ __forceinline__ void load_bias(float (&bv)[kNt][2], const M* m, int64_t base, int64_t stride,
+                                          int64_t j0, int tig, int64_t end) {
+#pragma unroll
+  for (int n = 0; n < kNt; ++n) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int64_t j = j0 + n * 8 + tig * 2 + e;
+      bv[n][e] = j < end ? load(m, base + j * stride) * kLog2e : 0.0f;
+    }
   }
 }
 
-template <class T, int D, int W>
-__global__ void __launch_bounds__(W * 32) flash_kernel(AttnParams p, ScorePath path) {
+template <class T, int D, int W, ScorePath P>
+__global__ void __launch_bounds__(W * 32) flash_kernel(AttnParams p) {
   using L = Smem<D, W>;
   constexpr int kRows = 16 * W;
   constexpr int ld = L::ld;
@@ -163,17 +166,19 @@ __global__ void __launch_bounds__(W * 32) flash_kernel(AttnParams p, ScorePath p
   if (end > 0) load_kv(0, 0);
   cp_commit();
 
-  // This thread's two rows (g and g + 8 of the warp's 16) and their positions.
+  // This thread's two rows (g and g + 8 of the warp's 16), their positions and (no-mask and row-bias
+  // paths) the key each one's causal/right limit and the block's end leave it: keys at or past are out.
   const int64_t rows[2] = {i0 + warp * 16 + g, i0 + warp * 16 + g + 8};
-  int64_t pos[2];
+  int64_t pos[2], lim[2];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) pos[r] = attn::query_pos(p, b, rows[r] < p.q_seq ? rows[r] : 0);
+  for (int r = 0; r < 2; ++r) {
+    pos[r] = attn::query_pos(p, b, rows[r] < p.q_seq ? rows[r] : 0);
+    lim[r] = p.right >= 0 ? min(end, pos[r] + p.right + 1) : end;
+  }
   const float scale2 = p.scale * kLog2e;
   const int64_t bias_base = b * p.add.stride[0] + h * p.add.stride[1];
-  const float* bias_f = static_cast<const float*>(p.add.p);
 
-  constexpr int kNt = kKeys / 8;  // score n-tiles of 8 keys
-  constexpr int kDt = D / 8;      // output n-tiles of 8 columns
+  constexpr int kDt = D / 8;  // output n-tiles of 8 columns
   float o[kDt][4];
 #pragma unroll
   for (int n = 0; n < kDt; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
@@ -194,6 +199,17 @@ __global__ void __launch_bounds__(W * 32) flash_kernel(AttnParams p, ScorePath p
     __syncthreads();
     const T* ks = smem + L::k + static_cast<size_t>(stage) * kKeys * ld;
     const T* vs = smem + L::v + static_cast<size_t>(stage) * kKeys * ld;
+
+    // The row-independent mask's values first, so that their loads overlap the product.
+    [[maybe_unused]] float bv[kNt][2];
+    if constexpr (P == ScorePath::kRowBias) {
+      if (p.add.type == MaskType::kFloat)
+        load_bias(bv, static_cast<const float*>(p.add.p), bias_base, p.add.stride[3], j0, tig, end);
+      else if (p.add.type == MaskType::kHalf)
+        load_bias(bv, static_cast<const __half*>(p.add.p), bias_base, p.add.stride[3], j0, tig, end);
+      else
+        load_bias(bv, static_cast<const __nv_bfloat16*>(p.add.p), bias_base, p.add.stride[3], j0, tig, end);
+    }
 
     // S = Q K^T for the warp's 16 rows and the tile's 64 keys.
     float s[kNt][4];
@@ -218,14 +234,14 @@ __global__ void __launch_bounds__(W * 32) flash_kernel(AttnParams p, ScorePath p
         const int r = c / 2;
         const int64_t j = j0 + n * 8 + tig * 2 + (c & 1);
         float x = s[n][c] * scale2;
-        if (path == ScorePath::kGeneral) {
+        if constexpr (P == ScorePath::kGeneral) {
           x = rows[r] < p.q_seq && j < end
                   ? attn::masked_score(p, attn::softcapped(p, s[n][c] * p.scale), b, h, rows[r], j, pos[r]) *
                         kLog2e
                   : -INFINITY;
         } else {
-          if (path == ScorePath::kRowBias && j < end) x += row_bias(p.add, bias_f, bias_base, j) * kLog2e;
-          if (j >= end || (p.right >= 0 && j > pos[r] + p.right)) x = -INFINITY;
+          if constexpr (P == ScorePath::kRowBias) x += bv[n][c & 1];
+          if (j >= lim[r]) x = -INFINITY;
         }
         s[n][c] = x;
       }
@@ -315,20 +331,34 @@ int sm_count() {
   return n;
 }
 
-template <class T, int D, int W>
-void launch_typed(const AttnParams& p, cudaStream_t s) {
+template <class T, int D, int W, ScorePath P>
+void launch_path(const AttnParams& p, cudaStream_t s) {
   constexpr size_t bytes = Smem<D, W>::bytes;
   // Once, before any launch: not a stream operation, but a CUDA graph capture of a later run should see
   // nothing but launches.
   static std::once_flag opt_in;
   std::call_once(opt_in, [] {
-    cudaFuncSetAttribute(flash_kernel<T, D, W>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaFuncSetAttribute(flash_kernel<T, D, W, P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          static_cast<int>(bytes));
   });
   constexpr int rows = 16 * W;
   const dim3 grid(static_cast<unsigned>((p.q_seq + rows - 1) / rows), static_cast<unsigned>(p.q_heads),
                   static_cast<unsigned>(p.batch));
-  flash_kernel<T, D, W><<<grid, W * 32, bytes, s>>>(p, score_path(p));
+  flash_kernel<T, D, W, P><<<grid, W * 32, bytes, s>>>(p);
+}
+
+// One kernel per score path: the general path's code (every mask kind, softcap) inlined into the
+// unrolled score loop would make the common kernels several times larger than the instruction cache.
+template <class T, int D, int W>
+void launch_typed(const AttnParams& p, cudaStream_t s) {
+  switch (score_path(p)) {
+    case ScorePath::kPlain:
+      return launch_path<T, D, W, ScorePath::kPlain>(p, s);
+    case ScorePath::kRowBias:
+      return launch_path<T, D, W, ScorePath::kRowBias>(p, s);
+    default:
+      return launch_path<T, D, W, ScorePath::kGeneral>(p, s);
+  }
 }
 
 // 4-warp blocks (64 rows) share each K/V tile among more rows; when they would not fill the GPU
