@@ -265,8 +265,8 @@ bool conv_graph_expressible(const ConvGraphSpec& s) {
   const bool act_ok =
       s.act == ConvAct::kNone || s.act == ConvAct::kRelu || (s.act == ConvAct::kClip && s.p0 < s.p1);
   const bool type_ok = s.type == rt::DataType::kFloat16 || s.type == rt::DataType::kBFloat16;
-  return act_ok && type_ok && (s.bias || s.z || s.act != ConvAct::kNone) && s.groups >= 1 &&
-         s.c % s.groups == 0 && s.n > 0 && s.c > 0 && s.m > 0 && s.oh > 0 && s.ow > 0;
+  return act_ok && type_ok && (s.bias || s.z || s.act != ConvAct::kNone) && s.groups == 1 && s.n > 0 &&
+         s.c > 0 && s.m > 0 && s.oh > 0 && s.ow > 0;
 }
 
 ConvGraphPlan::ConvGraphPlan(std::shared_ptr<Descs> graph, cudnnBackendDescriptor_t plan, int64_t workspace,
