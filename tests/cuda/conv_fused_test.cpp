@@ -94,7 +94,8 @@ TEST_F(CudaBlas, NhwcConvGraphFusesBiasAndClip) {
         {ints("strides", {2, 2}), act("Clip"), ir::Attribute::of_floats("activation_params", {-0.5f, 0.75f})},
         t);
   p = check({2, 20, 20, 32}, {48, 3, 3, 32}, {ints("pads", {1, 1, 1, 1}), act("Clip"), relu6()}, t);
-  EXPECT_TRUE(is_graph(p)) << "3x3 + bias + Clip ran " << p;
+  // cuDNN may list no acceptable engine for it: then the path must say why.
+  EXPECT_TRUE(is_graph(p) || p.find("no graph") != std::string::npos) << "3x3 + bias + Clip ran " << p;
   p = check({2, 20, 20, 32}, {48, 3, 3, 32}, {ints("pads", {1, 1, 1, 1}), act("Relu")}, t);
   EXPECT_FALSE(is_graph(p)) << "3x3 + bias + ReLU ran " << p;
   // A channel count without 16-byte rows: cuDNN may decline; either path must be right.
@@ -118,7 +119,7 @@ TEST_F(CudaBlas, NhwcConvGraphTimedChoice) {
   EXPECT_FALSE(is_graph(p)) << p;
 }
 
-// The timed choice lands in the disk cache ($XDG_CACHE_HOME/tessera/cudnn-algos.tsv) under a "graph1" key
+// The timed choice lands in the disk cache ($XDG_CACHE_HOME/tessera/cudnn-algos.tsv) under a "graph2" key
 // naming bias, Z and the activation; a second session takes it from there: the cached plan, or the
 // older path where the line says 0.
 TEST_F(CudaBlas, NhwcConvGraphChoiceIsCachedOnDisk) {
@@ -139,9 +140,9 @@ TEST_F(CudaBlas, NhwcConvGraphChoiceIsCachedOnDisk) {
   std::ifstream in(dir / "tessera" / "cudnn-algos.tsv");
   std::string line, choice;
   while (std::getline(in, line))
-    if (line.find("|graph1|b1z0|") != std::string::npos) choice = line.substr(line.find('\t') + 1);
+    if (line.find("|graph2|b1z0|") != std::string::npos) choice = line.substr(line.find('\t') + 1);
   fs::remove_all(dir);
-  ASSERT_FALSE(choice.empty()) << "no graph1 line in the cache after a timed choice (" << first << ")";
+  ASSERT_FALSE(choice.empty()) << "no graph2 line in the cache after a timed choice (" << first << ")";
   const int plan = std::stoi(choice.substr(0, choice.find('\t')));
   if (plan > 0) {
     EXPECT_TRUE(is_graph(first)) << first;
