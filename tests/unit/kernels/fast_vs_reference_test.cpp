@@ -137,8 +137,11 @@ void expect_within_row_bound(const rt::Tensor& want, const rt::Tensor& got, int6
 // variance's length-K sum (K eps relative in sd, so K eps |n| in n = (x - mean) / sd) and a few
 // roundings of the scale and bias steps, each output scaled by max|s|. Rows around 1000 with spread 0.01
 // (the hard region) make the first term dominate: what any float32 two-pass form loses.
+// With `summed` (SkipLayerNormalization's x = input + skip), each x also carries the rounding of that
+// sum, eps / 2 |x|, over sd.
 void expect_within_layer_norm_bound(const rt::Tensor& want, const rt::Tensor& got, const rt::Tensor& x,
-                                    const rt::Tensor& scale, const rt::Tensor* bias, int64_t k) {
+                                    const rt::Tensor& scale, const rt::Tensor* bias, int64_t k,
+                                    bool summed = false) {
   ASSERT_EQ(want.numel(), got.numel());
   ASSERT_EQ(x.numel(), want.numel());
   const double eps = 1.1920928955078125e-07;
@@ -158,9 +161,10 @@ void expect_within_layer_norm_bound(const rt::Tensor& want, const rt::Tensor& go
       const int64_t i = r * k + j;
       const double w = want.data<float>()[i], g = got.data<float>()[i];
       const double n = std::fabs(xr[j] - mean) / sd;
-      const double bound =
-          smax * (4 * std::fabs(mean) * eps / 2 / sd + static_cast<double>(k) * eps * (n + 1)) +
-          4 * eps * (smax * n + bmax);
+      const double sum_rounding = summed ? 2 * eps * std::fabs(xr[j]) / sd : 0;
+      const double bound = smax * (4 * std::fabs(mean) * eps / 2 / sd +
+                                   static_cast<double>(k) * eps * (n + 1) + sum_rounding) +
+                           4 * eps * (smax * n + bmax);
       if (!(std::fabs(g - w) <= bound) && reported++ < 5)
         ADD_FAILURE() << "row " << r << " element " << j << ": fast " << g << ", reference " << w
                       << ", bound " << bound;
@@ -237,6 +241,13 @@ std::string check(const Case& c) {
         expect_within_dot_bound(want[o].tensor(), got[o].tensor(), abs_ref[o].tensor(), c.dot);
       } else if (c.row > 0) {
         expect_within_row_bound(want[o].tensor(), got[o].tensor(), c.row);
+      } else if (c.layer_norm > 0 && o == 0 && c.op == "SkipLayerNormalization") {
+        // Inputs x, skip (same shape), gamma, beta: the bound of the normalisation of x + skip.
+        rt::Tensor sum = feeds[0].second.tensor().clone();
+        const float* skip = feeds[1].second.tensor().data<float>();
+        for (int64_t i = 0; i < sum.numel(); ++i) sum.data<float>()[i] += skip[i];
+        expect_within_layer_norm_bound(want[o].tensor(), got[o].tensor(), sum, feeds[2].second.tensor(),
+                                       &feeds[3].second.tensor(), c.layer_norm, true);
       } else if (c.layer_norm > 0 && o == 0) {
         const rt::Tensor* bias = feeds.size() > 2 ? &feeds[2].second.tensor() : nullptr;
         expect_within_layer_norm_bound(want[o].tensor(), got[o].tensor(), feeds[0].second.tensor(),
@@ -561,6 +572,23 @@ TEST(FastVsReference, SkipLayerNormalization) {
        4},
   };
   for (const auto& c : cases) check(c);
+}
+
+// SkipLayerNormalization of a residual stream around 1000 (spread 0.01) plus a small skip: within the
+// two-pass float32 bound of x + skip, as LayerNormalization above.
+TEST(FastVsReference, SkipLayerNormalizationOfLargeOffsetsWithinTheTwoPassBound) {
+  for (int64_t k : {768, 45}) {
+    Case c{"residual around 1000, width " + std::to_string(k),
+           "SkipLayerNormalization",
+           "com.microsoft",
+           {{"x", {2, 3, k}, false, DataType::kFloat, 999.99f, 1000.01f},
+            {"skip", {2, 3, k}, false, DataType::kFloat, -0.001f, 0.001f},
+            {"g", {k}},
+            {"be", {k}}},
+           {}};
+    c.layer_norm = k;
+    check(c);
+  }
 }
 
 TEST(FastVsReference, Activations) {
