@@ -40,12 +40,7 @@ Tensor run_op(const std::string& op, int opset, const std::vector<Tensor>& ins,
 
 std::string error_of(const std::string& op, int opset, const std::vector<Tensor>& ins,
                      std::vector<Attribute> attrs = {}, size_t outputs = 1) {
-  try {
-    run_node(op, opset, ins, std::move(attrs), outputs);
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
+  return kernel_test::run_error(op, opset, ins, std::move(attrs), {.outputs = outputs});
 }
 
 Tensor f32(rt::Shape shape, std::vector<float> v) {

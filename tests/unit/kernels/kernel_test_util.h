@@ -18,9 +18,9 @@ namespace tessera::kernel_test {
 // How run_one_node runs its node.
 struct OneNodeRun {
   size_t outputs = 1;
-  std::string domain;  // "" for ai.onnx; another domain is imported at version 1
+  std::string domain = "";  // "" for ai.onnx; another domain is imported at version 1
   int threads = 1;
-  std::optional<rt::OptLevel> optimization;  // unset: the session's default level
+  std::optional<rt::OptLevel> optimization = std::nullopt;  // unset: the session's default level
 };
 
 // Runs node `op` (opset `opset`) on `ins`; returns its outputs. Throws what the session throws.
@@ -53,6 +53,17 @@ inline std::vector<rt::Tensor> run_one_node(const std::string& op, int opset,
   std::vector<rt::Tensor> result;
   for (const rt::Value& v : s.run(feeds)) result.push_back(v.tensor());
   return result;
+}
+
+// The message of what running the node throws ("" when it runs).
+inline std::string run_error(const std::string& op, int opset, const std::vector<rt::Tensor>& ins,
+                             std::vector<ir::Attribute> attrs, const OneNodeRun& how) {
+  try {
+    run_one_node(op, opset, ins, std::move(attrs), how);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
 }
 
 template <class T>

@@ -45,12 +45,7 @@ Tensor run_op(const std::string& op, int opset, const std::vector<Tensor>& ins,
 
 std::string error_of(const std::string& op, int opset, const std::vector<Tensor>& ins,
                      std::vector<Attribute> attrs = {}) {
-  try {
-    run_op(op, opset, ins, std::move(attrs));
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
+  return kernel_test::run_error(op, opset, ins, std::move(attrs), {.optimization = rt::OptLevel::kNone});
 }
 
 std::vector<float> random_floats(size_t n, uint32_t seed) {
