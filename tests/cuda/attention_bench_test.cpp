@@ -17,47 +17,6 @@ namespace {
 
 using ir::Attribute;
 
-struct Timed {
-  double best_us = std::numeric_limits<double>::infinity();
-  bool on_gpu = false;
-  std::string path;
-};
-
-// Runs the one-node model `runs` times and keeps the best device time of node "op".
-Timed time_node(const OneNode& c, int runs = 10) {
-  ir::Model m;
-  m.ir_version = 9;
-  m.opset_imports = {{"", c.opset}};
-  if (!c.domain.empty()) m.opset_imports.push_back({c.domain, 1});
-  ir::GraphBuilder b(m.graph);
-  std::vector<std::string> ins;
-  std::vector<std::pair<std::string, rt::Value>> feeds;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    ir::Shape s;
-    for (int64_t d : c.inputs[i].shape()) s.push_back(ir::Dim::of(d));
-    const std::string name = fmt::format("x{}", i);
-    ins.push_back(b.input(name, ir::Type::tensor(c.inputs[i].dtype(), s)));
-    feeds.emplace_back(name, rt::Value(c.inputs[i]));
-  }
-  auto outs = b.nodes(c.op, ins, c.attrs, "op", c.outputs, c.domain);
-  for (const auto& o : outs) b.output(o);
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
-                      .backend = "cuda",
-                      .profile = true,
-                      .precision = tessera::passes::Precision::kFp32});
-  Timed t;
-  for (int r = 0; r < runs; ++r) {
-    gpu.run(feeds);
-    for (const auto& ev : gpu.last_stats().events) {
-      if (ev.node_name != "op") continue;
-      t.on_gpu = ev.backend == "cuda";
-      t.path = ev.path;
-      t.best_us = std::min(t.best_us, ev.duration_us);
-    }
-  }
-  return t;
-}
-
 struct Shape {
   std::string model;
   int64_t batch, seq;
@@ -98,7 +57,7 @@ TEST_F(CudaAttentionBench, FlashAttentionAtModelShapes) {
   for (const auto& s : shapes) {
     const OneNode n = attention_node(s.model, s.batch, s.seq, seed);
     seed += 4;
-    const Timed t = time_node(n);
+    const Timed t = time_node(n, 10);
     const std::string what = fmt::format("{} b{} s{}", s.model, s.batch, s.seq);
     EXPECT_TRUE(t.on_gpu) << what << " did not run on the GPU";
     EXPECT_EQ(t.path, "flash") << what;

@@ -13,33 +13,8 @@
 namespace tessera::cuda_test {
 namespace {
 
-struct Timed {
-  double best_us = std::numeric_limits<double>::infinity();
-  bool on_gpu = false;
-};
-
-// Runs the one-node model `runs` times and keeps the best device time of node "op".
-Timed time_node(const OneNode& c, int runs = 5) {
-  std::vector<std::pair<std::string, rt::Value>> feeds;
-  const ir::Model m = one_node_model(c, feeds);
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
-                      .backend = "cuda",
-                      .profile = true,
-                      .precision = tessera::passes::Precision::kFp32});
-  Timed t;
-  for (int r = 0; r < runs; ++r) {
-    gpu.run(feeds);
-    for (const auto& ev : gpu.last_stats().events) {
-      if (ev.node_name != "op") continue;
-      t.on_gpu = ev.backend == "cuda";
-      t.best_us = std::min(t.best_us, ev.duration_us);
-    }
-  }
-  return t;
-}
-
 void report(const std::string& what, const OneNode& c, double bytes) {
-  const Timed t = time_node(c);
+  const Timed t = time_node(c, 5);
   EXPECT_TRUE(t.on_gpu) << what << " did not run on the GPU";
   fmt::print("[bandwidth] {:<48} {:8.1f} us {:7.0f} GB/s\n", what, t.best_us, bytes / (t.best_us * 1e3));
 }

@@ -15,40 +15,10 @@
 namespace tessera::cuda_test {
 namespace {
 
-// Best device time in microseconds of node "op" over `runs` runs, or infinity if it did not run on
-// the GPU.
-double best_us(const OneNode& c, int runs = 20) {
-  ir::Model m;
-  m.ir_version = 9;
-  m.opset_imports = {{"", c.opset}};
-  if (!c.domain.empty()) m.opset_imports.push_back({c.domain, 1});
-  ir::GraphBuilder b(m.graph);
-  std::vector<std::string> ins;
-  std::vector<std::pair<std::string, rt::Value>> feeds;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    ir::Shape s;
-    for (int64_t d : c.inputs[i].shape()) s.push_back(ir::Dim::of(d));
-    const std::string name = fmt::format("x{}", i);
-    ins.push_back(b.input(name, ir::Type::tensor(c.inputs[i].dtype(), s)));
-    feeds.emplace_back(name, rt::Value(c.inputs[i]));
-  }
-  for (const auto& o : b.nodes(c.op, ins, c.attrs, "op", c.outputs, c.domain)) b.output(o);
-  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
-                      .backend = "cuda",
-                      .profile = true,
-                      .precision = tessera::passes::Precision::kFp32});
-  double best = std::numeric_limits<double>::infinity();
-  for (int r = 0; r < runs; ++r) {
-    gpu.run(feeds);
-    for (const auto& ev : gpu.last_stats().events)
-      if (ev.node_name == "op" && ev.backend == "cuda") best = std::min(best, ev.duration_us);
-  }
-  return best;
-}
-
 void report(const std::string& what, const OneNode& c, double bytes) {
-  const double us = best_us(c);
-  EXPECT_TRUE(std::isfinite(us)) << what << " did not run on the GPU";
+  const Timed t = time_node(c, 20);
+  EXPECT_TRUE(t.on_gpu) << what << " did not run on the GPU";
+  const double us = t.best_us;
   fmt::print("[norm-bandwidth] {:<52} {:8.2f} us {:7.0f} GB/s\n", what, us, bytes / (us * 1e3));
 }
 

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -135,6 +136,34 @@ inline ir::Model one_node_model(const OneNode& c, std::vector<std::pair<std::str
   auto outs = b.nodes(c.op, ins, c.attrs, "op", c.outputs, c.domain);
   for (const auto& o : outs) b.output(o);
   return m;
+}
+
+// The best device time of node "op" over `runs` runs of the one-node model on "cuda" (the kernel
+// micro-benchmarks), whether it ran there, and the path its kernel took.
+struct Timed {
+  double best_us = std::numeric_limits<double>::infinity();
+  bool on_gpu = false;
+  std::string path;
+};
+
+inline Timed time_node(const OneNode& c, int runs) {
+  std::vector<std::pair<std::string, rt::Value>> feeds;
+  const ir::Model m = one_node_model(c, feeds);
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
+                      .backend = "cuda",
+                      .profile = true,
+                      .precision = tessera::passes::Precision::kFp32});
+  Timed t;
+  for (int r = 0; r < runs; ++r) {
+    gpu.run(feeds);
+    for (const auto& ev : gpu.last_stats().events) {
+      if (ev.node_name != "op") continue;
+      t.on_gpu = ev.backend == "cuda";
+      t.path = ev.path;
+      t.best_us = std::min(t.best_us, ev.duration_us);
+    }
+  }
+  return t;
 }
 
 // Runs the one-node model on "cuda" and on the reference kernels with the same feeds.
