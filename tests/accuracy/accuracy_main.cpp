@@ -11,7 +11,9 @@
 // where the kernel fuses oneDNN's post-op instead of applying the activation after: see
 // src/backends/cpu/conv_activation.h), "BlockedConv post-op" (the activation of a depthwise 1x1
 // convolution of weight 1 over 16 channels in the blocked layout), "BlockedConv own kernel" (the same on
-// Tessera's own depthwise kernel, 8 threads, Relu and Clip, AVX-512 only) and "BiasGelu" (GELU as the post-op
+// Tessera's own depthwise kernel, 8 threads, Relu and Clip, AVX-512 only), "BlockedConv own 1x1 kernel"
+// (the activation of a 1x1 convolution from one channel to 16 of weight 1 on Tessera's own pointwise
+// kernel: the same conditions) and "BiasGelu" (GELU as the post-op
 // of an add of a zero bias), and "CUDA" (the GPU's kernel in the model's element type, --precision fp32,
 // where a GPU and libtessera_cuda.so are present; skipped otherwise, and for ops the GPU has no kernel
 // for). float32 inputs are a
@@ -25,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <functional>
 #include <map>
@@ -313,6 +316,7 @@ enum class Path {
   kFusedConvFinite,
   kBlockedConv,
   kOwnConv,
+  kOwnPointwise,
   kBiasGelu,
   kCuda
 };
@@ -333,6 +337,8 @@ const char* path_name(Path p) {
       return "BlockedConv post-op";
     case Path::kOwnConv:
       return "BlockedConv own kernel";
+    case Path::kOwnPointwise:
+      return "BlockedConv own 1x1 kernel";
     case Path::kBiasGelu:
       return "BiasGelu";
     case Path::kCuda:
@@ -381,6 +387,19 @@ ir::Model one_node(const OpSpec& o, Path path, DataType dt, int64_t n) {
     if (!o.conv_params.empty()) attrs.push_back(ir::Attribute::of_floats("activation_params", o.conv_params));
     if (o.conv_activation == "Relu" || o.conv_activation == "Tanh" || o.conv_activation == "Sigmoid")
       attrs.erase(attrs.begin() + 3, attrs.end());
+    m.opset_imports.push_back({"com.tessera", 1});
+    b.output(b.nodes("BlockedConv", {x, w}, attrs, "node", 1, "com.tessera")[0], ir::Type::tensor(dt));
+    return m;
+  }
+  if (path == Path::kOwnPointwise) {
+    // A 1x1 convolution from one input channel to 16 of weight 1: each output lane is x * 1 + 0 * 0 over
+    // the zero padding lanes of the input block (fed as zeros), so exactly x before the activation.
+    auto x = b.input("x", ir::Type::tensor(dt, dims({1, 1, 1, n, 16})));
+    auto w = b.constant_floats("w", {16, 1, 1, 1}, 1.0f);
+    std::vector<ir::Attribute> attrs = {ir::Attribute::of_string("activation", o.conv_activation),
+                                        ir::Attribute::of_int("block", 16)};
+    if (!o.conv_params.empty()) attrs.push_back(ir::Attribute::of_floats("activation_params", o.conv_params));
+    if (o.conv_activation == "Relu") attrs.resize(2);
     m.opset_imports.push_back({"com.tessera", 1});
     b.output(b.nodes("BlockedConv", {x, w}, attrs, "node", 1, "com.tessera")[0], ir::Type::tensor(dt));
     return m;
@@ -451,9 +470,9 @@ Row measure(const OpSpec& o, Path path, int per_binade) {
   if (path == Path::kBiasGelu || path == Path::kBlockedConv || path == Path::kOwnConv)
     while (xs.size() % 16) xs.push_back(round_to<T>(0.0));
   const int64_t n = static_cast<int64_t>(xs.size());
-  // The own depthwise kernel runs from 8 threads on (dnnl_blocked_kernel.cpp, own_kernel_wanted).
-  rt::SessionOptions opts{
-      .optimization = rt::OptLevel::kNone, .threads = path == Path::kOwnConv ? 8 : 2, .profile = true};
+  // The own depthwise and 1x1 kernels run from 8 threads on (dnnl_blocked_kernel.cpp, own_kernel_wanted).
+  const bool own = path == Path::kOwnConv || path == Path::kOwnPointwise;
+  rt::SessionOptions opts{.optimization = rt::OptLevel::kNone, .threads = own ? 8 : 2, .profile = true};
   opts.reference_kernels = path == Path::kReference;
   if (path == Path::kCuda) {
     // The GPU kernel in the model's own element type (no lowering to float16), run node by node.
@@ -471,6 +490,11 @@ Row measure(const OpSpec& o, Path path, int per_binade) {
                                                                              : rt::Shape{n};
     std::vector<std::pair<std::string, rt::Value>> feeds = {
         {"x", rt::Value(rt::Tensor::from_vector<T>(dtype_of<T>(), shape, xs))}};
+    if (path == Path::kOwnPointwise) {  // the value in lane 0 of each pixel's block, zero padding after
+      std::vector<T> lanes(static_cast<size_t>(n) * 16, round_to<T>(0.0));
+      for (int64_t i = 0; i < n; ++i) lanes[static_cast<size_t>(i) * 16] = xs[static_cast<size_t>(i)];
+      feeds[0].second = rt::Value(rt::Tensor::from_vector<T>(dtype_of<T>(), {1, 1, 1, n, 16}, lanes));
+    }
     if (o.f2) feeds.emplace_back("y", rt::Value(rt::Tensor::from_vector<T>(dtype_of<T>(), shape, ys)));
     out = session.run(feeds);
     // The node's own event (a GPU session also lists the copies to and from the device).
@@ -491,7 +515,19 @@ Row measure(const OpSpec& o, Path path, int per_binade) {
     return row;
   }
   unsetenv("TESSERA_OWN_ELTWISE");
-  const T* got = out[0].tensor().data<T>();
+  const T* all = out[0].tensor().data<T>();
+  // The 1x1 path's 16 output lanes of a pixel are all x's; the others give one output per input.
+  const int64_t stride = path == Path::kOwnPointwise ? 16 : 1;
+  std::vector<T> got(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    got[static_cast<size_t>(i)] = all[i * stride];
+    for (int64_t lane = 1; lane < stride; ++lane)
+      if (std::memcmp(&all[i * stride + lane], &all[i * stride], sizeof(T)) != 0) {
+        row.note = fmt::format("pixel {}: output lane {} differs from lane 0", i, lane);
+        row.special_wrong = 1;
+        return row;
+      }
+  }
   std::vector<int64_t> ulps;
   ulps.reserve(static_cast<size_t>(n));
   double worst_x = 0, worst_y = 0;
@@ -538,8 +574,10 @@ std::vector<Path> paths_of(const OpSpec& o, DataType dt) {
     p.push_back(Path::kFusedConvFinite);
     p.push_back(Path::kBlockedConv);
     // Tessera's own depthwise and 1x1 kernels take the clips (Relu, Clip) on AVX-512 CPUs.
-    if ((o.conv_activation == "Relu" || o.conv_activation == "Clip") && tessera::cpu::pointwise_supported())
+    if ((o.conv_activation == "Relu" || o.conv_activation == "Clip") && tessera::cpu::pointwise_supported()) {
       p.push_back(Path::kOwnConv);
+      p.push_back(Path::kOwnPointwise);
+    }
   }
   if (o.bias_gelu) p.push_back(Path::kBiasGelu);
   return p;
