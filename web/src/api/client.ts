@@ -11,6 +11,9 @@ import type {
   RegistryOp,
   TensorValue,
   GraphPath,
+  ToolList,
+  ToolRun,
+  TransformAnswer,
 } from './types';
 
 export class ApiError extends Error {
@@ -119,6 +122,23 @@ export class StudioClient {
   }
   redo(id: string): Promise<CommandAnswer> {
     return this.request('POST', `/api/documents/${id}/redo`, {});
+  }
+  /** A model transformation (Model menu) on the whole document, as one undo step, with its log. */
+  transform(id: string, transform: string, options: Record<string, unknown>): Promise<TransformAnswer> {
+    return this.request('POST', `/api/documents/${id}/transform`, { transform, options });
+  }
+  tools(): Promise<ToolList> {
+    return this.request('GET', '/api/tools');
+  }
+  /** Starts a user tool on the saved document; `output`: where it writes a model (inside the root). */
+  runTool(doc: string, tool: string, output?: string): Promise<ToolRun> {
+    return this.request('POST', '/api/tools/run', output ? { doc, tool, output } : { doc, tool });
+  }
+  toolRun(run: string, from: number): Promise<ToolRun> {
+    return this.request('GET', `/api/tools/runs/${encodeURIComponent(run)}?from=${from}`);
+  }
+  cancelTool(run: string): Promise<ToolRun> {
+    return this.request('POST', `/api/tools/runs/${encodeURIComponent(run)}/cancel`, {});
   }
   /** `io`: graph inputs and outputs ('i:NAME' / 'o:NAME'), replacing those the graph had. */
   putPositions(

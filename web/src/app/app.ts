@@ -13,6 +13,8 @@ import type {
   GraphPath,
   RegistryOp,
   TensorValue,
+  TransformAnswer,
+  TransformLog,
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { functionKeyString, registryKey, type Leaf } from '../model/viewmodel';
@@ -25,6 +27,7 @@ import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
 import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
+import { transformForm, type TransformSpec } from '../ui/transforms';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
@@ -32,6 +35,10 @@ import { emptyFunction, functionFromSelection } from './functions';
 const PAGED_TYPES = new Set([
   'float',
   'double',
+  'float16',
+  'bfloat16',
+  'int4',
+  'uint4',
   'int8',
   'uint8',
   'int16',
@@ -928,6 +935,60 @@ export class App {
       err,
       h('button', { text: 'Save', 'data-testid': 'function-attrs-save', onclick: save }),
     ]);
+  }
+
+  // ---- Model and Tools menus (ui/transforms.ts, ui/tools.ts) ----
+
+  /** Model > a transformation: its options; Apply runs it on the whole document, one undo step. */
+  transformDialog(spec: TransformSpec): void {
+    if (!this.doc) return this.toast('open a model first', true);
+    const initial: Record<string, string> = {};
+    if (spec.id === 'function_create')
+      initial.nodes = this.selectedNodes()
+        .map((n) => n.name)
+        .join(', ');
+    const fns = this.graph?.functions ?? [];
+    if (spec.id === 'function_inline' && fns.length === 1)
+      initial.function = `${fns[0].domain}:${fns[0].name}`;
+    this.dialog(spec.label.replace(/…$/, ''), [
+      transformForm(spec, (o) => this.transform(spec.id, o), initial),
+    ]);
+  }
+
+  /** Runs a transformation through the history and shows its result; throws why it was refused. */
+  async transform(name: string, options: Record<string, unknown>): Promise<TransformLog> {
+    if (!this.client || !this.doc) throw new Error('open a model first');
+    this.lastError = '';
+    const a = await this.apply(this.client.transform(this.doc.id, name, options));
+    if (!a) throw new Error(this.lastError || `${name} was refused`);
+    return (a as TransformAnswer).log;
+  }
+
+  /** Saves the document for a user tool (asking for a path when it has none); true when saved. */
+  async saveForTool(): Promise<boolean> {
+    if (!this.doc) return false;
+    if (this.doc.path) {
+      await this.save();
+    } else {
+      const path = await this.ask('Save as', 'Path (under the studio root)', this.doc.name);
+      if (path === null) return false;
+      await this.save(path);
+    }
+    return !!this.doc?.path && !this.doc.dirty;
+  }
+
+  /** A one-field dialog: the text entered, or null when cancelled. */
+  ask(title: string, label: string, initial: string): Promise<string | null> {
+    return new Promise((resolve) => {
+      const input = h('input', { type: 'text', value: initial, 'data-testid': 'ask-input' });
+      const done = (v: string | null) => (clear(this.shell.dialogs), resolve(v));
+      this.dialog(title, [
+        h('div', { className: 'field' }, h('label', { text: label }), input),
+        h('button', { text: 'OK', 'data-testid': 'ask-ok', onclick: () => done(input.value.trim()) }),
+        h('button', { text: 'Cancel', onclick: () => done(null) }),
+      ]);
+      input.focus();
+    });
   }
 
   // ---- dialogs ----
