@@ -132,6 +132,19 @@ TEST_F(StudioTensors, BFloat16AndFourBitTensorsAreReadAndWrittenByElement) {
   ASSERT_EQ(set(id, "u", 2, "uint4", {4}).first, 200);
   EXPECT_EQ(get(at(id, "u")).second["values"], json({1, 2, 4}));
 
+  // Generated fills of the 16-bit floats: zeros, and the float32 draw rounded.
+  auto [s3, a3] = post("/api/documents/" + id + "/commands",
+                       json{{"command",
+                             {{"type", "add_initializer"},
+                              {"tensor",
+                               {{"name", "gen"},
+                                {"dtype", "float16"},
+                                {"shape", {2, 3}},
+                                {"fill", {{"kind", "uniform_int_neg"}, {"seed", 1}}}}}}}});
+  ASSERT_EQ(s3, 200) << a3.dump();
+  for (const json& v : get(at(id, "gen")).second["values"]) EXPECT_TRUE(v >= -9.0 && v <= -1.0) << v;
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+
   for (int i = 0; i < 3; ++i) ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
   EXPECT_EQ(get(at(id, "nib")).second["values"], json({-3, -2, -1, 0, 1, 2, 3}));
   EXPECT_EQ(get(at(id, "u")).second["values"], json({1, 2, 15}));

@@ -216,6 +216,24 @@ Tensor from_values(const Tensor& like, const json& values, const std::string& wh
   return out;
 }
 
+Tensor from_fill(const Tensor& like, const json& fill, const std::string& where);
+
+// A float16 / bfloat16 fill: the float32 fill of the same seed, rounded to nearest even.
+Tensor half_fill(const Tensor& like, const json& fill, const std::string& where) {
+  Tensor as_float = like;
+  as_float.dtype = DataType::kFloat;
+  Tensor f = from_fill(as_float, fill, where);
+  std::span<const std::byte> b = f.bytes();
+  std::vector<uint16_t> bits(b.size() / 4);
+  bool bf16 = like.dtype == DataType::kBFloat16;
+  for (size_t i = 0; i < bits.size(); ++i) {
+    float x;
+    std::memcpy(&x, b.data() + 4 * i, 4);
+    bits[i] = bf16 ? rt::float_to_bf16_bits(x) : rt::float_to_half_bits(x);
+  }
+  return tensor_of(like, bits);
+}
+
 Tensor from_fill(const Tensor& like, const json& fill, const std::string& where) {
   std::string w = where + "'fill': ";
   std::string kind = string_field(fill, "kind", w);
@@ -223,6 +241,7 @@ Tensor from_fill(const Tensor& like, const json& fill, const std::string& where)
   std::mt19937_64 rng(seed);
   int64_t n = *like.numel();
   if (like.dtype == DataType::kString) throw JsonError(fmt::format("{}string tensors cannot be filled", w));
+  if (is_half(like.dtype)) return half_fill(like, fill, where);
   Tensor out;
   bool ok = visit_numeric(like.dtype, [&](auto zero) {
     using T = decltype(zero);
