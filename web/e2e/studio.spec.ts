@@ -905,6 +905,22 @@ test('edits a float16 tensor over 65,536 elements with nan and inf; title and ro
   await settle(page, v);
   expect(await read(0)).toBe(0);
   expect(await read(831)).toBe(0);
+
+  // Deleting an initializer disconnects its users, in one undo step.
+  type N = { name: string; inputs: string[] };
+  const nodes = () => t<N[]>(page, 'graph.nodes');
+  const user = (await nodes()).find((n) => n.inputs.includes('conv_out_0.bias'))!;
+  const names = async () => (await t<Array<{ name: string }>>(page, 'graph.initializers')).map((i) => i.name);
+  v = await t<number>(page, 'graphVersion');
+  await page.locator('[data-delete="conv_out_0.bias"]').click();
+  await settle(page, v);
+  expect(await names()).not.toContain('conv_out_0.bias');
+  expect((await nodes()).find((n) => n.name === user.name)!.inputs).not.toContain('conv_out_0.bias');
+  v = await t<number>(page, 'graphVersion');
+  await page.evaluate('window.__tessera.undo()');
+  await settle(page, v);
+  expect(await names()).toContain('conv_out_0.bias');
+  expect((await nodes()).find((n) => n.name === user.name)!.inputs).toEqual(user.inputs);
 });
 
 test('Model > Convert to float16 and Sanitize apply to the document, log what they did, one undo each', async ({

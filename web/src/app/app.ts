@@ -122,6 +122,7 @@ export class App {
       run: (cmd) => this.run(cmd),
       preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
       edit: (name) => void this.editInitializer(name),
+      remove: (name) => this.removeInitializer(name),
       selected: () => this.selectedNodes(),
       registry: () => this.registry,
     });
@@ -1117,6 +1118,16 @@ export class App {
       h('div', { className: 'field' }, h('label', { text: 'Path (under the studio root)' }), path),
       h('button', { text: 'Save', onclick: () => (clear(this.shell.dialogs), void this.save(path.value)) }),
     ]);
+  }
+
+  /** Deletes an initializer of the graph shown, disconnecting the node inputs that read it there (the
+   *  issue's "delete (disconnecting users)"), as one undo step. */
+  removeInitializer(name: string): Promise<unknown> {
+    const cmds: Command[] = [];
+    for (const n of this.graph?.nodes ?? [])
+      n.inputs.forEach((v, index) => v === name && cmds.push({ type: 'disconnect', node: n.id, index }));
+    cmds.push({ type: 'remove_initializer', name });
+    return cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(`Delete initializer '${name}'`, cmds);
   }
 
   /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
