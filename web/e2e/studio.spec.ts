@@ -926,8 +926,16 @@ test('edits a float16 tensor over 65,536 elements with nan and inf; title and ro
 test('Model > Convert to float16 and Sanitize apply to the document, log what they did, one undo each', async ({
   page,
 }) => {
+  // A fresh copy of the sample (the tests before edited the first one), opened with File > Open.
+  copyFileSync(sample, join(root, 'fresh.onnx'));
   await page.goto(url);
   await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-open').click();
+  await page.getByTestId('file-entry').filter({ hasText: 'fresh.onnx' }).dblclick();
+  await expect(page.getByTestId('tab').filter({ hasText: 'fresh.onnx' })).toHaveCount(1);
+  await ready(page);
+  expect(await t<string>(page, 'document.name')).toBe('fresh.onnx');
   const dtypes = async () =>
     (await t<Array<{ name: string; dtype: string }>>(page, 'graph.initializers')).map((i) => i.dtype);
   const before = await dtypes();
