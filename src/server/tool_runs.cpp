@@ -109,6 +109,7 @@ std::string ToolRuns::start(const transforms::UserTool& tool, const std::string&
   run->pid = pid;
   {
     std::lock_guard lock(mutex_);
+    forget_finished();
     run->id = fmt::format("r{}", next_++);
     runs_[run->id] = run;
   }
@@ -144,6 +145,26 @@ void read_until_end(ToolRuns::Run& run, int fd) {
 }
 
 }  // namespace
+
+// Runs done are kept for their panel to read them; past kKeptRuns finished ones go (their output can be
+// megabytes each), running ones never. Called with mutex_ held.
+void ToolRuns::forget_finished() {
+  constexpr size_t kKeptRuns = 16;
+  for (auto it = runs_.begin(); it != runs_.end() && runs_.size() >= kKeptRuns;) {
+    std::shared_ptr<Run> run = it->second;
+    bool done;
+    {
+      std::lock_guard lock(run->mutex);
+      done = run->done;
+    }
+    if (!done) {
+      ++it;
+      continue;
+    }
+    if (run->reader.joinable()) run->reader.join();  // done: its reader has returned or is returning
+    it = runs_.erase(it);
+  }
+}
 
 std::shared_ptr<ToolRuns::Run> ToolRuns::find(const std::string& id) {
   std::lock_guard lock(mutex_);

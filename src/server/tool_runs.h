@@ -42,6 +42,7 @@ class ToolRuns {
 
  private:
   std::shared_ptr<Run> find(const std::string& id);
+  void forget_finished();
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Run>> runs_;
   uint64_t next_ = 1;

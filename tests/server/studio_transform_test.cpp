@@ -194,6 +194,16 @@ TEST_F(StudioTools, ARunIsPolledToItsExitStatus) {
   EXPECT_EQ(done["done"], true);
   EXPECT_EQ(done["exit_status"], 3);
   EXPECT_EQ(done["all_output"], "model=" + fs::canonical(root_ / "a.onnx").string() + "\noops\n");
+  // Finished runs are forgotten past 16; the last ones stay readable.
+  std::string last;
+  for (int i = 0; i < 16; ++i) {
+    auto [si, ri] = post("/api/tools/run", json{{"doc", id}, {"tool", "exit3"}});
+    ASSERT_EQ(si, 200) << ri.dump();
+    last = ri["id"];
+    wait_done(last);
+  }
+  EXPECT_EQ(get("/api/tools/runs/" + r["id"].get<std::string>()).first, 404);
+  EXPECT_EQ(get("/api/tools/runs/" + last).second["exit_status"], 3);
 }
 
 TEST_F(StudioTools, AMissingProgramAnUnsavedModelAndABadOutputAreRefused) {
