@@ -656,3 +656,24 @@ TEST_F(Studio, InitializerWindowsAreFetchedAndEditedInPlace) {
   EXPECT_EQ(saved[6], 100.5f);
   EXPECT_EQ(saved[9], 9.0f);
 }
+
+// Model properties (nothing selected): the graph answer carries the model's name and metadata, and
+// set_model_metadata edits them, the name too, as one undo step.
+TEST_F(Studio, ModelPropertiesIncludeTheNameAndAreEdited) {
+  start();
+  std::string id = open("a.onnx");
+  json md = graph(id)["metadata"];
+  EXPECT_EQ(md["graph_name"], "main");
+  EXPECT_EQ(md["ir_version"], 8);
+  auto [s, a] =
+      post("/api/documents/" + id + "/commands",
+           json{{"command", {{"type", "set_model_metadata"}, {"graph_name", "net"}, {"model_version", 7}}}});
+  ASSERT_EQ(s, 200) << a.dump();
+  md = graph(id)["metadata"];
+  EXPECT_EQ(md["graph_name"], "net");
+  EXPECT_EQ(md["model_version"], 7);
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+  md = graph(id)["metadata"];
+  EXPECT_EQ(md["graph_name"], "main");
+  EXPECT_EQ(md["model_version"], 0);
+}

@@ -970,6 +970,21 @@ test('Model > Convert to float16 and Sanitize apply to the document, log what th
   await expect(page.getByTestId('transform-log')).not.toHaveText(/running/);
   await expect(page.getByTestId('transform-log')).toContainText('nodes');
   await page.locator('.dialog-close').click();
+
+  // Model properties (nothing selected) show the model's name and version and edit them.
+  await page.evaluate('window.__tessera.select([])');
+  const name = page.locator('[data-meta="graph_name"]');
+  const before_name = await name.inputValue();
+  expect(before_name).not.toBe('');
+  v = await t<number>(page, 'graphVersion');
+  await name.fill('renamed_net');
+  await name.dispatchEvent('change');
+  await settle(page, v);
+  expect(await t<string>(page, 'graph.metadata.graph_name')).toBe('renamed_net');
+  await expect(page.locator('[data-meta="graph_name"]')).toHaveValue('renamed_net');
+  await page.locator('[data-meta="model_version"]').fill('x');
+  await page.locator('[data-meta="model_version"]').dispatchEvent('change');
+  await expect(page.getByText("version: 'x' is not an integer")).toBeVisible();
 });
 
 test('Tools runs a script tool on the saved model, streams its output, opens its output; cancel ends one', async ({

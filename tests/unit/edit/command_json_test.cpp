@@ -90,8 +90,11 @@ std::vector<Case> every_command(const Model& m) {
   ModelMetadata md;
   md.producer_name = "studio";
   md.model_version = 3;
-  add(new SetModelMetadata(md),
-      {{"type", "set_model_metadata"}, {"producer_name", "studio"}, {"model_version", 3}});
+  md.graph_name = "net";
+  add(new SetModelMetadata(md), {{"type", "set_model_metadata"},
+                                 {"producer_name", "studio"},
+                                 {"model_version", 3},
+                                 {"graph_name", "net"}});
   Function f = m.functions[0];
   f.name = "Cube";
   f.body.name.clear();  // not part of the JSON (nor of ONNX's FunctionProto)

@@ -61,6 +61,9 @@ export interface ApiGraph {
   io_positions?: Record<string, [number, number]>;
   opset_imports?: Array<{ domain: string; version: number }>;
   functions?: FunctionKey[];
+  /** The model's properties: graph_name, doc_string, producer_name, producer_version, domain,
+   *  model_version, ir_version. */
+  metadata?: Record<string, string | number>;
 }
 
 export interface FunctionKey {
