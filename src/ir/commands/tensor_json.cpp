@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstring>
@@ -370,14 +371,18 @@ json tensor_to_json(const Tensor& t, size_t max_values) {
     return j;
   }
   if (!n) return j;
-  bool finite = true;
-  if (t.dtype == DataType::kFloat || t.dtype == DataType::kDouble) {
+  // Previews (a limit given) also write the 16-bit floats and 4-bit integers as numbers, which the
+  // tensor editor takes back; whole tensors of them travel as raw bytes, exactly. Values with a NaN or
+  // an infinity (strings in JSON) are left out of the graph answer, as before.
+  bool preview = max_values != SIZE_MAX && (is_half(t.dtype) || is_nibble(t.dtype));
+  if (static_cast<uint64_t>(*n) <= max_values && (has_json_values(t.dtype) || preview)) {
     json v = tensor_values_json(t, static_cast<size_t>(*n));
-    for (const json& x : v) finite &= !x.is_string();
-  }
-  if (static_cast<uint64_t>(*n) <= max_values && has_json_values(t.dtype) && finite) {
-    j["values"] = tensor_values_json(t, static_cast<size_t>(*n));
-    return j;
+    bool finite = t.dtype == DataType::kString ||
+                  std::none_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); });
+    if (finite) {
+      j["values"] = std::move(v);
+      return j;
+    }
   }
   if (max_values != SIZE_MAX || t.dtype == DataType::kString) return j;
   std::span<const std::byte> b = t.bytes();

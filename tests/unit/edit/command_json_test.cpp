@@ -238,6 +238,10 @@ TEST(TensorJson, ValuesFillsNpyAndRawBytesRoundTrip) {
   json hj = tensor_to_json(half);
   EXPECT_TRUE(hj.contains("raw_base64"));
   EXPECT_EQ(tensor_from_json(hj), half);
+  // A preview (the graph answer's attributes) gives them as numbers, which read back the same.
+  json preview = tensor_to_json(half, 64);
+  EXPECT_EQ(preview["values"], json({1.0, 2.0, -2.0}));
+  EXPECT_EQ(tensor_from_json(preview), half);
 
   Tensor bools = make_tensor<uint8_t>("b", DataType::kBool, {3}, {1, 0, 1});
   EXPECT_EQ(tensor_to_json(bools)["values"], json({true, false, true}));
