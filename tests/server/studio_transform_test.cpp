@@ -145,6 +145,12 @@ TEST_F(StudioTransforms, MakeAndInlineLocalFunctions) {
   EXPECT_EQ(made.functions[0].name, "Dense");
   apply_and_undo("nested.onnx", "function_inline", {{"function", "custom:Twice"}});
   EXPECT_TRUE(after("function_inline").functions.empty());
+  // Deleted: the call stays, a custom-operator node the checker may not know.
+  apply_and_undo("nested.onnx", "function_delete", {{"function", "custom:Twice"}}, false);
+  Model deleted = after("function_delete");
+  EXPECT_TRUE(deleted.functions.empty());
+  EXPECT_TRUE(std::any_of(deleted.graph.nodes.begin(), deleted.graph.nodes.end(),
+                          [](const auto& n) { return n.op_type == "Twice"; }));
 
   std::string id = open("mlp.onnx");
   auto [s, e] = post("/api/documents/" + id + "/transform",
@@ -233,6 +239,20 @@ TEST_F(StudioTools, AMissingProgramAnUnsavedModelAndABadOutputAreRefused) {
   auto [s7, e7] = post("/api/tools/run", json{{"doc", e6["id"]}, {"tool", "exit3"}});
   EXPECT_EQ(s7, 409);
   EXPECT_EQ(error_of(e7), "save the model first: tool 'exit3' runs on the saved file");
+}
+
+// A tools file that is not valid JSON: the menu says why (the list empty), a run is refused with it.
+TEST_F(StudioTools, ABrokenToolsFileIsReportedNotFatal) {
+  std::ofstream(tools_file_) << "{\"tools\": [";
+  start();
+  json list = get("/api/tools").second;
+  EXPECT_EQ(list["tools"], json::array());
+  std::string problem = list.value("problem", "");
+  EXPECT_NE(problem.find(tools_file_.string()), std::string::npos) << problem;
+  std::string id = open("a.onnx");
+  auto [s, e] = post("/api/tools/run", json{{"doc", id}, {"tool", "exit3"}});
+  EXPECT_EQ(s, 400);
+  EXPECT_EQ(error_of(e), problem);
 }
 
 TEST_F(StudioTools, CancelEndsTheToolAndItsChildren) {
