@@ -680,6 +680,21 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     std::vector<json> sev =
         node_severities(g, ir::path_string(doc->model(), p), doc->checker().result().diagnostics);
     answer(res, 200, node_json(doc->model(), *n, sev[g.node_index(id)]));
+  } else if (parts.size() == 7 && action == "nodes" && parts[5] == "attributes" && m == "GET") {
+    // A node's tensor attribute, windowed like an initializer: the tensor editor's values for a tensor
+    // larger than the graph answer sends (64 values), NaN and infinities included as strings.
+    ir::GraphPath p = path_param(req);
+    const ir::Graph& g = resolve_or_404(doc->model(), p);
+    char* end = nullptr;
+    ir::NodeId id = std::strtoull(parts[4].c_str(), &end, 10);
+    const ir::Node* n = *end == '\0' ? g.find_node(id) : nullptr;
+    if (!n)
+      throw HttpError{404, fmt::format("node '{}' does not exist in graph '{}'", parts[4],
+                                       ir::path_string(doc->model(), p))};
+    const ir::Attribute* a = n->attr(parts[6]);
+    if (!a || a->type != ir::AttrType::kTensor || a->tensors.empty())
+      throw HttpError{404, fmt::format("node '{}' has no tensor attribute '{}'", n->name, parts[6])};
+    answer(res, 200, initializer_window_json(a->tensors[0], req));
   } else if (parts.size() == 5 && action == "initializers" && m == "GET") {
     const ir::Graph& g = resolve_or_404(doc->model(), path_param(req));
     const ir::Tensor* t = g.find_initializer(parts[4]);

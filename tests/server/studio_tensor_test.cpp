@@ -179,4 +179,38 @@ TEST_F(StudioTensors, NanAndInfinitiesRoundTripAsStrings) {
   EXPECT_EQ(get(at(id2, "f")).second["values"], json({"nan", "inf", "-inf", "inf"}));
 }
 
+// A tensor attribute larger than the graph answer sends (64 values), or with a NaN, is fetched for the
+// tensor editor like an initializer window, the NaN as "nan".
+TEST_F(StudioTensors, ATensorAttributeLeftOutOfTheGraphIsFetched) {
+  tessera::ir::Model m = relu_model();
+  std::vector<float> v(100);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  v[3] = NAN;
+  tessera::ir::Node c;
+  c.name = "table";
+  c.op_type = "Constant";
+  c.outputs = {"table_out"};
+  c.attributes.push_back(tessera::ir::Attribute::of_tensor(
+      "value", tessera::ir::make_tensor<float>("", DataType::kFloat, {10, 10}, v)));
+  m.graph.add_node(std::move(c));
+  tessera::onnx::save_model(m, root_ / "c.onnx");
+  start();
+  std::string id = open("c.onnx");
+  json nodes = graph(id)["nodes"];
+  auto it = std::find_if(nodes.begin(), nodes.end(), [](const json& n) { return n["name"] == "table"; });
+  ASSERT_NE(it, nodes.end());
+  EXPECT_FALSE((*it)["attributes"][0]["value"].contains("values"));
+  std::string at =
+      "/api/documents/" + id + "/nodes/" + std::to_string((*it)["id"].get<int64_t>()) + "/attributes/";
+  auto [s, t] = get(at + "value?limit=100");
+  ASSERT_EQ(s, 200) << t.dump();
+  EXPECT_EQ(t["shape"], json({10, 10}));
+  ASSERT_EQ(t["values"].size(), 100u);
+  EXPECT_EQ(t["values"][3], "nan");
+  EXPECT_EQ(t["values"][99], 99.0);
+  auto [s2, e2] = get(at + "nope");
+  EXPECT_EQ(s2, 404);
+  EXPECT_EQ(error_of(e2), "node 'table' has no tensor attribute 'nope'");
+}
+
 }  // namespace

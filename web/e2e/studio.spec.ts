@@ -478,6 +478,36 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   await expect
     .poll(async () => (await attrs()).find((a) => a.name === 'value')!.value.values)
     .toEqual([1, 2, 3, 4, 5, 6]);
+
+  // A tensor the graph answer leaves out (over 64 values, and a NaN): fetched when the editor opens.
+  const big = Array.from({ length: 100 }, (_, i) => (i === 3 ? 'nan' : i));
+  const addBig = {
+    ...add,
+    node: {
+      ...add.node,
+      name: 'table',
+      outputs: ['table_out'],
+      attributes: [
+        { name: 'value', type: 'tensor', value: { dtype: 'float', shape: [10, 10], values: big } },
+      ],
+    },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(addBig)})`);
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(2);
+  await page.evaluate("window.__tessera.select(['table'])");
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [10, 10]');
+  await expect(page.locator('[data-cell="0,3"]')).toHaveValue('nan');
+  await expect(page.locator('[data-cell="9,9"]')).toHaveValue('99');
+  await page.locator('[data-cell="9,9"]').fill('-inf');
+  await page.locator('[data-cell="9,9"]').dispatchEvent('change');
+  const v2 = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v2);
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.locator('[data-cell="9,9"]')).toHaveValue('-inf');
+  await expect(page.locator('[data-cell="0,3"]')).toHaveValue('nan');
+  await page.locator('.dialog-close').click();
 });
 
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {

@@ -97,6 +97,19 @@ export class StudioClient {
       `/api/documents/${id}/initializers/${encodeURIComponent(name)}?offset=${offset}&limit=${limit}&rows=${rows}&stride=${stride}${pathQuery(path, '&')}`,
     );
   }
+  /** Up to `limit` values of a node's tensor attribute (what the graph answer leaves out). */
+  attributeTensor(
+    id: string,
+    nodeId: number,
+    name: string,
+    limit: number,
+    path: GraphPath | null = null,
+  ): Promise<TensorValue> {
+    return this.request(
+      'GET',
+      `/api/documents/${id}/nodes/${nodeId}/attributes/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
+    );
+  }
   /** The k-th local function of the model, whole (what replace_function takes). */
   localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
     return this.request('GET', `/api/documents/${id}/functions/${k}`);

@@ -131,7 +131,7 @@ export class App {
       void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
     });
     this.params = new ParamEditor(shell.right, {
-      editTensor: (nodes, name, value) => this.editTensorAttribute(nodes, name, value),
+      editTensor: (nodes, name, value) => void this.editTensorAttribute(nodes, name, value),
       rename: (n, name) => void this.run(this.at(n, { type: 'rename_node', node: n.id, name })),
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
@@ -1171,9 +1171,21 @@ export class App {
     ]);
   }
 
-  /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). */
-  editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): void {
+  /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). Values
+   *  the graph answer left out (a tensor of over 64 values, or with a NaN) are fetched first. */
+  async editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): Promise<void> {
     try {
+      const n = value.shape.reduce((a, b) => a * b, 1);
+      if (!value.values) {
+        if (n > EDIT_LIMIT)
+          throw new Error(
+            `${name} has ${n} elements: the tensor editor takes at most ${EDIT_LIMIT} for attributes`,
+          );
+        const fn = this.bodyFn.get(nodes[0]); // a function body's node shown inside a call
+        const path: GraphPath | null = fn ? { function: fn, steps: [] } : this.graphPath;
+        const got = await this.client!.attributeTensor(this.doc!.id, nodes[0].id, name, n, path);
+        value = { ...value, values: got.values };
+      }
       const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
       this.dialog(`Edit ${name}`, [
         tensorEditor(grid, async (v) => {

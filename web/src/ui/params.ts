@@ -184,7 +184,8 @@ export class ParamEditor {
       }
     });
     input.addEventListener('change', commit);
-    // Larger tensors are edited as a grid; their values must have come with the graph (small ones do).
+    // Larger tensors are edited as a grid; values the graph answer left out (over 64, or a NaN) are
+    // fetched when it opens.
     const tensor = r.value as TensorValue | undefined;
     const grid =
       r.type === 'tensor' && editable && tensor
@@ -192,10 +193,7 @@ export class ParamEditor {
             text: 'grid…',
             title: 'Edit the values in the tensor editor',
             'data-tensor-edit': r.name,
-            onclick: () =>
-              tensor.values
-                ? this.actions.editTensor(nodes, r.name, tensor)
-                : (err.textContent = `${r.name}: its values were not sent to the browser (a large tensor)`),
+            onclick: () => this.actions.editTensor(nodes, r.name, tensor),
           })
         : null;
     const reset =
