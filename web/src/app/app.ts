@@ -959,6 +959,9 @@ export class App {
   /** Runs a transformation through the history and shows its result; throws why it was refused. */
   async transform(name: string, options: Record<string, unknown>): Promise<TransformLog> {
     if (!this.client || !this.doc) throw new Error('open a model first');
+    // A transformation may replace the graph a subgraph or function tab shows: the main graph is shown
+    // first, so the answer is applied to a graph that still exists.
+    if (this.graphPath) await this.switchTo(this.doc);
     this.lastError = '';
     const a = await this.apply(this.client.transform(this.doc.id, name, options));
     if (!a) throw new Error(this.lastError || `${name} was refused`);
