@@ -646,8 +646,9 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
   } else if (parts.size() == 4 && action == "transform" && m == "POST") {
     json body = parse_body(req);
     std::vector<ir::Change> changes;
+    auto readable = [this](const std::string& path) { return allowed_path(path, true); };
     json log = run_transform(*doc, ir::string_field(body, "transform", ""),
-                             body.contains("options") ? body["options"] : json::object(), changes);
+                             body.contains("options") ? body["options"] : json::object(), changes, readable);
     json a = edit_answer(*doc, changes);
     a["log"] = std::move(log);
     answer(res, 200, a);

@@ -5,10 +5,12 @@
 #include <functional>
 #include <map>
 
+#include "onnx/onnx_io.h"
 #include "transforms/convert_tensors.h"
 #include "transforms/float16.h"
 #include "transforms/function_create.h"
 #include "transforms/functions.h"
+#include "transforms/import_layer.h"
 #include "transforms/sanitize.h"
 #include "transforms/set_shapes.h"
 
@@ -144,24 +146,51 @@ Report function_create(ir::History& h, const json& o) {
   return transforms::create_function(h, opts);
 }
 
-using Runner = std::function<Report(ir::History&, const json&)>;
+// The model an "import_layer" reads: a file the studio may read, loaded whole.
+Report import_layer(ir::History& h, const json& o, const PathResolver& resolve) {
+  transforms::ImportLayerOptions opts;
+  opts.name = text(o, "name");
+  opts.domain = text(o, "domain", opts.domain);
+  std::string path = text(o, "path");
+  if (path.empty()) throw HttpError{400, "option 'path' (the model to import) is missing"};
+  if (opts.name.empty()) throw HttpError{400, "option 'name' (the layer's operator name) is missing"};
+  std::filesystem::path file = resolve(path);
+  ir::Model other;
+  try {
+    other = onnx::load_model(file);
+  } catch (const std::exception& e) {
+    throw HttpError{400, fmt::format("cannot read '{}': {}", path, e.what())};
+  }
+  return transforms::import_layer(h, other, opts);
+}
+
+using Runner = std::function<Report(ir::History&, const json&, const PathResolver&)>;
+
+// A transformation that reads no file.
+template <class F>
+Runner plain(F f) {
+  return [f](ir::History& h, const json& o, const PathResolver&) { return f(h, o); };
+}
 
 const std::map<std::string, Runner>& runners() {
   static const std::map<std::string, Runner> kRunners = {
-      {"fp16", [](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kFloat16); }},
-      {"bf16", [](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kBFloat16); }},
-      {"sanitize", sanitize},
-      {"convert_tensors", convert_tensors},
-      {"set_shapes", set_shapes},
-      {"function_create", function_create},
-      {"function_inline",
-       [](ir::History& h, const json& o) { return transforms::inline_function(h, text(o, "function")); }},
-      {"function_delete",
-       [](ir::History& h, const json& o) {
+      {"fp16",
+       plain([](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kFloat16); })},
+      {"bf16",
+       plain([](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kBFloat16); })},
+      {"sanitize", plain(sanitize)},
+      {"convert_tensors", plain(convert_tensors)},
+      {"set_shapes", plain(set_shapes)},
+      {"function_create", plain(function_create)},
+      {"function_inline", plain([](ir::History& h, const json& o) {
+         return transforms::inline_function(h, text(o, "function"));
+       })},
+      {"function_delete", plain([](ir::History& h, const json& o) {
          std::string key = text(o, "function");
          if (key.empty()) throw HttpError{400, "option 'function' (DOMAIN:NAME) is missing"};
          return transforms::delete_function(h, key);
-       }},
+       })},
+      {"import_layer", import_layer},
   };
   return kRunners;
 }
@@ -176,7 +205,7 @@ json report_json(const Report& r, bool changed) {
 }  // namespace
 
 json run_transform(Document& doc, const std::string& name, const json& options,
-                   std::vector<ir::Change>& changes) {
+                   std::vector<ir::Change>& changes, const PathResolver& resolve) {
   auto it = runners().find(name);
   if (it == runners().end()) {
     std::string known;
@@ -186,7 +215,7 @@ json run_transform(Document& doc, const std::string& name, const json& options,
   if (!options.is_object()) throw HttpError{400, "'options' must be an object"};
   Report report;
   try {
-    changes = doc.edit([&](ir::History& h) { report = it->second(h, options); });
+    changes = doc.edit([&](ir::History& h) { report = it->second(h, options, resolve); });
   } catch (const transforms::TransformError& e) {
     throw HttpError{422, e.what()};
   }

@@ -152,7 +152,17 @@ TEST_F(StudioTransforms, MakeAndInlineLocalFunctions) {
   EXPECT_TRUE(std::any_of(deleted.graph.nodes.begin(), deleted.graph.nodes.end(),
                           [](const auto& n) { return n.op_type == "Twice"; }));
 
+  // Another model imported as a layer (a local function); a model outside the root is refused.
+  apply_and_undo("mlp.onnx", "import_layer", {{"path", "sub/b.onnx"}, {"name", "ReluLayer"}});
+  Model imported = after("import_layer");
+  ASSERT_EQ(imported.functions.size(), 1u);
+  EXPECT_EQ(imported.functions[0].name, "ReluLayer");
+
   std::string id = open("mlp.onnx");
+  auto [s0, e0] = post(
+      "/api/documents/" + id + "/transform",
+      json{{"transform", "import_layer"}, {"options", {{"path", "../outside/secret.onnx"}, {"name", "S"}}}});
+  EXPECT_EQ(s0, 403) << e0.dump();
   auto [s, e] = post("/api/documents/" + id + "/transform",
                      json{{"transform", "function_create"}, {"options", {{"name", "F"}}}});
   EXPECT_EQ(s, 400);

@@ -92,6 +92,16 @@ export const TRANSFORMS: TransformSpec[] = [
     help: 'Every call of the function replaced by its body (empty: every local function).',
     options: [{ key: 'function', label: 'function DOMAIN:NAME', kind: 'text' }],
   },
+  {
+    id: 'import_layer',
+    label: 'Import model as layer…',
+    help: 'Another model made a local function of this one, its weights inside: a layer to place.',
+    options: [
+      { key: 'path', label: 'model file (under the studio root)', kind: 'text' },
+      { key: 'name', label: 'layer (function) name', kind: 'text' },
+      { key: 'domain', label: 'domain', kind: 'text', initial: 'local' },
+    ],
+  },
 ];
 
 const lines = (s: string) =>

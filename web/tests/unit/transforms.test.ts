@@ -24,6 +24,11 @@ describe('Model menu options', () => {
       ],
       dim_params: [{ input: 'x', axis: 0, name: 'N' }],
     });
+    expect(readOptions(spec('import_layer'), { path: ' models/enc.onnx ', name: 'Encoder' })).toEqual({
+      path: 'models/enc.onnx',
+      name: 'Encoder',
+      domain: 'local',
+    });
     expect(readOptions(spec('convert_tensors'), { to: 'bfloat16', initializers: '^W' })).toEqual({
       to: 'bfloat16',
       from: 'float',
