@@ -89,6 +89,13 @@ json graph_json(Document& doc, const ir::GraphPath& p) {
   j["opset_imports"] = json::array();
   for (const ir::OpsetImport& o : m.opset_imports)
     j["opset_imports"].push_back({{"domain", o.domain}, {"version", o.version}});
+  j["metadata"] = {{"graph_name", m.graph.name},
+                   {"doc_string", m.doc_string},
+                   {"producer_name", m.producer_name},
+                   {"producer_version", m.producer_version},
+                   {"domain", m.domain},
+                   {"model_version", m.model_version},
+                   {"ir_version", m.ir_version}};
   j["functions"] = json::array();
   for (const ir::Function& f : m.functions) j["functions"].push_back(function_key_json(f));
   j["positions"] = json::object();

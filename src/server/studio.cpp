@@ -12,6 +12,8 @@
 #include "ir/commands/command_json.h"
 #include "onnx/external_data.h"
 #include "server/graph_json.h"
+#include "server/tool_runs.h"
+#include "server/transform_api.h"
 #include "util/safe_open.h"
 
 namespace tessera::server {
@@ -30,7 +32,8 @@ constexpr const char* kJson = "application/json; charset=utf-8";
 
 void answer(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), kJson);
+  // A tool's output need not be UTF-8: bytes that are not are sent as U+FFFD, not refused.
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
 }
 
 void fail(httplib::Response& res, int status, const std::string& message) {
@@ -143,8 +146,11 @@ std::string random_token() {
 }
 
 Studio::Studio(StudioOptions options)
-    : options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : options_(std::move(options)),
+      http_(std::make_unique<httplib::Server>()),
+      tools_(std::make_unique<ToolRuns>()) {
   if (options_.token.empty()) options_.token = random_token();
+  if (options_.tools_file.empty()) options_.tools_file = transforms::default_tools_file();
   std::error_code ec;
   root_ = fs::canonical(options_.root.empty() ? fs::current_path() : options_.root, ec);
   if (ec) throw std::runtime_error(fmt::format("the root '{}' does not exist", options_.root.string()));
@@ -288,6 +294,10 @@ void Studio::route(const httplib::Request& req, httplib::Response& res) {
   }
   if (parts.size() >= 2 && parts[1] == "documents") {
     route_documents(req, res, parts);
+    return;
+  }
+  if (parts.size() >= 2 && parts[1] == "tools") {
+    route_tools(req, res, parts);
     return;
   }
   throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
@@ -633,6 +643,15 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     answer(res, 200, json::object());
   } else if (parts.size() == 4 && action == "commands" && m == "POST") {
     answer(res, 200, run_commands(*doc, parse_body(req)));
+  } else if (parts.size() == 4 && action == "transform" && m == "POST") {
+    json body = parse_body(req);
+    std::vector<ir::Change> changes;
+    auto readable = [this](const std::string& path) { return allowed_path(path, true); };
+    json log = run_transform(*doc, ir::string_field(body, "transform", ""),
+                             body.contains("options") ? body["options"] : json::object(), changes, readable);
+    json a = edit_answer(*doc, changes);
+    a["log"] = std::move(log);
+    answer(res, 200, a);
   } else if (parts.size() == 4 && (action == "undo" || action == "redo") && m == "POST") {
     bool undo = action == "undo";
     std::vector<ir::Change> changes = doc->edit([&](ir::History& h) { undo ? h.undo() : h.redo(); });
@@ -662,6 +681,21 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     std::vector<json> sev =
         node_severities(g, ir::path_string(doc->model(), p), doc->checker().result().diagnostics);
     answer(res, 200, node_json(doc->model(), *n, sev[g.node_index(id)]));
+  } else if (parts.size() == 7 && action == "nodes" && parts[5] == "attributes" && m == "GET") {
+    // A node's tensor attribute, windowed like an initializer: the tensor editor's values for a tensor
+    // larger than the graph answer sends (64 values), NaN and infinities included as strings.
+    ir::GraphPath p = path_param(req);
+    const ir::Graph& g = resolve_or_404(doc->model(), p);
+    char* end = nullptr;
+    ir::NodeId id = std::strtoull(parts[4].c_str(), &end, 10);
+    const ir::Node* n = *end == '\0' ? g.find_node(id) : nullptr;
+    if (!n)
+      throw HttpError{404, fmt::format("node '{}' does not exist in graph '{}'", parts[4],
+                                       ir::path_string(doc->model(), p))};
+    const ir::Attribute* a = n->attr(parts[6]);
+    if (!a || a->type != ir::AttrType::kTensor || a->tensors.empty())
+      throw HttpError{404, fmt::format("node '{}' has no tensor attribute '{}'", n->name, parts[6])};
+    answer(res, 200, initializer_window_json(a->tensors[0], req));
   } else if (parts.size() == 5 && action == "initializers" && m == "GET") {
     const ir::Graph& g = resolve_or_404(doc->model(), path_param(req));
     const ir::Tensor* t = g.find_initializer(parts[4]);
@@ -683,6 +717,87 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
   } else {
     throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
   }
+}
+
+// ---- user tools ---------------------------------------------------------------------------------
+
+namespace {
+
+json tool_json(const transforms::UserTool& t) {
+  return {{"name", t.name},
+          {"application", t.application},
+          {"arguments", t.arguments},
+          {"prompt_for_output", t.prompt_for_output},
+          {"open_output", t.open_output}};
+}
+
+}  // namespace
+
+void Studio::route_tools(const httplib::Request& req, httplib::Response& res,
+                         const std::vector<std::string>& parts) {
+  const std::string& m = req.method;
+  if (parts.size() == 2 && m == "GET") {
+    // A tools file that cannot be read is not an error of the request: the menu shows why it is empty.
+    json j{{"file", options_.tools_file.string()}, {"tools", json::array()}};
+    try {
+      for (const transforms::UserTool& t : transforms::load_tools(options_.tools_file))
+        j["tools"].push_back(tool_json(t));
+    } catch (const transforms::TransformError& e) {
+      j["problem"] = e.what();
+    }
+    answer(res, 200, j);
+  } else if (parts.size() == 3 && parts[2] == "run" && m == "POST") {
+    answer(res, 200, start_tool(parse_body(req)));
+  } else if (parts.size() == 4 && parts[2] == "runs" && m == "GET") {
+    answer(res, 200, tools_->poll(parts[3], size_param(req, "from", 0)));
+  } else if (parts.size() == 5 && parts[2] == "runs" && parts[4] == "cancel" && m == "POST") {
+    answer(res, 200, tools_->cancel(parts[3]));
+  } else {
+    throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
+  }
+}
+
+// {"doc", "tool", "output"?}: the tool runs on the document's file, so the document must be saved and
+// unmodified; "output" (inside the root, not the model itself) is asked for when the tool writes a model.
+json Studio::start_tool(const json& body) {
+  std::shared_ptr<Document> doc = find_document(ir::string_field(body, "doc", ""));
+  std::string name = ir::string_field(body, "tool", "");
+  std::vector<transforms::UserTool> tools;
+  try {
+    tools = transforms::load_tools(options_.tools_file);
+  } catch (const transforms::TransformError& e) {
+    throw HttpError{400, e.what()};
+  }
+  auto tool = std::find_if(tools.begin(), tools.end(), [&](const auto& t) { return t.name == name; });
+  if (tool == tools.end())
+    throw HttpError{404, fmt::format("no tool '{}' in {}", name, options_.tools_file.string())};
+  fs::path model;
+  {
+    std::lock_guard lock(doc->mutex());
+    if (!doc->path())
+      throw HttpError{409, fmt::format("save the model first: tool '{}' runs on the saved file", name)};
+    if (doc->history().is_dirty()) {
+      throw HttpError{
+          409,
+          fmt::format("the model has unsaved changes: save it first (tool '{}' runs on the file)", name)};
+    }
+    model = *doc->path();
+  }
+  std::string output = ir::optional_string_field(body, "output", "");
+  if (tool->prompt_for_output && output.empty())
+    throw HttpError{400, fmt::format("'output' is missing: tool '{}' writes a model; choose where", name)};
+  if (!output.empty()) {
+    fs::path out = allowed_path(output, false);
+    std::error_code ec;
+    if (out == model) throw HttpError{400, "the output would overwrite the model: choose another file"};
+    if (!fs::is_directory(out.parent_path(), ec))
+      throw HttpError{404, fmt::format("no such folder: '{}'", out.parent_path().string())};
+    output = out.string();
+  }
+  std::string id = tools_->start(*tool, model.string(), output);
+  json j = tools_->poll(id, 0);
+  j["open_output"] = tool->open_output;
+  return j;
 }
 
 }  // namespace tessera::server

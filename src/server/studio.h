@@ -26,7 +26,10 @@ struct StudioOptions {
   std::vector<std::filesystem::path> named_files;  // files the user named: open at start, always allowed
   std::filesystem::path web_root;                  // the web app's files; empty: none
   std::string token;                               // empty: 32 random hex characters
+  std::filesystem::path tools_file;                // the user tools; empty: the user's tools.json
 };
+
+class ToolRuns;
 
 class Studio {
  public:
@@ -60,6 +63,9 @@ class Studio {
   json list_files(const std::string& dir);
   std::filesystem::path allowed_path(const std::string& path, bool must_exist) const;
   std::shared_ptr<Document> find_document(const std::string& id);
+  void route_tools(const httplib::Request& req, httplib::Response& res,
+                   const std::vector<std::string>& parts);
+  json start_tool(const json& body);
 
   StudioOptions options_;
   std::filesystem::path root_;                // canonical
@@ -69,6 +75,7 @@ class Studio {
   std::mutex documents_mutex_;
   std::map<std::string, std::shared_ptr<Document>> documents_;
   uint64_t next_document_ = 1;
+  std::unique_ptr<ToolRuns> tools_;
 };
 
 // 32 hex characters from /dev/urandom.

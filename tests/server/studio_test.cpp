@@ -18,148 +18,20 @@
 #include "check/checker.h"
 #include "ir/builder.h"
 #include "onnx/onnx_io.h"
+#include "server/studio_fixture.h"
 
 namespace fs = std::filesystem;
 using tessera::ir::json;
 
 namespace {
 
-tessera::ir::Model relu_model() {
-  using namespace tessera::ir;
-  Model m;
-  m.ir_version = 8;
-  m.opset_imports.push_back({"", 17});
-  m.graph.name = "main";
-  GraphBuilder b(m.graph);
-  auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::symbol("N"), Dim::of(4)}));
-  b.output(b.node("Relu", {x}, {}, "/block/relu"));
-  return m;
-}
-
-// x -> relu (r) -> Loop whose body adds the outer value r to what it carries -> custom.Twice (a local
-// function: Add(X, X)) -> y.
-tessera::ir::Model nested_model() {
-  using namespace tessera::ir;
-  Model m = relu_model();
-  m.opset_imports.push_back({"custom", 1});
-  Graph& g = m.graph;
-  std::string r = g.nodes[0].outputs[0];
-  g.outputs.clear();
-  GraphBuilder b(g);
-  b.initializer(make_tensor<int64_t>("trips", DataType::kInt64, {}, std::vector<int64_t>{2}));
-  b.initializer(make_tensor<uint8_t>("go", DataType::kBool, {}, std::vector<uint8_t>{1}));
-  Graph body;
-  body.name = "body";
-  body.inputs = {ValueInfo{"i", Type::tensor(DataType::kInt64, Shape{}), {}, {}},
-                 ValueInfo{"c", Type::tensor(DataType::kBool, Shape{}), {}, {}}, ValueInfo{"v", {}, {}, {}}};
-  GraphBuilder bb(body);
-  std::string c_out = bb.node("Identity", {"c"}, {}, "keep");
-  std::string v_out = bb.node("Add", {"v", r}, {}, "accumulate");
-  body.outputs = {ValueInfo{c_out, {}, {}, {}}, ValueInfo{v_out, {}, {}, {}}};
-  Node loop;
-  loop.name = "loop";
-  loop.op_type = "Loop";
-  loop.inputs = {"trips", "go", r};
-  loop.outputs = {"looped"};
-  loop.attributes.push_back(Attribute::of_graph("body", std::move(body)));
-  g.add_node(std::move(loop));
-  Function f;
-  f.domain = "custom";
-  f.name = "Twice";
-  f.opset_imports = {{"", 17}};
-  f.body.name = "Twice";
-  f.body.inputs = {ValueInfo{"X", {}, {}, {}}};
-  f.body.outputs = {ValueInfo{"Y", {}, {}, {}}};
-  Node twice;
-  twice.name = "double";
-  twice.op_type = "Add";
-  twice.inputs = {"X", "X"};
-  twice.outputs = {"Y"};
-  f.body.add_node(std::move(twice));
-  m.functions.push_back(std::move(f));
-  b.output(b.nodes("Twice", {"looped"}, {}, "call", 1, "custom")[0]);
-  return m;
-}
-
-class Studio : public ::testing::Test {
- protected:
-  void SetUp() override {
-    base_ = fs::temp_directory_path() / ("tessera_studio_" + std::to_string(::getpid()) + "_" +
-                                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(base_);
-    root_ = base_ / "root";
-    fs::create_directories(root_ / "sub");
-    fs::create_directories(base_ / "outside");
-    tessera::onnx::save_model(relu_model(), root_ / "a.onnx");
-    tessera::onnx::save_model(relu_model(), root_ / "sub" / "b.onnx");
-    tessera::onnx::save_model(relu_model(), base_ / "outside" / "secret.onnx");
-    fs::create_symlink(base_ / "outside" / "secret.onnx", root_ / "link.onnx");
-    fs::create_directories(base_ / "web" / "assets");
-    std::ofstream(base_ / "web" / "index.html") << "<!doctype html><title>app</title>";
-    std::ofstream(base_ / "web" / "assets" / "app.js") << "console.log(1)";
-  }
-  void TearDown() override {
-    stop();
-    fs::remove_all(base_);
-  }
-
-  void start(fs::path web_root = {}) {
-    tessera::server::StudioOptions o;
-    o.root = root_;
-    o.web_root = std::move(web_root);
-    studio_ = std::make_unique<tessera::server::Studio>(o);
-    studio_->bind();
-    thread_ = std::thread([this] { studio_->run(); });
-    client_ = std::make_unique<httplib::Client>("127.0.0.1", studio_->port());
-    client_->set_read_timeout(30);
-  }
-  void stop() {
-    if (!studio_) return;
-    studio_->stop();
-    thread_.join();
-    studio_.reset();
-  }
-
-  httplib::Headers auth(httplib::Headers extra = {}) {
-    extra.emplace("X-Tessera-Token", studio_->token());
-    return extra;
-  }
-  // status and parsed body
-  std::pair<int, json> get(const std::string& path, httplib::Headers h = {}) {
-    auto r = client_->Get(path.c_str(), h.empty() ? auth() : h);
-    EXPECT_TRUE(r) << path;
-    if (!r) return {0, json()};
-    return {r->status, json::parse(r->body, nullptr, false)};
-  }
-  std::pair<int, json> post(const std::string& path, const std::string& body, httplib::Headers h = {}) {
-    auto r = client_->Post(path.c_str(), h.empty() ? auth() : h, body, "application/json");
-    EXPECT_TRUE(r) << path;
-    if (!r) return {0, json()};
-    return {r->status, json::parse(r->body, nullptr, false)};
-  }
-  std::pair<int, json> post(const std::string& path, const json& body) { return post(path, body.dump()); }
-  std::string open(const std::string& path) {
-    auto [status, doc] = post("/api/documents/open", json{{"path", path}});
-    EXPECT_EQ(status, 200) << doc.dump();
-    return doc.value("id", "");
-  }
-  json graph(const std::string& id) { return get("/api/documents/" + id + "/graph").second; }
-
-  fs::path base_, root_;
-  std::unique_ptr<tessera::server::Studio> studio_;
-  std::thread thread_;
-  std::unique_ptr<httplib::Client> client_;
-};
+using namespace tessera_studio_test;
 
 std::string percent_encoded(const std::string& s) {
   std::string out;
   for (unsigned char c : s)
     out += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
   return out;
-}
-
-std::string error_of(const json& j) {
-  return j.is_object() ? j.value("error", "") : "";
 }
 
 TEST_F(Studio, RefusesForeignHostOriginAndMissingOrWrongToken) {
@@ -783,4 +655,25 @@ TEST_F(Studio, InitializerWindowsAreFetchedAndEditedInPlace) {
   std::memcpy(saved, t->bytes().data(), sizeof(saved));
   EXPECT_EQ(saved[6], 100.5f);
   EXPECT_EQ(saved[9], 9.0f);
+}
+
+// Model properties (nothing selected): the graph answer carries the model's name and metadata, and
+// set_model_metadata edits them, the name too, as one undo step.
+TEST_F(Studio, ModelPropertiesIncludeTheNameAndAreEdited) {
+  start();
+  std::string id = open("a.onnx");
+  json md = graph(id)["metadata"];
+  EXPECT_EQ(md["graph_name"], "main");
+  EXPECT_EQ(md["ir_version"], 8);
+  auto [s, a] =
+      post("/api/documents/" + id + "/commands",
+           json{{"command", {{"type", "set_model_metadata"}, {"graph_name", "net"}, {"model_version", 7}}}});
+  ASSERT_EQ(s, 200) << a.dump();
+  md = graph(id)["metadata"];
+  EXPECT_EQ(md["graph_name"], "net");
+  EXPECT_EQ(md["model_version"], 7);
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+  md = graph(id)["metadata"];
+  EXPECT_EQ(md["graph_name"], "main");
+  EXPECT_EQ(md["model_version"], 0);
 }

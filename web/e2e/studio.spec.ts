@@ -7,6 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -39,16 +40,37 @@ let server: ChildProcess;
 let url = '';
 let root = '';
 let model = '';
+let config = '';
 
 test.beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'tessera-studio-e2e-'));
   model = join(root, 'denoiser.onnx');
   copyFileSync(sample, model);
+  // The Tools menu's tools file: $XDG_CONFIG_HOME/tessera/tools.json, outside the studio's root. A
+  // script tool that copies the model to the output asked for (and opens it), and one that sleeps.
+  config = mkdtempSync(join(tmpdir(), 'tessera-studio-e2e-config-'));
+  mkdirSync(join(config, 'tessera'));
+  writeFileSync(
+    join(config, 'tessera', 'tools.json'),
+    JSON.stringify({
+      tools: [
+        {
+          name: 'copy',
+          application: '/bin/sh',
+          arguments: ['-c', 'echo "copying $1"; cp "$1" "$2" && echo copied', 'sh', '$Model', '$Output'],
+          prompt_for_output: true,
+          open_output: true,
+        },
+        { name: 'sleeper', application: '/bin/sh', arguments: ['-c', 'echo started; sleep 60; echo late'] },
+      ],
+    }),
+  );
   server = spawn(
     bin,
     ['studio', model, '--port', '0', '--no-browser', '--root', root, '--web-root', resolve('dist')],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, XDG_CONFIG_HOME: config },
     },
   );
   url = await new Promise<string>((resolveUrl, reject) => {
@@ -71,6 +93,7 @@ test.beforeAll(async () => {
 test.afterAll(() => {
   server?.kill('SIGINT');
   if (root) rmSync(root, { recursive: true, force: true });
+  if (config) rmSync(config, { recursive: true, force: true });
 });
 
 type Leaf = { name: string; id: number; op: string; kind: string; visible: boolean };
@@ -455,6 +478,36 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   await expect
     .poll(async () => (await attrs()).find((a) => a.name === 'value')!.value.values)
     .toEqual([1, 2, 3, 4, 5, 6]);
+
+  // A tensor the graph answer leaves out (over 64 values, and a NaN): fetched when the editor opens.
+  const big = Array.from({ length: 100 }, (_, i) => (i === 3 ? 'nan' : i));
+  const addBig = {
+    ...add,
+    node: {
+      ...add.node,
+      name: 'table',
+      outputs: ['table_out'],
+      attributes: [
+        { name: 'value', type: 'tensor', value: { dtype: 'float', shape: [10, 10], values: big } },
+      ],
+    },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(addBig)})`);
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(2);
+  await page.evaluate("window.__tessera.select(['table'])");
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [10, 10]');
+  await expect(page.locator('[data-cell="0,3"]')).toHaveValue('nan');
+  await expect(page.locator('[data-cell="9,9"]')).toHaveValue('99');
+  await page.locator('[data-cell="9,9"]').fill('-inf');
+  await page.locator('[data-cell="9,9"]').dispatchEvent('change');
+  const v2 = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v2);
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.locator('[data-cell="9,9"]')).toHaveValue('-inf');
+  await expect(page.locator('[data-cell="0,3"]')).toHaveValue('nan');
+  await page.locator('.dialog-close').click();
 });
 
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
@@ -823,4 +876,170 @@ test('edits a tensor over 65,536 elements page by page, fetching only the pages 
   await page.evaluate('window.__tessera.undo()');
   await settle(page, v);
   expect(await read(at(1, 100, 40))).not.toBe(7);
+});
+
+/** The dialog's title and the grid's row numbers stay in view whichever way the page is scrolled. */
+async function editorFramed(page: Page): Promise<void> {
+  const dialog = (await page.locator('#dialogs .dialog').boundingBox())!;
+  const title = (await page.locator('.dialog-title').boundingBox())!;
+  expect(await page.locator('#dialogs .dialog').evaluate((e) => e.scrollLeft)).toBe(0);
+  expect(title.x).toBeGreaterThanOrEqual(dialog.x);
+  const scroll = (await page.locator('.tensor-scroll').boundingBox())!;
+  const rowHead = (await page.locator('.tensor-grid tr:nth-child(2) th').boundingBox())!;
+  expect(rowHead.x).toBeGreaterThanOrEqual(scroll.x - 1);
+  expect(rowHead.x).toBeLessThan(scroll.x + 20);
+}
+
+test('edits a float16 tensor over 65,536 elements with nan and inf; title and row numbers stay in view', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('half');
+  await page.getByTestId('init-dtype').selectOption('float16');
+  await page.getByTestId('init-shape').fill('[300, 400]');
+  await page.getByTestId('init-fill').selectOption('zeros');
+  let v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  await page.locator('[data-edit="half"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float16 [300, 400]');
+  await expect(page.getByTestId('tensor-where')).toHaveText('rows 0-63 of 300, columns 0-31 of 400');
+  for (const [cell, text] of [
+    ['0,0', 'nan'],
+    ['0,1', '-inf'],
+    ['1,0', '0.1'],
+    ['2,31', 'inf'],
+  ]) {
+    await page.locator(`[data-cell="${cell}"]`).fill(text);
+    await page.locator(`[data-cell="${cell}"]`).dispatchEvent('change');
+  }
+  await editorFramed(page);
+  await page.locator('.tensor-scroll').evaluate((e) => (e.scrollLeft = e.scrollWidth));
+  await editorFramed(page);
+  await page.screenshot({ path: artifact('studio-tensor-editor-paged-float16.png') });
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toHaveCount(0);
+  const read = (i: number) => page.evaluate(`window.__tessera.initializerAt("half", ${i})`);
+  expect(await read(0)).toBe('nan');
+  expect(await read(1)).toBe('-inf');
+  expect(await read(400)).toBe(0.0999755859375); // 0.1 in float16
+  expect(await read(831)).toBe('inf');
+  expect(await read(2)).toBe(0);
+  v = await t<number>(page, 'graphVersion');
+  await page.evaluate('window.__tessera.undo()');
+  await settle(page, v);
+  expect(await read(0)).toBe(0);
+  expect(await read(831)).toBe(0);
+
+  // Deleting an initializer disconnects its users, in one undo step.
+  type N = { name: string; inputs: string[] };
+  const nodes = () => t<N[]>(page, 'graph.nodes');
+  const user = (await nodes()).find((n) => n.inputs.includes('conv_out_0.bias'))!;
+  const names = async () => (await t<Array<{ name: string }>>(page, 'graph.initializers')).map((i) => i.name);
+  v = await t<number>(page, 'graphVersion');
+  await page.locator('[data-delete="conv_out_0.bias"]').click();
+  await settle(page, v);
+  expect(await names()).not.toContain('conv_out_0.bias');
+  expect((await nodes()).find((n) => n.name === user.name)!.inputs).not.toContain('conv_out_0.bias');
+  v = await t<number>(page, 'graphVersion');
+  await page.evaluate('window.__tessera.undo()');
+  await settle(page, v);
+  expect(await names()).toContain('conv_out_0.bias');
+  expect((await nodes()).find((n) => n.name === user.name)!.inputs).toEqual(user.inputs);
+});
+
+test('Model > Convert to float16 and Sanitize apply to the document, log what they did, one undo each', async ({
+  page,
+}) => {
+  // A fresh copy of the sample (the tests before edited the first one), opened with File > Open.
+  copyFileSync(sample, join(root, 'fresh.onnx'));
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-open').click();
+  await page.getByTestId('file-entry').filter({ hasText: 'fresh.onnx' }).dblclick();
+  await expect(page.getByTestId('tab').filter({ hasText: 'fresh.onnx' })).toHaveCount(1);
+  await ready(page);
+  expect(await t<string>(page, 'document.name')).toBe('fresh.onnx');
+  const dtypes = async () =>
+    (await t<Array<{ name: string; dtype: string }>>(page, 'graph.initializers')).map((i) => i.dtype);
+  const before = await dtypes();
+  expect(before).toContain('float');
+  await page.getByTestId('menu-model').click();
+  await page.getByTestId('action-transform-fp16').click();
+  await page.getByTestId('transform-keep_io_types').check();
+  await page.getByTestId('transform-node_block_list').fill('no_such_node');
+  await page.getByTestId('transform-apply').click();
+  await expect(page.getByTestId('transform-error')).toContainText('no_such_node');
+  await page.getByTestId('transform-node_block_list').fill('');
+  let v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('transform-apply').click();
+  await settle(page, v);
+  await expect(page.getByTestId('transform-log')).toContainText('initializers');
+  await page.screenshot({ path: artifact('studio-transform-fp16.png') });
+  expect(await dtypes()).not.toContain('float');
+  expect(await t<string>(page, 'document.undo')).toMatch(/float16/i);
+  v = await t<number>(page, 'graphVersion');
+  await page.evaluate('window.__tessera.undo()');
+  await settle(page, v);
+  expect(await dtypes()).toEqual(before);
+  await page.locator('.dialog-close').click();
+
+  await page.getByTestId('menu-model').click();
+  await page.getByTestId('action-transform-sanitize').click();
+  await page.getByTestId('transform-passes').fill('x');
+  await page.getByTestId('transform-apply').click();
+  await expect(page.getByTestId('transform-error')).toContainText("'x' is not a non-negative integer");
+  await page.getByTestId('transform-passes').fill('0');
+  await page.getByTestId('transform-apply').click();
+  await expect(page.getByTestId('transform-log')).not.toHaveText(/running/);
+  await expect(page.getByTestId('transform-log')).toContainText('nodes');
+  await page.locator('.dialog-close').click();
+
+  // Model properties (nothing selected) show the model's name and version and edit them.
+  await page.evaluate('window.__tessera.select([])');
+  const name = page.locator('[data-meta="graph_name"]');
+  const before_name = await name.inputValue();
+  expect(before_name).not.toBe('');
+  v = await t<number>(page, 'graphVersion');
+  await name.fill('renamed_net');
+  await name.dispatchEvent('change');
+  await settle(page, v);
+  expect(await t<string>(page, 'graph.metadata.graph_name')).toBe('renamed_net');
+  await expect(page.locator('[data-meta="graph_name"]')).toHaveValue('renamed_net');
+  await page.locator('[data-meta="model_version"]').fill('x');
+  await page.locator('[data-meta="model_version"]').dispatchEvent('change');
+  await expect(page.getByText("version: 'x' is not an integer")).toBeVisible();
+});
+
+test('Tools runs a script tool on the saved model, streams its output, opens its output; cancel ends one', async ({
+  page,
+}) => {
+  page.on('dialog', (d) => void d.accept()); // "save first?"
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-tools').click();
+  await page.getByTestId('action-tool-copy').click();
+  await expect(page.getByTestId('ask-input')).toHaveValue('denoiser.copy.onnx');
+  await page.getByTestId('ask-input').fill('copied.onnx');
+  await page.getByTestId('ask-ok').click();
+  await expect(page.getByTestId('tool-status')).toHaveText('exited with status 0');
+  await expect(page.getByTestId('tool-output')).toContainText(`copying ${model}`);
+  await expect(page.getByTestId('tool-output')).toContainText('copied');
+  await expect(page.getByTestId('tab').filter({ hasText: 'copied.onnx' })).toHaveCount(1);
+  expect(existsSync(join(root, 'copied.onnx'))).toBe(true);
+  await page.screenshot({ path: artifact('studio-tool-run.png') });
+
+  await page.getByTestId('menu-tools').click();
+  await page.getByTestId('action-tool-sleeper').click();
+  await expect(page.getByTestId('tool-output')).toHaveText('started\n');
+  await expect(page.getByTestId('tool-status')).toHaveText('running…');
+  await page.getByTestId('tool-cancel').click();
+  await expect(page.getByTestId('tool-status')).toHaveText('cancelled (signal 15)');
+  await expect(page.getByTestId('tool-output')).toHaveText('started\n');
 });

@@ -5,6 +5,8 @@ import { StudioClient } from './api/client';
 import { App } from './app/app';
 import { syntheticGraph } from './fixtures/synthetic';
 import { menuBar } from './ui/menu';
+import { ToolMenu } from './ui/tools';
+import { TRANSFORMS } from './ui/transforms';
 import { installHook } from './hook';
 
 const bootMs = performance.now();
@@ -36,6 +38,7 @@ installHook(app);
 const appMs = performance.now();
 
 const c = app.canvas;
+const tools = new ToolMenu(app);
 const toggle = (get: () => boolean, set: (v: boolean) => void) => () => set(!get());
 menuBar($('menubar'), [
   [
@@ -65,6 +68,15 @@ menuBar($('menubar'), [
       { id: 'new-function', label: 'New local function…', action: () => app.functionDialog(false) },
     ],
   ],
+  [
+    'Model',
+    TRANSFORMS.map((t) => ({
+      id: `transform-${t.id}`,
+      label: t.label,
+      action: () => app.transformDialog(t),
+    })),
+  ],
+  ['Tools', () => tools.items()],
   [
     'View',
     [

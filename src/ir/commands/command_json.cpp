@@ -76,6 +76,7 @@ ModelMetadata metadata_of(const json& j, const std::string& where) {
   str("producer_name", md.producer_name);
   str("producer_version", md.producer_version);
   str("domain", md.domain);
+  str("graph_name", md.graph_name);
   if (j.contains("model_version")) md.model_version = int_field(j, "model_version", where);
   if (j.contains("metadata_props")) {
     const json& props = j["metadata_props"];
@@ -482,6 +483,7 @@ json SetModelMetadata::to_json() const {
   if (md_.producer_version) j["producer_version"] = *md_.producer_version;
   if (md_.domain) j["domain"] = *md_.domain;
   if (md_.model_version) j["model_version"] = *md_.model_version;
+  if (md_.graph_name) j["graph_name"] = *md_.graph_name;
   if (md_.metadata_props) {
     j["metadata_props"] = json::object();
     for (const auto& [k, v] : *md_.metadata_props) j["metadata_props"][k] = v;

@@ -4,20 +4,66 @@
 
 #include <algorithm>
 #include <cstring>
-#include <vector>
+#include <memory>
 
 namespace tessera::ir {
+
+namespace {
+
+// Bytes the editor may write to: made by the first edit of a tensor (a copy of what it held) and
+// written in place by later edits and their undos while the tensor alone holds it.
+class EditableBuffer final : public Buffer {
+ public:
+  explicit EditableBuffer(std::span<const std::byte> bytes) : bytes_(bytes.begin(), bytes.end()) {}
+  std::span<const std::byte> bytes() const override { return bytes_; }
+  std::span<std::byte> writable() { return bytes_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+// The tensor's bytes, writable: in place when the tensor's buffer is an EditableBuffer nobody else
+// holds (no other tensor, model copy, undo step or view), else after one copy.
+std::span<std::byte> writable_bytes(Tensor& t) {
+  auto* own = dynamic_cast<const EditableBuffer*>(t.data.get());
+  if (own && t.data.use_count() == 1) return const_cast<EditableBuffer*>(own)->writable();
+  auto fresh = std::make_shared<EditableBuffer>(t.bytes());
+  std::span<std::byte> out = fresh->writable();
+  t.data = std::move(fresh);
+  return out;
+}
+
+bool sub_byte(DataType t) {
+  return t == DataType::kInt4 || t == DataType::kUint4;
+}
+
+// Element i's nibble of packed 4-bit data (low nibble first).
+uint8_t nibble(std::span<const std::byte> b, int64_t i) {
+  uint8_t byte = static_cast<uint8_t>(b[static_cast<size_t>(i / 2)]);
+  return i % 2 ? byte >> 4 : byte & 0x0f;
+}
+
+void set_nibble(std::span<std::byte> b, int64_t i, uint8_t v) {
+  auto& byte = reinterpret_cast<uint8_t&>(b[static_cast<size_t>(i / 2)]);
+  byte = i % 2 ? static_cast<uint8_t>((byte & 0x0f) | (v << 4)) : static_cast<uint8_t>((byte & 0xf0) | v);
+}
+
+}  // namespace
 
 SetInitializerValues::SetInitializerValues(GraphPath path, std::string name, int64_t offset, Tensor values)
     : GraphCommand(std::move(path)), name_(std::move(name)), offset_(offset), values_(std::move(values)) {}
 
-void SetInitializerValues::apply(Model& m) {
+Tensor& SetInitializerValues::find(Model& m) const {
   Graph& g = graph(m);
   auto it = std::find_if(g.initializers.begin(), g.initializers.end(),
                          [&](const Tensor& t) { return t.name == name_; });
   if (it == g.initializers.end())
     throw CommandError(fmt::format("initializer '{}' does not exist in graph {}", name_, graph_label(g)));
-  Tensor& t = *it;
+  return *it;
+}
+
+void SetInitializerValues::apply(Model& m) {
+  Tensor& t = find(m);
   if (t.dtype != values_.dtype) {
     throw CommandError(fmt::format("initializer '{}' holds {}, the values given are {}", name_,
                                    dtype_name(t.dtype), dtype_name(values_.dtype)));
@@ -28,34 +74,49 @@ void SetInitializerValues::apply(Model& m) {
     throw CommandError(fmt::format("values [{}, {}) lie outside initializer '{}', which has {} elements",
                                    offset_, offset_ + k.value_or(0), name_, n.value_or(0)));
   }
-  before_ = t;
   if (t.dtype == DataType::kString) {
-    for (int64_t i = 0; i < *k; ++i) t.strings.at(static_cast<size_t>(offset_ + i)) = values_.strings[i];
-  } else {
-    std::span<const std::byte> old = t.bytes();
-    std::span<const std::byte> put = values_.bytes();
-    std::optional<int64_t> total = t.expected_bytes();
-    // Sub-byte types have no whole element to write; a tensor whose bytes are not loaded (external
-    // data of a model not read whole) has none to keep.
-    if (!total || static_cast<int64_t>(old.size()) != *total || *total % *n != 0 ||
-        static_cast<int64_t>(put.size()) != *k * (*total / *n)) {
-      before_.reset();
-      throw CommandError(
-          fmt::format("initializer '{}' cannot be edited in part: its bytes are not held "
-                      "as whole elements here (replace it whole)",
-                      name_));
-    }
-    std::vector<std::byte> bytes(old.begin(), old.end());
-    std::memcpy(bytes.data() + offset_ * (*total / *n), put.data(), put.size());
-    t.data = make_buffer(std::span<const std::byte>(bytes));
-    t.external.reset();  // the values are now the model's own
+    auto first = t.strings.begin() + offset_;
+    old_strings_.assign(first, first + *k);
+    std::copy(values_.strings.begin(), values_.strings.end(), first);
+    return;
   }
-  index_ = static_cast<size_t>(it - g.initializers.begin());
+  std::optional<int64_t> total = t.expected_bytes();
+  // A tensor whose bytes are not loaded (external data of a model not read whole) has none to write.
+  if (!total || static_cast<int64_t>(t.bytes().size()) != *total) {
+    throw CommandError(fmt::format(
+        "initializer '{}' cannot be edited in part: its bytes are not loaded here (replace it whole)",
+        name_));
+  }
+  bool packed = sub_byte(t.dtype);
+  int64_t size = packed ? 0 : *total / std::max<int64_t>(*n, 1);
+  int64_t lo = packed ? offset_ / 2 : offset_ * size;
+  int64_t hi = packed ? (offset_ + *k + 1) / 2 : (offset_ + *k) * size;
+  std::span<std::byte> bytes = writable_bytes(t);
+  old_at_ = lo;
+  old_bytes_.assign(bytes.begin() + lo, bytes.begin() + hi);
+  std::span<const std::byte> put = values_.bytes();
+  if (packed) {
+    for (int64_t j = 0; j < *k; ++j) set_nibble(bytes, offset_ + j, nibble(put, j));
+  } else {
+    std::memcpy(bytes.data() + lo, put.data(), put.size());
+  }
+  external_ = std::move(t.external);
+  t.external.reset();  // the values are now the model's own
 }
 
 void SetInitializerValues::undo(Model& m) {
-  graph(m).initializers[index_] = std::move(*before_);
-  before_.reset();
+  Tensor& t = find(m);
+  if (t.dtype == DataType::kString) {
+    std::copy(old_strings_.begin(), old_strings_.end(), t.strings.begin() + offset_);
+    old_strings_.clear();
+    return;
+  }
+  std::span<std::byte> bytes = writable_bytes(t);
+  std::memcpy(bytes.data() + old_at_, old_bytes_.data(), old_bytes_.size());
+  old_bytes_.clear();
+  old_bytes_.shrink_to_fit();
+  t.external = std::move(external_);
+  external_.reset();
 }
 
 std::string SetInitializerValues::description() const {

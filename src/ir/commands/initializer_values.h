@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ir/commands/command.h"
 
@@ -12,6 +13,11 @@ namespace tessera::ir {
 
 // Writes `values` (a rank-1 tensor of the initializer's element type) at element `offset` of the
 // initializer `name` (flat, row-major), leaving the other elements as they are.
+//
+// For undo it keeps only the bytes it overwrote (the edited range), never a copy of the weight: the
+// initializer's bytes are written in place when the tensor alone holds its buffer, and copied once
+// otherwise (a buffer shared with another model, an undo step or a memory-mapped file is never
+// written). Sub-byte types (int4, uint4) are written nibble by nibble.
 class SetInitializerValues : public GraphCommand {
  public:
   SetInitializerValues(GraphPath path, std::string name, int64_t offset, Tensor values);
@@ -21,12 +27,20 @@ class SetInitializerValues : public GraphCommand {
   nlohmann::json to_json() const override;
   void changes(const Model& m, bool undone, std::vector<Change>& out) const override;
 
+  // Bytes held to undo the last apply (the overwritten range): what the edit costs in memory.
+  size_t undo_bytes() const { return old_bytes_.size() + old_strings_.capacity() * sizeof(std::string); }
+
  private:
+  Tensor& find(Model& m) const;
   std::string name_;
   int64_t offset_;
   Tensor values_;
-  std::optional<Tensor> before_;  // the initializer as it was (its buffer is shared, not copied)
-  size_t index_ = 0;
+  // What the last apply overwrote: the bytes [old_at_, old_at_ + size) of the tensor's data (whole
+  // bytes, also for sub-byte types), or the strings of a string tensor.
+  std::vector<std::byte> old_bytes_;
+  int64_t old_at_ = 0;
+  std::vector<std::string> old_strings_;
+  std::optional<ExternalData> external_;  // dropped by the edit (the values are the model's own)
 };
 
 }  // namespace tessera::ir

@@ -127,6 +127,7 @@ void SetModelMetadata::swap_with(Model& m) {
   swap_if(md_.domain, m.domain);
   swap_if(md_.model_version, m.model_version);
   swap_if(md_.metadata_props, m.metadata_props);
+  swap_if(md_.graph_name, m.graph.name);
 }
 
 }  // namespace tessera::ir

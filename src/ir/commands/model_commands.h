@@ -83,6 +83,7 @@ struct ModelMetadata {
   std::optional<std::string> domain;
   std::optional<int64_t> model_version;
   std::optional<std::vector<StringPair>> metadata_props;
+  std::optional<std::string> graph_name;  // the main graph's name (the model's name in the studio)
 };
 
 class SetModelMetadata : public Command {

@@ -2,11 +2,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "io/npy.h"
 #include "ir/commands/ir_json.h"
+#include "runtime/half.h"
 
 namespace tessera::ir {
 
@@ -64,6 +69,35 @@ bool has_json_values(DataType t) {
   return t == DataType::kString || visit_numeric(t, [](auto) {});
 }
 
+// Types the tensor editor shows and takes as JSON numbers, though whole tensors of them travel as raw
+// bytes (exactly, NaN payloads included): the 16-bit floats and the 4-bit integers.
+bool is_half(DataType t) {
+  return t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
+bool is_nibble(DataType t) {
+  return t == DataType::kInt4 || t == DataType::kUint4;
+}
+
+// A floating-point element: a number, or "nan", "inf", "-inf" (also "+inf", any case), which JSON has no
+// numbers for.
+double float_value(const json& v, const std::string& what) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "nan" || s == "+nan" || s == "-nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf" || s == "+inf" || s == "infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-inf" || s == "-infinity") return -std::numeric_limits<double>::infinity();
+  }
+  throw JsonError(fmt::format("{} must be a number, \"nan\", \"inf\" or \"-inf\"", what));
+}
+
+// JSON for a floating-point element: non-finite ones as the strings float_value reads.
+json float_json(double x) {
+  if (std::isfinite(x)) return x;
+  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+}
+
 template <class T>
 Tensor tensor_of(const Tensor& like, const std::vector<T>& values) {
   Tensor t;
@@ -83,8 +117,7 @@ T number_as(const json& v, const std::string& what) {
       return v.get<int64_t>() == 1;
     throw JsonError(fmt::format("{} must be true, false, 0 or 1", what));
   } else if constexpr (std::is_floating_point_v<T>) {
-    if (!v.is_number()) throw JsonError(fmt::format("{} must be a number", what));
-    return v.get<T>();
+    return static_cast<T>(float_value(v, what));
   } else {
     if (!v.is_number_integer()) throw JsonError(fmt::format("{} must be an integer", what));
     bool fits = v.is_number_unsigned()
@@ -111,6 +144,46 @@ void check_size(const Tensor& t, const std::string& where) {
   }
 }
 
+// float16 / bfloat16 from numbers (rounded to nearest even); a finite value beyond float16's range is
+// refused rather than made infinite.
+Tensor half_from_values(const Tensor& like, const json& values, const std::string& where) {
+  bool bf16 = like.dtype == DataType::kBFloat16;
+  std::vector<uint16_t> bits(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string what = fmt::format("{}'values'[{}]", where, i);
+    double x = float_value(values[i], what);
+    float f = static_cast<float>(x);
+    bits[i] = bf16 ? rt::float_to_bf16_bits(f) : rt::float_to_half_bits(f);
+    float back = bf16 ? rt::bf16_bits_to_float(bits[i]) : rt::half_bits_to_float(bits[i]);
+    if (std::isfinite(x) && !std::isfinite(back)) {
+      throw JsonError(fmt::format("{} ({}) is out of range for {} (largest finite {})", what, x,
+                                  dtype_name(like.dtype), bf16 ? "3.39e38" : "65504"));
+    }
+  }
+  return tensor_of(like, bits);
+}
+
+// int4 / uint4 from integers in [-8, 7] / [0, 15], packed two to a byte, low nibble first.
+Tensor nibbles_from_values(const Tensor& like, const json& values, const std::string& where) {
+  bool is_signed = like.dtype == DataType::kInt4;
+  int64_t lo = is_signed ? -8 : 0, hi = is_signed ? 7 : 15;
+  std::vector<uint8_t> packed((values.size() + 1) / 2, 0);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const json& v = values[i];
+    std::string what = fmt::format("{}'values'[{}]", where, i);
+    if (!v.is_number_integer()) throw JsonError(fmt::format("{} must be an integer", what));
+    bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= static_cast<uint64_t>(hi)
+                                       : v.get<int64_t>() >= lo && v.get<int64_t>() <= hi;
+    if (!fits) {
+      throw JsonError(fmt::format("{} ({}) is out of range for {} [{}, {}]", what, v.dump(),
+                                  dtype_name(like.dtype), lo, hi));
+    }
+    auto nib = static_cast<uint8_t>(v.get<int64_t>() & 0x0f);
+    packed[i / 2] |= static_cast<uint8_t>(i % 2 ? nib << 4 : nib);
+  }
+  return tensor_of(like, packed);
+}
+
 Tensor from_values(const Tensor& like, const json& values, const std::string& where) {
   if (!values.is_array()) throw JsonError(fmt::format("{}'values' must be an array", where));
   int64_t n = *like.numel();
@@ -126,6 +199,8 @@ Tensor from_values(const Tensor& like, const json& values, const std::string& wh
     }
     return t;
   }
+  if (is_half(like.dtype)) return half_from_values(like, values, where);
+  if (is_nibble(like.dtype)) return nibbles_from_values(like, values, where);
   Tensor out;
   bool ok = visit_numeric(like.dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -142,6 +217,24 @@ Tensor from_values(const Tensor& like, const json& values, const std::string& wh
   return out;
 }
 
+Tensor from_fill(const Tensor& like, const json& fill, const std::string& where);
+
+// A float16 / bfloat16 fill: the float32 fill of the same seed, rounded to nearest even.
+Tensor half_fill(const Tensor& like, const json& fill, const std::string& where) {
+  Tensor as_float = like;
+  as_float.dtype = DataType::kFloat;
+  Tensor f = from_fill(as_float, fill, where);
+  std::span<const std::byte> b = f.bytes();
+  std::vector<uint16_t> bits(b.size() / 4);
+  bool bf16 = like.dtype == DataType::kBFloat16;
+  for (size_t i = 0; i < bits.size(); ++i) {
+    float x;
+    std::memcpy(&x, b.data() + 4 * i, 4);
+    bits[i] = bf16 ? rt::float_to_bf16_bits(x) : rt::float_to_half_bits(x);
+  }
+  return tensor_of(like, bits);
+}
+
 Tensor from_fill(const Tensor& like, const json& fill, const std::string& where) {
   std::string w = where + "'fill': ";
   std::string kind = string_field(fill, "kind", w);
@@ -149,6 +242,7 @@ Tensor from_fill(const Tensor& like, const json& fill, const std::string& where)
   std::mt19937_64 rng(seed);
   int64_t n = *like.numel();
   if (like.dtype == DataType::kString) throw JsonError(fmt::format("{}string tensors cannot be filled", w));
+  if (is_half(like.dtype)) return half_fill(like, fill, where);
   Tensor out;
   bool ok = visit_numeric(like.dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -226,10 +320,29 @@ json tensor_values_json(const Tensor& t, size_t limit, size_t offset) {
     for (size_t i = offset; i < t.strings.size() && i - offset < limit; ++i) out.push_back(t.strings[i]);
     return out;
   }
+  std::span<const std::byte> b = t.bytes();
+  if (is_half(t.dtype)) {
+    bool bf16 = t.dtype == DataType::kBFloat16;
+    size_t count = b.size() / 2;
+    for (size_t i = offset; i < count && i - offset < limit; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, b.data() + 2 * i, 2);
+      out.push_back(float_json(bf16 ? rt::bf16_bits_to_float(bits) : rt::half_bits_to_float(bits)));
+    }
+    return out;
+  }
+  if (is_nibble(t.dtype)) {
+    size_t count = static_cast<size_t>(t.numel().value_or(0));
+    if (b.size() * 2 < count) return out;  // bytes not loaded
+    for (size_t i = offset; i < count && i - offset < limit; ++i) {
+      int v = (static_cast<uint8_t>(b[i / 2]) >> (i % 2 ? 4 : 0)) & 0x0f;
+      out.push_back(t.dtype == DataType::kInt4 && v >= 8 ? v - 16 : v);
+    }
+    return out;
+  }
   visit_numeric(t.dtype, [&](auto zero) {
     using T = decltype(zero);
     using S = Storage<T>;
-    std::span<const std::byte> b = t.bytes();
     size_t count = b.size() / sizeof(S);
     size_t n = offset >= count ? offset : offset + std::min(limit, count - offset);
     for (size_t i = offset; i < n; ++i) {
@@ -237,12 +350,10 @@ json tensor_values_json(const Tensor& t, size_t limit, size_t offset) {
       std::memcpy(&raw, b.data() + i * sizeof(S), sizeof(S));
       T x = static_cast<T>(raw);
       if constexpr (std::is_floating_point_v<T>) {
-        if (!std::isfinite(x)) {
-          out.push_back(std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf"));
-          continue;
-        }
+        out.push_back(float_json(x));
+      } else {
+        out.push_back(x);
       }
-      out.push_back(x);
     }
   });
   return out;
@@ -260,14 +371,18 @@ json tensor_to_json(const Tensor& t, size_t max_values) {
     return j;
   }
   if (!n) return j;
-  bool finite = true;
-  if (t.dtype == DataType::kFloat || t.dtype == DataType::kDouble) {
+  // Previews (a limit given) also write the 16-bit floats and 4-bit integers as numbers, which the
+  // tensor editor takes back; whole tensors of them travel as raw bytes, exactly. Values with a NaN or
+  // an infinity (strings in JSON) are left out of the graph answer, as before.
+  bool preview = max_values != SIZE_MAX && (is_half(t.dtype) || is_nibble(t.dtype));
+  if (static_cast<uint64_t>(*n) <= max_values && (has_json_values(t.dtype) || preview)) {
     json v = tensor_values_json(t, static_cast<size_t>(*n));
-    for (const json& x : v) finite &= !x.is_string();
-  }
-  if (static_cast<uint64_t>(*n) <= max_values && has_json_values(t.dtype) && finite) {
-    j["values"] = tensor_values_json(t, static_cast<size_t>(*n));
-    return j;
+    bool finite = t.dtype == DataType::kString ||
+                  std::none_of(v.begin(), v.end(), [](const json& x) { return x.is_string(); });
+    if (finite) {
+      j["values"] = std::move(v);
+      return j;
+    }
   }
   if (max_values != SIZE_MAX || t.dtype == DataType::kString) return j;
   std::span<const std::byte> b = t.bytes();

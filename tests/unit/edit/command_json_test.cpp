@@ -90,8 +90,11 @@ std::vector<Case> every_command(const Model& m) {
   ModelMetadata md;
   md.producer_name = "studio";
   md.model_version = 3;
-  add(new SetModelMetadata(md),
-      {{"type", "set_model_metadata"}, {"producer_name", "studio"}, {"model_version", 3}});
+  md.graph_name = "net";
+  add(new SetModelMetadata(md), {{"type", "set_model_metadata"},
+                                 {"producer_name", "studio"},
+                                 {"model_version", 3},
+                                 {"graph_name", "net"}});
   Function f = m.functions[0];
   f.name = "Cube";
   f.body.name.clear();  // not part of the JSON (nor of ONNX's FunctionProto)
@@ -235,6 +238,10 @@ TEST(TensorJson, ValuesFillsNpyAndRawBytesRoundTrip) {
   json hj = tensor_to_json(half);
   EXPECT_TRUE(hj.contains("raw_base64"));
   EXPECT_EQ(tensor_from_json(hj), half);
+  // A preview (the graph answer's attributes) gives them as numbers, which read back the same.
+  json preview = tensor_to_json(half, 64);
+  EXPECT_EQ(preview["values"], json({1.0, 2.0, -2.0}));
+  EXPECT_EQ(tensor_from_json(preview), half);
 
   Tensor bools = make_tensor<uint8_t>("b", DataType::kBool, {3}, {1, 0, 1});
   EXPECT_EQ(tensor_to_json(bools)["values"], json({true, false, true}));

@@ -80,8 +80,10 @@ TEST(SetModelMetadata, ChangesOnlyTheGivenFields) {
   md.doc_string = "A small model";
   md.metadata_props = std::vector<StringPair>{{"author", "tessera"}};
   md.model_version = 3;
+  md.graph_name = "renamed";
   SetModelMetadata c(md);
   expect_round_trip(m, c, [](const Model& after) {
+    EXPECT_EQ(after.graph.name, "renamed");
     EXPECT_EQ(after.doc_string, "A small model");
     EXPECT_EQ(after.model_version, 3);
     EXPECT_EQ(after.producer_name, "tessera-test");  // not given, kept

@@ -11,6 +11,9 @@ import type {
   RegistryOp,
   TensorValue,
   GraphPath,
+  ToolList,
+  ToolRun,
+  TransformAnswer,
 } from './types';
 
 export class ApiError extends Error {
@@ -94,6 +97,19 @@ export class StudioClient {
       `/api/documents/${id}/initializers/${encodeURIComponent(name)}?offset=${offset}&limit=${limit}&rows=${rows}&stride=${stride}${pathQuery(path, '&')}`,
     );
   }
+  /** Up to `limit` values of a node's tensor attribute (what the graph answer leaves out). */
+  attributeTensor(
+    id: string,
+    nodeId: number,
+    name: string,
+    limit: number,
+    path: GraphPath | null = null,
+  ): Promise<TensorValue> {
+    return this.request(
+      'GET',
+      `/api/documents/${id}/nodes/${nodeId}/attributes/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
+    );
+  }
   /** The k-th local function of the model, whole (what replace_function takes). */
   localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
     return this.request('GET', `/api/documents/${id}/functions/${k}`);
@@ -119,6 +135,23 @@ export class StudioClient {
   }
   redo(id: string): Promise<CommandAnswer> {
     return this.request('POST', `/api/documents/${id}/redo`, {});
+  }
+  /** A model transformation (Model menu) on the whole document, as one undo step, with its log. */
+  transform(id: string, transform: string, options: Record<string, unknown>): Promise<TransformAnswer> {
+    return this.request('POST', `/api/documents/${id}/transform`, { transform, options });
+  }
+  tools(): Promise<ToolList> {
+    return this.request('GET', '/api/tools');
+  }
+  /** Starts a user tool on the saved document; `output`: where it writes a model (inside the root). */
+  runTool(doc: string, tool: string, output?: string): Promise<ToolRun> {
+    return this.request('POST', '/api/tools/run', output ? { doc, tool, output } : { doc, tool });
+  }
+  toolRun(run: string, from: number): Promise<ToolRun> {
+    return this.request('GET', `/api/tools/runs/${encodeURIComponent(run)}?from=${from}`);
+  }
+  cancelTool(run: string): Promise<ToolRun> {
+    return this.request('POST', `/api/tools/runs/${encodeURIComponent(run)}/cancel`, {});
   }
   /** `io`: graph inputs and outputs ('i:NAME' / 'o:NAME'), replacing those the graph had. */
   putPositions(

@@ -61,6 +61,9 @@ export interface ApiGraph {
   io_positions?: Record<string, [number, number]>;
   opset_imports?: Array<{ domain: string; version: number }>;
   functions?: FunctionKey[];
+  /** The model's properties: graph_name, doc_string, producer_name, producer_version, domain,
+   *  model_version, ir_version. */
+  metadata?: Record<string, string | number>;
 }
 
 export interface FunctionKey {
@@ -148,4 +151,48 @@ export type Command = { type: string } & Record<string, unknown>;
 export interface GraphPath {
   function?: FunctionKey;
   steps: Array<{ node: number; attribute: string; index: number }>;
+}
+
+/** What a transformation did (POST documents/{id}/transform): counts in the order first counted,
+ *  warnings always shown, per-item details, and whether the model changed at all. */
+export interface TransformLog {
+  counts: Array<[string, number]>;
+  warnings: string[];
+  details: string[];
+  changed: boolean;
+}
+
+export interface TransformAnswer extends CommandAnswer {
+  log: TransformLog;
+}
+
+/** A user tool of the tools file (GET /api/tools). */
+export interface UserTool {
+  name: string;
+  application: string;
+  arguments: string[];
+  prompt_for_output: boolean;
+  open_output: boolean;
+}
+
+export interface ToolList {
+  file: string;
+  tools: UserTool[];
+  /** Why the tools file could not be read (not valid JSON...), when it could not. */
+  problem?: string;
+}
+
+/** A run of a user tool, as polled: `output` is the text from the byte asked for on, `next` the byte
+ *  after it (ask from there next time). */
+export interface ToolRun {
+  id: string;
+  tool: string;
+  output: string;
+  next: number;
+  done: boolean;
+  cancelled: boolean;
+  exit_status?: number;
+  signal?: number;
+  output_file: string;
+  open_output?: boolean;
 }

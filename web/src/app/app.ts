@@ -13,6 +13,8 @@ import type {
   GraphPath,
   RegistryOp,
   TensorValue,
+  TransformAnswer,
+  TransformLog,
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { functionKeyString, registryKey, type Leaf } from '../model/viewmodel';
@@ -25,6 +27,7 @@ import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
 import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
+import { transformForm, type TransformSpec } from '../ui/transforms';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
@@ -32,6 +35,10 @@ import { emptyFunction, functionFromSelection } from './functions';
 const PAGED_TYPES = new Set([
   'float',
   'double',
+  'float16',
+  'bfloat16',
+  'int4',
+  'uint4',
   'int8',
   'uint8',
   'int16',
@@ -115,6 +122,7 @@ export class App {
       run: (cmd) => this.run(cmd),
       preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
       edit: (name) => void this.editInitializer(name),
+      remove: (name) => this.removeInitializer(name),
       selected: () => this.selectedNodes(),
       registry: () => this.registry,
     });
@@ -123,7 +131,7 @@ export class App {
       void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
     });
     this.params = new ParamEditor(shell.right, {
-      editTensor: (nodes, name, value) => this.editTensorAttribute(nodes, name, value),
+      editTensor: (nodes, name, value) => void this.editTensorAttribute(nodes, name, value),
       rename: (n, name) => void this.run(this.at(n, { type: 'rename_node', node: n.id, name })),
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
@@ -930,6 +938,63 @@ export class App {
     ]);
   }
 
+  // ---- Model and Tools menus (ui/transforms.ts, ui/tools.ts) ----
+
+  /** Model > a transformation: its options; Apply runs it on the whole document, one undo step. */
+  transformDialog(spec: TransformSpec): void {
+    if (!this.doc) return this.toast('open a model first', true);
+    const initial: Record<string, string> = {};
+    if (spec.id === 'function_create')
+      initial.nodes = this.selectedNodes()
+        .map((n) => n.name)
+        .join(', ');
+    const fns = this.graph?.functions ?? [];
+    if (spec.id === 'function_inline' && fns.length === 1)
+      initial.function = `${fns[0].domain}:${fns[0].name}`;
+    this.dialog(spec.label.replace(/…$/, ''), [
+      transformForm(spec, (o) => this.transform(spec.id, o), initial),
+    ]);
+  }
+
+  /** Runs a transformation through the history and shows its result; throws why it was refused. */
+  async transform(name: string, options: Record<string, unknown>): Promise<TransformLog> {
+    if (!this.client || !this.doc) throw new Error('open a model first');
+    // A transformation may replace the graph a subgraph or function tab shows: the main graph is shown
+    // first, so the answer is applied to a graph that still exists.
+    if (this.graphPath) await this.switchTo(this.doc);
+    this.lastError = '';
+    const a = await this.apply(this.client.transform(this.doc.id, name, options));
+    if (!a) throw new Error(this.lastError || `${name} was refused`);
+    return (a as TransformAnswer).log;
+  }
+
+  /** Saves the document for a user tool (asking for a path when it has none); true when saved. */
+  async saveForTool(): Promise<boolean> {
+    if (!this.doc) return false;
+    if (this.doc.path) {
+      await this.save();
+    } else {
+      const path = await this.ask('Save as', 'Path (under the studio root)', this.doc.name);
+      if (path === null) return false;
+      await this.save(path);
+    }
+    return !!this.doc?.path && !this.doc.dirty;
+  }
+
+  /** A one-field dialog: the text entered, or null when cancelled. */
+  ask(title: string, label: string, initial: string): Promise<string | null> {
+    return new Promise((resolve) => {
+      const input = h('input', { type: 'text', value: initial, 'data-testid': 'ask-input' });
+      const done = (v: string | null) => (clear(this.shell.dialogs), resolve(v));
+      this.dialog(title, [
+        h('div', { className: 'field' }, h('label', { text: label }), input),
+        h('button', { text: 'OK', 'data-testid': 'ask-ok', onclick: () => done(input.value.trim()) }),
+        h('button', { text: 'Cancel', onclick: () => done(null) }),
+      ]);
+      input.focus();
+    });
+  }
+
   // ---- dialogs ----
 
   /** File > Export…: format, background (the scheme's, transparent, white or a colour), grid, colour
@@ -1058,6 +1123,16 @@ export class App {
     ]);
   }
 
+  /** Deletes an initializer of the graph shown, disconnecting the node inputs that read it there (the
+   *  issue's "delete (disconnecting users)"), as one undo step. */
+  removeInitializer(name: string): Promise<unknown> {
+    const cmds: Command[] = [];
+    for (const n of this.graph?.nodes ?? [])
+      n.inputs.forEach((v, index) => v === name && cmds.push({ type: 'disconnect', node: n.id, index }));
+    cmds.push({ type: 'remove_initializer', name });
+    return cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(`Delete initializer '${name}'`, cmds);
+  }
+
   /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
   async editInitializer(name: string): Promise<void> {
     await this.guard(async () => {
@@ -1099,9 +1174,21 @@ export class App {
     ]);
   }
 
-  /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). */
-  editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): void {
+  /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). Values
+   *  the graph answer left out (a tensor of over 64 values, or with a NaN) are fetched first. */
+  async editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): Promise<void> {
     try {
+      const n = value.shape.reduce((a, b) => a * b, 1);
+      if (!value.values) {
+        if (n > EDIT_LIMIT)
+          throw new Error(
+            `${name} has ${n} elements: the tensor editor takes at most ${EDIT_LIMIT} for attributes`,
+          );
+        const fn = this.bodyFn.get(nodes[0]); // a function body's node shown inside a call
+        const path: GraphPath | null = fn ? { function: fn, steps: [] } : this.graphPath;
+        const got = await this.client!.attributeTensor(this.doc!.id, nodes[0].id, name, n, path);
+        value = { ...value, values: got.values };
+      }
       const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
       this.dialog(`Edit ${name}`, [
         tensorEditor(grid, async (v) => {

@@ -12,11 +12,27 @@ export interface InitializerActions {
   preview(name: string): Promise<TensorValue>;
   /** Opens the tensor editor on an initializer's values. */
   edit(name: string): void;
+  /** Deletes an initializer, disconnecting the inputs that read it (one undo step). */
+  remove(name: string): Promise<unknown>;
   selected(): ApiNode[];
   registry(): Map<string, RegistryOp>;
 }
 
-const DTYPES = ['float', 'double', 'float16', 'int64', 'int32', 'int8', 'uint8', 'bool'];
+const DTYPES = [
+  'float',
+  'double',
+  'float16',
+  'bfloat16',
+  'int64',
+  'int32',
+  'int16',
+  'int8',
+  'uint64',
+  'uint32',
+  'uint16',
+  'uint8',
+  'bool',
+];
 const FILLS: Array<[string, string]> = [
   ['values', 'values typed in'],
   ['normal', 'standard normal'],
@@ -112,7 +128,8 @@ export class InitializerPanel {
           h('button', {
             text: '×',
             title: 'Delete (its users are disconnected)',
-            onclick: () => void this.a.run({ type: 'remove_initializer', name: i.name }),
+            'data-delete': i.name,
+            onclick: () => void this.a.remove(i.name),
           }),
         ),
       );

@@ -184,7 +184,8 @@ export class ParamEditor {
       }
     });
     input.addEventListener('change', commit);
-    // Larger tensors are edited as a grid; their values must have come with the graph (small ones do).
+    // Larger tensors are edited as a grid; values the graph answer left out (over 64, or a NaN) are
+    // fetched when it opens.
     const tensor = r.value as TensorValue | undefined;
     const grid =
       r.type === 'tensor' && editable && tensor
@@ -192,10 +193,7 @@ export class ParamEditor {
             text: 'grid…',
             title: 'Edit the values in the tensor editor',
             'data-tensor-edit': r.name,
-            onclick: () =>
-              tensor.values
-                ? this.actions.editTensor(nodes, r.name, tensor)
-                : (err.textContent = `${r.name}: its values were not sent to the browser (a large tensor)`),
+            onclick: () => this.actions.editTensor(nodes, r.name, tensor),
           })
         : null;
     const reset =
@@ -268,14 +266,33 @@ export class ParamEditor {
       }),
       h('div', { className: 'panel-subtitle', text: 'Metadata' }),
     );
-    for (const key of ['doc_string', 'producer_name', 'producer_version', 'domain', 'model_version']) {
-      const input = h('input', { type: 'text', placeholder: '(unchanged)', 'data-meta': key });
+    // The current values; a field changed sends that field alone (one undo step).
+    const md = graph.metadata ?? {};
+    const labels: Record<string, string> = {
+      graph_name: 'name',
+      doc_string: 'doc',
+      model_version: 'version',
+    };
+    for (const key of [
+      'graph_name',
+      'model_version',
+      'doc_string',
+      'producer_name',
+      'producer_version',
+      'domain',
+    ]) {
+      const now = md[key] === undefined ? '' : String(md[key]);
+      const input = h('input', { type: 'text', value: now, 'data-meta': key });
+      const err = h('div', { className: 'error-text' });
       input.addEventListener('change', () => {
         const v = input.value.trim();
-        if (!v) return;
+        if (v === now) return;
+        if (key === 'model_version' && !/^-?\d+$/.test(v))
+          return void (err.textContent = `version: '${v}' is not an integer`);
+        err.textContent = '';
         this.actions.setMetadata({ [key]: key === 'model_version' ? Number(v) : v });
       });
-      this.root.append(field(key, input));
+      this.root.append(field(labels[key] ?? key, input), err);
     }
     const dom = h('input', { type: 'text', placeholder: 'domain (empty: ai.onnx)' });
     const ver = h('input', { type: 'number', min: 1, placeholder: 'version' });

@@ -17,6 +17,8 @@ const PAGE_COLS = 32;
 type Scalar = number | string | boolean;
 
 const INT_RANGE: Record<string, [number, number]> = {
+  int4: [-8, 7],
+  uint4: [0, 15],
   int8: [-128, 127],
   uint8: [0, 255],
   int16: [-32768, 32767],
@@ -51,6 +53,13 @@ export function parseCell(dtype: string, text: string): Scalar {
   if (dtype === 'float16' && Math.abs(v) > 65504)
     throw new Error(`${t} is out of the range of float16 (largest finite 65504)`);
   return v;
+}
+
+/** A value as the server reads it: JSON has no NaN or infinities (JSON.stringify writes null), so those
+ *  travel as the strings "nan", "inf" and "-inf", as the server writes them too. */
+export function wireValue(v: Scalar): Scalar {
+  if (typeof v !== 'number' || Number.isFinite(v)) return v;
+  return Number.isNaN(v) ? 'nan' : v > 0 ? 'inf' : '-inf';
 }
 
 const F32 = new Float32Array(1);
@@ -205,7 +214,8 @@ export class TensorGrid {
   /** The whole tensor (a grid loaded whole). */
   tensor(): TensorValue {
     if (!this.all) throw new Error('a paged tensor is applied as runs of edited values');
-    return { dtype: this.dtype, shape: [...this.shape], values: [...this.all] as TensorValue['values'] };
+    const values = this.dtype === 'string' ? [...this.all] : this.all.map(wireValue);
+    return { dtype: this.dtype, shape: [...this.shape], values: values as TensorValue['values'] };
   }
 
   /** The edited cells as runs of consecutive elements, in order: what set_initializer_values takes. */
@@ -213,8 +223,9 @@ export class TensorGrid {
     const out: Array<{ offset: number; values: Scalar[] }> = [];
     for (const i of [...this.edits.keys()].sort((a, b) => a - b)) {
       const last = out[out.length - 1];
-      if (last && last.offset + last.values.length === i) last.values.push(this.edits.get(i)!);
-      else out.push({ offset: i, values: [this.edits.get(i)!] });
+      const v = this.dtype === 'string' ? this.edits.get(i)! : wireValue(this.edits.get(i)!);
+      if (last && last.offset + last.values.length === i) last.values.push(v);
+      else out.push({ offset: i, values: [v] });
     }
     return out;
   }

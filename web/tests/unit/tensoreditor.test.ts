@@ -113,3 +113,32 @@ describe('paged tensor editor grid', () => {
     await expect(g.load(0, 2, 0, 4)).rejects.toThrow('the server sent 2 values for a page of 8');
   });
 });
+
+describe('tensor editor wire values', () => {
+  it('sends NaN and the infinities as the strings the server reads, not as null', () => {
+    const g = new TensorGrid('float', [4], [1, 2, 3, 4]);
+    g.set(0, 0, 'nan');
+    g.set(0, 1, '-inf');
+    g.set(0, 2, '+INF');
+    const body = JSON.parse(JSON.stringify(g.tensor()));
+    expect(body.values).toEqual(['nan', '-inf', 'inf', 4]);
+    expect(JSON.parse(JSON.stringify(g.runs()))).toEqual([{ offset: 0, values: ['nan', '-inf', 'inf'] }]);
+    // What the server sends back reads as the same values.
+    for (const s of ['nan', 'inf', '-inf']) expect(formatCell(parseCell('float16', s))).toBe(s);
+  });
+
+  it('pages float16 and checks 4-bit integers against their range', async () => {
+    const asked: number[][] = [];
+    const g = new TensorGrid('float16', [300, 400], null, async (offset, limit, rows, stride) => {
+      asked.push([offset, limit, rows, stride]);
+      return Array.from({ length: limit * rows }, () => 'nan');
+    });
+    await g.load(0, 2, 398, 400);
+    expect(asked).toEqual([[398, 2, 2, 400]]);
+    g.set(1, 399, 'inf');
+    expect(JSON.parse(JSON.stringify(g.runs()))).toEqual([{ offset: 799, values: ['inf'] }]);
+    expect(parseCell('int4', '-8')).toBe(-8);
+    expect(() => parseCell('int4', '8')).toThrow('8 is out of the range of int4 [-8, 7]');
+    expect(() => parseCell('uint4', '16')).toThrow('out of the range of uint4 [0, 15]');
+  });
+});

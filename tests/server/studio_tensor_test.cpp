@@ -1,0 +1,216 @@
+// The tensor editor's side of the server: windows of float16, bfloat16 and 4-bit tensors over the
+// editor's whole-tensor limit, edited in place; NaN and infinities typed in a cell, sent as the strings
+// "nan", "inf" and "-inf", stored as such and read back the same.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "runtime/half.h"
+#include "server/studio_fixture.h"
+
+namespace {
+
+using namespace tessera_studio_test;
+using tessera::ir::DataType;
+using tessera::ir::Tensor;
+
+Tensor bits_tensor(const std::string& name, DataType dtype, std::vector<int64_t> dims, std::string bytes) {
+  Tensor t;
+  t.name = name;
+  t.dtype = dtype;
+  t.dims = std::move(dims);
+  t.data = tessera::ir::make_buffer(std::move(bytes));
+  return t;
+}
+
+class StudioTensors : public Studio {
+ protected:
+  // "wide": float16 [300, 400] (120,000 elements, over the editor's 65,536), element i = i % 2048;
+  // "brain": bfloat16 [5], "nib": int4 [7] (-3..3), "u": uint4 [3], "f": float [4].
+  void make_model() {
+    tessera::ir::Model m = relu_model();
+    std::string half(2 * 120000, '\0');
+    for (size_t i = 0; i < 120000; ++i) {
+      uint16_t b = tessera::rt::float_to_half_bits(static_cast<float>(i % 2048));
+      std::memcpy(half.data() + 2 * i, &b, 2);
+    }
+    m.graph.initializers.push_back(bits_tensor("wide", DataType::kFloat16, {300, 400}, half));
+    std::string bf(10, '\0');
+    for (int i = 0; i < 5; ++i) {
+      uint16_t b = tessera::rt::float_to_bf16_bits(0.5f * static_cast<float>(i));
+      std::memcpy(bf.data() + 2 * i, &b, 2);
+    }
+    m.graph.initializers.push_back(bits_tensor("brain", DataType::kBFloat16, {5}, bf));
+    // int4 -3..3, low nibble first: (-3, -2), (-1, 0), (1, 2), (3, pad)
+    m.graph.initializers.push_back(
+        bits_tensor("nib", DataType::kInt4, {7}, std::string("\xed\x0f\x21\x03", 4)));
+    m.graph.initializers.push_back(bits_tensor("u", DataType::kUint4, {3}, std::string("\x21\x0f", 2)));
+    m.graph.initializers.push_back(
+        tessera::ir::make_tensor<float>("f", DataType::kFloat, {4}, std::vector<float>{1, 2, 3, 4}));
+    tessera::onnx::save_model(m, root_ / "t.onnx");
+  }
+  std::string at(const std::string& id, const std::string& name) {
+    return "/api/documents/" + id + "/initializers/" + name;
+  }
+  std::pair<int, json> set(const std::string& id, const std::string& name, int64_t offset, const char* dtype,
+                           json values) {
+    return post("/api/documents/" + id + "/commands", json{{"command",
+                                                            {{"type", "set_initializer_values"},
+                                                             {"name", name},
+                                                             {"offset", offset},
+                                                             {"dtype", dtype},
+                                                             {"values", std::move(values)}}}});
+  }
+};
+
+TEST_F(StudioTensors, Float16OverTheEditLimitIsPagedAndEditedInPlace) {
+  make_model();
+  start();
+  std::string id = open("t.onnx");
+  auto [s1, win] = get(at(id, "wide") + "?offset=398&limit=3&rows=2&stride=400");
+  ASSERT_EQ(s1, 200) << win.dump();
+  EXPECT_EQ(win["dtype"], "float16");
+  EXPECT_EQ(win["values"], json({398.0, 399.0, 400.0, 798.0, 799.0, 800.0}));
+
+  auto [s2, a2] = set(id, "wide", 399, "float16", {0.1, "nan", "-inf", 65504});
+  ASSERT_EQ(s2, 200) << a2.dump();
+  json after = get(at(id, "wide") + "?offset=398&limit=6").second["values"];
+  EXPECT_EQ(after[0], 398.0);
+  EXPECT_EQ(after[1], static_cast<double>(tessera::rt::half_bits_to_float(0x2e66)));  // 0.1 rounded
+  EXPECT_EQ(after[2], "nan");
+  EXPECT_EQ(after[3], "-inf");
+  EXPECT_EQ(after[4], 65504.0);
+  EXPECT_EQ(after[5], 403.0);
+
+  auto [s3, a3] = set(id, "wide", 0, "float16", {70000});
+  EXPECT_EQ(s3, 400);
+  EXPECT_NE(error_of(a3).find("(70000) is out of range for float16 (largest finite 65504)"),
+            std::string::npos)
+      << a3.dump();
+  auto [s4, a4] = set(id, "wide", 0, "float16", {"many"});
+  EXPECT_EQ(s4, 400);
+  EXPECT_NE(error_of(a4).find("must be a number, \"nan\", \"inf\" or \"-inf\""), std::string::npos)
+      << a4.dump();
+
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+  EXPECT_EQ(get(at(id, "wide") + "?offset=398&limit=6").second["values"],
+            json({398.0, 399.0, 400.0, 401.0, 402.0, 403.0}));
+  ASSERT_EQ(post("/api/documents/" + id + "/redo", std::string()).first, 200);
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json::object()).first, 200);
+  tessera::ir::Model back = tessera::onnx::load_model(root_ / "t.onnx");
+  const Tensor* t = back.graph.find_initializer("wide");
+  ASSERT_NE(t, nullptr);
+  uint16_t bits[4];
+  std::memcpy(bits, t->bytes().data() + 2 * 399, sizeof bits);
+  EXPECT_EQ(bits[0], 0x2e66);
+  EXPECT_TRUE(std::isnan(tessera::rt::half_bits_to_float(bits[1])));
+  EXPECT_EQ(bits[2], 0xfc00);
+  EXPECT_EQ(bits[3], 0x7bff);
+}
+
+TEST_F(StudioTensors, BFloat16AndFourBitTensorsAreReadAndWrittenByElement) {
+  make_model();
+  start();
+  std::string id = open("t.onnx");
+  EXPECT_EQ(get(at(id, "brain")).second["values"], json({0.0, 0.5, 1.0, 1.5, 2.0}));
+  EXPECT_EQ(get(at(id, "nib")).second["values"], json({-3, -2, -1, 0, 1, 2, 3}));
+  EXPECT_EQ(get(at(id, "nib") + "?offset=3&limit=2").second["values"], json({0, 1}));
+  EXPECT_EQ(get(at(id, "u")).second["values"], json({1, 2, 15}));
+
+  ASSERT_EQ(set(id, "brain", 1, "bfloat16", {"inf", -3.0}).first, 200);
+  EXPECT_EQ(get(at(id, "brain")).second["values"], json({0.0, "inf", -3.0, 1.5, 2.0}));
+  // Odd offsets write one nibble of a byte, leaving its neighbour.
+  ASSERT_EQ(set(id, "nib", 3, "int4", {-8, 7, -5}).first, 200);
+  EXPECT_EQ(get(at(id, "nib")).second["values"], json({-3, -2, -1, -8, 7, -5, 3}));
+  auto [s1, a1] = set(id, "nib", 0, "int4", {8});
+  EXPECT_EQ(s1, 400);
+  EXPECT_NE(error_of(a1).find("(8) is out of range for int4 [-8, 7]"), std::string::npos) << a1.dump();
+  auto [s2, a2] = set(id, "u", 2, "uint4", {3, 4});
+  EXPECT_EQ(s2, 409);
+  EXPECT_EQ(error_of(a2), "values [2, 4) lie outside initializer 'u', which has 3 elements");
+  ASSERT_EQ(set(id, "u", 2, "uint4", {4}).first, 200);
+  EXPECT_EQ(get(at(id, "u")).second["values"], json({1, 2, 4}));
+
+  // Generated fills of the 16-bit floats: zeros, and the float32 draw rounded.
+  auto [s3, a3] = post("/api/documents/" + id + "/commands",
+                       json{{"command",
+                             {{"type", "add_initializer"},
+                              {"tensor",
+                               {{"name", "gen"},
+                                {"dtype", "float16"},
+                                {"shape", {2, 3}},
+                                {"fill", {{"kind", "uniform_int_neg"}, {"seed", 1}}}}}}}});
+  ASSERT_EQ(s3, 200) << a3.dump();
+  for (const json& v : get(at(id, "gen")).second["values"]) EXPECT_TRUE(v >= -9.0 && v <= -1.0) << v;
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+  EXPECT_EQ(get(at(id, "nib")).second["values"], json({-3, -2, -1, 0, 1, 2, 3}));
+  EXPECT_EQ(get(at(id, "u")).second["values"], json({1, 2, 15}));
+  EXPECT_EQ(get(at(id, "brain")).second["values"], json({0.0, 0.5, 1.0, 1.5, 2.0}));
+}
+
+// NaN and the infinities as the editor sends them (strings), in a whole tensor and in part: saved,
+// loaded back, and shown as the same strings.
+TEST_F(StudioTensors, NanAndInfinitiesRoundTripAsStrings) {
+  make_model();
+  start();
+  std::string id = open("t.onnx");
+  auto [s1, a1] =
+      post("/api/documents/" + id + "/commands", json{{"command",
+                                                       {{"type", "replace_initializer"},
+                                                        {"tensor",
+                                                         {{"name", "f"},
+                                                          {"dtype", "float"},
+                                                          {"shape", {4}},
+                                                          {"values", {"nan", "inf", "-inf", 2.5}}}}}}});
+  ASSERT_EQ(s1, 200) << a1.dump();
+  EXPECT_EQ(get(at(id, "f")).second["values"], json({"nan", "inf", "-inf", 2.5}));
+  ASSERT_EQ(set(id, "f", 3, "float", {"+Inf"}).first, 200);
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json::object()).first, 200);
+  tessera::ir::Model back = tessera::onnx::load_model(root_ / "t.onnx");
+  auto v = back.graph.find_initializer("f")->as<float>();
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], INFINITY);
+  EXPECT_EQ(v[2], -INFINITY);
+  EXPECT_EQ(v[3], INFINITY);
+  std::string id2 = open("t.onnx");
+  EXPECT_EQ(get(at(id2, "f")).second["values"], json({"nan", "inf", "-inf", "inf"}));
+}
+
+// A tensor attribute larger than the graph answer sends (64 values), or with a NaN, is fetched for the
+// tensor editor like an initializer window, the NaN as "nan".
+TEST_F(StudioTensors, ATensorAttributeLeftOutOfTheGraphIsFetched) {
+  tessera::ir::Model m = relu_model();
+  std::vector<float> v(100);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  v[3] = NAN;
+  tessera::ir::Node c;
+  c.name = "table";
+  c.op_type = "Constant";
+  c.outputs = {"table_out"};
+  c.attributes.push_back(tessera::ir::Attribute::of_tensor(
+      "value", tessera::ir::make_tensor<float>("", DataType::kFloat, {10, 10}, v)));
+  m.graph.add_node(std::move(c));
+  tessera::onnx::save_model(m, root_ / "c.onnx");
+  start();
+  std::string id = open("c.onnx");
+  json nodes = graph(id)["nodes"];
+  auto it = std::find_if(nodes.begin(), nodes.end(), [](const json& n) { return n["name"] == "table"; });
+  ASSERT_NE(it, nodes.end());
+  EXPECT_FALSE((*it)["attributes"][0]["value"].contains("values"));
+  std::string at =
+      "/api/documents/" + id + "/nodes/" + std::to_string((*it)["id"].get<int64_t>()) + "/attributes/";
+  auto [s, t] = get(at + "value?limit=100");
+  ASSERT_EQ(s, 200) << t.dump();
+  EXPECT_EQ(t["shape"], json({10, 10}));
+  ASSERT_EQ(t["values"].size(), 100u);
+  EXPECT_EQ(t["values"][3], "nan");
+  EXPECT_EQ(t["values"][99], 99.0);
+  auto [s2, e2] = get(at + "nope");
+  EXPECT_EQ(s2, 404);
+  EXPECT_EQ(error_of(e2), "node 'table' has no tensor attribute 'nope'");
+}
+
+}  // namespace
