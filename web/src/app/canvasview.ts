@@ -75,6 +75,8 @@ export class CanvasView {
   boxZoomNext = false;
   expandOnLoad = false; // open with every group expanded (the benchmark's flat view)
   layoutMs = 0;
+  /** Leaves shown or hideable (not tombstones), kept up to date by the edits patched in place. */
+  private liveLeaves = 0;
   marks: Record<string, number> = {}; // performance.now() of the last graph's stages (bench, tests)
   private drag: Drag | null = null;
   private lastHier: HierGraph | null = null;
@@ -113,6 +115,7 @@ export class CanvasView {
       registry: this.registry,
       bodies: this.bodies,
     });
+    this.liveLeaves = this.vm.leaves.filter((l) => !l.removed).length;
     this.groups = buildGroups(this.vm);
     this.expanded = this.expandOnLoad
       ? new Uint8Array(this.groups.parent.length).fill(1)
@@ -206,13 +209,13 @@ export class CanvasView {
     if (!vm || !groups || !hg || !this.scene) return false;
     const start = performance.now();
     const before = vm.edges.length;
-    const leavesBefore = vm.leaves.slice();
+    const n0 = vm.leaves.length;
     const pinsAsked = this.nextPins.splice(0);
-    const added = appendNodes(vm, nodes);
+    const relinked: number[] = []; // leaves whose outputs are now linked
+    const added = appendNodes(vm, nodes, relinked);
     if (!added) return false;
     this.marks = { graph: start };
-    const touched = [...added];
-    leavesBefore.forEach((l, i) => l !== vm.leaves[i] && touched.push(i)); // outputs now linked
+    const touched = [...added, ...relinked];
     const newGroups = appendToGroups(groups, vm, added);
     const expanded = new Uint8Array(groups.parent.length);
     expanded.set(this.expanded);
@@ -232,10 +235,9 @@ export class CanvasView {
     const leafW = growF(hg.leafW, n, 0);
     const leafH = growF(hg.leafH, n, 0);
     for (const i of added) [leafW[i], leafH[i]] = leafSize(vm.leaves[i]);
-    // Titles show the count of leaves below: the new leaves' ancestors' widths change.
-    const groupLabelW = Float32Array.from(groups.label, (label, k) =>
-      textWidth(`${label}  (${groups.size[k]})`, FONT.title),
-    );
+    // Titles show the count of leaves below: the new leaves' ancestors' widths change (only theirs are
+    // measured again: a pass over every group's title was milliseconds per edit on 2,400 groups).
+    const groupLabelW = labelWidths(groups, hg.groupLabelW, ancestors(groups, added));
     const edgeSrc = growI(hg.edgeSrc, vm.edges.length);
     const edgeDst = growI(hg.edgeDst, vm.edges.length);
     for (let e = before; e < vm.edges.length; e++)
@@ -252,8 +254,10 @@ export class CanvasView {
       if (this.scene!.lay.groupState[groups.leafGroup[i]] === 2) this.floating.add(key);
       [pinned[2 * i], pinned[2 * i + 1]] = p;
     });
+    // Grown, not rebuilt: a set lookup per leaf was a few ms per edit at 50,000 leaves.
     const floating = new Uint8Array(n);
-    vm.leaves.forEach((l, i) => (floating[i] = this.floating.has(l.key) ? 1 : 0));
+    if (hg.floating) floating.set(hg.floating.subarray(0, n0));
+    for (const i of added) floating[i] = this.floating.has(vm.leaves[i].key) ? 1 : 0;
     this.lastHier = {
       leafW,
       leafH,
@@ -269,7 +273,8 @@ export class CanvasView {
     vm.version = api.version;
     this.marks.viewModel = performance.now();
     // Nothing moves when the new leaves float or hide in collapsed groups: no layout to wait for.
-    const fast = appendedLayout(this.scene!.lay, this.lastHier, leavesBefore.length, before, hg.groupLabelW);
+    this.liveLeaves += added.length;
+    const fast = appendedLayout(this.scene!.lay, this.lastHier, n0, before, hg.groupLabelW);
     this.layout.setGraph(this.lastHier);
     this.marks.sent = performance.now();
     this.fitPending = false;
@@ -333,10 +338,13 @@ export class CanvasView {
     const goneLeaves = new Set(indices as number[]);
     const edgeIndex = new Int32Array(vm.edges.length);
     let kept = 0;
-    vm.edges.forEach((e, j) => (edgeIndex[j] = goneLeaves.has(e.src) || goneLeaves.has(e.dst) ? -1 : kept++));
+    if (hg.edgeSrc.length !== vm.edges.length) return false; // the layout input lags the view model
+    for (let j = 0; j < edgeIndex.length; j++)
+      edgeIndex[j] = goneLeaves.has(hg.edgeSrc[j]) || goneLeaves.has(hg.edgeDst[j]) ? -1 : kept++;
     for (const i of goneLeaves) this.floating.delete(vm.leaves[i].key);
     const res = removeLeaves(vm, ids);
     if (!res) return false;
+    this.liveLeaves -= res.removed.length;
     this.marks = { graph: start };
     const changedGroups = removeFromGroups(groups, res.removed)!;
     for (const [i, leaf] of patches) {
@@ -360,10 +368,8 @@ export class CanvasView {
     this.lastHier = {
       ...hg,
       leafGroup: groups.leafGroup,
-      groupLabelW: Float32Array.from(groups.label, (label, k) =>
-        textWidth(`${label}  (${groups.size[k]})`, FONT.title),
-      ),
-      ...edgeArrays(vm),
+      groupLabelW: labelWidths(groups, hg.groupLabelW, changedGroups),
+      ...keptEdges(hg, edgeIndex, kept),
     };
     this.api = api;
     vm.version = api.version;
@@ -421,6 +427,7 @@ export class CanvasView {
       this.marks.layout = performance.now();
       const old = this.scene;
       this.scene = new Scene(this.vm, this.groups, result);
+      this.marks.built = performance.now();
       const scale = this.renderer.camera.scale;
       const regions =
         changes && old && !this.fitPending && scale >= DECIMATE_BELOW
@@ -434,7 +441,7 @@ export class CanvasView {
       this.events.layoutDone(ms, result);
       const hidden = this.vm.hiddenConstants ? `, ${this.vm.hiddenConstants} constants hidden` : '';
       this.events.status(
-        `${this.vm.leaves.filter((l) => !l.removed).length.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
+        `${this.liveLeaves.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
       );
     } catch (e) {
       if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
@@ -740,16 +747,34 @@ function sameLayoutInput(a: HierGraph, b: HierGraph): boolean {
   );
 }
 
-/** The layout input's edge lists (a plain loop: Int32Array.from with a mapping function is several times
- *  slower on 50,000 edges). */
-function edgeArrays(vm: ViewModel): { edgeSrc: Int32Array; edgeDst: Int32Array } {
-  const edgeSrc = new Int32Array(vm.edges.length);
-  const edgeDst = new Int32Array(vm.edges.length);
-  vm.edges.forEach((e, k) => {
-    edgeSrc[k] = e.src;
-    edgeDst[k] = e.dst;
-  });
+/** The layout input's edge lists without the removed leaves' edges (`edgeIndex`: each old edge's new
+ *  index, -1 when dropped; `kept` of them stay), compacted from the old lists: no pass over the view
+ *  model's edge objects. */
+function keptEdges(
+  hg: HierGraph,
+  edgeIndex: Int32Array,
+  kept: number,
+): { edgeSrc: Int32Array; edgeDst: Int32Array } {
+  const edgeSrc = new Int32Array(kept);
+  const edgeDst = new Int32Array(kept);
+  for (let j = 0; j < edgeIndex.length; j++) {
+    const k = edgeIndex[j];
+    if (k < 0) continue;
+    edgeSrc[k] = hg.edgeSrc[j];
+    edgeDst[k] = hg.edgeDst[j];
+  }
   return { edgeSrc, edgeDst };
+}
+
+/** Title widths of every group, measured again only for `changed` and for groups `prev` lacks (new). */
+function labelWidths(groups: Groups, prev: Float32Array, changed: Iterable<number>): Float32Array {
+  const ng = groups.label.length;
+  const out = new Float32Array(ng);
+  out.set(prev.subarray(0, Math.min(ng, prev.length)));
+  const measure = (k: number) => (out[k] = textWidth(`${groups.label[k]}  (${groups.size[k]})`, FONT.title));
+  for (let k = prev.length; k < ng; k++) measure(k);
+  for (const k of changed) if (k < ng) measure(k);
+  return out;
 }
 
 /** Groups holding any of `leaves`, at any depth (their titles count the leaves below). */
