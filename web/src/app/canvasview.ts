@@ -413,7 +413,7 @@ export class CanvasView {
    *  the parts of the view where the new scene differs from the old one are drawn again. */
   async relayout(changes?: SceneChanges, known?: HierResult): Promise<void> {
     if (!this.vm || !this.groups) return;
-    this.events.status('laying out…');
+    if (!known) this.events.status('laying out…');
     try {
       // `known`: the layout computed here already (layout/patch.ts): the worker is not asked.
       const now = performance.timeOrigin + performance.now();
@@ -426,7 +426,9 @@ export class CanvasView {
       this.layoutMs = ms;
       this.marks.layout = performance.now();
       const old = this.scene;
-      this.scene = new Scene(this.vm, this.groups, result);
+      // An edit patched in place: the new scene takes over the old one's indexes and patches them.
+      const patch = changes && old ? { prev: old, leaves: changes.leaves } : undefined;
+      this.scene = new Scene(this.vm, this.groups, result, patch);
       this.marks.built = performance.now();
       const scale = this.renderer.camera.scale;
       const regions =

@@ -51,11 +51,15 @@ export function changedRegions(a: Scene, b: Scene, changes: SceneChanges, pixel:
       rect(lb, j);
     }
   };
-  for (let i = 0; i < Math.max(a.n, b.n); i++) {
-    const ia = i < a.n ? i : -1;
-    const ib = i < b.n ? i : -1;
-    if (ia < 0 || ib < 0 || !same(ia, ib)) mark(ia, ib);
-  }
+  // A scene patched from `a` knows which leaves moved; else every leaf is compared.
+  const moved = b.movedLeaves;
+  if (moved && b.movedFrom === la) for (const i of moved) mark(i < a.n ? i : -1, i);
+  else
+    for (let i = 0; i < Math.max(a.n, b.n); i++) {
+      const ia = i < a.n ? i : -1;
+      const ib = i < b.n ? i : -1;
+      if (ia < 0 || ib < 0 || !same(ia, ib)) mark(ia, ib);
+    }
   for (let k = 0; k < Math.max(ngA, ngB); k++) {
     const ia = k < ngA ? a.n + k : -1;
     const ib = k < ngB ? b.n + k : -1;
