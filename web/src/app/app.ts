@@ -670,7 +670,8 @@ export class App {
     for (const [key, p] of this.canvas.pins) {
       const xy: [number, number] = [Math.round(p[0]), Math.round(p[1])];
       if (key.startsWith('n:')) positions[key.slice(2)] = xy;
-      else if (key.startsWith('i:') || key.startsWith('o:')) io[key] = xy; // graph inputs and outputs: 'i:NAME', 'o:NAME'
+      // Graph inputs and outputs ('i:NAME', 'o:NAME') and body nodes of expanded calls ('f:CALL:NODE').
+      else if (/^[iof]:/.test(key)) io[key] = xy;
     }
     await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath, io));
     // The graph held here is patched rather than re-fetched after most edits: keep its positions current.
