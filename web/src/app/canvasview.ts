@@ -27,7 +27,7 @@ import type { ApiNode } from '../api/types';
 import { FONT, GROUP, leafSize, textWidth } from '../model/glyph';
 import { changedRegions, type SceneChanges } from '../render/diff';
 import { Renderer } from '../render/renderer';
-import { DECIMATE_BELOW, Scene, type Pick } from '../render/scene';
+import { DECIMATE_BELOW, Scene, type Pick, type Region } from '../render/scene';
 
 export interface TerminalRef {
   leaf: number;
@@ -182,12 +182,15 @@ export class CanvasView {
     vm.version = api.version;
     this.marks.viewModel = performance.now();
     if (!resized) {
-      // Badges, selection outlines and text stay within a few units of the box.
+      // Badges, selection outlines and text stay within a few units of the box; a hidden leaf shows
+      // through its collapsed group's badge.
       const m = 12;
+      const scene = this.scene;
+      scene.forgetSeverities();
       this.renderer.invalidateRegions(
-        patched.map(([i]) => {
-          const [x, y, w, h] = this.scene!.leafRect(i);
-          return [x - m, y - m, x + w + m, y + h + m];
+        patched.flatMap(([i]) => {
+          const r = scene.shownRect(i);
+          return r ? [[r[0] - m, r[1] - m, r[0] + r[2] + m, r[1] + r[3] + m] as Region] : [];
         }),
       );
       return true;

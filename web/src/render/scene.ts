@@ -211,6 +211,39 @@ export class Scene {
     eh[e] = y1 - y0;
   }
 
+  /** Worst finding among the leaves below group k: 2 error, 1 warning, 0 none (a collapsed group's
+   *  badge). Computed when first asked, from the leaves with a finding only. */
+  groupSeverity(k: number): number {
+    if (!this.groupSev) {
+      const g = this.groups;
+      const sev = new Uint8Array(g.parent.length);
+      this.vm.leaves.forEach((leaf, i) => {
+        const s = leaf.removed ? 0 : leaf.severity === 'error' ? 2 : leaf.severity === 'warning' ? 1 : 0;
+        for (let k = s ? g.leafGroup[i] : -1; k >= 0 && sev[k] < s; k = g.parent[k]) sev[k] = s;
+      });
+      this.groupSev = sev;
+    }
+    return this.groupSev[k] ?? 0;
+  }
+  private groupSev: Uint8Array | null = null;
+
+  /** Leaves' findings were patched in place (no new scene): group badges are computed again. */
+  forgetSeverities(): void {
+    this.groupSev = null;
+  }
+
+  /** Where leaf i shows: its own box, or the box of the collapsed group hiding it; null when neither is
+   *  drawn (a tombstone, a leaf of a hidden graph part). */
+  shownRect(i: number): [number, number, number, number] | null {
+    const l = this.lay;
+    if (i >= this.n) return null;
+    if (!Number.isNaN(l.itemX[i])) return this.leafRect(i);
+    let top = -1; // the outermost collapsed group holding it is the one drawn
+    for (let k = this.groups.leafGroup[i]; k > 0; k = this.groups.parent[k])
+      if (l.groupState[k] === 1) top = k;
+    return top < 0 || Number.isNaN(l.itemX[this.n + top]) ? null : this.leafRect(this.n + top);
+  }
+
   /** Visible edges whose polyline's box meets the rectangle. */
   edgesIn(x0: number, y0: number, x1: number, y1: number): number[] {
     return this.edgeIndex.query(x0, y0, x1, y1);
@@ -283,7 +316,22 @@ export class Scene {
       if (s === 0) continue;
       const x = l.itemX[n + k], y = l.itemY[n + k], w = l.itemW[n + k], h = l.itemH[n + k]; // prettier-ignore
       if (s === 2) rects.push(x, y, w, h, ...THEME.groupFill, ...THEME.groupStroke, 8, 1);
-      else rects.push(x, y, w, h, ...THEME.groupCollapsed, ...THEME.groupStroke, 8, 1.5);
+      else {
+        rects.push(x, y, w, h, ...THEME.groupCollapsed, ...THEME.groupStroke, 8, 1.5);
+        // The type-check badge of what the box hides (a call's body included), as a node's.
+        const sev = this.groupSeverity(k);
+        if (sev)
+          rects.push(
+            x + w - 9,
+            y - 5,
+            14,
+            14,
+            ...(sev === 2 ? THEME.error : THEME.warning),
+            ...THEME.background,
+            7,
+            1.5,
+          );
+      }
     }
     const far = lod === 'far';
     // Far out, many boxes share a pixel: one box per 2-pixel cell (and edges as single straight
