@@ -124,7 +124,10 @@ test('an edit that keeps the links re-renders only the changed node, pixel for p
   await hook(page, `focus(${target.id})`); // centred at 80% or more, where names are drawn
   await hook(page, 'pan(-150, 220)'); // off centre: a scissor upside down would miss it
   await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('near');
+  const margins = await hook<number>(page, 'stats.marginRenders');
   const before = await hook<number>(page, 'cacheDigest(true)');
+  // A full re-render draws the view, then the cached margins around it (in another pass).
+  expect(await hook<number>(page, 'stats.marginRenders')).toBe(margins + 1);
   const partial = await hook<number>(page, 'stats.partialRenders');
   const renders = await hook<number>(page, 'stats.cacheRenders');
   const renamed = `${target.name.slice(0, -1)}Z`;

@@ -92,6 +92,8 @@ export class CanvasView {
     // of opening the page under software rendering.
     this.layout = new LayoutClient(() => new LayoutWorker());
     this.renderer = new Renderer(canvas);
+    // Made while the page waits (for the server's graph) or right after the first layout job is sent.
+    setTimeout(() => this.renderer.prepare(), 0);
     this.marquee = document.createElement('div');
     this.marquee.className = 'marquee';
     canvas.parentElement!.appendChild(this.marquee);
@@ -420,9 +422,12 @@ export class CanvasView {
     try {
       // `known`: the layout computed here already (layout/patch.ts): the worker is not asked.
       const now = performance.timeOrigin + performance.now();
-      const { result, ms, started, finished } = known
-        ? { result: known, ms: 0, started: now, finished: now }
-        : await this.layout.layout(this.expanded);
+      const job = known ? null : this.layout.layout(this.expanded);
+      // WebGL's start (first graph only) while the worker lays out, rather than before or after it.
+      this.renderer.prepare();
+      const { result, ms, started, finished } = job
+        ? await job
+        : { result: known!, ms: 0, started: now, finished: now };
       this.marks.workerStart = started - performance.timeOrigin;
       this.marks.workerEnd = finished - performance.timeOrigin;
       this.lastExpanded = this.expanded.slice();

@@ -6,6 +6,7 @@ import { appendedLayout, removedLayout } from '../../src/layout/patch';
 import { buildGroups, hierGraph, removeFromGroups } from '../../src/model/groups';
 import { appendNodes, buildViewModel, removeLeaves } from '../../src/model/viewmodel';
 import { changedRegions } from '../../src/render/diff';
+import { marginStrips } from '../../src/render/renderer';
 import { Scene } from '../../src/render/scene';
 import { syntheticGraph } from '../../src/fixtures/synthetic';
 
@@ -150,5 +151,22 @@ describe('scene patched in place', () => {
     const lay2 = layoutHierarchy({ ...s.hg, pinned }, s.expanded);
     const b = new Scene(s.vm, s.groups, lay2, { prev: a, leaves: [] });
     sameAnswers(b, new Scene(s.vm, s.groups, lay2));
+  });
+});
+
+describe('cache margins', () => {
+  it('are the parts of the cached view around the view, covering it exactly once', () => {
+    const strips = marginStrips([0, 0, 40, 30], [10, 10, 30, 20]);
+    expect(strips).toHaveLength(4);
+    const area = (r: number[]) => (r[2] - r[0]) * (r[3] - r[1]);
+    expect(strips.reduce((a, r) => a + area(r), 0)).toBe(40 * 30 - 20 * 10);
+    // Sample points: each outside the view lies in exactly one strip, none inside the view.
+    for (let x = 0.5; x < 40; x += 1)
+      for (let y = 0.5; y < 30; y += 1) {
+        const inView = x > 10 && x < 30 && y > 10 && y < 20;
+        const n = strips.filter(([a, b, c, d]) => x > a && x < c && y > b && y < d).length;
+        expect(n).toBe(inView ? 0 : 1);
+      }
+    expect(marginStrips([0, 0, 10, 10], [0, 0, 10, 10])).toEqual([]);
   });
 });
