@@ -207,11 +207,13 @@ export class App {
     const key = JSON.stringify(path);
     this.outerNames =
       this.subTabs.find((t) => t.docId === doc.id && JSON.stringify(t.path) === key)?.outer ?? new Set();
-    const [reg, graph, diags] = await Promise.all([
+    const answers = Promise.all([
       this.client.registry(doc.id),
       this.client.graph(doc.id, path),
       this.client.diagnostics(doc.id),
     ]);
+    this.canvas.renderer.prepare(); // WebGL's start (first document only) while the server answers
+    const [reg, graph, diags] = await answers;
     this.ops = reg.ops;
     this.registry = new Map(reg.ops.map((op) => [registryKey(op.domain, op.op_type), op]));
     this.palette.setOps(reg.ops);
