@@ -6,18 +6,16 @@
 // and at reading zoom (1:1, text and terminals drawn). Serves web/dist itself on a loopback port.
 //   node bench/studio_large_graph.mjs [--sizes 1000,10000,50000] [--runs 3] [--write docs/studio-benchmarks.md]
 //   [--dist DIR] [--no-scoped]
-import { createServer } from "node:http";
-import { readFileSync, writeFileSync, existsSync } from "node:fs";
-import { dirname, extname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { createRequire } from "node:module";
-import os from "node:os";
+import { createServer } from 'node:http';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import os from 'node:os';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const web = resolve(here, "../web");
-const { chromium } = createRequire(join(web, "package.json"))(
-  "@playwright/test",
-);
+const web = resolve(here, '../web');
+const { chromium } = createRequire(join(web, 'package.json'))('@playwright/test');
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => {
@@ -25,50 +23,35 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 // --dist DIR: another build of the app (a before/after comparison on the same machine and load).
-const dist = resolve(opt("dist", join(web, "dist")));
-const sizes = opt("sizes", "1000,10000,50000").split(",").map(Number);
-const runs = Number(opt("runs", "3"));
-const writeTo = opt("write", "");
-const panSeconds = Number(opt("pan-seconds", "3"));
+const dist = resolve(opt('dist', join(web, 'dist')));
+const sizes = opt('sizes', '1000,10000,50000').split(',').map(Number);
+const runs = Number(opt('runs', '3'));
+const writeTo = opt('write', '');
+const panSeconds = Number(opt('pan-seconds', '3'));
 
-if (!existsSync(join(dist, "index.html"))) {
-  console.error(
-    `no ${dist}/index.html: build the web app first (cmake --build build --target studio_web)`,
-  );
+if (!existsSync(join(dist, 'index.html'))) {
+  console.error(`no ${dist}/index.html: build the web app first (cmake --build build --target studio_web)`);
   process.exit(2);
 }
 
-const types = {
-  ".html": "text/html",
-  ".js": "text/javascript",
-  ".css": "text/css",
-};
+const types = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css' };
 const server = createServer((req, res) => {
-  const path = new URL(req.url, "http://x").pathname;
-  const file = resolve(dist, "." + (path === "/" ? "/index.html" : path));
+  const path = new URL(req.url, 'http://x').pathname;
+  const file = resolve(dist, '.' + (path === '/' ? '/index.html' : path));
   if (!file.startsWith(dist) || !existsSync(file)) {
     res.writeHead(404).end();
     return;
   }
-  res.writeHead(200, {
-    "Content-Type": types[extname(file)] ?? "application/octet-stream",
-  });
+  res.writeHead(200, { 'Content-Type': types[extname(file)] ?? 'application/octet-stream' });
   res.end(readFileSync(file));
 });
-await new Promise((r) => server.listen(0, "127.0.0.1", r));
+await new Promise((r) => server.listen(0, '127.0.0.1', r));
 const base = `http://127.0.0.1:${server.address().port}/`;
 
 const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: [
-    "--use-angle=swiftshader",
-    "--enable-unsafe-swiftshader",
-    "--no-sandbox",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-  ],
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync', '--no-first-run'],
 });
 const version = browser.version();
 
@@ -92,24 +75,15 @@ async function pan(page, seconds) {
     const frames = t.stats.frames - f0;
     const ms = t.stats.frameMs.slice(-Math.min(frames, 200));
     ms.sort((a, b) => a - b);
-    return {
-      fps: (frames * 1000) / (performance.now() - t0),
-      cpuMedianMs: ms[Math.floor(ms.length / 2)] ?? 0,
-    };
+    return { fps: (frames * 1000) / (performance.now() - t0), cpuMedianMs: ms[Math.floor(ms.length / 2)] ?? 0 };
   }, seconds);
 }
 
 // A first page load warms the browser up (shader compilation, worker start-up) before measuring.
 {
-  const page = await browser.newPage({
-    viewport: { width: 1280, height: 800 },
-  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(`${base}?fixture=synthetic&nodes=1000&expand=all`);
-  await page.waitForFunction(
-    () => window.__tessera?.ready && window.__tessera.firstRenderMs > 0,
-    null,
-    { timeout: 120000 },
-  );
+  await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 120000 });
   await page.close();
 }
 
@@ -117,44 +91,16 @@ const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 const rows = [];
 // Flat graphs with every node visible (the worst case), then a scoped 50,000-node graph opened as the
 // studio opens models: groups collapsed past a budget of visible items.
-const cases = [
-  ...sizes.map((n) => ({
-    n,
-    query: `nodes=${n}&expand=all`,
-    label: `${n.toLocaleString("en-US")}`,
-  })),
-];
-if (!args.includes("--no-scoped"))
-  cases.push({
-    n: 50000,
-    query: "nodes=50000&scoped=1",
-    label: "50,000 in scopes, opened collapsed",
-  });
+const cases = [...sizes.map((n) => ({ n, query: `nodes=${n}&expand=all`, label: `${n.toLocaleString('en-US')}` }))];
+if (!args.includes('--no-scoped'))
+  cases.push({ n: 50000, query: 'nodes=50000&scoped=1', label: '50,000 in scopes, opened collapsed' });
 for (const { n, query, label } of cases) {
-  const res = {
-    first: [],
-    layout: [],
-    fitFps: [],
-    nearFps: [],
-    drawnFit: 0,
-    drawnNear: 0,
-    cpuFit: [],
-    cpuNear: [],
-  };
+  const res = { first: [], layout: [], fitFps: [], nearFps: [], drawnFit: 0, drawnNear: 0, cpuFit: [], cpuNear: [] };
   for (let r = 0; r < runs; r++) {
-    const page = await browser.newPage({
-      viewport: { width: 1280, height: 800 },
-    });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`${base}?fixture=synthetic&${query}`);
-    await page.waitForFunction(
-      () => window.__tessera?.ready && window.__tessera.firstRenderMs > 0,
-      null,
-      { timeout: 120000 },
-    );
-    const m = await page.evaluate(() => ({
-      first: window.__tessera.firstRenderMs,
-      layout: window.__tessera.layoutMs,
-    }));
+    await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 120000 });
+    const m = await page.evaluate(() => ({ first: window.__tessera.firstRenderMs, layout: window.__tessera.layoutMs }));
     res.first.push(m.first);
     res.layout.push(m.layout);
     await page.evaluate(() => window.__tessera.fit());
@@ -171,9 +117,7 @@ for (const { n, query, label } of cases) {
     const near = await pan(page, panSeconds);
     res.nearFps.push(near.fps);
     res.cpuNear.push(near.cpuMedianMs);
-    res.drawnNear = await page.evaluate(
-      () => window.__tessera.stats.drawn.items,
-    );
+    res.drawnNear = await page.evaluate(() => window.__tessera.stats.drawn.items);
     await page.close();
   }
   const row = {
@@ -194,19 +138,12 @@ for (const { n, query, label } of cases) {
 await browser.close();
 server.close();
 
-const fmt = (v, d = 0) =>
-  v.toLocaleString("en-US", {
-    maximumFractionDigits: d,
-    minimumFractionDigits: d,
-  });
+const fmt = (v, d = 0) => v.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const table = [
-  "| nodes | first render (ms) | of which layout in the worker (ms) | items laid out | panning, whole graph in view (fps) | panning at 1:1 (fps) |",
-  "| ---: | ---: | ---: | ---: | ---: | ---: |",
-  ...rows.map(
-    (r) =>
-      `| ${r.label} | ${fmt(r.firstRenderMs)} | ${fmt(r.layoutMs)} | ${fmt(r.drawnFit)} | ${fmt(r.fitFps, 1)} | ${fmt(r.nearFps, 1)} |`,
-  ),
-].join("\n");
+  '| nodes | first render (ms) | of which layout in the worker (ms) | items laid out | panning, whole graph in view (fps) | panning at 1:1 (fps) |',
+  '| ---: | ---: | ---: | ---: | ---: | ---: |',
+  ...rows.map((r) => `| ${r.label} | ${fmt(r.firstRenderMs)} | ${fmt(r.layoutMs)} | ${fmt(r.drawnFit)} | ${fmt(r.fitFps, 1)} | ${fmt(r.nearFps, 1)} |`),
+].join('\n');
 console.log(table);
 if (writeTo) {
   const date = new Date().toISOString().slice(0, 10);
@@ -214,7 +151,7 @@ if (writeTo) {
   const text = `# Studio: large-graph benchmark
 
 Measured ${date} by \`node bench/studio_large_graph.mjs --runs ${runs} --write ${writeTo}\` on this machine
-(${os.cpus().length} cores, ${os.cpus()[0]?.model ?? "unknown CPU"}, load average ${load} at the end of the run), in
+(${os.cpus().length} cores, ${os.cpus()[0]?.model ?? 'unknown CPU'}, load average ${load} at the end of the run), in
 headless Chromium ${version} with software WebGL (SwiftShader), a 1280x800 viewport, medians of ${runs} runs.
 
 Synthetic graphs (\`web/src/fixtures/synthetic.ts\`: blocks of three parallel branches, a Concat, a
@@ -232,10 +169,9 @@ and draws SVG: its tracker reports models past about 5,000 nodes taking very lon
 and dagre alone took 7.4 s for 10,000 nodes on this machine (../shared/STUDIO.md).
 `;
   // Sections after the synthetic table (the server figures, the reading) are kept as they are.
-  const out = resolve(here, "..", writeTo);
-  const old = existsSync(out) ? readFileSync(out, "utf8") : "";
-  const keep =
-    old.indexOf("\nReading:") >= 0 ? old.slice(old.indexOf("\nReading:")) : "";
-  writeFileSync(out, keep ? text.replace(/\n$/, "") + "\n" + keep : text);
+  const out = resolve(here, '..', writeTo);
+  const old = existsSync(out) ? readFileSync(out, 'utf8') : '';
+  const keep = old.indexOf('\nReading:') >= 0 ? old.slice(old.indexOf('\nReading:')) : '';
+  writeFileSync(out, keep ? text.replace(/\n$/, '') + '\n' + keep : text);
   console.log(`wrote ${writeTo}`);
 }

@@ -9,177 +9,106 @@
 //   TESSERA_BIN=build/src/tessera node bench/studio_server_edit.mjs [--nodes 50000] [--runs 3]
 //   ... --model FILE.onnx: a real model instead, first render only (its graph as exported: scopes,
 //   Constants, initializers)
-import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const web = resolve(here, "../web");
-const { chromium } = createRequire(join(web, "package.json"))(
-  "@playwright/test",
-);
+const web = resolve(here, '../web');
+const { chromium } = createRequire(join(web, 'package.json'))('@playwright/test');
 const args = process.argv.slice(2);
-const opt = (name, dflt) =>
-  args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt;
-const nodes = Number(opt("nodes", "50000"));
-const runs = Number(opt("runs", "3"));
-const bin = resolve(
-  process.env.TESSERA_BIN ?? join(here, "../build/src/tessera"),
-);
-if (
-  !spawnSync(bin, ["studio", "--help"], { encoding: "utf8" }).stdout?.includes(
-    "--no-browser",
-  )
-) {
+const opt = (name, dflt) => (args.includes(`--${name}`) ? args[args.indexOf(`--${name}`) + 1] : dflt);
+const nodes = Number(opt('nodes', '50000'));
+const runs = Number(opt('runs', '3'));
+const bin = resolve(process.env.TESSERA_BIN ?? join(here, '../build/src/tessera'));
+if (!spawnSync(bin, ['studio', '--help'], { encoding: 'utf8' }).stdout?.includes('--no-browser')) {
   console.error(`${bin} has no 'studio' subcommand`);
   process.exit(2);
 }
 
-const root = mkdtempSync(join(tmpdir(), "tessera-studio-bench-"));
+const root = mkdtempSync(join(tmpdir(), 'tessera-studio-bench-'));
 function startServer(extra) {
-  const server = spawn(bin, [
-    "studio",
-    ...extra,
-    "--port",
-    "0",
-    "--no-browser",
-    "--root",
-    root,
-    "--web-root",
-    join(web, "dist"),
-  ]);
+  const server = spawn(bin, ['studio', ...extra, '--port', '0', '--no-browser', '--root', root, '--web-root', join(web, 'dist')]);
   return new Promise((ok, fail) => {
-    let out = "";
-    server.stdout.on("data", (d) => {
+    let out = '';
+    server.stdout.on('data', (d) => {
       out += d;
       const m = /(http:\/\/127\.0\.0\.1:\d+)\/\?token=([0-9a-f]+)/.exec(out);
       if (m) ok({ server, base: m[1], token: m[2], url: m[0] });
     });
-    server.on("exit", (c) =>
-      fail(new Error(`tessera studio exited with ${c}: ${out}`)),
-    );
+    server.on('exit', (c) => fail(new Error(`tessera studio exited with ${c}: ${out}`)));
   });
 }
 async function api(s, method, path, body) {
   const res = await fetch(s.base + path, {
     method,
-    headers: { "X-Tessera-Token": s.token, "Content-Type": "application/json" },
+    headers: { 'X-Tessera-Token': s.token, 'Content-Type': 'application/json' },
     body: body ? JSON.stringify(body) : undefined,
   });
   const json = await res.json();
-  if (!res.ok)
-    throw new Error(`${method} ${path}: ${res.status} ${json.error}`);
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${json.error}`);
   return json;
 }
 
 // The model: residual blocks of 12 unary nodes with an Add, in name scopes like a PyTorch export.
-const given = opt("model", "");
+const given = opt('model', '');
 const model = given ? resolve(given) : join(root, `large-${nodes}.onnx`);
 if (!given) {
   const s = await startServer([]);
-  const doc = await api(s, "POST", "/api/documents/new", { opset: 17 });
-  const cmds = [
-    {
-      type: "add_graph_input",
-      value: { name: "x", type: "tensor(float)", shape: [1, 64] },
-    },
-  ];
-  let last = "x";
-  let residual = "x";
-  const unary = ["Relu", "Sigmoid", "Tanh", "Neg", "Abs"];
+  const doc = await api(s, 'POST', '/api/documents/new', { opset: 17 });
+  const cmds = [{ type: 'add_graph_input', value: { name: 'x', type: 'tensor(float)', shape: [1, 64] } }];
+  let last = 'x';
+  let residual = 'x';
+  const unary = ['Relu', 'Sigmoid', 'Tanh', 'Neg', 'Abs'];
   for (let i = 0; i < nodes; i++) {
     const layer = Math.floor(i / 24);
     const scope = `/block.${Math.floor(layer / 8)}/layer.${layer % 8}`;
     const add = i % 12 === 11;
-    const op = add ? "Add" : unary[i % unary.length];
-    cmds.push({
-      type: "add_node",
-      node: {
-        name: `${scope}/${op}_${i}`,
-        op_type: op,
-        inputs: add ? [last, residual] : [last],
-        outputs: [`v${i}`],
-      },
-    });
+    const op = add ? 'Add' : unary[i % unary.length];
+    cmds.push({ type: 'add_node', node: { name: `${scope}/${op}_${i}`, op_type: op, inputs: add ? [last, residual] : [last], outputs: [`v${i}`] } });
     last = `v${i}`;
     if (add) residual = last;
   }
-  cmds.push({
-    type: "add_graph_output",
-    value: { name: last, type: "tensor(float)", shape: [1, 64] },
-  });
+  cmds.push({ type: 'add_graph_output', value: { name: last, type: 'tensor(float)', shape: [1, 64] } });
   const t0 = performance.now();
-  await api(s, "POST", `/api/documents/${doc.id}/commands`, {
-    batch: "build",
-    commands: cmds,
-  });
-  console.log(
-    `built ${nodes} nodes through the API in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
-  );
-  await api(s, "POST", `/api/documents/${doc.id}/save`, { path: model });
-  s.server.kill("SIGINT");
+  await api(s, 'POST', `/api/documents/${doc.id}/commands`, { batch: 'build', commands: cmds });
+  console.log(`built ${nodes} nodes through the API in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  await api(s, 'POST', `/api/documents/${doc.id}/save`, { path: model });
+  s.server.kill('SIGINT');
 }
 
 const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium",
-  args: [
-    "--use-angle=swiftshader",
-    "--enable-unsafe-swiftshader",
-    "--no-sandbox",
-    "--disable-background-networking",
-    "--no-first-run",
-  ],
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox', '--disable-background-networking', '--no-first-run'],
 });
 const results = { first: [], rename: [], add: [], remove: [], addHidden: [] };
 // Where an edit's time goes: the server's answer, fetching the changed nodes, the view update (view
 // model, layout, scene) and the frame, from the app's marks (ms since the command was sent).
 const stages = (m) =>
-  ["answered", "fetched", "updated", "rendered", "drawn"]
+  ['answered', 'fetched', 'updated', 'rendered', 'drawn']
     .filter((k) => m[k] !== undefined)
     .map((k) => `${k} ${(m[k] - m.sent).toFixed(0)}`)
-    .join(", ");
+    .join(', ');
 const canvasStages = (m) =>
   Object.entries(m)
-    .filter(
-      ([k]) => k !== "graph" && k !== "regions" && typeof m.graph === "number",
-    )
+    .filter(([k]) => k !== 'graph' && k !== 'regions' && typeof m.graph === 'number')
     .map(([k, v]) => `${k} +${(v - m.graph).toFixed(0)}`)
-    .join(", ");
+    .join(', ');
 const breakdown = async (page, what) => {
-  const [e, c, f, partial, full, errors] = await page.evaluate(() => [
-    window.__tessera.editMarks,
-    window.__tessera.marks,
-    window.__tessera.stats.frameMs.at(-1),
-    window.__tessera.stats.partialRenders,
-    window.__tessera.stats.cacheRenders,
-    window.__tessera.diagnostics.length,
-  ]);
-  const regions =
-    c.regions === undefined
-      ? ""
-      : c.regions < 0
-        ? ", whole view re-rendered"
-        : `, ${c.regions} changed regions`;
+  const [e, c, f, partial, full, errors] = await page.evaluate(() => [window.__tessera.editMarks, window.__tessera.marks, window.__tessera.stats.frameMs.at(-1), window.__tessera.stats.partialRenders, window.__tessera.stats.cacheRenders, window.__tessera.diagnostics.length]);
+  const regions = c.regions === undefined ? '' : c.regions < 0 ? ', whole view re-rendered' : `, ${c.regions} changed regions`;
   const check = await page.evaluate(() => window.__tessera.checkInfo());
-  const checked = `server check ${check.incremental ? "incremental" : "FULL"} ${check.checked_nodes} nodes ${(check.ms ?? 0).toFixed(1)} ms`;
-  console.log(
-    `  ${what}: ${stages(e)} ms; ${checked}; canvas: ${canvasStages(c)}${regions}; last frame ${f.toFixed(0)} ms, partial renders ${partial}, full renders ${full}, diagnostics ${errors}`,
-  );
+  const checked = `server check ${check.incremental ? 'incremental' : 'FULL'} ${check.checked_nodes} nodes ${(check.ms ?? 0).toFixed(1)} ms`;
+  console.log(`  ${what}: ${stages(e)} ms; ${checked}; canvas: ${canvasStages(c)}${regions}; last frame ${f.toFixed(0)} ms, partial renders ${partial}, full renders ${full}, diagnostics ${errors}`);
 };
 for (let r = 0; r < runs; r++) {
   const s = await startServer([model]);
-  const page = await browser.newPage({
-    viewport: { width: 1280, height: 800 },
-  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(s.url);
-  await page.waitForFunction(
-    () => window.__tessera?.ready && window.__tessera.firstRenderMs > 0,
-    null,
-    { timeout: 180000 },
-  );
+  await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 180000 });
   results.first.push(await page.evaluate(() => window.__tessera.firstRenderMs));
   if (given) {
     const [count, shown, marks, requests] = await page.evaluate(() => [
@@ -187,97 +116,53 @@ for (let r = 0; r < runs; r++) {
       window.__tessera.visibleItems,
       window.__tessera.marks,
       performance
-        .getEntriesByType("resource")
-        .map(
-          (e) =>
-            `${new URL(e.name).pathname.replace(/^\/api\/documents\/[^/]+/, "")} ${e.startTime.toFixed(0)}-${e.responseEnd.toFixed(0)}`,
-        ),
+        .getEntriesByType('resource')
+        .map((e) => `${new URL(e.name).pathname.replace(/^\/api\/documents\/[^/]+/, '')} ${e.startTime.toFixed(0)}-${e.responseEnd.toFixed(0)}`),
     ]);
-    console.log(
-      `  ${given}: ${count} nodes, ${shown} items shown, first render ${results.first.at(-1).toFixed(0)} ms`,
-    );
+    console.log(`  ${given}: ${count} nodes, ${shown} items shown, first render ${results.first.at(-1).toFixed(0)} ms`);
     // Where it went: the app's marks (ms since navigation) and each request's start and end.
-    console.log(
-      `    marks: ${Object.entries(marks)
-        .map(([k, v]) => `${k} ${Math.round(v)}`)
-        .join(", ")}`,
-    );
-    console.log(`    requests: ${requests.join(", ")}`);
+    console.log(`    marks: ${Object.entries(marks).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}`);
+    console.log(`    requests: ${requests.join(', ')}`);
     await page.close();
-    s.server.kill("SIGINT");
+    s.server.kill('SIGINT');
     continue;
   }
-  const target = await page.evaluate(() =>
-    window.__tessera.leaves().find((l) => l.op === "Relu"),
-  );
+  const target = await page.evaluate(() => window.__tessera.leaves().find((l) => l.op === 'Relu'));
   await page.evaluate((id) => window.__tessera.focus(id), target.id);
-  await page.waitForFunction(
-    () => window.__tessera.ready && window.__tessera.stats.lod === "near",
-  );
+  await page.waitForFunction(() => window.__tessera.ready && window.__tessera.stats.lod === 'near');
   await page.evaluate(() => window.__tessera.cacheDigest()); // the focused view drawn before timing edits
-  const out = await page.evaluate(
-    (name) => window.__tessera.node(name).outputs[0],
-    target.name,
-  );
-  const scope = target.name.slice(0, target.name.lastIndexOf("/"));
+  const out = await page.evaluate((name) => window.__tessera.node(name).outputs[0], target.name);
+  const scope = target.name.slice(0, target.name.lastIndexOf('/'));
   const renamed = target.name.replace(/Relu_(\d+)$/, (_, k) => `Relx_${k}`);
-  results.rename.push(
-    await page.evaluate((c) => window.__tessera.editTimed(c), {
-      type: "rename_node",
-      node: target.id,
-      name: renamed,
-    }),
-  );
-  await breakdown(page, "rename");
+  results.rename.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'rename_node', node: target.id, name: renamed }));
+  await breakdown(page, 'rename');
   results.add.push(
     await page.evaluate((c) => window.__tessera.editTimed(c), {
-      type: "add_node",
-      node: {
-        name: `${scope}/Extra`,
-        op_type: "Relu",
-        inputs: [out],
-        outputs: ["extra_out"],
-      },
+      type: 'add_node',
+      node: { name: `${scope}/Extra`, op_type: 'Relu', inputs: [out], outputs: ['extra_out'] },
     }),
   );
-  await breakdown(page, "add");
-  const extra = await page.evaluate(
-    (name) => window.__tessera.node(name).id,
-    `${scope}/Extra`,
-  );
-  results.remove.push(
-    await page.evaluate((c) => window.__tessera.editTimed(c), {
-      type: "remove_node",
-      node: extra,
-    }),
-  );
-  await breakdown(page, "remove");
+  await breakdown(page, 'add');
+  const extra = await page.evaluate((name) => window.__tessera.node(name).id, `${scope}/Extra`);
+  results.remove.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'remove_node', node: extra }));
+  await breakdown(page, 'remove');
   results.addHidden.push(
     await page.evaluate((c) => window.__tessera.editTimed(c), {
-      type: "add_node",
+      type: 'add_node',
       // Reading a value of its own collapsed group: the group's count changes, nothing is laid out again.
-      node: {
-        name: `/block.${Math.floor(nodes / 384)}/layer.0/Extra`,
-        op_type: "Relu",
-        inputs: [`v${Math.floor(nodes / 384) * 192}`],
-        outputs: ["extra2_out"],
-      },
+      node: { name: `/block.${Math.floor(nodes / 384)}/layer.0/Extra`, op_type: 'Relu', inputs: [`v${Math.floor(nodes / 384) * 192}`], outputs: ['extra2_out'] },
     }),
   );
-  await breakdown(page, "add to a collapsed group");
+  await breakdown(page, 'add to a collapsed group');
   await page.close();
-  s.server.kill("SIGINT");
+  s.server.kill('SIGINT');
 }
 await browser.close();
 rmSync(root, { recursive: true, force: true });
 const median = (a) => [...a].sort((x, y) => x - y)[Math.floor(a.length / 2)];
 if (given) {
-  console.log(
-    `| ${given} through tessera studio | first render ${median(results.first).toFixed(0)} ms (median of ${runs}) |`,
-  );
+  console.log(`| ${given} through tessera studio | first render ${median(results.first).toFixed(0)} ms (median of ${runs}) |`);
   process.exit(0);
 }
 const ms = (a) => `${median(a).toFixed(0)} ms`;
-console.log(
-  `| ${nodes.toLocaleString("en-US")} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} |`,
-);
+console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} |`);
