@@ -432,7 +432,15 @@ export function removeLeaves(vm: ViewModel, ids: number[]): { removed: number[];
     }
     vm.leaves[i] = { ...leaf, key: '', removed: true };
   }
-  vm.edges = vm.edges.filter((e) => !gone.has(e.src) && !gone.has(e.dst));
+  // Compacted in place, one removed leaf compared directly: a filter with set lookups over 50,000
+  // edges was a few ms of every removal.
+  const only = removed.length === 1 ? removed[0] : -1;
+  let kept = 0;
+  for (const e of vm.edges) {
+    const drop = only >= 0 ? e.src === only || e.dst === only : gone.has(e.src) || gone.has(e.dst);
+    if (!drop) vm.edges[kept++] = e;
+  }
+  vm.edges.length = kept;
   const touched = new Set<number>();
   const retouch = (i: number, side: 'inputs' | 'outputs', port: number, state: TermState) => {
     const leaf = vm.leaves[i];
