@@ -12,6 +12,8 @@ import {
   buildGroups,
   defaultExpansion,
   hierGraph,
+  keptEdges,
+  labelWidths,
   removeFromGroups,
   type Groups,
 } from '../model/groups';
@@ -24,7 +26,7 @@ import {
   type ViewModel,
 } from '../model/viewmodel';
 import type { ApiNode } from '../api/types';
-import { FONT, GROUP, leafSize, textWidth } from '../model/glyph';
+import { GROUP, leafSize } from '../model/glyph';
 import { changedRegions, type SceneChanges } from '../render/diff';
 import { Renderer } from '../render/renderer';
 import { DECIMATE_BELOW, Scene, type Pick, type Region } from '../render/scene';
@@ -755,36 +757,6 @@ function sameLayoutInput(a: HierGraph, b: HierGraph): boolean {
     sameArray(a.pinned ?? [], b.pinned ?? []) &&
     sameArray(a.floating ?? [], b.floating ?? [])
   );
-}
-
-/** The layout input's edge lists without the removed leaves' edges (`edgeIndex`: each old edge's new
- *  index, -1 when dropped; `kept` of them stay), compacted from the old lists: no pass over the view
- *  model's edge objects. */
-function keptEdges(
-  hg: HierGraph,
-  edgeIndex: Int32Array,
-  kept: number,
-): { edgeSrc: Int32Array; edgeDst: Int32Array } {
-  const edgeSrc = new Int32Array(kept);
-  const edgeDst = new Int32Array(kept);
-  for (let j = 0; j < edgeIndex.length; j++) {
-    const k = edgeIndex[j];
-    if (k < 0) continue;
-    edgeSrc[k] = hg.edgeSrc[j];
-    edgeDst[k] = hg.edgeDst[j];
-  }
-  return { edgeSrc, edgeDst };
-}
-
-/** Title widths of every group, measured again only for `changed` and for groups `prev` lacks (new). */
-function labelWidths(groups: Groups, prev: Float32Array, changed: Iterable<number>): Float32Array {
-  const ng = groups.label.length;
-  const out = new Float32Array(ng);
-  out.set(prev.subarray(0, Math.min(ng, prev.length)));
-  const measure = (k: number) => (out[k] = textWidth(`${groups.label[k]}  (${groups.size[k]})`, FONT.title));
-  for (let k = prev.length; k < ng; k++) measure(k);
-  for (const k of changed) if (k < ng) measure(k);
-  return out;
 }
 
 /** Groups holding any of `leaves`, at any depth (their titles count the leaves below). */
