@@ -245,3 +245,16 @@ test('export options: background, grid and colour scheme, through the dialog and
     pixels: [0x20, 0x40, 0x60, 255],
   });
 });
+
+test('Escape cancels a layout in progress; the next one runs', async ({ page }) => {
+  // 50,000 nodes expanded whole: the worker lays them out for a second or more on this machine.
+  await page.goto('http://127.0.0.1:4179/?fixture=synthetic&nodes=50000&expand=all');
+  const status = page.locator('#status');
+  await expect(status).toHaveText(/laying out/, { timeout: 60_000 });
+  await page.keyboard.press('Escape');
+  await expect(status).toHaveText('layout cancelled');
+  expect(await page.evaluate('window.__tessera.visibleItems')).toBe(0); // nothing was drawn
+  await page.evaluate('window.__tessera.expandAll(true)');
+  await ready(page, 60_000);
+  expect(await hook<number>(page, 'visibleItems')).toBeGreaterThan(50_000);
+});

@@ -420,7 +420,7 @@ export class CanvasView {
    *  the parts of the view where the new scene differs from the old one are drawn again. */
   async relayout(changes?: SceneChanges, known?: HierResult): Promise<void> {
     if (!this.vm || !this.groups) return;
-    if (!known) this.events.status('laying out…');
+    if (!known) this.events.status('laying out… (Esc cancels)');
     try {
       // `known`: the layout computed here already (layout/patch.ts): the worker is not asked.
       const now = performance.timeOrigin + performance.now();
@@ -428,7 +428,7 @@ export class CanvasView {
       // WebGL's start (first graph only) while the worker lays out, rather than before or after it.
       this.renderer.prepare();
       const { result, ms, started, finished } = job
-        ? await job
+        ? await this.cancellable(job)
         : { result: known!, ms: 0, started: now, finished: now };
       this.marks.workerStart = started - performance.timeOrigin;
       this.marks.workerEnd = finished - performance.timeOrigin;
@@ -458,6 +458,17 @@ export class CanvasView {
     } catch (e) {
       if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
       throw e;
+    }
+  }
+
+  /** A layout job that Escape cancels while it runs (a large graph expanded whole takes seconds). */
+  private async cancellable<T>(job: Promise<T>): Promise<T> {
+    const stop = (ev: KeyboardEvent) => ev.key === 'Escape' && this.layout.cancel();
+    window.addEventListener('keydown', stop);
+    try {
+      return await job;
+    } finally {
+      window.removeEventListener('keydown', stop);
     }
   }
 
