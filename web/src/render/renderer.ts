@@ -89,8 +89,8 @@ export class Renderer {
   private lastFrame = 0;
 
   /** The WebGL2 context and what lives in it are made on first use (prepare): under software rendering
-   *  that is the slowest step of opening the page (~0.2 s of context, shaders and font atlas), and made
-   *  after the graph has gone to the layout worker it overlaps the layout instead of delaying it. */
+   *  that is the slowest step of opening the page (0.1-0.5 s of context, shaders and font atlas), made
+   *  while the server answers the first requests instead of before sending them. */
   constructor(readonly canvas: HTMLCanvasElement) {}
 
   /** Makes the context, programs, layers and atlas if not made yet. */
