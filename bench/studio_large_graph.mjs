@@ -5,6 +5,7 @@
 // first frame) and frames per second while panning continuously, with the whole graph in view ("fit")
 // and at reading zoom (1:1, text and terminals drawn). Serves web/dist itself on a loopback port.
 //   node bench/studio_large_graph.mjs [--sizes 1000,10000,50000] [--runs 3] [--write docs/studio-benchmarks.md]
+//   [--dist DIR] [--no-scoped]
 import { createServer } from 'node:http';
 import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, extname, join, resolve } from 'node:path';
@@ -14,7 +15,6 @@ import os from 'node:os';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const web = resolve(here, '../web');
-const dist = join(web, 'dist');
 const { chromium } = createRequire(join(web, 'package.json'))('@playwright/test');
 
 const args = process.argv.slice(2);
@@ -22,6 +22,8 @@ const opt = (name, dflt) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? args[i + 1] : dflt;
 };
+// --dist DIR: another build of the app (a before/after comparison on the same machine and load).
+const dist = resolve(opt('dist', join(web, 'dist')));
 const sizes = opt('sizes', '1000,10000,50000').split(',').map(Number);
 const runs = Number(opt('runs', '3'));
 const writeTo = opt('write', '');

@@ -111,8 +111,18 @@ for (let r = 0; r < runs; r++) {
   await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 180000 });
   results.first.push(await page.evaluate(() => window.__tessera.firstRenderMs));
   if (given) {
-    const [count, shown] = await page.evaluate(() => [window.__tessera.nodeCount, window.__tessera.visibleItems]);
+    const [count, shown, marks, requests] = await page.evaluate(() => [
+      window.__tessera.nodeCount,
+      window.__tessera.visibleItems,
+      window.__tessera.marks,
+      performance
+        .getEntriesByType('resource')
+        .map((e) => `${new URL(e.name).pathname.replace(/^\/api\/documents\/[^/]+/, '')} ${e.startTime.toFixed(0)}-${e.responseEnd.toFixed(0)}`),
+    ]);
     console.log(`  ${given}: ${count} nodes, ${shown} items shown, first render ${results.first.at(-1).toFixed(0)} ms`);
+    // Where it went: the app's marks (ms since navigation) and each request's start and end.
+    console.log(`    marks: ${Object.entries(marks).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}`);
+    console.log(`    requests: ${requests.join(', ')}`);
     await page.close();
     s.server.kill('SIGINT');
     continue;

@@ -75,16 +75,70 @@ void load_io(const json& entry, const char* field, const char* prefix, const std
 }
 }  // namespace
 
-// Positions of graph inputs and outputs `g` still has, from "i:NAME"/"o:NAME" keys.
-json io_positions_json(const ir::Graph& g, const std::map<std::string, std::pair<double, double>>& io) {
+namespace {
+// The decimal id at the start of `s` (0 when none), and what follows it.
+ir::NodeId leading_id(std::string_view s, std::string_view* rest) {
+  size_t k = 0;
+  ir::NodeId id = 0;
+  for (; k < s.size() && k < 19 && s[k] >= '0' && s[k] <= '9'; ++k) id = id * 10 + (s[k] - '0');
+  *rest = s.substr(k);
+  return k ? id : 0;
+}
+}  // namespace
+
+const ir::Node* call_body_node(const ir::Model& m, const ir::Graph& g, std::string_view key,
+                               const ir::Node** call) {
+  if (!key.starts_with("f:")) return nullptr;
+  std::string_view rest;
+  ir::NodeId call_id = leading_id(key.substr(2), &rest);
+  if (!call_id || !rest.starts_with(":")) return nullptr;
+  ir::NodeId body_id = leading_id(rest.substr(1), &rest);
+  if (!body_id || !rest.empty()) return nullptr;
+  const ir::Node* c = g.find_node(call_id);
+  const ir::Function* fn = c ? m.find_function(c->domain, c->op_type, c->overload) : nullptr;
+  if (!fn) return nullptr;
+  if (call) *call = c;
+  return fn->body.find_node(body_id);
+}
+
+// Positions of graph inputs, outputs and call body nodes `g` still has, from "i:NAME"/"o:NAME"/"f:.."
+// keys.
+json io_positions_json(const ir::Model& m, const ir::Graph& g,
+                       const std::map<std::string, std::pair<double, double>>& io) {
   json out = json::object();
   for (const auto& [key, xy] : io) {
     std::string name = key.substr(2);
-    bool exists = key.starts_with("i:") ? has_value(g.inputs, name) : has_value(g.outputs, name);
+    bool exists = key.starts_with("f:")   ? call_body_node(m, g, key) != nullptr
+                  : key.starts_with("i:") ? has_value(g.inputs, name)
+                                          : has_value(g.outputs, name);
     if (exists) out[key] = {xy.first, xy.second};
   }
   return out;
 }
+
+namespace {
+// entry["calls"] = {"CALL": {"BODY_NODE": [x, y]}} (by name: ids are the session's) into `out` as
+// "f:CALL_ID:BODY_NODE_ID" for the calls and body nodes `g` (in `m`) still has.
+const ir::Node* node_named(const ir::Graph& g, std::string_view name) {
+  auto it = std::find_if(g.nodes.begin(), g.nodes.end(), [&](const ir::Node& n) { return n.name == name; });
+  return it == g.nodes.end() ? nullptr : &*it;
+}
+
+void load_calls(const json& entry, const ir::Model& m, const ir::Graph& g,
+                std::map<std::string, std::pair<double, double>>& out) {
+  if (!entry.contains("calls") || !entry["calls"].is_object()) return;
+  for (auto& [call_name, nodes] : entry["calls"].items()) {
+    const ir::Node* call = node_named(g, call_name);
+    const ir::Function* fn = call ? m.find_function(call->domain, call->op_type, call->overload) : nullptr;
+    if (!fn || !nodes.is_object()) continue;
+    for (auto& [name, xy] : nodes.items()) {
+      const ir::Node* n = node_named(fn->body, name);
+      if (n && is_xy(xy))
+        out[fmt::format("f:{}:{}", call->id, n->id)] = {xy[0].get<double>(), xy[1].get<double>()};
+    }
+  }
+}
+}  // namespace
 
 void Document::load_layout() {
   std::ifstream in(layout_path(*path_));
@@ -106,6 +160,7 @@ void Document::load_layout() {
       }
       load_io(entry, "inputs", "i:", g.inputs, io_positions_[key]);
       load_io(entry, "outputs", "o:", g.outputs, io_positions_[key]);
+      load_calls(entry, model_, g, io_positions_[key]);
     } catch (const std::exception&) {
       continue;  // a graph that no longer exists
     }
@@ -113,10 +168,17 @@ void Document::load_layout() {
 }
 
 namespace {
-// {"inputs": {"x": [x, y]}, "outputs": {...}} into a companion file's graph entry.
-void add_io(json& entry, const ir::Graph& g, const std::map<std::string, std::pair<double, double>>& io) {
-  json positions = io_positions_json(g, io);
+// {"inputs": {"x": [x, y]}, "outputs": {...}, "calls": {"CALL": {"BODY_NODE": [x, y]}}} into a companion
+// file's graph entry (unnamed calls and body nodes are not saved, as unnamed nodes are not).
+void add_io(json& entry, const ir::Model& m, const ir::Graph& g,
+            const std::map<std::string, std::pair<double, double>>& io) {
+  json positions = io_positions_json(m, g, io);
   for (const auto& [key, xy] : positions.items()) {
+    const ir::Node* call = nullptr;
+    if (const ir::Node* n = call_body_node(m, g, key, &call)) {
+      if (!call->name.empty() && !n->name.empty()) entry["calls"][call->name][n->name] = xy;
+      continue;
+    }
     entry[key.starts_with("i:") ? "inputs" : "outputs"][key.substr(2)] = xy;
   }
 }
@@ -142,7 +204,7 @@ void Document::save(const fs::path& file) {
       if (n && !n->name.empty()) pos[n->name] = {xy.first, xy.second};
     }
     json entry{{"positions", std::move(pos)}};
-    add_io(entry, *g, io_positions_[key]);
+    add_io(entry, model_, *g, io_positions_[key]);
     if (p != ir::GraphPath::main_graph()) entry["path"] = ir::graph_path_to_json(p);
     graphs[ir::path_string(model_, p)] = std::move(entry);
   }

@@ -95,8 +95,16 @@ std::unique_ptr<Document> open_document(std::string id, const std::filesystem::p
 std::unique_ptr<Document> new_document(std::string id, std::string name, int64_t opset,
                                        const std::vector<ir::OpsetImport>& domains);
 
-// {"i:NAME": [x, y], "o:NAME": [x, y]} for the graph inputs and outputs g still has.
-json io_positions_json(const ir::Graph& g, const std::map<std::string, std::pair<double, double>>& io);
+// {"i:NAME": [x, y], "o:NAME": [x, y], "f:CALL:NODE": [x, y]} for the graph inputs, outputs and call
+// body nodes g (in model m) still has.
+json io_positions_json(const ir::Model& m, const ir::Graph& g,
+                       const std::map<std::string, std::pair<double, double>>& io);
+
+// A node of a local function's body as shown inside one call of it (the studio expands calls in place):
+// key "f:CALL_ID:BODY_NODE_ID", the call a node of `g`, the node one of the called function's body.
+// Null when the key is not of that form or names nothing; `call` gets the call node.
+const ir::Node* call_body_node(const ir::Model& m, const ir::Graph& g, std::string_view key,
+                               const ir::Node** call = nullptr);
 
 // The companion file beside a model: MODEL.onnx.tessera.json.
 std::filesystem::path layout_path(const std::filesystem::path& model_file);

@@ -106,7 +106,8 @@ json graph_json(Document& doc, const ir::GraphPath& p) {
     }
   }
   auto io = doc.io_positions().find(ir::graph_path_to_json(p).dump());
-  j["io_positions"] = io == doc.io_positions().end() ? json::object() : io_positions_json(g, io->second);
+  j["io_positions"] =
+      io == doc.io_positions().end() ? json::object() : io_positions_json(doc.model(), g, io->second);
   return j;
 }
 

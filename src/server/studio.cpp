@@ -497,17 +497,27 @@ json run_commands(Document& doc, const json& body) {
   return edit_answer(doc, changes);
 }
 
-// "io": {"i:NAME": [x, y], "o:NAME": [x, y]}: graph inputs and outputs, which are not nodes. Replaces
-// what the graph had (an input the user arranged away from its pin is dropped).
-std::map<std::string, std::pair<double, double>> parse_io_positions(const ir::Graph& g, const json& io) {
-  if (!io.is_object()) throw HttpError{400, "'io' must be an object of 'i:NAME' or 'o:NAME' to [x, y]"};
+// "io": {"i:NAME": [x, y], "o:NAME": [x, y], "f:CALL_ID:BODY_NODE_ID": [x, y]}: graph inputs and
+// outputs, which are not nodes, and the body nodes of local function calls shown expanded. Replaces what
+// the graph had (an input the user arranged away from its pin is dropped).
+std::map<std::string, std::pair<double, double>> parse_io_positions(const ir::Model& m, const ir::Graph& g,
+                                                                    const json& io) {
+  if (!io.is_object())
+    throw HttpError{400, "'io' must be an object of 'i:NAME', 'o:NAME' or 'f:CALL:NODE' to [x, y]"};
   std::map<std::string, std::pair<double, double>> parsed;
   for (auto& [key, xy] : io.items()) {
     bool input = key.starts_with("i:");
-    if (!input && !key.starts_with("o:"))
-      throw HttpError{400, fmt::format("'io': '{}' is not 'i:NAME' or 'o:NAME'", key)};
+    bool body = key.starts_with("f:");
+    if (!input && !body && !key.starts_with("o:"))
+      throw HttpError{400, fmt::format("'io': '{}' is not 'i:NAME', 'o:NAME' or 'f:CALL:NODE'", key)};
     if (!xy.is_array() || xy.size() != 2 || !xy[0].is_number() || !xy[1].is_number())
       throw HttpError{400, fmt::format("'io'['{}'] must be [x, y]", key)};
+    if (body) {
+      if (!call_body_node(m, g, key))
+        throw HttpError{404, fmt::format("'io': '{}' names no node of a local function call's body", key)};
+      parsed[key] = {xy[0].get<double>(), xy[1].get<double>()};
+      continue;
+    }
     std::string name = key.substr(2);
     bool exists = input ? g.find_input(name) != nullptr : g.find_output(name) != nullptr;
     if (!exists)
@@ -536,7 +546,7 @@ void set_positions(Document& doc, const json& body) {
     parsed.push_back({id, {xy[0].get<double>(), xy[1].get<double>()}});
   }
   std::map<std::string, std::pair<double, double>> io;
-  if (body.contains("io")) io = parse_io_positions(g, body["io"]);
+  if (body.contains("io")) io = parse_io_positions(doc.model(), g, body["io"]);
   std::string key = ir::graph_path_to_json(p).dump();
   auto& slot = doc.positions()[key];
   for (auto& [id, xy] : parsed) slot[id] = xy;

@@ -224,7 +224,7 @@ TEST_F(Studio, GraphInputAndOutputPositionsSurviveSaveAndReopen) {
   EXPECT_EQ(graph(id)["io_positions"], io);
   auto [s1, e1] = put(json{{"positions", json::object()}, {"io", {{"x", {1, 2}}}}});
   EXPECT_EQ(s1, 400);
-  EXPECT_EQ(error_of(e1), "'io': 'x' is not 'i:NAME' or 'o:NAME'");
+  EXPECT_EQ(error_of(e1), "'io': 'x' is not 'i:NAME', 'o:NAME' or 'f:CALL:NODE'");
   auto [s2, e2] = put(json{{"positions", {{relu, {50, 60}}}}, {"io", {{"i:nope", {1, 2}}}}});
   EXPECT_EQ(s2, 404);
   EXPECT_EQ(error_of(e2), "graph input 'nope' does not exist");
@@ -239,6 +239,48 @@ TEST_F(Studio, GraphInputAndOutputPositionsSurviveSaveAndReopen) {
   EXPECT_EQ(companion["graphs"]["main"]["inputs"], json({{"x", {1, 2}}}));
   EXPECT_EQ(companion["graphs"]["main"]["outputs"], json({{out, {3.5, 4}}}));
   EXPECT_EQ(graph(open("io.onnx"))["io_positions"], io);
+}
+
+// The nodes of a local function's body shown inside one call of it (the studio expands calls in place)
+// keep their positions per call, as "f:CALL_ID:BODY_NODE_ID": saved by call and body node name in the
+// companion file's "calls", restored on reopen; keys naming no call or no body node are refused.
+TEST_F(Studio, CallBodyNodePositionsSurviveSaveAndReopen) {
+  tessera::onnx::save_model(nested_model(), root_ / "calls.onnx");
+  start();
+  auto key_of = [&](const std::string& doc) {
+    json g = graph(doc);
+    int64_t call = -1;
+    for (const json& n : g["nodes"])
+      if (n["name"] == "call") call = n["id"];
+    json fn = get("/api/documents/" + doc +
+                  "/graph?path=" + percent_encoded(R"({"function": {"domain": "custom", "name": "Twice"}})"))
+                  .second;
+    EXPECT_EQ(fn["nodes"][0]["name"], "double");
+    return fmt::format("f:{}:{}", call, fn["nodes"][0]["id"].get<int64_t>());
+  };
+  std::string id = open("calls.onnx");
+  std::string key = key_of(id);
+  std::string url = "/api/documents/" + id + "/positions";
+  auto put = [&](const json& io) {
+    auto r = client_->Put(url.c_str(), auth(), json{{"positions", json::object()}, {"io", io}}.dump(),
+                          "application/json");
+    return std::make_pair(r ? r->status : 0, r ? json::parse(r->body, nullptr, false) : json());
+  };
+  EXPECT_EQ(put(json{{key, {7, 8}}, {"i:x", {1, 2}}}).first, 200);
+  EXPECT_EQ(graph(id)["io_positions"], json({{key, {7, 8}}, {"i:x", {1, 2}}}));
+  for (std::string bad : {"f:999:1", "f:1:999", "f:1", "f:x:1", "f:1:1:1"}) {
+    auto [status, e] = put(json{{bad, {1, 2}}});
+    EXPECT_EQ(status, 404) << bad;
+    EXPECT_EQ(error_of(e), fmt::format("'io': '{}' names no node of a local function call's body", bad));
+  }
+  EXPECT_EQ(graph(id)["io_positions"][key], json({7, 8}));  // the refused requests kept nothing
+
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json{{"path", "calls_saved.onnx"}}).first, 200);
+  std::ifstream in(root_ / "calls_saved.onnx.tessera.json");
+  json companion = json::parse(in);
+  EXPECT_EQ(companion["graphs"]["main"]["calls"], json({{"call", {{"double", {7, 8}}}}}));
+  std::string reopened = open("calls_saved.onnx");
+  EXPECT_EQ(graph(reopened)["io_positions"][key_of(reopened)], json({7, 8}));
 }
 
 // An edit's answer carries the nodes it added or changed, as GET nodes/{id} gives them.

@@ -124,7 +124,10 @@ test('an edit that keeps the links re-renders only the changed node, pixel for p
   await hook(page, `focus(${target.id})`); // centred at 80% or more, where names are drawn
   await hook(page, 'pan(-150, 220)'); // off centre: a scissor upside down would miss it
   await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('near');
+  const margins = await hook<number>(page, 'stats.marginRenders');
   const before = await hook<number>(page, 'cacheDigest(true)');
+  // A full re-render draws the view, then the cached margins around it (in another pass).
+  expect(await hook<number>(page, 'stats.marginRenders')).toBe(margins + 1);
   const partial = await hook<number>(page, 'stats.partialRenders');
   const renders = await hook<number>(page, 'stats.cacheRenders');
   const renamed = `${target.name.slice(0, -1)}Z`;
@@ -241,4 +244,17 @@ test('export options: background, grid and colour scheme, through the dialog and
   expect(await hook(page, 'exportImage("png", { grid: false })')).toMatchObject({
     pixels: [0x20, 0x40, 0x60, 255],
   });
+});
+
+test('Escape cancels a layout in progress; the next one runs', async ({ page }) => {
+  // 50,000 nodes expanded whole: the worker lays them out for a second or more on this machine.
+  await page.goto('http://127.0.0.1:4179/?fixture=synthetic&nodes=50000&expand=all');
+  const status = page.locator('#status');
+  await expect(status).toHaveText(/laying out/, { timeout: 60_000 });
+  await page.keyboard.press('Escape');
+  await expect(status).toHaveText('layout cancelled');
+  expect(await page.evaluate('window.__tessera.visibleItems')).toBe(0); // nothing was drawn
+  await page.evaluate('window.__tessera.expandAll(true)');
+  await ready(page, 60_000);
+  expect(await hook<number>(page, 'visibleItems')).toBeGreaterThan(50_000);
 });

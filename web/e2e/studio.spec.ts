@@ -773,6 +773,29 @@ test('makes a local function of two nodes, expands its call in place, edits it, 
   await page.mouse.dblclick(title[0], title[1]);
   await expect.poll(bodyShown).toBe(2);
   await page.screenshot({ path: artifact('studio-function-group.png') });
+
+  // A body node dragged inside the expanded call keeps its place across a reload: its position goes to
+  // the server as 'f:CALL:NODE' (the companion file's "calls" once saved: the server's tests).
+  const bodyPos = () => t<[number, number]>(page, `leafPos(${JSON.stringify(a.name)})`);
+  await page.evaluate('window.__tessera.fit()');
+  await ready(page);
+  const bodyAt = (await t<[number, number]>(page, `nodeCenter(${JSON.stringify(a.name)})`))!;
+  const bodyFrom = await bodyPos();
+  await page.mouse.move(bodyAt[0], bodyAt[1]);
+  await page.mouse.down();
+  await page.mouse.move(bodyAt[0] + 40, bodyAt[1] + 25, { steps: 4 });
+  await page.mouse.up();
+  await expect.poll(bodyPos).not.toEqual(bodyFrom);
+  await expect.poll(() => t<number>(page, 'busy')).toBe(0);
+  const bodyTo = (await bodyPos())!.map(Math.round);
+  await page.reload();
+  await ready(page);
+  await page.evaluate('window.__tessera.fit()');
+  await ready(page);
+  const title2 = (await t<[number, number]>(page, `groupCenter(${JSON.stringify(group.path)})`))!;
+  await page.mouse.dblclick(title2[0], title2[1]);
+  await expect.poll(bodyShown).toBe(2);
+  expect(await bodyPos()).toEqual(bodyTo);
   await page.evaluate(`window.__tessera.select(${JSON.stringify([a.name])})`);
   const renamed = `${a.name.replace(/[^A-Za-z0-9_]/g, '_')}_in_body`;
   const bodyName = page.getByTestId('param-name');

@@ -215,11 +215,13 @@ export class App {
     const key = JSON.stringify(path);
     this.outerNames =
       this.subTabs.find((t) => t.docId === doc.id && JSON.stringify(t.path) === key)?.outer ?? new Set();
-    const [reg, graph, diags] = await Promise.all([
+    const answers = Promise.all([
       this.client.registry(doc.id),
       this.client.graph(doc.id, path),
       this.client.diagnostics(doc.id),
     ]);
+    this.canvas.renderer.prepare(); // WebGL's start (first document only) while the server answers
+    const [reg, graph, diags] = await answers;
     this.ops = reg.ops;
     this.registry = new Map(reg.ops.map((op) => [registryKey(op.domain, op.op_type), op]));
     this.palette.setOps(reg.ops);
@@ -678,7 +680,8 @@ export class App {
     for (const [key, p] of this.canvas.pins) {
       const xy: [number, number] = [Math.round(p[0]), Math.round(p[1])];
       if (key.startsWith('n:')) positions[key.slice(2)] = xy;
-      else if (key.startsWith('i:') || key.startsWith('o:')) io[key] = xy; // graph inputs and outputs: 'i:NAME', 'o:NAME'
+      // Graph inputs and outputs ('i:NAME', 'o:NAME') and body nodes of expanded calls ('f:CALL:NODE').
+      else if (/^[iof]:/.test(key)) io[key] = xy;
     }
     await this.guard(() => this.client!.putPositions(this.doc!.id, positions, this.graphPath, io));
     // The graph held here is patched rather than re-fetched after most edits: keep its positions current.

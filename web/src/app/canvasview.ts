@@ -12,6 +12,8 @@ import {
   buildGroups,
   defaultExpansion,
   hierGraph,
+  keptEdges,
+  labelWidths,
   removeFromGroups,
   type Groups,
 } from '../model/groups';
@@ -24,10 +26,10 @@ import {
   type ViewModel,
 } from '../model/viewmodel';
 import type { ApiNode } from '../api/types';
-import { FONT, GROUP, leafSize, textWidth } from '../model/glyph';
+import { GROUP, leafSize } from '../model/glyph';
 import { changedRegions, type SceneChanges } from '../render/diff';
 import { Renderer } from '../render/renderer';
-import { DECIMATE_BELOW, Scene, type Pick } from '../render/scene';
+import { DECIMATE_BELOW, Scene, type Pick, type Region } from '../render/scene';
 
 export interface TerminalRef {
   leaf: number;
@@ -75,6 +77,8 @@ export class CanvasView {
   boxZoomNext = false;
   expandOnLoad = false; // open with every group expanded (the benchmark's flat view)
   layoutMs = 0;
+  /** Leaves shown or hideable (not tombstones), kept up to date by the edits patched in place. */
+  private liveLeaves = 0;
   marks: Record<string, number> = {}; // performance.now() of the last graph's stages (bench, tests)
   private drag: Drag | null = null;
   private lastHier: HierGraph | null = null;
@@ -89,6 +93,8 @@ export class CanvasView {
     // The worker first: its start-up (fetch, compile) overlaps the WebGL context's, the slowest step
     // of opening the page under software rendering.
     this.layout = new LayoutClient(() => new LayoutWorker());
+    // Its WebGL context is made later (Renderer.prepare): while the server answers the first graph
+    // requests, or once the first layout job is sent. Made here, it delayed both by ~0.2-0.6 s.
     this.renderer = new Renderer(canvas);
     this.marquee = document.createElement('div');
     this.marquee.className = 'marquee';
@@ -113,6 +119,7 @@ export class CanvasView {
       registry: this.registry,
       bodies: this.bodies,
     });
+    this.liveLeaves = this.vm.leaves.filter((l) => !l.removed).length;
     this.groups = buildGroups(this.vm);
     this.expanded = this.expandOnLoad
       ? new Uint8Array(this.groups.parent.length).fill(1)
@@ -179,12 +186,15 @@ export class CanvasView {
     vm.version = api.version;
     this.marks.viewModel = performance.now();
     if (!resized) {
-      // Badges, selection outlines and text stay within a few units of the box.
+      // Badges, selection outlines and text stay within a few units of the box; a hidden leaf shows
+      // through its collapsed group's badge.
       const m = 12;
+      const scene = this.scene;
+      scene.forgetSeverities();
       this.renderer.invalidateRegions(
-        patched.map(([i]) => {
-          const [x, y, w, h] = this.scene!.leafRect(i);
-          return [x - m, y - m, x + w + m, y + h + m];
+        patched.flatMap(([i]) => {
+          const r = scene.shownRect(i);
+          return r ? [[r[0] - m, r[1] - m, r[0] + r[2] + m, r[1] + r[3] + m] as Region] : [];
         }),
       );
       return true;
@@ -206,13 +216,13 @@ export class CanvasView {
     if (!vm || !groups || !hg || !this.scene) return false;
     const start = performance.now();
     const before = vm.edges.length;
-    const leavesBefore = vm.leaves.slice();
+    const n0 = vm.leaves.length;
     const pinsAsked = this.nextPins.splice(0);
-    const added = appendNodes(vm, nodes);
+    const relinked: number[] = []; // leaves whose outputs are now linked
+    const added = appendNodes(vm, nodes, relinked);
     if (!added) return false;
     this.marks = { graph: start };
-    const touched = [...added];
-    leavesBefore.forEach((l, i) => l !== vm.leaves[i] && touched.push(i)); // outputs now linked
+    const touched = [...added, ...relinked];
     const newGroups = appendToGroups(groups, vm, added);
     const expanded = new Uint8Array(groups.parent.length);
     expanded.set(this.expanded);
@@ -232,10 +242,9 @@ export class CanvasView {
     const leafW = growF(hg.leafW, n, 0);
     const leafH = growF(hg.leafH, n, 0);
     for (const i of added) [leafW[i], leafH[i]] = leafSize(vm.leaves[i]);
-    // Titles show the count of leaves below: the new leaves' ancestors' widths change.
-    const groupLabelW = Float32Array.from(groups.label, (label, k) =>
-      textWidth(`${label}  (${groups.size[k]})`, FONT.title),
-    );
+    // Titles show the count of leaves below: the new leaves' ancestors' widths change (only theirs are
+    // measured again: a pass over every group's title was milliseconds per edit on 2,400 groups).
+    const groupLabelW = labelWidths(groups, hg.groupLabelW, ancestors(groups, added));
     const edgeSrc = growI(hg.edgeSrc, vm.edges.length);
     const edgeDst = growI(hg.edgeDst, vm.edges.length);
     for (let e = before; e < vm.edges.length; e++)
@@ -252,8 +261,10 @@ export class CanvasView {
       if (this.scene!.lay.groupState[groups.leafGroup[i]] === 2) this.floating.add(key);
       [pinned[2 * i], pinned[2 * i + 1]] = p;
     });
+    // Grown, not rebuilt: a set lookup per leaf was a few ms per edit at 50,000 leaves.
     const floating = new Uint8Array(n);
-    vm.leaves.forEach((l, i) => (floating[i] = this.floating.has(l.key) ? 1 : 0));
+    if (hg.floating) floating.set(hg.floating.subarray(0, n0));
+    for (const i of added) floating[i] = this.floating.has(vm.leaves[i].key) ? 1 : 0;
     this.lastHier = {
       leafW,
       leafH,
@@ -269,7 +280,8 @@ export class CanvasView {
     vm.version = api.version;
     this.marks.viewModel = performance.now();
     // Nothing moves when the new leaves float or hide in collapsed groups: no layout to wait for.
-    const fast = appendedLayout(this.scene!.lay, this.lastHier, leavesBefore.length, before, hg.groupLabelW);
+    this.liveLeaves += added.length;
+    const fast = appendedLayout(this.scene!.lay, this.lastHier, n0, before, hg.groupLabelW);
     this.layout.setGraph(this.lastHier);
     this.marks.sent = performance.now();
     this.fitPending = false;
@@ -333,10 +345,13 @@ export class CanvasView {
     const goneLeaves = new Set(indices as number[]);
     const edgeIndex = new Int32Array(vm.edges.length);
     let kept = 0;
-    vm.edges.forEach((e, j) => (edgeIndex[j] = goneLeaves.has(e.src) || goneLeaves.has(e.dst) ? -1 : kept++));
+    if (hg.edgeSrc.length !== vm.edges.length) return false; // the layout input lags the view model
+    for (let j = 0; j < edgeIndex.length; j++)
+      edgeIndex[j] = goneLeaves.has(hg.edgeSrc[j]) || goneLeaves.has(hg.edgeDst[j]) ? -1 : kept++;
     for (const i of goneLeaves) this.floating.delete(vm.leaves[i].key);
     const res = removeLeaves(vm, ids);
     if (!res) return false;
+    this.liveLeaves -= res.removed.length;
     this.marks = { graph: start };
     const changedGroups = removeFromGroups(groups, res.removed)!;
     for (const [i, leaf] of patches) {
@@ -360,10 +375,8 @@ export class CanvasView {
     this.lastHier = {
       ...hg,
       leafGroup: groups.leafGroup,
-      groupLabelW: Float32Array.from(groups.label, (label, k) =>
-        textWidth(`${label}  (${groups.size[k]})`, FONT.title),
-      ),
-      ...edgeArrays(vm),
+      groupLabelW: labelWidths(groups, hg.groupLabelW, changedGroups),
+      ...keptEdges(hg, edgeIndex, kept),
     };
     this.api = api;
     vm.version = api.version;
@@ -407,20 +420,28 @@ export class CanvasView {
    *  the parts of the view where the new scene differs from the old one are drawn again. */
   async relayout(changes?: SceneChanges, known?: HierResult): Promise<void> {
     if (!this.vm || !this.groups) return;
-    this.events.status('laying out…');
+    if (!known) this.events.status('laying out… (Esc cancels)');
     try {
       // `known`: the layout computed here already (layout/patch.ts): the worker is not asked.
       const now = performance.timeOrigin + performance.now();
-      const { result, ms, started, finished } = known
-        ? { result: known, ms: 0, started: now, finished: now }
-        : await this.layout.layout(this.expanded);
+      const job = known ? null : this.layout.layout(this.expanded);
+      const { result, ms, started, finished } = job
+        ? await this.cancellable(job)
+        : { result: known!, ms: 0, started: now, finished: now };
+      // WebGL's start, when no server answer came first to overlap it (the static fixture), once the
+      // layout is back: made while the worker starts, it kept the worker from starting (its start-up
+      // needs this thread) for 0.2-0.7 s, more than the layout itself takes at 10,000 nodes.
+      this.renderer.prepare();
       this.marks.workerStart = started - performance.timeOrigin;
       this.marks.workerEnd = finished - performance.timeOrigin;
       this.lastExpanded = this.expanded.slice();
       this.layoutMs = ms;
       this.marks.layout = performance.now();
       const old = this.scene;
-      this.scene = new Scene(this.vm, this.groups, result);
+      // An edit patched in place: the new scene takes over the old one's indexes and patches them.
+      const patch = changes && old ? { prev: old, leaves: changes.leaves } : undefined;
+      this.scene = new Scene(this.vm, this.groups, result, patch);
+      this.marks.built = performance.now();
       const scale = this.renderer.camera.scale;
       const regions =
         changes && old && !this.fitPending && scale >= DECIMATE_BELOW
@@ -434,11 +455,22 @@ export class CanvasView {
       this.events.layoutDone(ms, result);
       const hidden = this.vm.hiddenConstants ? `, ${this.vm.hiddenConstants} constants hidden` : '';
       this.events.status(
-        `${this.vm.leaves.filter((l) => !l.removed).length.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
+        `${this.liveLeaves.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
       );
     } catch (e) {
       if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
       throw e;
+    }
+  }
+
+  /** A layout job that Escape cancels while it runs (a large graph expanded whole takes seconds). */
+  private async cancellable<T>(job: Promise<T>): Promise<T> {
+    const stop = (ev: KeyboardEvent) => ev.key === 'Escape' && this.layout.cancel();
+    window.addEventListener('keydown', stop);
+    try {
+      return await job;
+    } finally {
+      window.removeEventListener('keydown', stop);
     }
   }
 
@@ -738,18 +770,6 @@ function sameLayoutInput(a: HierGraph, b: HierGraph): boolean {
     sameArray(a.pinned ?? [], b.pinned ?? []) &&
     sameArray(a.floating ?? [], b.floating ?? [])
   );
-}
-
-/** The layout input's edge lists (a plain loop: Int32Array.from with a mapping function is several times
- *  slower on 50,000 edges). */
-function edgeArrays(vm: ViewModel): { edgeSrc: Int32Array; edgeDst: Int32Array } {
-  const edgeSrc = new Int32Array(vm.edges.length);
-  const edgeDst = new Int32Array(vm.edges.length);
-  vm.edges.forEach((e, k) => {
-    edgeSrc[k] = e.src;
-    edgeDst[k] = e.dst;
-  });
-  return { edgeSrc, edgeDst };
 }
 
 /** Groups holding any of `leaves`, at any depth (their titles count the leaves below). */

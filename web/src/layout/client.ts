@@ -32,7 +32,7 @@ export class LayoutClient {
       for (const p of this.pending.values()) p.reject(new Error(`layout worker failed: ${ev.message}`));
       this.pending.clear();
     };
-    if (this.graph) this.send({ type: 'graph', graphId: this.graphId, graph: this.graph });
+    this.unsent = !!this.graph; // a restarted worker needs the graph again
   }
 
   private send(m: ToWorker): void {
@@ -49,11 +49,15 @@ export class LayoutClient {
     else p.reject(new Error(m.message));
   }
 
+  /** The graph is sent with the next layout job, not now: an edit whose layout is patched on the main
+   *  thread (layout/patch.ts) then posts nothing (copying a 50,000-leaf input to the worker was a few
+   *  ms of every edit), and only the last of several edits' inputs is sent. */
   setGraph(graph: HierGraph): void {
     this.graph = graph;
     this.graphId++;
-    this.send({ type: 'graph', graphId: this.graphId, graph });
+    this.unsent = true;
   }
+  private unsent = false;
 
   /** started/finished: when the worker began and ended the job, as performance.timeOrigin-based times. */
   layout(
@@ -64,6 +68,8 @@ export class LayoutClient {
       p.reject(new LayoutCancelled());
       this.pending.delete(id);
     }
+    if (this.unsent && this.graph) this.send({ type: 'graph', graphId: this.graphId, graph: this.graph });
+    this.unsent = false;
     return new Promise((resolve, reject) => {
       this.pending.set(job, { resolve, reject });
       this.send({ type: 'layout', job, graphId: this.graphId, expanded: expanded.slice() });

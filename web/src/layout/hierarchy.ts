@@ -38,6 +38,9 @@ export interface HierResult {
   height: number;
   /** Groups laid out again by this run (cache misses): their routes may have changed. */
   relaid: Int32Array;
+  /** Set by the layouts patched on the main thread (layout/patch.ts): each edge's index in the layout
+   *  it was patched from, -1 for a new one, so that the scene re-boxes only what changed. */
+  edgeFrom?: Int32Array;
   stats: { groupsLaidOut: number; cacheHits: number; visibleItems: number };
 }
 

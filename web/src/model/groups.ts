@@ -128,3 +128,33 @@ export function defaultExpansion(groups: Groups, budget = 400): Uint8Array {
   }
   return expanded;
 }
+
+/** The layout input's edge lists without the removed leaves' edges (`edgeIndex`: each old edge's new
+ *  index, -1 when dropped; `kept` of them stay), compacted from the old lists: no pass over the view
+ *  model's edge objects. */
+export function keptEdges(
+  hg: HierGraph,
+  edgeIndex: Int32Array,
+  kept: number,
+): { edgeSrc: Int32Array; edgeDst: Int32Array } {
+  const edgeSrc = new Int32Array(kept);
+  const edgeDst = new Int32Array(kept);
+  for (let j = 0; j < edgeIndex.length; j++) {
+    const k = edgeIndex[j];
+    if (k < 0) continue;
+    edgeSrc[k] = hg.edgeSrc[j];
+    edgeDst[k] = hg.edgeDst[j];
+  }
+  return { edgeSrc, edgeDst };
+}
+
+/** Title widths of every group, measured again only for `changed` and for groups `prev` lacks (new). */
+export function labelWidths(groups: Groups, prev: Float32Array, changed: Iterable<number>): Float32Array {
+  const ng = groups.label.length;
+  const out = new Float32Array(ng);
+  out.set(prev.subarray(0, Math.min(ng, prev.length)));
+  const measure = (k: number) => (out[k] = textWidth(`${groups.label[k]}  (${groups.size[k]})`, FONT.title));
+  for (let k = prev.length; k < ng; k++) measure(k);
+  for (const k of changed) if (k < ng) measure(k);
+  return out;
+}

@@ -51,18 +51,29 @@ export function changedRegions(a: Scene, b: Scene, changes: SceneChanges, pixel:
       rect(lb, j);
     }
   };
-  for (let i = 0; i < Math.max(a.n, b.n); i++) {
-    const ia = i < a.n ? i : -1;
-    const ib = i < b.n ? i : -1;
-    if (ia < 0 || ib < 0 || !same(ia, ib)) mark(ia, ib);
-  }
+  // A scene patched from `a` knows which leaves moved; else every leaf is compared.
+  const moved = b.movedLeaves;
+  if (moved && b.movedFrom === la) for (const i of moved) mark(i < a.n ? i : -1, i);
+  else
+    for (let i = 0; i < Math.max(a.n, b.n); i++) {
+      const ia = i < a.n ? i : -1;
+      const ib = i < b.n ? i : -1;
+      if (ia < 0 || ib < 0 || !same(ia, ib)) mark(ia, ib);
+    }
   for (let k = 0; k < Math.max(ngA, ngB); k++) {
     const ia = k < ngA ? a.n + k : -1;
     const ib = k < ngB ? b.n + k : -1;
     if (ia < 0 || ib < 0 || !same(ia, ib) || la.groupState[k] !== lb.groupState[k]) mark(ia, ib);
   }
-  // Touched leaves where they are shown (a hidden one shows only through its groups, below).
-  for (const i of changes.leaves) mark(i < a.n ? i : -1, i < b.n ? i : -1);
+  // Touched leaves where they are shown; a hidden one through the collapsed group drawn for it (its
+  // badge says the worst finding below).
+  for (const i of changes.leaves) {
+    mark(i < a.n ? i : -1, i < b.n ? i : -1);
+    for (const s of [a, b]) {
+      const r = Number.isNaN(s.lay.itemX[i]) ? s.shownRect(i) : null;
+      if (r) out.push([r[0] - m, r[1] - m, r[0] + r[2] + m, r[1] + r[3] + m]);
+    }
+  }
   // Groups whose count changed: the title of an expanded one; a collapsed one whole, with its edges
   // (the lifted edges of a collapsed group change with the leaves it hides).
   for (const k of changes.groups) {

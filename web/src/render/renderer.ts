@@ -25,6 +25,7 @@ export interface FrameStats {
   frames: number;
   cacheRenders: number; // frames that re-rendered the scene (the others were a blit of the cache)
   partialRenders: number; // frames that re-rendered only the changed part of the cache
+  marginRenders: number; // frames that rendered the cache's margins after a re-render of the view
   frameMs: number[]; // CPU time of the last frames
   intervals: number[]; // time between the last frames (rAF), for fps
   drawn: { items: number; rects: number; lines: number; glyphs: number };
@@ -49,7 +50,7 @@ const GLYPH_ATTRS = [
 ];
 
 export class Renderer {
-  readonly gl: WebGL2RenderingContext;
+  gl!: WebGL2RenderingContext;
   camera: Camera = { scale: 1, tx: 0, ty: 0 };
   scene: Scene | null = null;
   state: SceneState = { selected: new Set(), selectedEdge: -1 };
@@ -59,6 +60,7 @@ export class Renderer {
     frames: 0,
     cacheRenders: 0,
     partialRenders: 0,
+    marginRenders: 0,
     frameMs: [],
     intervals: [],
     drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 },
@@ -66,12 +68,12 @@ export class Renderer {
   };
   onFrame: (() => void) | null = null;
 
-  private progs: Record<'rect' | 'line' | 'glyph' | 'grid', WebGLProgram>;
-  private baseRects: InstancedLayer;
-  private edges: InstancedLayer;
-  private detailRects: InstancedLayer;
-  private glyphs: InstancedLayer;
-  private overlayLines: InstancedLayer;
+  private progs!: Record<'rect' | 'line' | 'glyph' | 'grid', WebGLProgram>;
+  private baseRects!: InstancedLayer;
+  private edges!: InstancedLayer;
+  private detailRects!: InstancedLayer;
+  private glyphs!: InstancedLayer;
+  private overlayLines!: InstancedLayer;
   private b = {
     rects: new FloatBuilder(RECT_STRIDE),
     lines: new FloatBuilder(LINE_STRIDE),
@@ -86,7 +88,16 @@ export class Renderer {
   private pending = false;
   private lastFrame = 0;
 
-  constructor(readonly canvas: HTMLCanvasElement) {
+  /** The WebGL2 context and what lives in it are made on first use (prepare): under software rendering
+   *  that is the slowest step of opening the page (0.1-0.5 s of context, shaders and font atlas), made
+   *  while the server answers the first requests instead of before sending them. */
+  constructor(readonly canvas: HTMLCanvasElement) {}
+
+  /** Makes the context, programs, layers and atlas if not made yet. */
+  prepare(): void {
+    if (this.ready) return;
+    this.ready = true;
+    const canvas = this.canvas;
     const gl = canvas.getContext('webgl2', {
       antialias: false,
       premultipliedAlpha: false,
@@ -107,6 +118,7 @@ export class Renderer {
     this.glyphs = new InstancedLayer(gl, this.progs.glyph, GLYPH_ATTRS);
     this.uploadAtlas();
   }
+  private ready = false;
 
   private uploadAtlas(): void {
     const gl = this.gl;
@@ -138,6 +150,7 @@ export class Renderer {
   invalidate(): void {
     this.baseLod = null;
     this.dirty = [];
+    this.margins = [];
     if (this.cache) this.cache.valid = false;
     this.request();
   }
@@ -151,6 +164,8 @@ export class Renderer {
     this.request();
   }
   private dirty: Region[] = [];
+  /** Parts of the cached view around the view not rendered yet (world rectangles). */
+  private margins: Region[] = [];
 
   request(): void {
     if (this.pending) return;
@@ -179,12 +194,15 @@ export class Renderer {
 
   /** Waits for the GPU to finish the frame (reads one pixel back): honest first-render timing. */
   finish(): void {
+    this.prepare();
     const px = new Uint8Array(4);
     this.gl.readPixels(0, 0, 1, 1, this.gl.RGBA, this.gl.UNSIGNED_BYTE, px);
   }
 
   /** FNV-1a hash of the cached view's pixels (tests: a partial re-render must equal a full one). */
   cacheDigest(): number {
+    this.prepare();
+    if (this.margins.length) this.draw(); // the whole cached view, margins included
     const c = this.cache;
     if (!c) return 0;
     const gl = this.gl;
@@ -237,6 +255,7 @@ export class Renderer {
 
   /** Draws now: the scene from the cache when the camera only moved within it, else re-rendered. */
   draw(): void {
+    this.prepare();
     const gl = this.gl;
     const W = this.canvas.width;
     const H = this.canvas.height;
@@ -255,15 +274,31 @@ export class Renderer {
       Math.abs(dx) <= mx &&
       Math.abs(dy) <= my;
     if (!valid) {
+      // The view first, the margins around it (3 times its pixels, for panning by blits) with the next
+      // frame, or before a pan needs them: under software rendering the fill is most of a frame's cost,
+      // so a new graph, a zoom step or a changed scene shows in a quarter of the time.
       this.dirty = [];
-      this.renderCache(W + 2 * mx, H + 2 * my, { scale, tx: tx + mx, ty: ty + my });
+      const cam = { scale, tx: tx + mx, ty: ty + my };
+      const cw = W + 2 * mx;
+      const ch = H + 2 * my;
+      const w = (x: number, y: number): [number, number] => [(x - cam.tx) / scale, (y - cam.ty) / scale];
+      const [x0, y0] = w(0, 0);
+      const [x1, y1] = w(cw, ch);
+      const [vx0, vy0] = w(mx, my);
+      const [vx1, vy1] = w(mx + W, my + H);
+      this.renderCache(cw, ch, cam, mx || my ? [[vx0, vy0, vx1, vy1]] : undefined);
+      this.margins = mx || my ? marginStrips([x0, y0, x1, y1], [vx0, vy0, vx1, vy1]) : [];
+      if (this.margins.length) this.request();
       this.cache!.tx = tx;
       this.cache!.ty = ty;
       this.stats.cacheRenders++;
-    } else if (this.dirty.length) {
-      this.renderCache(c.w, c.h, { scale, tx: c.tx + mx, ty: c.ty + my }, this.dirty);
+    } else if (this.dirty.length || this.margins.length) {
+      const edit = this.dirty.length > 0;
+      this.renderCache(c.w, c.h, { scale, tx: c.tx + mx, ty: c.ty + my }, [...this.dirty, ...this.margins]);
       this.dirty = [];
-      this.stats.partialRenders++;
+      this.margins = [];
+      if (edit) this.stats.partialRenders++;
+      else this.stats.marginRenders++;
     }
     const cc = this.cache!;
     const ox = Math.round(cc.tx - tx);
@@ -447,6 +482,19 @@ interface Cache {
 const CACHE_MARGIN = 0.5;
 /** Scenes up to this many items keep all their boxes and edges in the base layers. */
 const WHOLE_SCENE_ITEMS = 4000;
+
+/** The parts of `outer` around `inner` (inside it): above, below, left and right of it. */
+export function marginStrips(outer: Region, inner: Region): Region[] {
+  const [x0, y0, x1, y1] = outer;
+  const [a0, b0, a1, b1] = inner;
+  const strips: Region[] = [
+    [x0, y0, x1, b0],
+    [x0, b1, x1, y1],
+    [x0, b0, a0, b1],
+    [a1, b0, x1, b1],
+  ];
+  return strips.filter(([p0, q0, p1, q1]) => p1 > p0 && q1 > q0);
+}
 
 function contains(outer: Region, inner: Region): boolean {
   return outer[0] <= inner[0] && outer[1] <= inner[1] && outer[2] >= inner[2] && outer[3] >= inner[3];

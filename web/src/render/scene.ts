@@ -50,71 +50,215 @@ export interface TextRun {
   col: Rgba;
 }
 
+/** Leaves and groups in two grids: leaves keep their indices across edits (their grid is patched),
+ *  while the groups' item indices (after the leaves) move when leaves are appended; their few boxes are
+ *  indexed again with each scene. */
+export class ItemIndex {
+  constructor(
+    readonly leaves: SpatialGrid,
+    readonly groups: SpatialGrid,
+  ) {}
+
+  /** Items whose rectangles intersect [x0, x1] x [y0, y1]: leaves first. */
+  query(x0: number, y0: number, x1: number, y1: number, out: number[] = []): number[] {
+    this.leaves.query(x0, y0, x1, y1, out);
+    return this.groups.query(x0, y0, x1, y1, out);
+  }
+}
+
+/** What an edit patched in place: the scene before it (its indexes are taken over and patched, so it
+ *  must not be queried afterwards) and the leaves whose look changed (their edges are boxed again). */
+export interface ScenePatch {
+  prev: Scene;
+  leaves: Iterable<number>;
+}
+
 export class Scene {
   readonly n: number;
   /** When set, text is recorded as runs (for SVG/PNG export) instead of glyph quads. */
   textSink: TextRun[] | null = null;
-  readonly items: SpatialGrid;
+  readonly items: ItemIndex;
   private readonly edgeIndex: SpatialGrid;
   /** Bounding box of each visible edge's polyline (x, y, w, h), kept so that the next scene can tell
    *  which part of the view an edit changed without this scene's view model (which the edit patched). */
   readonly edgeBox: [Float32Array, Float32Array, Float32Array, Float32Array];
+  /** Built by patching the previous scene's indexes (tests, the benchmark's marks). */
+  readonly patched: boolean;
+  /** When patched: the leaves whose rectangle differs from the previous scene's (render/diff.ts then
+   *  needs no second pass over every leaf). */
+  readonly movedLeaves: number[] | null = null;
+  /** The layout those leaves moved from (the previous scene's). */
+  readonly movedFrom: HierResult | null = null;
 
   constructor(
     readonly vm: ViewModel,
     readonly groups: Groups,
     readonly lay: HierResult,
+    patch?: ScenePatch,
   ) {
     this.n = vm.leaves.length;
-    const visible: number[] = [];
-    for (let i = 0; i < lay.itemX.length; i++)
-      if (!Number.isNaN(lay.itemX[i]) && i !== this.n) visible.push(i);
-    this.items = new SpatialGrid(lay.itemX, lay.itemY, lay.itemW, lay.itemH, visible);
+    const n = this.n;
+    const shownGroups: number[] = [];
+    for (let i = n + 1; i < lay.itemX.length; i++) if (!Number.isNaN(lay.itemX[i])) shownGroups.push(i);
+    const groupGrid = new SpatialGrid(lay.itemX, lay.itemY, lay.itemW, lay.itemH, shownGroups);
     const m = lay.edgeSrcItem.length;
-    const ex = new Float32Array(m);
-    const ey = new Float32Array(m);
-    const ew = new Float32Array(m);
-    const eh = new Float32Array(m);
-    // The box of each edge's polyline (edgePoints) without building it: no allocation per edge, which
-    // on 50,000 edges was most of building a scene (every edit that changes the layout builds one).
-    const l = lay;
-    for (let e = 0; e < m; e++) {
-      const a = l.edgeSrcItem[e];
-      const b = l.edgeDstItem[e];
-      const leafEdge = vm.edges[l.edgeLeaf[e]];
-      const sx =
-        a < this.n
-          ? l.itemX[a] + terminalX(leafEdge.srcPort, vm.leaves[a].outputs.length, l.itemW[a])
-          : l.itemX[a] + l.itemW[a] / 2;
-      const sy = l.itemY[a] + l.itemH[a];
-      const tx =
-        b < this.n
-          ? l.itemX[b] + terminalX(leafEdge.dstPort, vm.leaves[b].inputs.length, l.itemW[b])
-          : l.itemX[b] + l.itemW[b] / 2;
-      const ty = l.itemY[b];
-      let x0 = Math.min(sx, tx), x1 = Math.max(sx, tx); // prettier-ignore
-      let y0 = Math.min(sy, ty - 10), y1 = Math.max(sy + 10, ty); // prettier-ignore
-      for (let k = l.routeStart[e]; k < l.routeStart[e + 1]; k++) {
-        const x = l.routePts[2 * k];
-        const y = l.routePts[2 * k + 1];
-        if (x < x0) x0 = x;
-        if (x > x1) x1 = x;
-        if (y < y0) y0 = y;
-        if (y > y1) y1 = y;
-      }
-      ex[e] = x0;
-      ey[e] = y0;
-      ew[e] = x1 - x0;
-      eh[e] = y1 - y0;
+    const box: Scene['edgeBox'] = [
+      new Float32Array(m),
+      new Float32Array(m),
+      new Float32Array(m),
+      new Float32Array(m),
+    ];
+    this.edgeBox = box;
+    const prev = patch?.prev;
+    this.patched = !!prev && prev.vm === vm && prev.n <= n;
+    if (!prev || !this.patched) {
+      const leaves: number[] = [];
+      for (let i = 0; i < n; i++) if (!Number.isNaN(lay.itemX[i])) leaves.push(i);
+      this.items = new ItemIndex(
+        new SpatialGrid(lay.itemX, lay.itemY, lay.itemW, lay.itemH, leaves),
+        groupGrid,
+      );
+      for (let e = 0; e < m; e++) this.boxEdge(e);
+      this.edgeIndex = new SpatialGrid(...box, range(0, m));
+      return;
     }
-    this.edgeBox = [ex, ey, ew, eh];
-    this.edgeIndex = new SpatialGrid(
-      ex,
-      ey,
-      ew,
-      eh,
-      Array.from({ length: m }, (_, e) => e),
-    );
+    // Leaves keep their index: only those whose rectangle changed move in the grid.
+    const la = prev.lay;
+    const moved = new Uint8Array(n);
+    const leafGrid = prev.items.leaves;
+    const movedLeaves: number[] = [];
+    const [ax, ay, aw, ah] = [la.itemX, la.itemY, la.itemW, la.itemH];
+    const [bx, by, bw, bh] = [lay.itemX, lay.itemY, lay.itemW, lay.itemH];
+    for (let i = 0; i < n; i++) {
+      // Inline (a call per leaf was most of a patched scene's cost on 50,000 leaves); NaN: hidden.
+      if (i < prev.n) {
+        const x = ax[i], X = bx[i], y = ay[i], Y = by[i], w = aw[i], W = bw[i], h = ah[i], H = bh[i]; // prettier-ignore
+        if (
+          (x === X || (x !== x && X !== X)) &&
+          (y === Y || (y !== y && Y !== Y)) &&
+          (w === W || (w !== w && W !== W)) &&
+          (h === H || (h !== h && H !== H))
+        )
+          continue;
+      }
+      moved[i] = 1;
+      movedLeaves.push(i);
+      if (i < prev.n) leafGrid.remove(i);
+    }
+    leafGrid.rebind(lay.itemX, lay.itemY, lay.itemW, lay.itemH);
+    for (const i of movedLeaves) leafGrid.insert(i);
+    this.items = new ItemIndex(leafGrid, groupGrid);
+    this.movedLeaves = movedLeaves;
+    this.movedFrom = la;
+    for (const i of patch.leaves) if (i < n) moved[i] = 1; // terminals may have changed
+    // Edges: kept ones (layout/patch.ts says which) whose ends did not move keep their box.
+    const from = lay.edgeFrom;
+    if (!from || from.length !== m) {
+      for (let e = 0; e < m; e++) this.boxEdge(e);
+      this.edgeIndex = new SpatialGrid(...box, range(0, m));
+      return;
+    }
+    const ngA = la.itemX.length - prev.n;
+    const still = (j: number) => (j < n ? !moved[j] : j - n < ngA && sameRect(la, prev.n + (j - n), lay, j));
+    const [px, py, pw, ph] = prev.edgeBox;
+    const to = new Int32Array(la.edgeSrcItem.length).fill(-1);
+    const reboxed: number[] = [];
+    let renumbered = false;
+    for (let e = 0; e < m; e++) {
+      const o = from[e];
+      if (o >= 0) {
+        to[o] = e;
+        renumbered ||= o !== e;
+      }
+      if (o >= 0 && still(lay.edgeSrcItem[e]) && still(lay.edgeDstItem[e])) {
+        box[0][e] = px[o];
+        box[1][e] = py[o];
+        box[2][e] = pw[o];
+        box[3][e] = ph[o];
+        continue;
+      }
+      this.boxEdge(e);
+      reboxed.push(e);
+    }
+    const grid = prev.edgeIndex;
+    for (const e of reboxed) if (from[e] >= 0) grid.remove(from[e]);
+    if (renumbered || to.includes(-1)) grid.renumber(to);
+    grid.rebind(...box);
+    for (const e of reboxed) grid.insert(e);
+    this.edgeIndex = grid;
+  }
+
+  /** Sets edgeBox[e]: the box of edge e's polyline (edgePoints) without building it (no allocation
+   *  per edge, which on 50,000 edges was most of building a scene). */
+  private boxEdge(e: number): void {
+    const l = this.lay;
+    const vm = this.vm;
+    const a = l.edgeSrcItem[e];
+    const b = l.edgeDstItem[e];
+    const leafEdge = vm.edges[l.edgeLeaf[e]];
+    const sx =
+      a < this.n
+        ? l.itemX[a] + terminalX(leafEdge.srcPort, vm.leaves[a].outputs.length, l.itemW[a])
+        : l.itemX[a] + l.itemW[a] / 2;
+    const sy = l.itemY[a] + l.itemH[a];
+    const tx =
+      b < this.n
+        ? l.itemX[b] + terminalX(leafEdge.dstPort, vm.leaves[b].inputs.length, l.itemW[b])
+        : l.itemX[b] + l.itemW[b] / 2;
+    const ty = l.itemY[b];
+    let x0 = Math.min(sx, tx), x1 = Math.max(sx, tx); // prettier-ignore
+    let y0 = Math.min(sy, ty - 10), y1 = Math.max(sy + 10, ty); // prettier-ignore
+    for (let k = l.routeStart[e]; k < l.routeStart[e + 1]; k++) {
+      const x = l.routePts[2 * k];
+      const y = l.routePts[2 * k + 1];
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+    const [ex, ey, ew, eh] = this.edgeBox;
+    ex[e] = x0;
+    ey[e] = y0;
+    ew[e] = x1 - x0;
+    eh[e] = y1 - y0;
+  }
+
+  /** Worst finding among the leaves below group k: 2 error, 1 warning, 0 none (a collapsed group's
+   *  badge). Computed when first asked, from the leaves with a finding only. */
+  groupSeverity(k: number): number {
+    if (!this.groupSev) {
+      const g = this.groups;
+      const sev = new Uint8Array(g.parent.length);
+      this.vm.leaves.forEach((leaf, i) => {
+        const s = leaf.removed ? 0 : leaf.severity === 'error' ? 2 : leaf.severity === 'warning' ? 1 : 0;
+        for (let k = s ? g.leafGroup[i] : -1; k >= 0 && sev[k] < s; k = g.parent[k]) sev[k] = s;
+      });
+      this.groupSev = sev;
+    }
+    return this.groupSev[k] ?? 0;
+  }
+  private groupSev: Uint8Array | null = null;
+
+  /** Leaves' findings were patched in place (no new scene): group badges are computed again. */
+  forgetSeverities(): void {
+    this.groupSev = null;
+  }
+
+  /** Where leaf i shows: its own box, or the box of the collapsed group hiding it; null when neither is
+   *  drawn (a tombstone, a leaf of a hidden graph part). */
+  shownRect(i: number): [number, number, number, number] | null {
+    const l = this.lay;
+    if (i >= this.n) return null;
+    if (!Number.isNaN(l.itemX[i])) return this.leafRect(i);
+    let top = -1; // the outermost collapsed group holding it is the one drawn
+    for (let k = this.groups.leafGroup[i]; k > 0; k = this.groups.parent[k])
+      if (l.groupState[k] === 1) top = k;
+    return top < 0 || Number.isNaN(l.itemX[this.n + top]) ? null : this.leafRect(this.n + top);
+  }
+
+  /** Visible edges whose polyline's box meets the rectangle. */
+  edgesIn(x0: number, y0: number, x1: number, y1: number): number[] {
+    return this.edgeIndex.query(x0, y0, x1, y1);
   }
 
   /** Extent of every visible item (pinned nodes may sit outside the layout's own box). */
@@ -184,7 +328,22 @@ export class Scene {
       if (s === 0) continue;
       const x = l.itemX[n + k], y = l.itemY[n + k], w = l.itemW[n + k], h = l.itemH[n + k]; // prettier-ignore
       if (s === 2) rects.push(x, y, w, h, ...THEME.groupFill, ...THEME.groupStroke, 8, 1);
-      else rects.push(x, y, w, h, ...THEME.groupCollapsed, ...THEME.groupStroke, 8, 1.5);
+      else {
+        rects.push(x, y, w, h, ...THEME.groupCollapsed, ...THEME.groupStroke, 8, 1.5);
+        // The type-check badge of what the box hides (a call's body included), as a node's.
+        const sev = this.groupSeverity(k);
+        if (sev)
+          rects.push(
+            x + w - 9,
+            y - 5,
+            14,
+            14,
+            ...(sev === 2 ? THEME.error : THEME.warning),
+            ...THEME.background,
+            7,
+            1.5,
+          );
+      }
     }
     const far = lod === 'far';
     // Far out, many boxes share a pixel: one box per 2-pixel cell (and edges as single straight
@@ -391,6 +550,16 @@ export function displayName(leaf: Leaf): string {
   return leaf.scope && leaf.name.startsWith(leaf.scope + '/')
     ? leaf.name.slice(leaf.scope.length + 1)
     : leaf.name;
+}
+
+function sameRect(a: HierResult, i: number, b: HierResult, j: number): boolean {
+  const eq = (x: number, y: number) => x === y || (Number.isNaN(x) && Number.isNaN(y));
+  return (
+    eq(a.itemX[i], b.itemX[j]) &&
+    eq(a.itemY[i], b.itemY[j]) &&
+    eq(a.itemW[i], b.itemW[j]) &&
+    eq(a.itemH[i], b.itemH[j])
+  );
 }
 
 function depthOf(parent: number[], k: number): number {

@@ -3,6 +3,10 @@ import type { ApiGraph, ApiNode } from '../../src/api/types';
 import { layoutHierarchy } from '../../src/layout/hierarchy';
 import { buildGroups, defaultExpansion, hierGraph } from '../../src/model/groups';
 import { buildViewModel, functionKeyString, removeLeaves } from '../../src/model/viewmodel';
+import { changedRegions } from '../../src/render/diff';
+import { FloatBuilder } from '../../src/render/gl';
+import { RECT_STRIDE, LINE_STRIDE, Scene } from '../../src/render/scene';
+import { THEME } from '../../src/render/colors';
 
 // x -> call F (twice, chained) -> Relu -> z; F's body: t = Mul(X, X); Y = Add(t, X).
 const fn = { domain: 'local', name: 'F' };
@@ -118,5 +122,65 @@ describe('calls of local functions as groups', () => {
     expect(vm.leaves[4].outputs[0].state).toBe('free');
     // A call (not a leaf of its own) needs a rebuild.
     expect(removeLeaves(buildViewModel(graph, { showConstants: false, bodies }), [1])).toBeNull();
+  });
+
+  it("badges a collapsed call with its body's worst finding, as a collapsed scope; not once expanded", () => {
+    // The body's Mul has an error (the server's graph answer for the function says so).
+    const bad = { ...body, nodes: [{ ...body.nodes[0], severity: 'error' as const }, body.nodes[1]] };
+    const vm = buildViewModel(graph, {
+      showConstants: false,
+      bodies: new Map([[functionKeyString(fn), bad]]),
+    });
+    const groups = buildGroups(vm);
+    const hg = hierGraph(vm, groups);
+    // Red badges (the error colour as fill) drawn at the top right of a box, as a node's.
+    const badges = (scene: Scene) => {
+      const rects = new FloatBuilder(RECT_STRIDE);
+      scene.buildBase(
+        { selected: new Set(), selectedEdge: -1 },
+        'near',
+        1,
+        rects,
+        new FloatBuilder(LINE_STRIDE),
+      );
+      const out: Array<[number, number]> = [];
+      for (let r = 0; r < rects.count; r++) {
+        const v = rects.data.subarray(r * RECT_STRIDE, (r + 1) * RECT_STRIDE);
+        if (v[2] === 14 && v[3] === 14 && [0, 1, 2].every((c) => v[4 + c] === Math.fround(THEME.error[c])))
+          out.push([v[0] + 9, v[1] + 5]); // the box's top right corner
+      }
+      return out;
+    };
+    const corner = (s: Scene, item: number): [number, number] => [
+      s.lay.itemX[item] + s.lay.itemW[item],
+      s.lay.itemY[item],
+    ];
+    const n = vm.leaves.length;
+    // Collapsed: the first call's box (group 2) carries the badge; /enc expanded and the second call
+    // (whose body node ids differ: its own leaves, also with the error) too.
+    const collapsed = new Scene(vm, groups, layoutHierarchy(hg, Uint8Array.from([1, 1, 0, 0])));
+    expect(badges(collapsed)).toEqual([corner(collapsed, n + 2), corner(collapsed, n + 3)]);
+    expect(collapsed.groupSeverity(1)).toBe(2); // /enc, expanded: its leaves show their own badges
+    // Expanded: the body's Mul shows its own badge; the call's box none.
+    const open = new Scene(vm, groups, layoutHierarchy(hg, Uint8Array.from([1, 1, 1, 0])));
+    expect(badges(open)).toEqual(expect.arrayContaining([corner(open, n + 3)]));
+    expect(badges(open)).not.toContainEqual(corner(open, n + 2));
+    expect(badges(open)).toHaveLength(2); // the second call's box, the first call's Mul
+
+    // The error fixed (an edit patched in place): the badge goes, and the region redrawn is the box's.
+    const mul = vm.leaves.findIndex((l) => l.body?.call === 1 && l.op === 'Mul');
+    const before = collapsed.shownRect(mul)!;
+    expect(before).toEqual(collapsed.leafRect(n + 2));
+    vm.leaves[mul] = { ...vm.leaves[mul], severity: null };
+    collapsed.forgetSeverities();
+    expect(badges(collapsed)).toEqual([corner(collapsed, n + 3)]);
+    const again = new Scene(vm, groups, { ...collapsed.lay, relaid: new Int32Array(0) }); // nothing laid out
+    const regions = changedRegions(collapsed, again, { leaves: [mul], groups: [] }, 1)!;
+    expect(
+      regions.some(
+        ([x0, y0, x1, y1]) =>
+          x0 < before[0] && y0 < before[1] && x1 > before[0] + before[2] && y1 > before[1] + before[3],
+      ),
+    ).toBe(true);
   });
 });

@@ -46,7 +46,26 @@ describe('layout client', () => {
     await expect(job).rejects.toBeInstanceOf(LayoutCancelled);
     expect(workers[0].terminated).toBe(true);
     expect(workers).toHaveLength(2);
-    expect(workers[1].sent[0]).toMatchObject({ type: 'graph' }); // the new worker gets the graph again
+    expect(workers[1].sent).toHaveLength(0);
+    void client.layout(new Uint8Array(1)).catch(() => {});
+    // The new worker gets the graph again, before the job.
+    expect(workers[1].sent.map((m) => m.type)).toEqual(['graph', 'layout']);
+  });
+
+  it('sends the graph with the next layout job only, and only its last version', () => {
+    const w = new FakeWorker();
+    const client = new LayoutClient(() => w as unknown as Worker);
+    const a = { leafW: new Float32Array(1) } as HierGraph;
+    const b = { leafW: new Float32Array(2) } as HierGraph;
+    client.setGraph(a);
+    client.setGraph(b); // an edit laid out on the main thread, then another
+    expect(w.sent).toHaveLength(0);
+    void client.layout(new Uint8Array(1)).catch(() => {});
+    void client.layout(new Uint8Array(1)).catch(() => {});
+    expect(w.sent.map((m) => m.type)).toEqual(['graph', 'layout', 'layout']);
+    const sent = w.sent[0] as unknown as { graph: HierGraph; graphId: number };
+    expect(sent.graph).toBe(b);
+    expect(w.sent[1]).toMatchObject({ graphId: sent.graphId });
   });
 
   it('reports a worker error to the job waiting for it', async () => {

@@ -209,7 +209,13 @@ describe('nodes appended in place', () => {
       inputs: ['z'],
       outputs: ['q'],
     };
-    const leaves = appendNodes(vm, [added, z])!;
+    const before = vm.leaves.slice();
+    const relinked: number[] = [];
+    const leaves = appendNodes(vm, [added, z], relinked)!;
+    // Exactly the old leaves that were replaced (their outputs now linked) are reported.
+    const replaced = before.map((l, i) => (l !== vm.leaves[i] ? i : -1)).filter((i) => i >= 0);
+    expect([...new Set(relinked)].sort()).toEqual(replaced);
+    expect(relinked).toContain(cat);
     const newGroups = appendToGroups(groups, vm, leaves);
     const full = buildViewModel(
       { ...base, nodes: [...base.nodes, added, z] },
