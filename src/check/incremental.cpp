@@ -38,6 +38,7 @@ struct Facts {
 
 struct NodeRecord {
   std::string name;
+  std::vector<std::string> inputs;
   std::vector<std::string> outputs;
   std::vector<std::string> outer;       // what its subgraphs read from around them (subgraph_reads)
   std::vector<Diagnostic> diagnostics;  // node_index: the node's position when recorded
@@ -142,6 +143,10 @@ struct IncrementalChecker::State : MainGraphObserver {
   std::unordered_map<ir::NodeId, NodeRecord> nodes;
   std::unordered_map<std::string, Facts> facts;
   std::unordered_map<std::string, ir::NodeId> producer;
+  // The nodes reading each value (inputs and subgraph reads, as recorded): what an edit that changes a
+  // value's facts looks up instead of scanning every node of the graph (a 50,000-node model built one
+  // node per edit was quadratic).
+  std::unordered_map<std::string, std::vector<ir::NodeId>> readers;
   std::unordered_map<std::string, int> names;
   std::unordered_set<ir::NodeId> flagged;  // nodes whose record has findings (the list is built from them)
   // What the shortcut compares an edit of the graph's values, declarations or model against.
@@ -162,8 +167,10 @@ struct IncrementalChecker::State : MainGraphObserver {
                   int64_t symbols_after) override {
     NodeRecord& r = nodes[node.id];
     r.name = node.name;
+    r.inputs = node.inputs;
     r.outputs = node.outputs;
     r.outer = subgraph_reads(node);
+    add_reads(node.id, r);
     r.diagnostics.assign(diags->items.begin() + static_cast<ptrdiff_t>(diag_start), diags->items.end());
     if (!r.diagnostics.empty()) flagged.insert(node.id);
     r.symbols_before = symbols_before;
@@ -254,6 +261,27 @@ struct IncrementalChecker::State : MainGraphObserver {
     declared = std::move(now);
   }
 
+  // Indexes (or forgets) what a node's record says it reads.
+  void add_reads(ir::NodeId id, const NodeRecord& r) {
+    auto add = [&](const std::string& v) {
+      if (v.empty()) return;
+      std::vector<ir::NodeId>& ids = readers[v];
+      if (ids.empty() || ids.back() != id) ids.push_back(id);  // a value read twice by one node: once
+    };
+    for (const std::string& v : r.inputs) add(v);
+    for (const std::string& v : r.outer) add(v);
+  }
+  void remove_reads(ir::NodeId id, const NodeRecord& r) {
+    auto remove = [&](const std::string& v) {
+      auto it = v.empty() ? readers.end() : readers.find(v);
+      if (it == readers.end()) return;
+      std::erase(it->second, id);
+      if (it->second.empty()) readers.erase(it);
+    };
+    for (const std::string& v : r.inputs) remove(v);
+    for (const std::string& v : r.outer) remove(v);
+  }
+
   // Whether every value in `names` that a main-graph node produces comes from before position `k`.
   bool reads_before(const std::vector<std::string>& names, const Positions& pos, size_t k) const {
     for (const std::string& in : names) {
@@ -261,13 +289,6 @@ struct IncrementalChecker::State : MainGraphObserver {
       if (p != producer.end() && pos.find(p->second) >= k) return false;
     }
     return true;
-  }
-
-  // What node `id` reads besides its inputs, as last recorded (nothing for a node not checked yet).
-  const std::vector<std::string>& outer_of(ir::NodeId id) const {
-    static const std::vector<std::string> kNone;
-    auto it = nodes.find(id);
-    return it == nodes.end() ? kNone : it->second.outer;
   }
 
   // Re-runs the model-level checks and the function bodies, replacing their part of the prefix; false
@@ -383,6 +404,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     if (old.symbols_after != old.symbols_before && pos.find(id) == Positions::kNone) return false;
     drawn[id] = old.symbols_after - old.symbols_before;
     if (!old.name.empty()) --st.names[old.name];
+    st.remove_reads(id, old);
     for (const std::string& out : old.outputs) {
       if (out.empty()) continue;
       auto p = st.producer.find(out);
@@ -420,23 +442,22 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
         (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p)))
       return false;
   }
-  // Consumers of the values that changed hands; each must still come after its producer.
+  // Consumers (at `after` or later) of the values that changed hands, from the readers' index; each must
+  // still come after its producer. The changed nodes' own reads are out of the index until they are
+  // checked again, and they are queued anyway.
   auto consumers_of = [&](const std::unordered_set<std::string>& values, size_t after) -> bool {
-    auto reads = [&](const std::vector<std::string>& names, size_t k, bool& ok) {
-      for (const std::string& in : names) {
-        if (in.empty() || !values.count(in)) continue;
-        auto q = st.producer.find(in);
-        if (q != st.producer.end() && pos.find(q->second) >= k) ok = false;
-        return true;
+    for (const std::string& v : values) {
+      auto it = st.readers.find(v);
+      if (it == st.readers.end()) continue;
+      auto q = st.producer.find(v);
+      const size_t made_at = q == st.producer.end() ? Positions::kNone : pos.find(q->second);
+      for (ir::NodeId id : it->second) {
+        const size_t k = pos.find(id);
+        if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
+        if (k < after) continue;
+        if (made_at != Positions::kNone && made_at >= k) return false;
+        enqueue(k);
       }
-      return false;
-    };
-    for (size_t k = after; k < g.nodes.size(); ++k) {
-      bool ok = true;
-      // What a node's subgraphs read is looked up only for nodes that hold one (most hold none).
-      const ir::Node& n = g.nodes[k];
-      if (reads(n.inputs, k, ok) || (holds_subgraph(n) && reads(st.outer_of(n.id), k, ok))) enqueue(k);
-      if (!ok) return false;
     }
     return true;
   };
@@ -486,10 +507,14 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       moved.insert(out);
       touched.insert(out);
     }
+    const bool recorded = rec != st.nodes.end();  // an unchanged node queued as a consumer
     NodeRecord& r = st.nodes[id];
+    if (recorded) st.remove_reads(id, r);
     r.name = n.name;
+    r.inputs = n.inputs;
     r.outputs = n.outputs;
     r.outer = outer;
+    st.add_reads(id, r);
     r.diagnostics = std::move(found.items);
     if (r.diagnostics.empty()) {
       st.flagged.erase(id);

@@ -141,9 +141,11 @@ class RandomValueEdits {
           const Node& n = g.nodes[pick_in(g.nodes)];
           return h_.execute(std::make_unique<RenameNode>(main, n.id, "n" + std::to_string(counter_++)));
         }
-        case 12:
-          return h_.execute(std::make_unique<SetModelMetadata>(
-              ModelMetadata{.doc_string = "edit " + std::to_string(counter_++)}));
+        case 12: {
+          ModelMetadata md;
+          md.doc_string = "edit " + std::to_string(counter_++);
+          return h_.execute(std::make_unique<SetModelMetadata>(std::move(md)));
+        }
         case 13:
           if (h_.can_undo()) h_.undo();
           return;
