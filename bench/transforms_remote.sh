@@ -7,7 +7,8 @@
 #     fp16   convert fp16 of the synthetic 1 GiB model end to end on 2 cores, 3 times, the output removed
 #            and the disk synced before each; dist/pack/tessera-old too where present (A/B); and dd's
 #            time for as many bytes with one fsync (the disk's floor)
-#     peers  bench/transforms_peers.py (real models, BERT-base, the 1 GiB model) into OUT/transforms_peers.md
+#     peers  bench/transforms_peers.py (real models, BERT-base, the 1 GiB model) into OUT/transforms_peers.md;
+#            PEERS_MODELS=vit_b_16,bert_base PEERS_LARGE_MIB=0 for some of them only
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$1
@@ -60,10 +61,12 @@ for stage in "$@"; do
     done
     ;;
   peers)
-    python3 tests/models/export_models.py "$work/models" --batch 1 \
-      --models resnet50,mobilenet_v2,efficientnet_b0,vit_b_16,bert_encoder >>"$out/export.log" 2>&1
-    python3 bench/transforms_peers.py --tessera "$T" --out "$work/peers" --bert-base --models-dir "$work/models" \
-      --models resnet50,mobilenet_v2,efficientnet_b0,vit_b_16,bert_encoder >"$out/peers.log" 2>&1
+    # PEERS_MODELS picks the real models (bert_base among them for BERT-base), PEERS_LARGE_MIB the synthetic
+    # model (0: none), PEERS_TIMEOUT each child process's limit in seconds.
+    models=${PEERS_MODELS:-resnet50,mobilenet_v2,efficientnet_b0,vit_b_16,bert_encoder,bert_base}
+    python3 tests/models/export_models.py "$work/models" --batch 1 --models "$models" >>"$out/export.log" 2>&1
+    python3 bench/transforms_peers.py --tessera "$T" --out "$work/peers" --models-dir "$work/models" \
+      --models "$models" --large-mib "${PEERS_LARGE_MIB:-1024}" --timeout "${PEERS_TIMEOUT:-600}" >"$out/peers.log" 2>&1
     cp "$work/peers/transforms_peers.md" "$out/" 2>/dev/null
     ;;
   esac
