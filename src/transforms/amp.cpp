@@ -16,6 +16,7 @@
 #include "transforms/amp_estimate.h"
 #include "transforms/amp_suffix.h"
 #include "transforms/float16.h"
+#include "transforms/specialise.h"
 #include "transforms/standalone.h"
 
 namespace tessera::transforms {
@@ -170,13 +171,15 @@ std::string verdict(const Outcome& t) {
   return fmt::format("{:.3g}x the tolerance ({})", t.worst, t.where);
 }
 
-Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string>& keep, const Searcher& s,
-              Report& report) {
-  size_t nodes = h.model().graph.nodes.size();
+// Converts `m` (h.model(), its functions specialised) with `keep` float32 and records it in h as one step.
+Report finish(ir::History& h, const ir::Model& m, const AmpOptions& o, const std::vector<std::string>& keep,
+              const Searcher& s, Report& report) {
+  size_t nodes = m.graph.nodes.size();
   FloatConvertOptions fo;
   fo.keep_io_types = o.keep_io_types;
   fo.node_block_list = keep;
-  Report conv = convert_float(h, fo);
+  Report conv;
+  commit(h, "Convert to mixed precision", convert_float_copy(m, fo, conv));
   report.add("nodes", static_cast<int64_t>(nodes));
   report.add("nodes kept float32 for accuracy", static_cast<int64_t>(keep.size()));
   report.add("model runs", s.runs());
@@ -241,10 +244,15 @@ void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, 
   }
 }
 
+std::unordered_map<std::string, ir::Type> main_value_types(const ir::Model& m) {
+  auto types = check::check_model(m).value_types;
+  for (const auto& vi : m.graph.inputs) types.emplace(vi.name, vi.type);
+  for (const auto& t : m.graph.initializers) types.emplace(t.name, ir::Type::tensor(t.dtype));
+  return types;
+}
+
 Candidates candidates(const ir::Model& m) {
-  auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(check::check_model(m).value_types);
-  for (const auto& vi : m.graph.inputs) types->emplace(vi.name, vi.type);
-  for (const auto& t : m.graph.initializers) types->emplace(t.name, ir::Type::tensor(t.dtype));
+  auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(main_value_types(m));
   TypeLookup main = [types](const std::string& v) -> std::optional<ir::Type> {
     auto it = types->find(v);
     if (it == types->end()) return std::nullopt;
@@ -461,9 +469,13 @@ struct Fill {
 
 Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>& feeds) {
   if (feeds.empty()) throw TransformError("convert amp needs at least one set of inputs");
-  const ir::Model& m = h.model();
+  // A function called with different input types (or attribute values) has no one typing for its body:
+  // a copy per call signature, so each copy's nodes are candidates of their own.
+  ir::Model m = h.model();
+  int copies = specialise_functions(m, main_value_types(m), true);
   Candidates c = candidates(m);
   Report report;
+  if (copies) report.add("functions copied per call signature", copies);
   report.add("candidate nodes", static_cast<int64_t>(c.seen.size()));
   report.add("candidates inside subgraphs", c.in_subgraphs - c.in_functions);
   report.add("candidates inside local functions", c.in_functions);
@@ -476,7 +488,7 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   Searcher& s = *found;
   Outcome whole = s.test({});
   report.details.push_back(fmt::format("run 1: the whole model in float16: {}", verdict(whole)));
-  if (whole.ok) return finish(h, o, {}, s, report);
+  if (whole.ok) return finish(h, m, o, {}, s, report);
   Outcome everything = s.test(c.names);
   if (!everything.ok) {
     throw TransformError(fmt::format(
@@ -518,7 +530,7 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   report.add("nodes kept float32, each proven alone", f.alone);
   if (f.given_up) report.add("nodes kept float32 with a group proven to break the tolerance", f.given_up);
   if (f.untried) report.add("nodes not tried (run budget spent)", f.untried);
-  return finish(h, o, {keep.begin(), keep.end()}, s, report);
+  return finish(h, m, o, {keep.begin(), keep.end()}, s, report);
 }
 
 }  // namespace tessera::transforms

@@ -134,6 +134,38 @@ ir::Model model_with_sensitive_function(bool offset_parameter = false) {
   return m;
 }
 
+// x [4,16] -> MatMul(w) -> custom.Big ----------------------------------------> Add -> y
+//          -> Cast(float16) -> custom.Big -> Cast(float) ----------------------^
+// Big's body (CastLike(1000, X), Add, Sub, Relu) works in its input's type: one call is float32, the
+// other float16 already in the float32 model. The float32 call's Add and Sub must stay float32.
+ir::Model model_with_function_called_in_two_types() {
+  ir::Model m = model_with_sensitive_function();
+  ir::Function& f = m.functions[0];
+  ir::Node& k = f.body.nodes[0];  // the Constant 1000, cast to the input's type inside the body
+  std::string k_in = k.outputs[0];
+  k.outputs[0] = "k_float";
+  ir::Node like;
+  like.op_type = "CastLike";
+  like.name = "k_like";
+  like.inputs = {"k_float", "X"};
+  like.outputs = {k_in};
+  f.body.nodes.insert(f.body.nodes.begin() + 1, std::move(like));
+  // The main graph: drop the Tanh, add the float16 call and the sum.
+  ir::Graph& g = m.graph;
+  std::string big = g.nodes[1].outputs[0];
+  g.nodes.pop_back();
+  g.outputs.clear();
+  ir::GraphBuilder b(g);
+  std::string h = b.node(
+      "Cast", {"x"}, {ir::Attribute::of_int("to", static_cast<int64_t>(ir::DataType::kFloat16))}, "to_half");
+  std::string big16 = b.nodes("Big", {h}, {}, "big16", 1, "custom")[0];
+  std::string back = b.node(
+      "Cast", {big16}, {ir::Attribute::of_int("to", static_cast<int64_t>(ir::DataType::kFloat))}, "to_float");
+  b.output(b.node("Add", {big, back}, {}, "sum"),
+           ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::of(4), ir::Dim::of(16)}));
+  return m;
+}
+
 // x [4,16] -> 6 x (MatMul -> Tanh), with Add(1000) -> Sub(1000) after the third layer: a chain long
 // enough for trials to start from a checkpoint past its beginning.
 ir::Model chain_model() {
@@ -308,6 +340,54 @@ TEST(Amp, NodesInsideLocalFunctionsAreCandidates) {
     h.undo();
     EXPECT_TRUE(m == original);
   }
+}
+
+TEST(Amp, AFunctionCalledWithTwoTypesIsCopiedPerSignature) {
+  ir::Model m = model_with_function_called_in_two_types();
+  ASSERT_FALSE(check::check_model(m).diagnostics.has_errors());
+  ir::Model original = m;
+  ir::History h(m);
+  const double rtol = 1e-2, atol = 1e-3;
+  Report r = convert_amp(h, options(rtol, atol), {test::feeds_for(m, 1)});
+  EXPECT_EQ(r.get("functions copied per call signature"), 1);
+  // Each copy is typed from its own calls, so both bodies' nodes are candidates: the float32 call's four,
+  // and of the float16 call's only its CastLike (it reads the float32 Constant; the rest is float16).
+  EXPECT_EQ(r.get("candidates inside local functions"), 5);
+  auto kept = [&](const std::string& name) {
+    return std::any_of(r.details.begin(), r.details.end(), [&](const std::string& d) {
+      return d.starts_with("node '" + name + "' stays float32");
+    });
+  };
+  EXPECT_TRUE(kept("add_big_f"));
+  EXPECT_TRUE(kept("sub_big_f"));
+  ASSERT_EQ(m.functions.size(), 2u);
+  EXPECT_NE(m.find_function("custom", "Big_2"), nullptr);
+  EXPECT_EQ(m.graph.find_initializer("w")->dtype, ir::DataType::kFloat16);
+  EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(m));
+  for (unsigned seed : {2u, 3u}) {  // inputs the search did not see
+    auto feeds = test::feeds_for(original, seed);
+    EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0) << seed;
+  }
+  h.undo();
+  EXPECT_TRUE(m == original);
+}
+
+TEST(Float16, ABlockedNodeInAFunctionCalledWithTwoTypesIsBlockedInACopyPerSignature) {
+  ir::Model m = model_with_function_called_in_two_types();
+  ir::Model original = m;
+  ir::History h(m);
+  FloatConvertOptions o;
+  o.keep_io_types = true;
+  o.node_block_list = {"add_big_f", "sub_big_f"};
+  convert_float(h, o);  // threw "its body cannot stay partly float32" before functions were copied
+  EXPECT_EQ(m.functions.size(), 2u);
+  EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(m));
+  auto feeds = test::feeds_for(original, 2);
+  EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), 1e-2, 1e-3), 1.0);
+  h.undo();
+  EXPECT_TRUE(m == original);
 }
 
 TEST(Amp, RunningOnlyFromTheLastUnchangedCheckpointDecidesAlike) {
