@@ -20,7 +20,6 @@ namespace tessera::transforms {
 struct ErrorGrowth {
   std::unordered_map<std::string, double> by_node;   // main-graph node name -> growth (>= 0)
   std::unordered_map<std::string, double> relative;  // value -> relative error in the float16 run
-  std::unordered_map<std::string, double> rms;       // value -> its root mean square in the float32 run
 };
 
 // Runs `original` and `low` (a float16 conversion of it keeping the value names) on `feeds`. Throws what
