@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -82,6 +85,7 @@ class Searcher {
 
   Outcome test(const std::vector<std::string>& blocked) {
     ++runs_;
+    Spend spend(*this);
     FloatConvertOptions fo;
     fo.keep_io_types = o_.keep_io_types;
     fo.node_block_list = blocked;
@@ -121,6 +125,10 @@ class Searcher {
   }
 
   int runs() const { return runs_; }
+  double limit() const { return o_.limit(); }
+  // The budget spent, in whole-model runs: a trial run from a checkpoint counts the share of the model's
+  // nodes it ran, so late trials (the last layers' groups) cost what they cost.
+  double spent() const { return spent_; }
   const std::string& first_fallback() const { return runner_.first_fallback(); }
   // Where the search's time went, for --verbose.
   std::string timing() const {
@@ -153,8 +161,20 @@ class Searcher {
         }
       }
     }
-    out.ok = out.worst <= 1.0;
+    out.ok = out.worst <= o_.limit();
   }
+
+  // Adds a trial's share of a whole run to spent_ when the trial ends, however it ends.
+  struct Spend {
+    Searcher& s;
+    int64_t ran0, skipped0;
+    explicit Spend(Searcher& searcher)
+        : s(searcher), ran0(searcher.runner_.nodes_run()), skipped0(searcher.runner_.nodes_skipped()) {}
+    ~Spend() {
+      int64_t ran = s.runner_.nodes_run() - ran0, all = ran + s.runner_.nodes_skipped() - skipped0;
+      s.spent_ += all > 0 ? static_cast<double>(ran) / static_cast<double>(all) : 1.0;
+    }
+  };
 
   const ir::Model& m_;
   const AmpOptions& o_;
@@ -163,11 +183,12 @@ class Searcher {
   std::shared_ptr<ConvertedTensors> cache_ = std::make_shared<ConvertedTensors>();
   SuffixRunner runner_;
   int runs_ = 0;
+  double spent_ = 0;
   double convert_s_ = 0, estimate_s_ = 0;
 };
 
 std::string verdict(const Outcome& t) {
-  if (t.ok) return "within tolerance, kept";
+  if (t.ok) return fmt::format("{:.3g}x the tolerance, kept", t.worst);
   return fmt::format("{:.3g}x the tolerance ({})", t.worst, t.where);
 }
 
@@ -183,6 +204,7 @@ Report finish(ir::History& h, const ir::Model& m, const AmpOptions& o, const std
   report.add("nodes", static_cast<int64_t>(nodes));
   report.add("nodes kept float32 for accuracy", static_cast<int64_t>(keep.size()));
   report.add("model runs", s.runs());
+  report.add("budget spent (whole-model runs)", static_cast<int64_t>(std::ceil(s.spent())));
   report.details.push_back(s.timing());
   if (!s.first_fallback().empty())
     report.details.push_back("the first suffix run that ran whole failed with: " + s.first_fallback());
@@ -349,7 +371,8 @@ struct PrefixSearch {
     size_t mid = lo + (hi - lo) / 2;
     if (!std::isfinite(e_hi) || e_hi <= e_lo || same_side >= 2) return mid;
     double a = e_lo * e_lo, b = e_hi * e_hi;
-    double target = cum[lo] + (0.9 - a) / (b - a) * (cum[hi] - cum[lo]);  // aim a little under 1
+    double aim = 0.9 * s.limit() * s.limit();  // a little under the limit
+    double target = cum[lo] + (aim - a) / (b - a) * (cum[hi] - cum[lo]);
     size_t k = static_cast<size_t>(std::upper_bound(cum.begin(), cum.end(), target) - cum.begin());
     return std::clamp(k == 0 ? size_t{0} : k - 1, lo + 1, hi - 1);
   }
@@ -367,7 +390,7 @@ struct PrefixSearch {
     }
     int same_side = 0;
     bool last_ok = false;
-    while (hi - lo > 1 && s.runs() < last_run) {
+    while (hi - lo > 1 && s.spent() < last_run) {
       size_t k = next(cum, same_side);
       Outcome t = s.test(blocked(k));
       report.details.push_back(fmt::format(
@@ -398,18 +421,26 @@ struct Fill {
   Report& report;
   int max_runs;
   int64_t alone = 0, given_up = 0, untried = 0;
+  double cost = 0;  // of the trials so far (whole-model runs)
+  int trials = 0;
+
+  // How many more trials the budget pays for, at this stage's mean cost so far (a whole run before any).
+  double left() const {
+    double per_trial = trials ? std::max(cost / trials, 1e-3) : 1.0;
+    return std::max(0.0, (max_runs - s.spent()) / per_trial);
+  }
 
   void run(const std::vector<std::string>& rest) {
     std::deque<std::vector<std::string>> queue;
     // A quarter of the runs left for the first groups (up to 8, of 8 nodes at least), the rest for
     // splitting them.
     size_t first =
-        std::min(static_cast<size_t>(std::clamp((max_runs - s.runs()) / 4, 1, 8)), (rest.size() + 7) / 8);
+        std::min(static_cast<size_t>(std::clamp(static_cast<int>(left() / 4), 1, 8)), (rest.size() + 7) / 8);
     split_into(rest, first, queue);
     while (!queue.empty()) {
       std::vector<std::string> g = std::move(queue.front());
       queue.pop_front();
-      if (s.runs() >= max_runs) {
+      if (s.spent() >= max_runs) {
         untried += static_cast<int64_t>(g.size());
         for (const auto& name : g)
           report.details.push_back(
@@ -433,7 +464,10 @@ struct Fill {
   void step(std::vector<std::string> g, std::deque<std::vector<std::string>>& queue) {
     std::set<std::string> trial = keep;
     for (const auto& name : g) trial.erase(name);
+    double before = s.spent();
     Outcome t = s.test({trial.begin(), trial.end()});
+    cost += s.spent() - before;
+    ++trials;
     report.details.push_back(fmt::format("run {}: {} node{} ('{}'{}) to float16: {}", s.runs(), g.size(),
                                          g.size() == 1 ? "" : "s", g.front(),
                                          g.size() == 1 ? "" : fmt::format(" .. '{}'", g.back()), verdict(t)));
@@ -449,8 +483,9 @@ struct Fill {
     }
     // The further over the tolerance, the finer the split (a group 5x over it is cut in 5, not halved
     // again and again), as far as the budget can try every part and every group already queued.
-    int left = max_runs - s.runs() - static_cast<int>(queue.size());
-    int parts = std::min({static_cast<int>(std::ceil(std::isfinite(t.worst) ? t.worst : 8.0)), 8, left});
+    int left = static_cast<int>(this->left()) - static_cast<int>(queue.size());
+    double over = std::isfinite(t.worst) ? t.worst / s.limit() : 8.0;
+    int parts = std::min({static_cast<int>(std::ceil(over)), 8, left});
     if (parts >= 2) {
       split_into(g, static_cast<size_t>(parts), queue);
       return;
@@ -466,6 +501,49 @@ struct Fill {
 };
 
 }  // namespace
+
+namespace {
+
+bool zeros_and_ones(const rt::Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.to_double(i);
+    if (v != 0 && v != 1) return false;
+  }
+  return true;
+}
+
+rt::Tensor shuffled(const rt::Tensor& t, std::mt19937_64& rng) {
+  std::vector<int64_t> order(static_cast<size_t>(t.numel()));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  rt::Tensor out = rt::Tensor::zeros(t.dtype(), t.shape());
+  size_t size = t.nbytes() / static_cast<size_t>(t.numel());
+  const auto* from = static_cast<const std::byte*>(t.raw());
+  auto* to = static_cast<std::byte*>(out.raw());
+  for (size_t i = 0; i < order.size(); ++i)
+    std::memcpy(to + i * size, from + static_cast<size_t>(order[i]) * size, size);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Feeds> shuffled_feeds(const Feeds& feeds, int sets, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Feeds> out;
+  for (int k = 0; k < sets; ++k) {
+    Feeds f;
+    for (const auto& [name, v] : feeds) {
+      const rt::Tensor* t = v.is_tensor() ? &v.tensor() : nullptr;
+      bool keep = !t || t->dtype() == ir::DataType::kString || t->numel() < 2 ||
+                  t->device().kind != rt::DeviceKind::kCpu ||
+                  t->nbytes() % static_cast<size_t>(t->numel()) != 0 ||
+                  t->nbytes() < static_cast<size_t>(t->numel()) || zeros_and_ones(*t);
+      f.emplace_back(name, keep ? v : rt::Value(shuffled(v.tensor(), rng)));
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
 
 Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>& feeds) {
   if (feeds.empty()) throw TransformError("convert amp needs at least one set of inputs");

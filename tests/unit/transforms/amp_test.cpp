@@ -390,6 +390,35 @@ TEST(Float16, ABlockedNodeInAFunctionCalledWithTwoTypesIsBlockedInACopyPerSignat
   EXPECT_TRUE(m == original);
 }
 
+TEST(Amp, ShuffledFeedsKeepMasksAndMoveTheOtherValues) {
+  Feeds f;
+  f.emplace_back("ids", rt::Tensor::from_vector<int64_t>(ir::DataType::kInt64, {1, 6}, {5, 9, 2, 7, 3, 8}));
+  f.emplace_back("mask", rt::Tensor::from_vector<int64_t>(ir::DataType::kInt64, {1, 6}, {1, 1, 1, 1, 0, 0}));
+  f.emplace_back("x", rt::Tensor::from_vector<float>(ir::DataType::kFloat, {3}, {0.5f, -1.f, 2.f}));
+  auto sets = shuffled_feeds(f, 2, 7);
+  ASSERT_EQ(sets.size(), 2u);
+  auto values = [](const rt::Value& v) {
+    std::vector<double> out;
+    for (int64_t i = 0; i < v.tensor().numel(); ++i) out.push_back(v.tensor().to_double(i));
+    return out;
+  };
+  bool moved = false;
+  for (const auto& s : sets) {
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(values(s[1].second), values(f[1].second));  // the mask keeps its layout
+    for (size_t k : {size_t{0}, size_t{2}}) {
+      auto a = values(s[k].second), b = values(f[k].second);
+      EXPECT_EQ(s[k].second.tensor().shape(), f[k].second.tensor().shape());
+      moved |= a != b;
+      std::sort(a.begin(), a.end());
+      std::sort(b.begin(), b.end());
+      EXPECT_EQ(a, b);  // the same values
+    }
+  }
+  EXPECT_TRUE(moved);
+  EXPECT_EQ(values(shuffled_feeds(f, 1, 7)[0][0].second), values(sets[0][0].second));  // reproducible
+}
+
 TEST(Amp, RunningOnlyFromTheLastUnchangedCheckpointDecidesAlike) {
   // Trials that run only the nodes after the latest checkpoint where they equal the kept state, fed its
   // values there, must reach the same model as trials that run everything.
