@@ -428,6 +428,22 @@ struct Fill {
   int64_t alone = 0, given_up = 0, untried = 0;
   double cost = 0;  // of the trials so far (whole-model runs)
   int trials = 0;
+  // Candidate positions in file order: a trial runs from about its group's first node to the end, so a
+  // group's cost is predicted from where it starts, scaled by what the trials so far cost against that.
+  const std::unordered_map<std::string, size_t>* position = nullptr;
+  size_t total = 0;
+  double predicted = 0;  // the unscaled predictions of the trials so far
+
+  double share(const std::vector<std::string>& g) const {
+    if (!position || total == 0 || g.empty()) return 1.0;
+    size_t first = total;
+    for (const auto& name : g) first = std::min(first, position->at(name));
+    return std::clamp(1.0 - static_cast<double>(first) / static_cast<double>(total), 0.05, 1.0);
+  }
+  double predict(const std::vector<std::string>& g) const {
+    double scale = trials && predicted > 0 ? std::clamp(cost / predicted, 0.5, 2.0) : 1.0;
+    return share(g) * scale;
+  }
 
   // How many more trials the budget pays for, at this stage's mean cost so far (a whole run before any).
   double left() const {
@@ -470,6 +486,7 @@ struct Fill {
     std::set<std::string> trial = keep;
     for (const auto& name : g) trial.erase(name);
     double before = s.spent();
+    predicted += share(g);
     Outcome t = s.test({trial.begin(), trial.end()});
     cost += s.spent() - before;
     ++trials;
@@ -488,7 +505,9 @@ struct Fill {
     }
     // The further over the tolerance, the finer the split (a group 5x over it is cut in 5, not halved
     // again and again), as far as the budget can try every part and every group already queued.
-    int left = static_cast<int>(this->left()) - static_cast<int>(queue.size());
+    double queued = 0;
+    for (const auto& q : queue) queued += predict(q);
+    int left = static_cast<int>((max_runs - s.spent() - queued) / predict(g));
     double over = std::isfinite(t.worst) ? t.worst / s.limit() : 8.0;
     int parts = std::min({static_cast<int>(std::ceil(over)), 8, left});
     if (parts >= 2) {
@@ -603,12 +622,16 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
                                          rest.front(), p.last_failure.where, p.last_failure.worst));
     rest.erase(rest.begin());
   }
-  // The rest in file order: a group of neighbours shares its Casts (one rounding into and out of the
-  // group, where scattered nodes would each round their inputs and outputs).
+  // The rest in file order, last first: a group of neighbours shares its Casts (one rounding into and out
+  // of the group, where scattered nodes would each round their inputs and outputs); the last layers'
+  // errors pass through fewer layers and their trials run only from a late checkpoint, so the room left
+  // goes first to what costs least.
   std::unordered_map<std::string, size_t> position;
   for (size_t i = 0; i < c.names.size(); ++i) position.emplace(c.names[i], i);
+  f.position = &position;
+  f.total = c.names.size();
   std::sort(rest.begin(), rest.end(),
-            [&](const std::string& a, const std::string& b) { return position.at(a) < position.at(b); });
+            [&](const std::string& a, const std::string& b) { return position.at(a) > position.at(b); });
   f.run(rest);
   report.add("nodes kept float32, each proven alone", f.alone);
   if (f.given_up) report.add("nodes kept float32 with a group proven to break the tolerance", f.given_up);
