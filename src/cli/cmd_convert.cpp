@@ -92,18 +92,27 @@ void add_amp(CLI::App* convert, int& status) {
   cmd->add_option("--seed", run->seed, "Seed of the random inputs");
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance (default 1e-2)");
   cmd->add_option("--atol", opts->atol, "Absolute tolerance (default 1e-3)");
+  cmd->add_option("--headroom", opts->headroom,
+                  "Share of the tolerance left unused on the given inputs, for other inputs (default 0.2)")
+      ->check(CLI::Range(0.0, 0.95));
   cmd->add_option("--backend", run->backend, "cpu, cuda or auto")
       ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   cmd->add_option("--threads", run->threads, "Threads (default: all)");
   cmd->add_option("--max-runs", opts->max_runs,
-                  "Model runs the search may spend (default 40; the two instrumented runs not counted); "
-                  "groups it cannot split further stay float32")
+                  "The search's budget in whole-model runs (default 40; the two instrumented runs not "
+                  "counted; a trial run from a checkpoint counts the share of the nodes it ran); groups it "
+                  "cannot split further stay float32")
       ->check(CLI::Range(2, 100000));
   cmd->add_option("--checkpoints", opts->checkpoints,
                   "Trials run only from the latest of this many checkpoints where they equal the state kept "
                   "(default 32; 0: every trial runs the whole model; the decisions are the same)")
       ->check(CLI::Range(0, 100000));
-  cmd->callback([io, opts, run, &status] {
+  auto check_sets = std::make_shared<int>(1);
+  cmd->add_option("--check-sets", *check_sets,
+                  "Input sets made by shuffling the given inputs' elements (0/1 masks kept) on which the "
+                  "tolerance must hold too, for inputs the search did not see (default 1)")
+      ->check(CLI::Range(0, 16));
+  cmd->callback([io, opts, run, check_sets, &status] {
     run_transform("convert amp", *io, status, [&](ir::Model& m) {
       run->optimization = "basic";
       opts->session = session_options(*run);
@@ -111,6 +120,8 @@ void add_amp(CLI::App* convert, int& status) {
       try {
         rt::Session probe(m, opts->session);
         feeds.push_back(gather_inputs(probe, *run));
+        for (auto& f : transforms::shuffled_feeds(feeds[0], *check_sets, run->seed + 1))
+          feeds.push_back(std::move(f));
       } catch (const std::exception& e) {
         throw transforms::TransformError(fmt::format("cannot prepare the inputs: {}", e.what()));
       }

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <climits>
+#include <cstring>
 #include <optional>
 #include <system_error>
 
@@ -84,7 +85,7 @@ class DataFile {
     size_t pad = (alignment_ - file_->size() % alignment_) % alignment_;
     file_->write_zeros(pad);
     auto offset = static_cast<int64_t>(file_->size());
-    file_->write(bytes);
+    write_sparse(bytes);
     return offset;
   }
   const std::string& location() const { return location_; }
@@ -96,6 +97,23 @@ class DataFile {
   }
 
  private:
+  // Runs of zeros of a whole chunk become holes: a large model whose weights are mostly zero (a sparse
+  // test model, padding, pruned layers) costs no disk for them, and its copy none either.
+  void write_sparse(std::span<const std::byte> bytes) {
+    constexpr size_t kChunk = size_t{1} << 20;
+    size_t dense_from = 0;
+    for (size_t at = 0; at + kChunk <= bytes.size(); at += kChunk) {
+      if (!all_zero(bytes.subspan(at, kChunk))) continue;
+      file_->write(bytes.subspan(dense_from, at - dense_from));
+      file_->skip(kChunk);
+      dense_from = at + kChunk;
+    }
+    file_->write(bytes.subspan(dense_from));
+  }
+  static bool all_zero(std::span<const std::byte> b) {
+    return b.empty() || (b[0] == std::byte{0} && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
+  }
+
   int dir_fd_;
   std::string location_;
   size_t alignment_;

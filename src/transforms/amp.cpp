@@ -5,10 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <set>
 #include <unordered_map>
 
@@ -16,6 +19,7 @@
 #include "transforms/amp_estimate.h"
 #include "transforms/amp_suffix.h"
 #include "transforms/float16.h"
+#include "transforms/specialise.h"
 #include "transforms/standalone.h"
 
 namespace tessera::transforms {
@@ -81,6 +85,7 @@ class Searcher {
 
   Outcome test(const std::vector<std::string>& blocked) {
     ++runs_;
+    Spend spend(*this);
     FloatConvertOptions fo;
     fo.keep_io_types = o_.keep_io_types;
     fo.node_block_list = blocked;
@@ -96,8 +101,13 @@ class Searcher {
     convert_s_ += seconds_since(t0);
     Outcome out{true, 0, {}};
     try {
-      auto got = runner_.run(low);
-      for (size_t k = 0; k < feeds_.size(); ++k) compare(got[k], refs_[k], out);
+      // The input sets one after the other, stopping at the first that breaks the tolerance: most trials
+      // fail, and then on the given inputs, so the check sets cost little.
+      runner_.run(low, [&](size_t k, const std::vector<rt::Value>& got) {
+        if (k == 0) out = {true, 0, {}};  // from the start again when a suffix run fell back to a whole one
+        compare(got, refs_[k], out);
+        return !out.ok;
+      });
     } catch (const std::exception& e) {
       return {false, INFINITY, e.what()};
     }
@@ -120,6 +130,10 @@ class Searcher {
   }
 
   int runs() const { return runs_; }
+  double limit() const { return o_.limit(); }
+  // The budget spent, in whole-model runs: a trial run from a checkpoint counts the share of the model's
+  // nodes it ran, so late trials (the last layers' groups) cost what they cost.
+  double spent() const { return spent_; }
   const std::string& first_fallback() const { return runner_.first_fallback(); }
   // Where the search's time went, for --verbose.
   std::string timing() const {
@@ -152,8 +166,20 @@ class Searcher {
         }
       }
     }
-    out.ok = out.worst <= 1.0;
+    out.ok = out.worst <= o_.limit();
   }
+
+  // Adds a trial's share of a whole run to spent_ when the trial ends, however it ends.
+  struct Spend {
+    Searcher& s;
+    int64_t ran0, skipped0;
+    explicit Spend(Searcher& searcher)
+        : s(searcher), ran0(searcher.runner_.nodes_run()), skipped0(searcher.runner_.nodes_skipped()) {}
+    ~Spend() {
+      int64_t ran = s.runner_.nodes_run() - ran0, all = ran + s.runner_.nodes_skipped() - skipped0;
+      s.spent_ += all > 0 ? static_cast<double>(ran) / static_cast<double>(all) : 1.0;
+    }
+  };
 
   const ir::Model& m_;
   const AmpOptions& o_;
@@ -162,24 +188,28 @@ class Searcher {
   std::shared_ptr<ConvertedTensors> cache_ = std::make_shared<ConvertedTensors>();
   SuffixRunner runner_;
   int runs_ = 0;
+  double spent_ = 0;
   double convert_s_ = 0, estimate_s_ = 0;
 };
 
 std::string verdict(const Outcome& t) {
-  if (t.ok) return "within tolerance, kept";
+  if (t.ok) return fmt::format("{:.3g}x the tolerance, kept", t.worst);
   return fmt::format("{:.3g}x the tolerance ({})", t.worst, t.where);
 }
 
-Report finish(ir::History& h, const AmpOptions& o, const std::vector<std::string>& keep, const Searcher& s,
-              Report& report) {
-  size_t nodes = h.model().graph.nodes.size();
+// Converts `m` (h.model(), its functions specialised) with `keep` float32 and records it in h as one step.
+Report finish(ir::History& h, const ir::Model& m, const AmpOptions& o, const std::vector<std::string>& keep,
+              const Searcher& s, Report& report) {
+  size_t nodes = m.graph.nodes.size();
   FloatConvertOptions fo;
   fo.keep_io_types = o.keep_io_types;
   fo.node_block_list = keep;
-  Report conv = convert_float(h, fo);
+  Report conv;
+  commit(h, "Convert to mixed precision", convert_float_copy(m, fo, conv));
   report.add("nodes", static_cast<int64_t>(nodes));
   report.add("nodes kept float32 for accuracy", static_cast<int64_t>(keep.size()));
   report.add("model runs", s.runs());
+  report.add("budget spent (whole-model runs)", static_cast<int64_t>(std::ceil(s.spent())));
   report.details.push_back(s.timing());
   if (!s.first_fallback().empty())
     report.details.push_back("the first suffix run that ran whole failed with: " + s.first_fallback());
@@ -241,10 +271,15 @@ void collect(const ir::Model& m, const ir::Graph& g, const TypeLookup& type_of, 
   }
 }
 
+std::unordered_map<std::string, ir::Type> main_value_types(const ir::Model& m) {
+  auto types = check::check_model(m).value_types;
+  for (const auto& vi : m.graph.inputs) types.emplace(vi.name, vi.type);
+  for (const auto& t : m.graph.initializers) types.emplace(t.name, ir::Type::tensor(t.dtype));
+  return types;
+}
+
 Candidates candidates(const ir::Model& m) {
-  auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(check::check_model(m).value_types);
-  for (const auto& vi : m.graph.inputs) types->emplace(vi.name, vi.type);
-  for (const auto& t : m.graph.initializers) types->emplace(t.name, ir::Type::tensor(t.dtype));
+  auto types = std::make_shared<std::unordered_map<std::string, ir::Type>>(main_value_types(m));
   TypeLookup main = [types](const std::string& v) -> std::optional<ir::Type> {
     auto it = types->find(v);
     if (it == types->end()) return std::nullopt;
@@ -341,7 +376,8 @@ struct PrefixSearch {
     size_t mid = lo + (hi - lo) / 2;
     if (!std::isfinite(e_hi) || e_hi <= e_lo || same_side >= 2) return mid;
     double a = e_lo * e_lo, b = e_hi * e_hi;
-    double target = cum[lo] + (0.9 - a) / (b - a) * (cum[hi] - cum[lo]);  // aim a little under 1
+    double aim = 0.9 * s.limit() * s.limit();  // a little under the limit
+    double target = cum[lo] + (aim - a) / (b - a) * (cum[hi] - cum[lo]);
     size_t k = static_cast<size_t>(std::upper_bound(cum.begin(), cum.end(), target) - cum.begin());
     return std::clamp(k == 0 ? size_t{0} : k - 1, lo + 1, hi - 1);
   }
@@ -359,7 +395,7 @@ struct PrefixSearch {
     }
     int same_side = 0;
     bool last_ok = false;
-    while (hi - lo > 1 && s.runs() < last_run) {
+    while (hi - lo > 1 && s.spent() < last_run) {
       size_t k = next(cum, same_side);
       Outcome t = s.test(blocked(k));
       report.details.push_back(fmt::format(
@@ -390,18 +426,42 @@ struct Fill {
   Report& report;
   int max_runs;
   int64_t alone = 0, given_up = 0, untried = 0;
+  double cost = 0;  // of the trials so far (whole-model runs)
+  int trials = 0;
+  // Candidate positions in file order: a trial runs from about its group's first node to the end, so a
+  // group's cost is predicted from where it starts, scaled by what the trials so far cost against that.
+  const std::unordered_map<std::string, size_t>* position = nullptr;
+  size_t total = 0;
+  double predicted = 0;  // the unscaled predictions of the trials so far
+
+  double share(const std::vector<std::string>& g) const {
+    if (!position || total == 0 || g.empty()) return 1.0;
+    size_t first = total;
+    for (const auto& name : g) first = std::min(first, position->at(name));
+    return std::clamp(1.0 - static_cast<double>(first) / static_cast<double>(total), 0.05, 1.0);
+  }
+  double predict(const std::vector<std::string>& g) const {
+    double scale = trials && predicted > 0 ? std::clamp(cost / predicted, 0.5, 2.0) : 1.0;
+    return share(g) * scale;
+  }
+
+  // How many more trials the budget pays for, at this stage's mean cost so far (a whole run before any).
+  double left() const {
+    double per_trial = trials ? std::max(cost / trials, 1e-3) : 1.0;
+    return std::max(0.0, (max_runs - s.spent()) / per_trial);
+  }
 
   void run(const std::vector<std::string>& rest) {
     std::deque<std::vector<std::string>> queue;
     // A quarter of the runs left for the first groups (up to 8, of 8 nodes at least), the rest for
     // splitting them.
     size_t first =
-        std::min(static_cast<size_t>(std::clamp((max_runs - s.runs()) / 4, 1, 8)), (rest.size() + 7) / 8);
+        std::min(static_cast<size_t>(std::clamp(static_cast<int>(left() / 4), 1, 8)), (rest.size() + 7) / 8);
     split_into(rest, first, queue);
     while (!queue.empty()) {
       std::vector<std::string> g = std::move(queue.front());
       queue.pop_front();
-      if (s.runs() >= max_runs) {
+      if (s.spent() >= max_runs) {
         untried += static_cast<int64_t>(g.size());
         for (const auto& name : g)
           report.details.push_back(
@@ -425,7 +485,11 @@ struct Fill {
   void step(std::vector<std::string> g, std::deque<std::vector<std::string>>& queue) {
     std::set<std::string> trial = keep;
     for (const auto& name : g) trial.erase(name);
+    double before = s.spent();
+    predicted += share(g);
     Outcome t = s.test({trial.begin(), trial.end()});
+    cost += s.spent() - before;
+    ++trials;
     report.details.push_back(fmt::format("run {}: {} node{} ('{}'{}) to float16: {}", s.runs(), g.size(),
                                          g.size() == 1 ? "" : "s", g.front(),
                                          g.size() == 1 ? "" : fmt::format(" .. '{}'", g.back()), verdict(t)));
@@ -441,8 +505,11 @@ struct Fill {
     }
     // The further over the tolerance, the finer the split (a group 5x over it is cut in 5, not halved
     // again and again), as far as the budget can try every part and every group already queued.
-    int left = max_runs - s.runs() - static_cast<int>(queue.size());
-    int parts = std::min({static_cast<int>(std::ceil(std::isfinite(t.worst) ? t.worst : 8.0)), 8, left});
+    double queued = 0;
+    for (const auto& q : queue) queued += predict(q);
+    int left = static_cast<int>((max_runs - s.spent() - queued) / predict(g));
+    double over = std::isfinite(t.worst) ? t.worst / s.limit() : 8.0;
+    int parts = std::min({static_cast<int>(std::ceil(over)), 8, left});
     if (parts >= 2) {
       split_into(g, static_cast<size_t>(parts), queue);
       return;
@@ -459,11 +526,58 @@ struct Fill {
 
 }  // namespace
 
+namespace {
+
+bool zeros_and_ones(const rt::Tensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    double v = t.to_double(i);
+    if (v != 0 && v != 1) return false;
+  }
+  return true;
+}
+
+rt::Tensor shuffled(const rt::Tensor& t, std::mt19937_64& rng) {
+  std::vector<int64_t> order(static_cast<size_t>(t.numel()));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  rt::Tensor out = rt::Tensor::zeros(t.dtype(), t.shape());
+  size_t size = t.nbytes() / static_cast<size_t>(t.numel());
+  const auto* from = static_cast<const std::byte*>(t.raw());
+  auto* to = static_cast<std::byte*>(out.raw());
+  for (size_t i = 0; i < order.size(); ++i)
+    std::memcpy(to + i * size, from + static_cast<size_t>(order[i]) * size, size);
+  return out;
+}
+
+}  // namespace
+
+std::vector<Feeds> shuffled_feeds(const Feeds& feeds, int sets, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Feeds> out;
+  for (int k = 0; k < sets; ++k) {
+    Feeds f;
+    for (const auto& [name, v] : feeds) {
+      const rt::Tensor* t = v.is_tensor() ? &v.tensor() : nullptr;
+      bool keep = !t || t->dtype() == ir::DataType::kString || t->numel() < 2 ||
+                  t->device().kind != rt::DeviceKind::kCpu ||
+                  t->nbytes() % static_cast<size_t>(t->numel()) != 0 ||
+                  t->nbytes() < static_cast<size_t>(t->numel()) || zeros_and_ones(*t);
+      f.emplace_back(name, keep ? v : rt::Value(shuffled(v.tensor(), rng)));
+    }
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>& feeds) {
   if (feeds.empty()) throw TransformError("convert amp needs at least one set of inputs");
-  const ir::Model& m = h.model();
+  // A function called with different input types (or attribute values) has no one typing for its body:
+  // a copy per call signature, so each copy's nodes are candidates of their own.
+  ir::Model m = h.model();
+  int copies = specialise_functions(m, main_value_types(m), true);
   Candidates c = candidates(m);
   Report report;
+  if (copies) report.add("functions copied per call signature", copies);
   report.add("candidate nodes", static_cast<int64_t>(c.seen.size()));
   report.add("candidates inside subgraphs", c.in_subgraphs - c.in_functions);
   report.add("candidates inside local functions", c.in_functions);
@@ -476,7 +590,7 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   Searcher& s = *found;
   Outcome whole = s.test({});
   report.details.push_back(fmt::format("run 1: the whole model in float16: {}", verdict(whole)));
-  if (whole.ok) return finish(h, o, {}, s, report);
+  if (whole.ok) return finish(h, m, o, {}, s, report);
   Outcome everything = s.test(c.names);
   if (!everything.ok) {
     throw TransformError(fmt::format(
@@ -508,17 +622,21 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
                                          rest.front(), p.last_failure.where, p.last_failure.worst));
     rest.erase(rest.begin());
   }
-  // The rest in file order: a group of neighbours shares its Casts (one rounding into and out of the
-  // group, where scattered nodes would each round their inputs and outputs).
+  // The rest in file order, last first: a group of neighbours shares its Casts (one rounding into and out
+  // of the group, where scattered nodes would each round their inputs and outputs); the last layers'
+  // errors pass through fewer layers and their trials run only from a late checkpoint, so the room left
+  // goes first to what costs least.
   std::unordered_map<std::string, size_t> position;
   for (size_t i = 0; i < c.names.size(); ++i) position.emplace(c.names[i], i);
+  f.position = &position;
+  f.total = c.names.size();
   std::sort(rest.begin(), rest.end(),
-            [&](const std::string& a, const std::string& b) { return position.at(a) < position.at(b); });
+            [&](const std::string& a, const std::string& b) { return position.at(a) > position.at(b); });
   f.run(rest);
   report.add("nodes kept float32, each proven alone", f.alone);
   if (f.given_up) report.add("nodes kept float32 with a group proven to break the tolerance", f.given_up);
   if (f.untried) report.add("nodes not tried (run budget spent)", f.untried);
-  return finish(h, o, {keep.begin(), keep.end()}, s, report);
+  return finish(h, m, o, {keep.begin(), keep.end()}, s, report);
 }
 
 }  // namespace tessera::transforms

@@ -143,20 +143,21 @@ SuffixRunner::Start SuffixRunner::start_for(const ir::Model& model) const {
   return {};
 }
 
-std::vector<std::vector<rt::Value>> SuffixRunner::run(const ir::Model& model) {
+std::vector<std::vector<rt::Value>> SuffixRunner::run(const ir::Model& model, const Stop& stop) {
   Start start = start_for(model);
   if (start.position > 0) {
     try {
-      return run_from(model, start);
+      return run_from(model, start, stop);
     } catch (const std::exception& e) {
       // A suffix the session cannot run is run whole, which decides.
       if (fallbacks_++ == 0) first_fallback_ = e.what();
     }
   }
-  return run_from(model, {});
+  return run_from(model, {}, stop);
 }
 
-std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& model, const Start& start) {
+std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& model, const Start& start,
+                                                           const Stop& stop) {
   // The values crossing every later checkpoint, to keep if this state is kept.
   auto here = positions(model.graph);
   std::vector<std::string> capture;
@@ -216,7 +217,9 @@ std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& mode
   t0 = Clock::now();
   std::vector<std::vector<rt::Value>> results;
   last_values_.assign(feeds_.size(), {});
-  for (size_t k = 0; k < feeds_.size(); ++k) {
+  last_complete_ = false;
+  bool stopped = false;
+  for (size_t k = 0; k < feeds_.size() && !stopped; ++k) {
     Feeds feeds = feeds_[k];
     for (const auto& v : start.crossing) {
       const rt::Value& value = kept_values_[k].at(v);
@@ -234,6 +237,7 @@ std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& mode
     std::vector<rt::Value> out;
     for (const auto& name : wanted) out.push_back(by_name.at(name));
     results.push_back(std::move(out));
+    stopped = stop && stop(k, results.back());
     // What the next runs may start from: the values crossing the checkpoints after the start, and the
     // cached ones before it (the nodes before the start are the kept state's).
     auto& next = last_values_[k];
@@ -249,11 +253,12 @@ std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& mode
   }
   run_s_ += seconds_since(t0);
   last_ = model;
+  last_complete_ = !stopped;
   return results;
 }
 
 void SuffixRunner::keep() {
-  if (!last_) return;
+  if (!last_ || !last_complete_) return;
   kept_ = std::move(last_);
   last_.reset();
   kept_values_ = std::move(last_values_);

@@ -12,6 +12,7 @@
 // back (exact), and a suffix the session cannot run is run whole.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -31,10 +32,15 @@ class SuffixRunner {
   SuffixRunner(const ir::Model& original, rt::SessionOptions options, const std::vector<Feeds>& feeds,
                int checkpoints);
 
-  // Runs `model` (a conversion of the original) on every feed set; the outputs per feed set in the
-  // order of model's graph outputs. Throws what the session throws.
-  std::vector<std::vector<rt::Value>> run(const ir::Model& model);
-  // The model last run becomes the kept state the next runs start from.
+  // Called with each feed set's index and outputs as they come; returning true skips the remaining
+  // sets (the trial failed on this one: no need to run the others). Called from set 0 again when a
+  // suffix run fails and the model is run whole.
+  using Stop = std::function<bool(size_t set, const std::vector<rt::Value>& outputs)>;
+
+  // Runs `model` (a conversion of the original) on every feed set, or until `stop` says so; the outputs
+  // per feed set run, in the order of model's graph outputs. Throws what the session throws.
+  std::vector<std::vector<rt::Value>> run(const ir::Model& model, const Stop& stop = {});
+  // The model last run becomes the kept state the next runs start from (not one stopped early).
   void keep();
 
   int64_t nodes_run() const { return nodes_run_; }
@@ -50,12 +56,13 @@ class SuffixRunner {
     std::vector<std::string> crossing;  // values made before it and read from it on
   };
   Start start_for(const ir::Model& model) const;
-  std::vector<std::vector<rt::Value>> run_from(const ir::Model& model, const Start& start);
+  std::vector<std::vector<rt::Value>> run_from(const ir::Model& model, const Start& start, const Stop& stop);
 
   std::vector<std::string> checkpoints_;  // node names, in file order
   rt::SessionOptions options_;
   const std::vector<Feeds>& feeds_;
   std::optional<ir::Model> kept_, last_;
+  bool last_complete_ = false;  // the last run ran every feed set
   // Per feed set: values of the kept state that cross a checkpoint, by name.
   std::vector<std::unordered_map<std::string, rt::Value>> kept_values_, last_values_;
   int64_t nodes_run_ = 0, nodes_skipped_ = 0;

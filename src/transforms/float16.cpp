@@ -13,6 +13,7 @@
 #include "ir/commands/rename_value.h"
 #include "ops/registry.h"
 #include "transforms/cast_cleanup.h"
+#include "transforms/specialise.h"
 #include "transforms/standalone.h"
 #include "transforms/tensor_convert.h"
 
@@ -606,6 +607,19 @@ ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, R
                                      first_errors(before.diagnostics)));
   }
   auto types = main_types(m);
+  // A block list naming a node of a function the main graph calls with different types: a copy of the
+  // function per call signature, each typed from its own calls (the node blocked in each).
+  auto named_inside = [&](const ir::Function& f) { return blocks_inside(f, o); };
+  if (std::any_of(m.functions.begin(), m.functions.end(), named_inside)) {
+    ir::Model specialised = m;
+    if (specialise_functions(specialised, types, false, named_inside) > 0) {
+      Report inner;
+      ir::Model out = convert_float_copy(specialised, o, inner);
+      inner.details.push_back("functions copied per call signature, for the block list");
+      report = std::move(inner);
+      return out;
+    }
+  }
   std::unordered_set<std::string> retry;
   // A node whose schema accepts the target type may still refuse the converted model through its
   // shape inference or an attribute; such nodes stay float32 and the conversion runs again.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "check/checker.h"
 #include "transforms/transform.h"
@@ -73,6 +74,33 @@ std::unordered_map<std::string, ir::Type> graph_value_types(const ir::Model& m, 
   return types;
 }
 
+namespace {
+
+// The shape both calls agree on: a dimension they give differently becomes unknown, a rank they give
+// differently no shape at all.
+void merge_shape(ir::Type& into, const ir::Type& other) {
+  if (!into.shape || !other.shape || into.shape->size() != other.shape->size()) {
+    into.shape.reset();
+    return;
+  }
+  for (size_t d = 0; d < into.shape->size(); ++d)
+    if (!((*into.shape)[d] == (*other.shape)[d])) (*into.shape)[d] = ir::Dim::unknown();
+}
+
+// Whether another call passes the same element types as `into`'s; their shapes merged into `into`, so calls
+// at different sizes (a block used at two resolutions) type the body alike.
+bool merge_call_types(std::vector<ir::Type>& into, const std::vector<ir::Type>& call) {
+  if (into.size() != call.size()) return false;
+  for (size_t i = 0; i < into.size(); ++i) {
+    if (into[i] == call[i]) continue;
+    if (!into[i].is_tensor() || into[i].type_string() != call[i].type_string()) return false;
+    merge_shape(into[i], call[i]);
+  }
+  return true;
+}
+
+}  // namespace
+
 std::optional<std::unordered_map<std::string, ir::Type>> function_value_types(
     const ir::Model& m, const ir::Function& f, const std::unordered_map<std::string, ir::Type>& main_types) {
   std::optional<std::vector<ir::Type>> inputs;
@@ -86,7 +114,7 @@ std::optional<std::unordered_map<std::string, ir::Type>> function_value_types(
       auto t = main_types.find(v);
       call.push_back(v.empty() || t == main_types.end() ? ir::Type{} : t->second);
     }
-    if (inputs && *inputs != call) return std::nullopt;
+    if (inputs && !merge_call_types(*inputs, call)) return std::nullopt;
     if (first && first->attributes != n.attributes) return std::nullopt;  // attribute parameters differ
     inputs = std::move(call);
     if (!first) first = &n;

@@ -31,7 +31,8 @@ void bind_references(ir::Graph& g, const ir::Node* call, const ir::Function& f);
 
 // The value types of a local function's body as the main graph's calls type it (`main_types`: the main
 // graph's value types), its attribute references bound from the call; nullopt when the main graph never
-// calls it, or its calls differ in input types or attributes.
+// calls it, or its calls differ in input element types or attributes (shapes that differ are merged:
+// those dimensions unknown; specialise.h makes a copy per signature).
 std::optional<std::unordered_map<std::string, ir::Type>> function_value_types(
     const ir::Model& m, const ir::Function& f, const std::unordered_map<std::string, ir::Type>& main_types);
 

@@ -71,6 +71,13 @@ void AtomicFile::write_zeros(size_t count) {
   }
 }
 
+void AtomicFile::skip(size_t count) {
+  if (count == 0) return;
+  size_ += count;
+  if (::ftruncate(fd_.get(), static_cast<off_t>(size_)) != 0) fail("extending '" + name_ + "'");
+  if (::lseek(fd_.get(), static_cast<off_t>(size_), SEEK_SET) < 0) fail("seeking in '" + name_ + "'");
+}
+
 void AtomicFile::sync() {
   if (::fsync(fd_.get()) != 0) fail("syncing '" + name_ + "'");
   fd_.reset();

@@ -7,9 +7,8 @@
 // target untouched.
 #pragma once
 
-#include <filesystem>
-
 #include <cstddef>
+#include <filesystem>
 #include <span>
 #include <string>
 
@@ -28,6 +27,9 @@ class AtomicFile {
 
   void write(std::span<const std::byte> bytes);
   void write_zeros(size_t count);
+  // `count` zero bytes as a hole (the file extended, nothing written): a sparse file where the filesystem
+  // supports it, zeros where it does not.
+  void skip(size_t count);
   int fd() const { return fd_.get(); }
   size_t size() const { return size_; }
 
