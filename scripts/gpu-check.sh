@@ -75,7 +75,8 @@ sticky_error() {
 conformance() {
   local dir=/tmp/tessera-conformance
   rm -rf "$dir" && mkdir -p "$dir" && tar xzf dist/pack/onnx-node-tests.tgz -C "$dir" || return 1
-  "$bin/tessera_conformance_run" --dir "$dir/node" --backend cuda --jobs "$(nproc)" --list-failures "$out/conformance_failures.txt"
+  "$bin/tessera_conformance_run" --dir "$dir/node" --backend cuda --jobs "$(nproc)" \
+    --lists tests/conformance --list-failures "$out/conformance_failures.txt"
 }
 models() {
   local bad=0 work=/tmp/tessera-models

@@ -8,7 +8,11 @@
 //
 //   tessera_conformance_run [--dir DIR] [--filter REGEX] [--jobs N] [--timeout S] [--verbose]
 //                           [--optimization none|basic|extended|layout] [--list-failures FILE]
-//                           [--backend cpu|cuda|...] [--precision fp32|fp16|...]
+//                           [--backend cpu|cuda|...] [--precision fp32|fp16|...] [--lists DIR]
+//
+// --lists: the folder holding skip_run.txt and tolerances.txt (default: tests/conformance of the source
+// tree the binary was built from; a bundle run elsewhere names its copy). A missing list is an error, not
+// an empty one: without it every listed case would count as a failure.
 //
 // With a device backend the summary also says how many cases ran every node on the device, some of
 // them, or none (the rest falling back to the CPU).
@@ -48,6 +52,7 @@ struct Options {
   std::string failures_file;
   std::string backend = "cpu";
   std::string precision = "fp32";
+  fs::path lists;  // empty: the built-in paths
 };
 
 // "name  reason..." per line; '#' starts a comment line.
@@ -175,6 +180,8 @@ int main(int argc, char** argv) {
       o.backend = next();
     else if (a == "--precision")
       o.precision = next();
+    else if (a == "--lists")
+      o.lists = next();
     else {
       fmt::print(stderr, "unknown option {}\n", a);
       return 2;
@@ -193,8 +200,20 @@ int main(int argc, char** argv) {
                o.dir.string());
     return 2;
   }
-  auto skips = read_list(TESSERA_CONFORMANCE_RUN_SKIPS);
-  auto tols = read_list(TESSERA_CONFORMANCE_TOLERANCES);
+  const fs::path skips_file =
+      o.lists.empty() ? fs::path(TESSERA_CONFORMANCE_RUN_SKIPS) : o.lists / "skip_run.txt";
+  const fs::path tols_file =
+      o.lists.empty() ? fs::path(TESSERA_CONFORMANCE_TOLERANCES) : o.lists / "tolerances.txt";
+  for (const fs::path& f : {skips_file, tols_file}) {
+    if (fs::is_regular_file(f)) continue;
+    fmt::print(stderr,
+               "conformance list not found: '{}' (--lists DIR names the folder with skip_run.txt and "
+               "tolerances.txt)\n",
+               f.string());
+    return 2;
+  }
+  auto skips = read_list(skips_file);
+  auto tols = read_list(tols_file);
   std::regex filter(o.filter.empty() ? ".*" : o.filter);
   std::vector<std::string> cases;
   for (const auto& e : fs::directory_iterator(o.dir))
