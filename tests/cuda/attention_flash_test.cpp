@@ -1,9 +1,10 @@
 // The flash attention kernel's edge cases against the CPU's reference kernels (double arithmetic), each
 // one asserted to take the flash path: query lengths that are not multiples of 16 or 64 (warps with no
 // real row, a last key tile cut inside a 16-key step), causal attention whose warps skip the key steps
-// past their rows, q_seq != kv_seq both ways, head sizes 80 and 128, 1-warp (small grid) and 4-warp
-// blocks, the row-bias path with pairs (even slices) and single keys (odd slices, a short mask), rows
-// whose every key is masked (zeros), and a negative scale (the general path).
+// past their rows, q_seq != kv_seq both ways, head sizes 80 and 128, key-split blocks (small grids: 4
+// warps on 16 rows, one or several stages of 256 keys) and 4-warp blocks of 64 rows, the row-bias path with
+// pairs (even slices) and single keys (odd slices, a short mask), rows whose every key is masked (zeros), and
+// a negative scale (the general path).
 //
 // Tolerances as in attention_test.cpp: the flash kernel rounds each probability to the element type
 // before P V and the output once, so 2 ulp of the type relative plus 2 ulp absolute (|V| <= 1). The
@@ -63,11 +64,11 @@ OneNode fused_node(const FlashCase& c, DataType t, uint32_t& seed) {
   return n;
 }
 
-// 4-warp blocks need (q_seq / 64) * heads * batch >= the SM count (132 on an H100); the small cases run
-// 1-warp blocks.
+// 4-warp blocks of 64 rows need (q_seq / 64) * heads * batch >= the SM count (132 on an H100); the small
+// cases run key-split blocks of 16 rows.
 TEST_F(CudaOps, FlashAttentionEdgeShapes) {
   const std::vector<FlashCase> cases = {
-      {"b1 s100 causal (1-warp, tail of 4 rows)", {1, 100, 12, 64}, {1, 100, 12, 64}, true, {}},
+      {"b1 s100 causal (key split, tail of 4 rows)", {1, 100, 12, 64}, {1, 100, 12, 64}, true, {}},
       {"b6 s69 causal (4-warp, 3 warps without rows)", {6, 69, 12, 64}, {6, 69, 12, 64}, true, {}},
       {"b6 s69 plain", {6, 69, 12, 64}, {6, 69, 12, 64}, false, {}},
       {"b9 q70 kv200 d80 causal bias",
@@ -75,13 +76,15 @@ TEST_F(CudaOps, FlashAttentionEdgeShapes) {
        {9, 200, 8, 80},
        true,
        {0, 3, 64, 65, 100, 130, 7, 9, 1}},
-      {"b2 q70 kv200 d80 bias (1-warp)", {2, 70, 8, 80}, {2, 200, 8, 80}, false, {5, 77}},
+      {"b2 q70 kv200 d80 bias (key split)", {2, 70, 8, 80}, {2, 200, 8, 80}, false, {5, 77}},
       {"b12 q200 kv70 d128 causal", {12, 200, 4, 128}, {12, 70, 4, 128}, true, {}},
-      {"b2 q33 kv70 d128 (1-warp)", {2, 33, 4, 128}, {2, 70, 4, 128}, false, {}},
+      {"b2 q33 kv70 d128 (key split)", {2, 33, 4, 128}, {2, 70, 4, 128}, false, {}},
       {"b4 s197 bias, batch 1 all masked", {4, 197, 12, 64}, {4, 197, 12, 64}, false, {13, 197, 0, 60}},
       {"b4 s128 bias, batch 2 all masked", {4, 128, 12, 64}, {4, 128, 12, 64}, false, {13, 1, 128, 64}},
-      {"b1 s128 bias, all masked (1-warp)", {1, 128, 12, 64}, {1, 128, 12, 64}, false, {128}},
+      {"b1 s128 bias, all masked (key split)", {1, 128, 12, 64}, {1, 128, 12, 64}, false, {128}},
       {"b1 s17 kv 9 causal", {1, 17, 2, 64}, {1, 9, 2, 64}, true, {}},
+      {"b1 q33 kv600 d80 bias (3 key-split stages)", {1, 33, 2, 80}, {1, 600, 2, 80}, false, {77}},
+      {"b1 s300 causal d32 (2 key-split stages)", {1, 300, 3, 32}, {1, 300, 3, 32}, true, {}},
   };
   uint32_t seed = 900;
   for (const auto& c : cases) {

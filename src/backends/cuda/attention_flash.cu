@@ -1,19 +1,23 @@
-// The flash attention kernel (float16 / bfloat16), FlashAttention-2 style on mma.sync m16n8k16:
-// a block of W warps (W = 4, or 1 when 4-warp blocks would leave most SMs idle) takes 16 * W query
-// rows of one (batch, head); each warp owns 16 rows whose Q fragments stay in registers. The key and
-// value tiles (64 keys) go through shared memory with cp.async, double-buffered: tile j + 1 is in flight
-// while tile j is multiplied. S = Q K^T stays in registers (float32), is scaled and masked there and
-// feeds the online softmax (running max and sum per row, in base 2), and its exponentials, rounded once
-// to the element type, are the A operand of P V directly (the accumulator layout of m16n8k16 is the A
-// layout of the next product). The float32 output accumulator lives in registers, is rescaled when a
-// row's max grows, divided by the row sum at the end and rounded once when stored; a row with every
-// key masked gets zeros.
+// The flash attention kernel (float16 / bfloat16), FlashAttention-2 style on mma.sync m16n8k16.
+// A block takes 16 * W query rows of one (batch, head); each warp owns 16 rows whose Q fragments stay in
+// registers. Two shapes: W = 4 warps of 16 rows each sharing every 64-key K/V tile (double-buffered
+// through shared memory with cp.async: tile j + 1 is in flight while tile j is multiplied), or, when
+// those blocks would leave SMs idle (batch 1), W = 1 group of 16 rows whose 4 warps split the keys: a
+// stage holds 256 keys, warp k multiplies its tile k, and the warps merge their softmax states at the end.
+// S = Q K^T stays in registers (float32), is scaled and masked there and feeds the online softmax
+// (running max and sum per row, base 2, ex2.approx); its exponentials, rounded once to the element type,
+// are the A operand of P V directly (the accumulator layout of m16n8k16 is the A layout of the next
+// product). The float32 output accumulator lives in registers, is rescaled when a row's max grows,
+// divided by the row sum at the end and rounded once when stored; a row with every key masked gets zeros.
 //
-// The key loop stops at the last key any of the block's rows can see (causal/window limits, a short
-// mask, nonpad lengths), so causal attention does about half the work. Scores take one of three paths:
-// no mask (scale, key bound and the causal/right limit only), an additive mask that is the same for
-// every query row (BERT's padding mask [B,1,1,S]: one value per key, read once per tile), and the
-// general path (attn::masked_score: every mask, window and nonpad case).
+// Work is cut where it is not needed: the key loop stops at the last key any of the block's rows can see
+// (causal/window limits, a short mask, nonpad lengths), so causal attention does about half the work; a
+// warp computes only the 16-key steps some row of it sees and nothing when all its rows are past q_seq;
+// masks are applied only on tiles a limit cuts. The copies' addresses are planned once per thread
+// (RowCopy), indices are int32. Scores take one of three paths: no mask (scale, key bound and the
+// causal/right limit only), an additive mask that is the same for every query row (BERT's padding mask
+// [B,1,1,S]: each thread's two adjacent keys read as one pair per tile), and the general path
+// (attn::masked_score: every mask, window and nonpad case).
 #include <mutex>
 #include <type_traits>
 
@@ -26,16 +30,19 @@ namespace {
 constexpr int kKeys = 64;  // keys per tile
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Shared-memory layout in elements: Q rows, then two stages of K and V; row pitch padded by 16 bytes
-// so the 8 row addresses of an ldmatrix fall in different banks.
-template <int D, int W>
+// Shared-memory layout in elements: Q rows, then the stages of K and V (a stage holds S tiles of 64 keys:
+// two stages when S = 1, one when S warps split the keys); row pitch padded by 16 bytes so the 8 row
+// addresses of an ldmatrix fall in different banks.
+template <int D, int W, int S>
 struct Smem {
   static constexpr int ld = D + 8;
   static constexpr int rows = 16 * W;
+  static constexpr int stage_rows = kKeys * S;
+  static constexpr int stages = S == 1 ? 2 : 1;
   static constexpr size_t q = 0;
-  static constexpr size_t k = q + size_t{rows} * ld;       // stage s at k + s * kKeys * ld
-  static constexpr size_t v = k + size_t{2} * kKeys * ld;  // likewise
-  static constexpr size_t elems = v + size_t{2} * kKeys * ld;
+  static constexpr size_t k = q + size_t{rows} * ld;                 // stage s at k + s * stage_rows * ld
+  static constexpr size_t v = k + size_t{stages} * stage_rows * ld;  // likewise
+  static constexpr size_t elems = v + size_t{stages} * stage_rows * ld;
   static constexpr size_t bytes = elems * 2;
 };
 
@@ -125,8 +132,8 @@ struct RowCopy {
 
   const T* src;   // this thread's first chunk in the next tile
   const T* base;  // a readable address for the zero-filled chunks (not read)
-  int pass;       // kStep rows of the source, in elements (flash_attention_fits keeps 128 rows < 2^31)
-  int tile;       // a tile of Rows rows, in elements
+  int pass;       // kStep (<= 64) rows of the source, in elements (flash_attention_fits: ss < 2^24)
+  int64_t tile;   // a tile of Rows rows, in elements (used when kPasses passes are not one tile)
   uint32_t dst;   // this thread's first chunk in stage 0 (shared address)
   int row;        // this thread's first row of the tile; Rows when it copies nothing
 
@@ -137,7 +144,7 @@ struct RowCopy {
     base = slice;
     src = slice + (r0 + (row < Rows ? row : 0)) * ss + e;
     pass = static_cast<int>(kStep * ss);
-    tile = static_cast<int>(Rows * ss);
+    tile = Rows * ss;
     dst = smem + static_cast<uint32_t>((row * Ld + e) * 2);
   }
 
@@ -239,21 +246,76 @@ __device__ __forceinline__ void pv_product(float (&o)[D / 8][4], const float (&s
   }
 }
 
+// The S warps of a key-split group merge their softmax states (per row: max m, this thread's share of the
+// sum l, the output accumulator o; m in the units of the kernel's scores, 2^(m f) the scale) through
+// shared memory (free after the key loop's last barrier): warp 0 of the group rescales each warp's l and
+// o by 2^((m_w - M) f), M the largest m, and adds them. Returns whether this warp holds the result.
+template <int D, int S>
+__device__ __forceinline__ bool combine(float (&o)[D / 8][4], float (&m)[2], float (&l)[2], float f,
+                                        float* buf, int group, int sub, int lane) {
+  constexpr int kVals = D / 8 * 4 + 4;                                             // o, m[2], l[2] per thread
+  float* mine = buf + (static_cast<size_t>(group) * S + sub) * kVals * 32 + lane;  // lane-minor: no conflicts
+  __syncthreads();  // no warp still reads Q (a block whose rows see no key ran no loop barrier)
+  if (sub != 0) {
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) mine[(n * 4 + c) * 32] = o[n][c];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mine[(D / 2 + r) * 32] = m[r];
+      mine[(D / 2 + 2 + r) * 32] = l[r];
+    }
+  }
+  __syncthreads();
+  if (sub != 0) return false;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    float mx = m[r];
+#pragma unroll
+    for (int w = 1; w < S; ++w) mx = fmaxf(mx, mine[(w * kVals + D / 2 + r) * 32]);
+    const float mf = (mx == -INFINITY ? 0.0f : mx) * f;
+    const float c0 = ex2(fmaf(m[r], f, -mf));
+    l[r] *= c0;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) o[n][2 * r] *= c0, o[n][2 * r + 1] *= c0;
+#pragma unroll
+    for (int w = 1; w < S; ++w) {
+      const float* other = mine + w * kVals * 32;
+      const float cw = ex2(fmaf(other[(D / 2 + r) * 32], f, -mf));
+      l[r] = fmaf(other[(D / 2 + 2 + r) * 32], cw, l[r]);
+#pragma unroll
+      for (int n = 0; n < D / 8; ++n) {
+        o[n][2 * r] = fmaf(other[(n * 4 + 2 * r) * 32], cw, o[n][2 * r]);
+        o[n][2 * r + 1] = fmaf(other[(n * 4 + 2 * r + 1) * 32], cw, o[n][2 * r + 1]);
+      }
+    }
+    m[r] = mx;
+  }
+  return true;
+}
+
 // 4-warp blocks of head size <= 64 on the plain and row-bias paths are held to 128 registers, so that 4
 // blocks (16 warps) fit an SM (their 46 KB of shared memory allow 4 too); the general path's mask code
-// would spill there, so it gets 3 (170 registers). Larger heads are limited by shared memory anyway.
-template <int D, int W, ScorePath P>
+// would spill there, so it gets 3 (170 registers). Larger heads are limited by shared memory anyway, and
+// key-split blocks (small grids) by their count.
+template <int D, int W, int S, ScorePath P>
 constexpr int min_blocks() {
-  if (W != 4 || D > 64) return 1;
+  if (W != 4 || S != 1 || D > 64) return 1;
   return P == ScorePath::kGeneral ? 3 : 4;
 }
 
-template <class T, int D, int W, ScorePath P>
-__global__ void __launch_bounds__(W * 32, min_blocks<D, W, P>()) flash_kernel(AttnParams p) {
-  using L = Smem<D, W>;
+// W groups of 16 query rows; S warps per group split each stage's S * 64 keys (warp k of a group takes
+// tile k of the stage) and combine their partial softmax states at the end (small grids: BERT or ViT at
+// batch 1 would otherwise have one warp per block walk every key tile alone).
+template <class T, int D, int W, int S, ScorePath P>
+__global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_kernel(AttnParams p) {
+  using L = Smem<D, W, S>;
+  constexpr int kThreads = W * S * 32;
   constexpr int kRows = 16 * W;
+  constexpr int kTile = L::stage_rows;  // keys per stage
   constexpr int ld = L::ld;
-  constexpr uint32_t kStageBytes = kKeys * ld * 2;
+  constexpr uint32_t kStageBytes = kTile * ld * 2;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
 
@@ -263,6 +325,7 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W, P>()) flash_kernel(At
   const int64_t h = blockIdx.y, b = blockIdx.z;
   const int64_t kvh = h / (p.q_heads / p.kv_heads);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int group = warp / S, sub = warp % S;  // the warp's 16 rows, and its tile of each stage
   const int g = lane / 4, tig = lane % 4;
 
   // The keys the row `i` can see: up to its causal/right limit and the block's end.
@@ -279,10 +342,10 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W, P>()) flash_kernel(At
   const T* vb = static_cast<const T*>(p.v.p) + b * p.v.sb + kvh * p.v.sh;
   const T* qb = static_cast<const T*>(p.q.p) + b * p.q.sb + h * p.q.sh;
   const uint32_t s0 = smem_addr(smem);
-  RowCopy<T, D, W * 32, kKeys, ld> kc(kb, p.k.ss, 0, s0 + static_cast<uint32_t>(L::k * 2));
-  RowCopy<T, D, W * 32, kKeys, ld> vc(vb, p.v.ss, 0, s0 + static_cast<uint32_t>(L::v * 2));
+  RowCopy<T, D, kThreads, kTile, ld> kc(kb, p.k.ss, 0, s0 + static_cast<uint32_t>(L::k * 2));
+  RowCopy<T, D, kThreads, kTile, ld> vc(vb, p.v.ss, 0, s0 + static_cast<uint32_t>(L::v * 2));
   {
-    RowCopy<T, D, W * 32, kRows, ld> qc(qb, p.q.ss, i0, s0 + static_cast<uint32_t>(L::q * 2));
+    RowCopy<T, D, kThreads, kRows, ld> qc(qb, p.q.ss, i0, s0 + static_cast<uint32_t>(L::q * 2));
     qc.issue(0, q_seq - i0);
   }
   cp_commit();
@@ -294,7 +357,7 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W, P>()) flash_kernel(At
 
   // This warp's rows: whether any is real, the keys its first (fewest) and last real (most) row see.
   // The limits grow with the row, so a tile below lim_lo needs no mask and one at or past lim_hi no math.
-  const int wr0 = i0 + warp * 16;
+  const int wr0 = i0 + group * 16;
   const bool warp_live = wr0 < q_seq;
   const int lim_lo = limit(wr0, end), lim_hi = limit(min(wr0 + 15, q_seq - 1), end);
   // This thread's two rows (g and g + 8 of the warp's 16), their positions and limits.
@@ -324,23 +387,33 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W, P>()) flash_kernel(At
   __syncthreads();
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk)
-    ldsm_x4(qf[kk], smem + L::q + (warp * 16 + lane % 16) * ld + kk * 16 + (lane / 16) * 8);
+    ldsm_x4(qf[kk], smem + L::q + (group * 16 + lane % 16) * ld + kk * 16 + (lane / 16) * 8);
 
   uint32_t stage = 0;
-  for (int j0 = 0; j0 < end; j0 += kKeys, stage ^= kStageBytes) {
-    if (j0 + kKeys < end) {
-      kc.issue(stage ^ kStageBytes, end - j0 - kKeys);
-      vc.issue(stage ^ kStageBytes, end - j0 - kKeys);
+  for (int js = 0; js < end; js += kTile, stage ^= (S == 1 ? kStageBytes : 0)) {
+    if constexpr (S == 1) {
+      if (js + kTile < end) {
+        kc.issue(stage ^ kStageBytes, end - js - kTile);
+        vc.issue(stage ^ kStageBytes, end - js - kTile);
+      }
+      cp_commit();
+      cp_wait<1>();  // everything but the tile just issued has landed
+    } else {
+      if (js > 0) {  // one stage: the previous one was read by every warp (the loop's last barrier)
+        kc.issue(0, end - js);
+        vc.issue(0, end - js);
+        cp_commit();
+      }
+      cp_wait<0>();
     }
-    cp_commit();
-    cp_wait<1>();  // everything but the tile just issued has landed
     __syncthreads();
-    // The 16-key steps that hold a key some row of the warp sees (warp-uniform); a warp with no real row
-    // or no such key only helps load.
+    // The warp's tile of the stage, and its 16-key steps that hold a key some row of the warp sees
+    // (warp-uniform); a warp with no real row or no such key only helps load.
+    const int j0 = js + sub * kKeys;
     const int steps = min(kSteps, max(0, lim_hi - j0 + 15) / 16);
     if (warp_live && steps > 0) {
-      const T* ks = smem + L::k + stage / 2;
-      const T* vs = smem + L::v + stage / 2;
+      const T* ks = smem + L::k + stage / 2 + sub * kKeys * ld;
+      const T* vs = smem + L::v + stage / 2 + sub * kKeys * ld;
 
       // The row-independent mask's values first, so that their loads overlap the product.
       [[maybe_unused]] float bv[kNt][2];
@@ -419,6 +492,9 @@ __global__ void __launch_bounds__(W * 32, min_blocks<D, W, P>()) flash_kernel(At
     __syncthreads();  // every warp is done with this stage before it is loaded again
   }
   cp_wait<0>();
+  if constexpr (S > 1) {
+    if (!combine<D, S>(o, m, l, f, reinterpret_cast<float*>(smem_raw), group, sub, lane)) return;
+  }
 
   T* yb = static_cast<T*>(p.y) + b * p.y_sb + h * p.y_sh;
 #pragma unroll
@@ -464,43 +540,44 @@ int sm_count() {
   return n;
 }
 
-template <class T, int D, int W, ScorePath P>
+template <class T, int D, int W, int S, ScorePath P>
 void launch_path(const AttnParams& p, cudaStream_t s) {
-  constexpr size_t bytes = Smem<D, W>::bytes;
+  constexpr size_t bytes = Smem<D, W, S>::bytes;
   // Once, before any launch: not a stream operation, but a CUDA graph capture of a later run should see
   // nothing but launches.
   static std::once_flag opt_in;
   std::call_once(opt_in, [] {
-    cudaFuncSetAttribute(flash_kernel<T, D, W, P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    cudaFuncSetAttribute(flash_kernel<T, D, W, S, P>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                          static_cast<int>(bytes));
   });
   constexpr int rows = 16 * W;
   const dim3 grid(static_cast<unsigned>((p.q_seq + rows - 1) / rows), static_cast<unsigned>(p.q_heads),
                   static_cast<unsigned>(p.batch));
-  flash_kernel<T, D, W, P><<<grid, W * 32, bytes, s>>>(p);
+  flash_kernel<T, D, W, S, P><<<grid, W * S * 32, bytes, s>>>(p);
 }
 
 // One kernel per score path: the general path's code (every mask kind, softcap) inlined into the
 // unrolled score loop would make the common kernels several times larger than the instruction cache.
-template <class T, int D, int W>
+template <class T, int D, int W, int S>
 void launch_typed(const AttnParams& p, cudaStream_t s) {
   switch (score_path(p)) {
     case ScorePath::kPlain:
-      return launch_path<T, D, W, ScorePath::kPlain>(p, s);
+      return launch_path<T, D, W, S, ScorePath::kPlain>(p, s);
     case ScorePath::kRowBias:
-      return launch_path<T, D, W, ScorePath::kRowBias>(p, s);
+      return launch_path<T, D, W, S, ScorePath::kRowBias>(p, s);
     default:
-      return launch_path<T, D, W, ScorePath::kGeneral>(p, s);
+      return launch_path<T, D, W, S, ScorePath::kGeneral>(p, s);
   }
 }
 
 // 4-warp blocks (64 rows) share each K/V tile among more rows; when they would not fill the GPU
-// (BERT at batch 1: 2 x 12 blocks), 1-warp blocks of 16 rows give four times as many.
+// (BERT at batch 1: 2 x 12 blocks), blocks of 16 rows give four times as many, and their 4 warps split
+// the keys (each a tile of 64 of every 256) instead of one warp walking them all.
 template <class T, int D>
 void launch_rows(const AttnParams& p, cudaStream_t s) {
   const int64_t blocks4 = (p.q_seq + 63) / 64 * p.q_heads * p.batch;
-  if (blocks4 >= sm_count()) return launch_typed<T, D, 4>(p, s);
-  launch_typed<T, D, 1>(p, s);
+  if (blocks4 >= sm_count()) return launch_typed<T, D, 4, 1>(p, s);
+  launch_typed<T, D, 1, 4>(p, s);
 }
 
 template <class T>
@@ -525,7 +602,7 @@ void launch_head(const AttnParams& p, cudaStream_t s) {
   }
 }
 
-// 16-byte rows, and a row stride small enough that 128 rows of it are an int32 (the copy plan's steps).
+// 16-byte rows, and a row stride small enough that 64 rows of it are an int32 (the copy plan's passes).
 bool aligned(const AttnOperand& x) {
   return reinterpret_cast<uintptr_t>(x.p) % 16 == 0 && x.sb % 8 == 0 && x.sh % 8 == 0 && x.ss % 8 == 0 &&
          x.ss >= 0 && x.ss < (int64_t{1} << 24);
