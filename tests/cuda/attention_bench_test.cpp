@@ -4,11 +4,13 @@
 // 32. Each one-node model runs a few times with per-node CUDA-event timing; the test prints the best
 // time and the TFLOP/s of the two products (4 B H S^2 D, half of it for causal attention). It checks
 // only that the node ran on the GPU on the flash path; the figures are for reading. A second line per
-// shape ([attention-target]) sets the time against issue 13's target for it (H100).
+// shape ([attention-target]) sets the time against issue 13's target for it (H100), and
+// [attention-variant] lines time each block shape the launcher has, forced, at every shape.
 //   tessera_cuda_tests --gtest_filter='CudaAttentionBench.*'
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 #include "reduce_test_util.h"
@@ -69,6 +71,17 @@ TEST_F(CudaAttentionBench, FlashAttentionAtModelShapes) {
     fmt::print("[attention-target] {:<16} {:8.1f} us target {:5.1f} us: {}\n", what, t.best_us, s.target_us,
                t.best_us <= s.target_us ? "met" : "not met");
   }
+  // The same shapes with each block shape forced (TESSERA_FLASH_BLOCK, attention_flash.cu): which one the
+  // launcher should pick where.
+  for (const char* shape : {"rows64", "rows128", "split16"}) {
+    setenv("TESSERA_FLASH_BLOCK", shape, 1);
+    for (const auto& s : shapes) {
+      const Timed t = time_node(attention_node(s.model, s.batch, s.seq, 7), 10);
+      fmt::print("[attention-variant] {:<16} {:<8} {:8.1f} us\n",
+                 fmt::format("{} b{} s{}", s.model, s.batch, s.seq), shape, t.best_us);
+    }
+  }
+  unsetenv("TESSERA_FLASH_BLOCK");
 }
 
 }  // namespace

@@ -9,6 +9,9 @@
 // Tolerances as in attention_test.cpp: the flash kernel rounds each probability to the element type
 // before P V and the output once, so 2 ulp of the type relative plus 2 ulp absolute (|V| <= 1). The
 // exponentials' ex2.approx adds ~2 ulp of float32, far below either.
+#include <cstdlib>
+#include <optional>
+
 #include "reduce_test_util.h"
 
 namespace tessera::cuda_test {
@@ -104,6 +107,44 @@ TEST_F(CudaOps, FlashAttentionEdgeShapes) {
         EXPECT_EQ(worst, 0.0) << what << ": batch " << b << " has every key masked";
       }
     }
+  }
+}
+
+// TESSERA_FLASH_BLOCK set for the scope (the launcher's block shape, see attention_flash.cu), then
+// restored.
+class ForcedBlock {
+ public:
+  explicit ForcedBlock(const char* shape) {
+    if (const char* v = std::getenv("TESSERA_FLASH_BLOCK")) old_ = v;
+    setenv("TESSERA_FLASH_BLOCK", shape, 1);
+  }
+  ~ForcedBlock() {
+    if (old_)
+      setenv("TESSERA_FLASH_BLOCK", old_->c_str(), 1);
+    else
+      unsetenv("TESSERA_FLASH_BLOCK");
+  }
+
+ private:
+  std::optional<std::string> old_;
+};
+
+// Every block shape the launcher has, forced, on shapes where it is not the automatic choice: 64-row
+// blocks on small grids, 128-row blocks (8 warps, head size 64; other heads fall back to 64 rows) and
+// key-split 16-row blocks on any grid. Padding bias, causal, a tail of 5 rows, q_seq != kv_seq.
+TEST_F(CudaOps, FlashAttentionEveryBlockShape) {
+  const std::vector<FlashCase> cases = {
+      {"b2 s128 bias", {2, 128, 12, 64}, {2, 128, 12, 64}, false, {0, 40}},
+      {"b2 s197 causal", {2, 197, 6, 64}, {2, 197, 6, 64}, true, {}},
+      {"b1 q70 kv300 bias", {1, 70, 4, 64}, {1, 300, 4, 64}, false, {100}},
+      {"b2 s100 d80 causal bias", {2, 100, 4, 80}, {2, 100, 4, 80}, true, {3, 50}},
+  };
+  uint32_t seed = 1700;
+  for (const char* shape : {"rows64", "rows128", "split16"}) {
+    ForcedBlock forced(shape);
+    for (const auto& c : cases)
+      for (DataType t : {DataType::kFloat16, DataType::kBFloat16})
+        expect_flash_matches(fused_node(c, t, seed), t, label(c.what, shape, type_name(t)));
   }
 }
 

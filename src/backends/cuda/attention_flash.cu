@@ -18,7 +18,9 @@
 // causal/right limit only), an additive mask that is the same for every query row (BERT's padding mask
 // [B,1,1,S]: each thread's two adjacent keys read as one pair per tile), and the general path
 // (attn::masked_score: every mask, window and nonpad case).
+#include <cstdlib>
 #include <mutex>
+#include <string_view>
 #include <type_traits>
 
 #include "backends/cuda/attention_common.cuh"
@@ -295,14 +297,14 @@ __device__ __forceinline__ bool combine(float (&o)[D / 8][4], float (&m)[2], flo
   return true;
 }
 
-// 4-warp blocks of head size <= 64 on the plain and row-bias paths are held to 128 registers, so that 4
-// blocks (16 warps) fit an SM (their 46 KB of shared memory allow 4 too); the general path's mask code
+// 4-warp (8-warp) blocks of head size <= 64 on the plain and row-bias paths are held to 128 registers, so
+// that 4 blocks (16 warps) fit an SM (their 46 KB of shared memory allow 4 too); the general path's mask code
 // would spill there, so it gets 3 (170 registers). Larger heads are limited by shared memory anyway, and
 // key-split blocks (small grids) by their count.
 template <int D, int W, int S, ScorePath P>
 constexpr int min_blocks() {
-  if (W != 4 || S != 1 || D > 64) return 1;
-  return P == ScorePath::kGeneral ? 3 : 4;
+  if (W < 4 || S != 1 || D > 64) return 1;
+  return (P == ScorePath::kGeneral ? 12 : 16) / W;  // warps per SM: 8-warp blocks get 2 (1)
 }
 
 // W groups of 16 query rows; S warps per group split each stage's S * 64 keys (warp k of a group takes
@@ -570,11 +572,38 @@ void launch_typed(const AttnParams& p, cudaStream_t s) {
   }
 }
 
+// The block shape TESSERA_FLASH_BLOCK forces, for measuring one against another (the attention
+// micro-benchmark, the tests of each shape): "rows64" (4 warps of 16 rows), "rows128" (8 warps; head size
+// 64 only, others take rows64), "split16" (16 rows, 4 warps splitting the keys); unset or anything else:
+// the choice of launch_rows. Read at each launch (a getenv: nothing next to a kernel launch).
+enum class BlockShape { kAuto, kRows64, kRows128, kSplit16 };
+
+BlockShape forced_block_shape() {
+  const char* v = std::getenv("TESSERA_FLASH_BLOCK");
+  if (!v) return BlockShape::kAuto;
+  const std::string_view s(v);
+  if (s == "rows64") return BlockShape::kRows64;
+  if (s == "rows128") return BlockShape::kRows128;
+  if (s == "split16") return BlockShape::kSplit16;
+  return BlockShape::kAuto;
+}
+
 // 4-warp blocks (64 rows) share each K/V tile among more rows; when they would not fill the GPU
 // (BERT at batch 1: 2 x 12 blocks), blocks of 16 rows give four times as many, and their 4 warps split
 // the keys (each a tile of 64 of every 256) instead of one warp walking them all.
 template <class T, int D>
 void launch_rows(const AttnParams& p, cudaStream_t s) {
+  switch (forced_block_shape()) {
+    case BlockShape::kRows64:
+      return launch_typed<T, D, 4, 1>(p, s);
+    case BlockShape::kRows128:
+      if constexpr (D == 64) return launch_typed<T, D, 8, 1>(p, s);
+      return launch_typed<T, D, 4, 1>(p, s);
+    case BlockShape::kSplit16:
+      return launch_typed<T, D, 1, 4>(p, s);
+    case BlockShape::kAuto:
+      break;
+  }
   const int64_t blocks4 = (p.q_seq + 63) / 64 * p.q_heads * p.batch;
   if (blocks4 >= sm_count()) return launch_typed<T, D, 4, 1>(p, s);
   launch_typed<T, D, 1, 4>(p, s);
