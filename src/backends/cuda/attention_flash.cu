@@ -56,6 +56,10 @@ __device__ __forceinline__ uint32_t smem_addr(const void* p) {
 __device__ __forceinline__ void cp_async16(uint32_t dst, const void* src, bool valid) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
 }
+// 16 bytes global -> shared, no zero fill (a full tile).
+__device__ __forceinline__ void cp_async16(uint32_t dst, const void* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
 __device__ __forceinline__ void cp_commit() {
   asm volatile("cp.async.commit_group;\n" ::);
 }
@@ -154,6 +158,16 @@ struct RowCopy {
   // are zero-filled.
   __device__ __forceinline__ void issue(uint32_t stage, int valid) {
     const T* s = src;
+    if (valid >= Rows) {  // block-uniform: a full tile needs no compare or select per chunk
+#pragma unroll
+      for (int it = 0; it < kPasses; ++it) {
+        if (kAllRowsIn || row + it * kStep < Rows)
+          cp_async16(dst + stage + static_cast<uint32_t>(it * kStep * Ld * 2), s);
+        s += pass;
+      }
+      advance(s);
+      return;
+    }
     const int left = valid - row;  // pass `it` copies a real row when it * kStep < left
 #pragma unroll
     for (int it = 0; it < kPasses; ++it) {
@@ -163,6 +177,11 @@ struct RowCopy {
       }
       s += pass;
     }
+    advance(s);
+  }
+
+  // To the next tile; `s` is src moved by kPasses passes.
+  __device__ __forceinline__ void advance(const T* s) {
     if constexpr (Rows % kStep == 0)
       src = s;  // kPasses passes are one tile
     else
@@ -171,6 +190,16 @@ struct RowCopy {
 };
 
 enum class ScorePath { kPlain, kRowBias, kGeneral };
+
+// op over v[0..N) (N a power of two) as a balanced tree; v is overwritten.
+template <int N, class Op>
+__device__ __forceinline__ float tree(float (&v)[N], Op op) {
+#pragma unroll
+  for (int w = N / 2; w >= 1; w /= 2)
+#pragma unroll
+    for (int i = 0; i < w; ++i) v[i] = op(v[i], v[i + w]);
+  return v[0];
+}
 
 constexpr int kNt = kKeys / 8;      // score n-tiles of 8 keys
 constexpr int kSteps = kKeys / 16;  // 16-key steps of a tile (one mma k-step of P V)
@@ -394,12 +423,15 @@ __global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_ker
   uint32_t stage = 0;
   for (int js = 0; js < end; js += kTile, stage ^= (S == 1 ? kStageBytes : 0)) {
     if constexpr (S == 1) {
+      // One barrier per tile: after it, tile js has landed for every thread and every warp is done with
+      // tile js - 1, whose stage then takes tile js + 1 while this one is multiplied.
+      cp_wait<0>();
+      __syncthreads();
       if (js + kTile < end) {
         kc.issue(stage ^ kStageBytes, end - js - kTile);
         vc.issue(stage ^ kStageBytes, end - js - kTile);
+        cp_commit();
       }
-      cp_commit();
-      cp_wait<1>();  // everything but the tile just issued has landed
     } else {
       if (js > 0) {  // one stage: the previous one was read by every warp (the loop's last barrier)
         kc.issue(0, end - js);
@@ -407,8 +439,8 @@ __global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_ker
         cp_commit();
       }
       cp_wait<0>();
+      __syncthreads();
     }
-    __syncthreads();
     // The warp's tile of the stage, and its 16-key steps that hold a key some row of the warp sees
     // (warp-uniform); a warp with no real row or no such key only helps load.
     const int j0 = js + sub * kKeys;
@@ -462,24 +494,22 @@ __global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_ker
       float alpha[2];
 #pragma unroll
       for (int r = 0; r < 2; ++r) {
-        float mx = -INFINITY;
+        float t[kNt];  // pairwise trees: depth 4 instead of a chain of 16 dependent operations
 #pragma unroll
-        for (int n = 0; n < kNt; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+        for (int n = 0; n < kNt; ++n) t[n] = fmaxf(s[n][2 * r], s[n][2 * r + 1]);
+        float mx = tree<kNt>(t, [](float a, float b) { return fmaxf(a, b); });
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
         mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
         const float m_new = fmaxf(m[r], mx);
         const float mf = (m_new == -INFINITY ? 0.0f : m_new) * f;
         alpha[r] = ex2(fmaf(m[r], f, -mf));
-        float part = 0.0f;
 #pragma unroll
         for (int n = 0; n < kNt; ++n) {
-#pragma unroll
-          for (int c = 2 * r; c < 2 * r + 2; ++c) {
-            const float e = ex2(fmaf(s[n][c], f, -mf));
-            s[n][c] = e;
-            part += e;
-          }
+          s[n][2 * r] = ex2(fmaf(s[n][2 * r], f, -mf));
+          s[n][2 * r + 1] = ex2(fmaf(s[n][2 * r + 1], f, -mf));
+          t[n] = s[n][2 * r] + s[n][2 * r + 1];
         }
+        const float part = tree<kNt>(t, [](float a, float b) { return a + b; });
         l[r] = l[r] * alpha[r] + part;  // this thread's share; the quad's shares are added at the end
         m[r] = m_new;
       }
@@ -491,7 +521,7 @@ __global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_ker
 
       pv_product<T, D, ld, true>(o, s, vs, lane, steps);
     }
-    __syncthreads();  // every warp is done with this stage before it is loaded again
+    if constexpr (S > 1) __syncthreads();  // every warp is done with the stage before it is loaded again
   }
   cp_wait<0>();
   if constexpr (S > 1) {
