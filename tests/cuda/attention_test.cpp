@@ -249,9 +249,9 @@ TEST_F(CudaOps, FusedAttentionMatchesTheReference) {
 
 // The flash kernel at the transformer benchmarks' shapes (12 heads of 64): BERT's padding bias
 // [B,1,1,S] (the row-bias path), GPT-2's causal limit, ViT's 197 tokens (not a multiple of the 64-key
-// tile) read from the packed [S, B, 3, H, D] projection; batch 1 (1-warp blocks: the grid would
-// otherwise be too small) and batch 3 at S=256 (4-warp blocks). Float16/bfloat16 only: float32 takes the
-// row kernel, which the other tests cover.
+// tile) read from the packed [S, B, 3, H, D] projection; batch 1 (blocks of 16 rows whose 4 warps split
+// the keys: the grid would otherwise be too small) and batch 3 at S=256 (4-warp blocks of 64 rows).
+// Float16/bfloat16 only: float32 takes the row kernel, which the other tests cover.
 TEST_F(CudaOps, FusedAttentionFlashAtModelShapes) {
   const std::vector<int64_t> bshd = {0, 2, 1, 3}, vit = {1, 3, 0, 4}, sbhd = {1, 2, 0, 3};
   const std::vector<FusedCase> cases = {
