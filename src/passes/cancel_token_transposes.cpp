@@ -427,6 +427,10 @@ class TokenRegion {
     ir::Node t;
     t.op_type = "Transpose";
     t.name = fresh_name(g_, name + "_untok");
+    auto taken = [&](const std::string& s) {
+      return std::any_of(g_.nodes.begin(), g_.nodes.end(), [&](const ir::Node& n) { return n.name == s; });
+    };
+    for (int k = 1; taken(t.name); ++k) t.name = fresh_name(g_, name + "_untok" + std::to_string(k));
     t.inputs = {v.new_name};
     t.outputs = {name};
     t.attributes = {ir::Attribute::of_ints("perm", extended(v.shape.size()))};

@@ -34,6 +34,10 @@
 //   80 fold_conv_batchnorm, 90 fold_conv_add, 100 fold_conv_mul: per-channel affine ops folded into the
 //                              Conv weights; BatchNormalization first, since exporters emit Conv+BN far
 //                              more often, and a following Add/Mul then folds into the same Conv.
+//  105 decompose_patch_conv     (CUDA) convolutions whose windows tile the input (ViT's patch embedding) ->
+//                              Reshape, Transpose, Reshape, Gemm, Reshape, Transpose; after the folds into
+//                              Conv above, and before the layout level, which then has no convolution to
+//                              give an input Transpose.
 //  110 eliminate_common_subexpressions: after the eliminations above, which make more nodes read the
 //                              same values (the readers of a removed Identity read its input) and so
 //                              become identical.
