@@ -31,7 +31,7 @@ bool all_equal(const std::optional<std::vector<int64_t>>& v, int64_t want) {
 
 // The patch geometry: X [N, C, H, W] and W [M, C, kH, kW] with kernel == stride tiling X exactly.
 struct Patch {
-  int64_t n, c, h, w, m, kh, kw;
+  int64_t n, c, h, w, m, kh, kw;  // n -1: a batch that varies
   int64_t oh() const { return h / kh; }
   int64_t ow() const { return w / kw; }
 };
@@ -40,11 +40,16 @@ std::optional<Patch> patch_conv(const RuleContext& ctx, const ir::Node& n) {
   if (!is_op(n, "Conv") || n.inputs.size() < 2 || n.outputs.size() != 1) return std::nullopt;
   if (onnx_opset(ctx.model) < 11) return std::nullopt;  // Gemm's optional C, Reshape's shape input
   const ir::Tensor* w = constant_value(ctx.graph, n.inputs[1]);
-  auto x = static_shape(ctx, n.inputs[0]);
-  if (!w || !x || w->dims.size() != 4 || x->size() != 4) return std::nullopt;
+  auto xt = value_type(ctx, n.inputs[0]);
+  if (!w || !xt || !xt->is_tensor() || !xt->shape || w->dims.size() != 4 || xt->shape->size() != 4)
+    return std::nullopt;
+  // The batch may vary (-1 in the Reshapes); C, H and W must be known.
+  std::vector<int64_t> x;
+  for (const auto& d : *xt->shape) x.push_back(d.is_static() ? d.value : -1);
+  if (x[0] == 0) return std::nullopt;
   if (!is_compute_float(w->dtype) || elem_type(ctx, n.inputs[0]) != w->dtype) return std::nullopt;
-  Patch p{(*x)[0], (*x)[1], (*x)[2], (*x)[3], w->dims[0], w->dims[2], w->dims[3]};
-  for (int64_t d : {p.n, p.c, p.h, p.w, p.m, p.kh, p.kw})
+  Patch p{x[0], x[1], x[2], x[3], w->dims[0], w->dims[2], w->dims[3]};
+  for (int64_t d : {p.c, p.h, p.w, p.m, p.kh, p.kw})
     if (d <= 0) return std::nullopt;
   if (w->dims[1] != p.c || p.kh * p.kw < 2 || p.h % p.kh != 0 || p.w % p.kw != 0) return std::nullopt;
   if (attr_int(n, "group", 1) != 1) return std::nullopt;
@@ -94,7 +99,7 @@ bool decompose_patch_conv(RuleContext& ctx, size_t i) {
   if (!p) return false;
   const ir::Node conv = ctx.graph.nodes[i];
   const std::string base = conv.name.empty() ? conv.outputs[0] : conv.name;
-  const int64_t rows = p->n * p->oh() * p->ow(), k = p->c * p->kh * p->kw;
+  const int64_t rows = p->n < 0 ? -1 : p->n * p->oh() * p->ow(), k = p->c * p->kh * p->kw;
 
   ir::Node gemm;
   gemm.op_type = "Gemm";

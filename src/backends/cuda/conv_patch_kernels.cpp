@@ -9,7 +9,8 @@
 //  - Conv (X [N, C, H, W], W [M, C, kH, kW]): per image Y_n [M, oH*oW] = W P_n^T, batched over N, the
 //    bias broadcast into Y first and accumulated into (beta 1), so it is added before the one rounding.
 // Float16 and bfloat16 accumulate in float32 (cuBLASLt, matmul_lt.h); float32 stays float32 unless the
-// session's precision is TF32. Kernels of one pixel (1x1) stay with cuDNN, and so does anything with an
+// session's precision is TF32. X's batch may vary, its other axes and W are static. Kernels of one pixel
+// (1x1) stay with cuDNN, and so does anything with an
 // activation or a residual Z (NhwcConv's fused forms); TESSERA_CUDA_PATCH_GEMM=off leaves every
 // convolution to cuDNN (comparisons).
 #include <fmt/format.h>
@@ -40,12 +41,17 @@ bool all_equal(const std::vector<int64_t>& v, int64_t want) {
   return true;
 }
 
-// A static shape of rank 4 with no zero-sized axis, or nullopt.
-std::optional<rt::Shape> static_shape4(const rt::KernelInfo& info, size_t i) {
+// A shape of rank 4 with no zero-sized axis, static but for the batch axis where `any_batch` (-1 there),
+// or nullopt.
+std::optional<rt::Shape> static_shape4(const rt::KernelInfo& info, size_t i, bool any_batch) {
   const auto& t = info.input_type(i);
   if (!t.is_tensor() || !t.shape || t.shape->size() != 4) return std::nullopt;
   rt::Shape s;
   for (const auto& d : *t.shape) {
+    if (s.empty() && any_batch && !d.is_static()) {
+      s.push_back(-1);
+      continue;
+    }
     if (!d.is_static() || d.value <= 0) return std::nullopt;
     s.push_back(d.value);
   }
@@ -59,7 +65,7 @@ bool patch_supports(const rt::KernelInfo& info, bool nhwc) {
   if (inputs < 2 || inputs > 3 || info.output_count() != 1 || !all_tensors(info)) return false;
   if (!same_float_inputs(info, inputs)) return false;
   if (nhwc && !info.get_string("activation", "").empty()) return false;
-  auto x = static_shape4(info, 0), w = static_shape4(info, 1);
+  auto x = static_shape4(info, 0, true), w = static_shape4(info, 1, false);
   if (!x || !w) return false;
   const int64_t kh = (*w)[nhwc ? 1 : 2], kw = (*w)[nhwc ? 2 : 3];
   const int64_t c = (*x)[nhwc ? 3 : 1], wc = (*w)[nhwc ? 3 : 1];

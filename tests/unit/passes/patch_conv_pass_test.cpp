@@ -103,6 +103,17 @@ TEST(PassesPatchConv, TilingConvolutionsBecomeAProduct) {
   EXPECT_EQ(count(opt.graph, "Conv"), 0);
 }
 
+// A batch that varies: the Reshapes take -1 there.
+TEST(PassesPatchConv, BatchThatVaries) {
+  ir::Model m = conv_model({2, 3, 16, 12}, {6, 3, 4, 4}, true, {Attribute::of_ints("strides", {4, 4})});
+  m.graph.inputs[0].type = ir::Type::tensor(
+      DataType::kFloat, ir::Shape{Dim::symbol("batch"), Dim::of(3), Dim::of(16), Dim::of(12)});
+  for (int64_t batch : {1, 3}) {
+    ir::Model opt = optimise_and_compare(m, cuda_like_target(OptLevel::kBasic), {batch, 3, 16, 12});
+    EXPECT_EQ(count(opt.graph, "Conv"), 0);
+  }
+}
+
 TEST(PassesPatchConv, OtherConvolutionsStay) {
   struct Case {
     std::vector<int64_t> x, w;
