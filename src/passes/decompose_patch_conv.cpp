@@ -106,6 +106,7 @@ bool decompose_patch_conv(RuleContext& ctx, size_t i) {
   gemm.name = node_name(ctx.graph, base + "_Gemm");
   gemm.attributes = {ir::Attribute::of_int("transB", 1)};
   gemm.outputs = {fresh_name(ctx.graph, gemm.name + "_out")};
+  gemm.metadata_props.emplace_back(kFusedFromKey, base);  // profiles tie the product to the Conv
 
   ir::Tensor wm = *constant_value(ctx.graph, conv.inputs[1]);
   wm.dims = {p->m, k};
