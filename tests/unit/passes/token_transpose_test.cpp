@@ -220,6 +220,30 @@ TEST(PassesTokenTransposes, LeavesOpsThatMixTokensAndFlatExits) {
   }
 }
 
+// Three leading axes in another order, [A, B, C, E] -> [C, A, B, E], through a MatMul, token rows
+// (Reshape [A*B*C, E], Gemm), the split back and a Reshape of the trailing axis, then the inverse
+// Transpose: nothing left.
+TEST(PassesTokenTransposes, ThreeLeadingAxes) {
+  constexpr int64_t A = 2, B = 3, C = 4, E = 6;
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", F({A, B, C, E}));
+  auto t = b.node("Transpose", {x}, {Attribute::of_ints("perm", {2, 0, 1, 3})});
+  auto mm = b.node("Sigmoid", {b.node("MatMul", {t, b.random_normal("w", {E, E}, 0.5f)})});
+  auto rows = b.node("Reshape", {mm, b.constant_ints("rows", {C * A * B, E})});
+  auto g =
+      b.node("Gemm", {rows, b.random_normal("w2", {E, 2 * E}, 0.5f), b.random_normal("c", {1, 2 * E}, 0.1f)});
+  auto split = b.node("Reshape", {g, b.constant_ints("split", {C, A, B, 2, E})});
+  auto back = b.node("Transpose", {split}, {Attribute::of_ints("perm", {1, 2, 0, 3, 4})});
+  b.output(b.node("Tanh", {back}), F({A, B, C, 2, E}));
+  ir::Model on = optimise_and_compare(m, cuda_like_target());
+  EXPECT_EQ(count(on.graph, "Transpose"), 0);
+  ir::Model off = optimise_and_compare(m, cuda_like_target({kRule}));
+  EXPECT_EQ(count(off.graph, "Transpose"), 2);
+}
+
 TEST(PassesTokenTransposes, IsListed) {
   EXPECT_TRUE(rule_exists(kRule));
   bool layout = false;
