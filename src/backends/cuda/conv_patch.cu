@@ -37,14 +37,6 @@ void launch_unit(const PatchGeom& g, const void* x, void* p, cudaStream_t s) {
     patchify<U, int64_t><<<grid_for(total), 256, 0, s>>>(xs, ps, g, total);
 }
 
-template <class T>
-__global__ void fill_bias(const T* __restrict__ b, T* __restrict__ y, int64_t m, int64_t inner,
-                          int64_t total) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    y[i] = b[(i / inner) % m];
-}
-
 }  // namespace
 
 int patch_unit(int64_t run_bytes, int64_t pitch_bytes, const void* x, const void* p) {
@@ -67,18 +59,6 @@ void launch_patchify(const PatchGeom& g, const void* x, void* p, cudaStream_t s)
     default:
       return launch_unit<uint8_t>(g, x, p, s);
   }
-}
-
-void launch_fill_bias_nchw(const void* bias, void* y, int64_t n, int64_t m, int64_t inner, size_t elem_bytes,
-                           cudaStream_t s) {
-  const int64_t total = n * m * inner;
-  if (total == 0) return;
-  if (elem_bytes == 4)
-    fill_bias<uint32_t><<<grid_for(total), 256, 0, s>>>(static_cast<const uint32_t*>(bias),
-                                                        static_cast<uint32_t*>(y), m, inner, total);
-  else
-    fill_bias<uint16_t><<<grid_for(total), 256, 0, s>>>(static_cast<const uint16_t*>(bias),
-                                                        static_cast<uint16_t*>(y), m, inner, total);
 }
 
 }  // namespace tessera::cuda

@@ -1,8 +1,7 @@
 // Device side of the patch convolution (conv_patch_kernels.cpp): a convolution whose kernel equals its
 // stride, without pads, dilation or groups (ViT's 16x16 stride-16 patch embedding), is a plain matrix
 // product once the input is cut into its non-overlapping patches: P [N*oH*oW, K] times W^T [K, M].
-// These kernels make P (a pure copy, whatever the element type) and the bias-filled output the NCHW form
-// accumulates into.
+// This kernel makes P (a pure copy, whatever the element type).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,10 +29,5 @@ int patch_unit(int64_t run_bytes, int64_t pitch_bytes, const void* x, const void
 
 // Copies the patches of x into p (g.rows() x g.cols() units, row-major).
 void launch_patchify(const PatchGeom& g, const void* x, void* p, cudaStream_t s);
-
-// y [n, m, inner] = bias[m] broadcast, for elements of `elem_bytes` (2 or 4): the NCHW product then
-// accumulates into it (beta 1), so that the bias is added in float32 before the one rounding.
-void launch_fill_bias_nchw(const void* bias, void* y, int64_t n, int64_t m, int64_t inner, size_t elem_bytes,
-                           cudaStream_t s);
 
 }  // namespace tessera::cuda
