@@ -27,9 +27,17 @@
 //   50 fold_unsqueeze_squeeze  then the pairs that cancel out, and
 //   60 fuse_consecutive_transposes, 70 fuse_consecutive_reshapes: chains collapsed into one node (an
 //                              identity result is removed by eliminate_nop on the next sweep).
+//   75 fold_transpose_reshape_chain: Transpose/Reshape chains that keep the memory order -> one Reshape;
+//                              after the two above, which shorten the chains it inspects. With the NHWC
+//                              layout it runs again after to_nhwc_layout, whose Transposes back to NCHW
+//                              start such chains.
 //   80 fold_conv_batchnorm, 90 fold_conv_add, 100 fold_conv_mul: per-channel affine ops folded into the
 //                              Conv weights; BatchNormalization first, since exporters emit Conv+BN far
 //                              more often, and a following Add/Mul then folds into the same Conv.
+//  105 decompose_patch_conv     (CUDA) convolutions whose windows tile the input (ViT's patch embedding) ->
+//                              Reshape, Transpose, Reshape, Gemm, Reshape, Transpose; after the folds into
+//                              Conv above, and before the layout level, which then has no convolution to
+//                              give an input Transpose.
 //  110 eliminate_common_subexpressions: after the eliminations above, which make more nodes read the
 //                              same values (the readers of a removed Identity read its input) and so
 //                              become identical.
@@ -70,7 +78,8 @@ namespace tessera::passes {
 
 namespace {
 constexpr const char* kBlockedLayoutPass = "to_blocked_layout";
-constexpr const char* kFuseElementwiseRule = "fuse_elementwise";  // fuse_elementwise.cpp
+constexpr const char* kFuseElementwiseRule = "fuse_elementwise";        // fuse_elementwise.cpp
+constexpr const char* kViewChainRule = "fold_transpose_reshape_chain";  // fold_transpose_reshape_chain.cpp
 }  // namespace
 
 std::vector<Rewrite> optimize(ir::Model& model, const Target& target) {
@@ -91,6 +100,10 @@ std::vector<Rewrite> optimize(ir::Model& model, const Target& target) {
     auto late = [](const Rule* r) { return r->name == kFuseElementwiseRule; };
     std::copy_if(layout_rules.begin(), layout_rules.end(), std::back_inserter(after_layout), late);
     std::erase_if(layout_rules, late);
+    // The layout pass's Transposes back to NCHW meet the model's own views: ViT's patch embedding reads
+    // its NHWC output through Transpose, Reshape and Transpose, together a reshape of it.
+    for (const Rule* r : rules_for(OptLevel::kBasic, target))
+      if (r->name == kViewChainRule) after_layout.push_back(r);
   }
   run_rules(model, layout_rules, target, done);
   if (target.layout == Layout::kBlocked && target.rule_enabled(kBlockedLayoutPass))

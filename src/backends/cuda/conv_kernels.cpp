@@ -28,6 +28,7 @@
 #include "backends/cuda/conv_cudnn.h"
 #include "backends/cuda/conv_epilogue.h"
 #include "backends/cuda/conv_nhwc_kernels.h"
+#include "backends/cuda/conv_patch_kernels.h"
 #include "backends/cuda/conv_util.h"
 #include "backends/cuda/cudnn_handle.h"
 #include "backends/cuda/kernel_table.h"
@@ -373,6 +374,7 @@ void register_conv_kernels(KernelTable& t) {
             })
             .in_domain("com.microsoft"));
   register_nhwc_conv_kernels(t);
+  register_patch_conv_kernels(t);  // above cuDNN for kernel == stride (ViT patch embedding)
   register_pool_kernels(t);
 }
 

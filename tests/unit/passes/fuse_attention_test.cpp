@@ -360,7 +360,9 @@ TEST(PassesFuseAttention, VitDynamoPackedProjection) {
     const ir::Node* n = fused(opt.graph);
     ASSERT_NE(n, nullptr) << "batch " << batch;
     EXPECT_EQ(count(opt.graph, "Gather"), 0);
-    EXPECT_EQ(count(opt.graph, "Transpose"), 1);
+    // At batch 1 the input's transpose only moves an axis of size 1: fold_transpose_reshape_chain makes
+    // it a Reshape.
+    EXPECT_EQ(count(opt.graph, "Transpose"), batch == 1 ? 0 : 1);
     EXPECT_EQ(count(opt.graph, "Squeeze"), 0);
     EXPECT_EQ(count(opt.graph, "Unsqueeze"), 0);
     EXPECT_EQ(n->inputs[0], n->inputs[1]);
