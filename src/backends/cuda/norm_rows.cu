@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W, (kMinBlocks<T, NV, W>))
     // and convert again in each pass (a few ALU instructions, the same float each time): holding the
     // floats as well took 127 registers at NV = 3 (fewer resident warps; see kMinBlocks).
     constexpr bool kRecompute = sizeof(T) == 2;
-    float v[kRecompute ? 1 : NV][V];
+    float v[kRecompute ? 1 : NV][V] = {};  // set below (float32 rows), unused otherwise
     auto val = [&](int j, int e) -> float {
       if constexpr (kRecompute) {
         float f = load(xp[j].v, e);
