@@ -166,6 +166,11 @@ ir::Node split_node(RuleContext& ctx, const std::vector<Linear>& ls, const std::
 }
 
 bool merge_sibling_matmuls(RuleContext& ctx, size_t i) {
+  // A static activation only: with free sizes the attention's Reshape targets are computed by Shape
+  // nodes at run time, fuse_attention cannot read the packed output as a view, and the Split would stay
+  // as a copy of it (a dynamic-shape BERT export: 13 us a layer at batch 32 in float16).
+  const ir::Node& n = ctx.graph.nodes[i];
+  if (n.inputs.empty() || !static_shape(ctx, n.inputs[0])) return false;
   std::vector<Linear> ls = siblings(ctx, i);
   if (ls.empty()) return false;
   const ir::Node& head = ctx.graph.nodes[i];

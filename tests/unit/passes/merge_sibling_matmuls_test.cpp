@@ -214,6 +214,23 @@ TEST(PassesMergeSiblingMatMuls, DifferentKOrNonConstantWeightsStaySeparate) {
   EXPECT_EQ(count(opt.graph, "Split"), 0);
 }
 
+// A batch of free size: the attention's Reshape targets come from Shape nodes at run time, fuse_attention
+// cannot read a packed view, and the Split would stay as a copy: nothing merges.
+TEST(PassesMergeSiblingMatMuls, ActivationOfFreeShapeStaysSeparate) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  ir::Shape s{Dim::symbol("batch"), Dim::of(kE)};
+  auto x = b.input("x", ir::Type::tensor(DataType::kFloat, s));
+  for (int k = 0; k < 2; ++k)
+    b.output(b.node("MatMul", {x, b.random_normal(k == 0 ? "w0" : "w1", {kE, kE}, 0.3f)}));
+  ir::Model opt = m;
+  optimize(opt, cuda_like_target());
+  EXPECT_EQ(count(opt.graph, "MatMul"), 2);
+  EXPECT_EQ(count(opt.graph, "Split"), 0);
+}
+
 TEST(PassesMergeSiblingMatMuls, RuleCanBeDisabled) {
   ir::Model opt = optimise_and_compare(bert_block(), {"merge_sibling_matmuls"});
   EXPECT_EQ(count(opt.graph, "MatMulBias"), 4);
