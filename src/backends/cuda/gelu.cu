@@ -4,6 +4,7 @@
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/gelu.h"
 #include "backends/cuda/gelu_math.h"
+#include "backends/cuda/pack16.cuh"
 
 namespace tessera::cuda {
 
@@ -112,9 +113,11 @@ __global__ void gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restri
   const auto* xp = reinterpret_cast<const Pack<T, N>*>(x);
   auto* yp = reinterpret_cast<Pack<T, N>*>(y);
   auto apply = [&](const Pack<T, N>& xv) {
-    Pack<T, N> out;
+    float v[N];
 #pragma unroll
-    for (int e = 0; e < N; ++e) store(out.v, e, gelu<F, T>(load(xv.v, e) + b[e], alpha));
+    for (int e = 0; e < N; ++e) v[e] = gelu<F, T>(load(xv.v, e) + b[e], alpha);
+    Pack<T, N> out;
+    store_rounded(out.v, v);
     return out;
   };
   // x is read once (the product's output, last used here): streaming loads (evict-first), so that L2

@@ -3,6 +3,7 @@
 
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/norm_rows.h"
+#include "backends/cuda/pack16.cuh"
 
 namespace tessera::cuda {
 
@@ -154,19 +155,21 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W, (kMinBlocks<T, NV, W>))
       // The scale and the bias where they are used: n values shared by every row, L1 hits whose latency
       // the other warps of the SM hide; held for the whole row they would cost 8 registers a vector.
       const P sc = scale ? scale[idx] : P{}, bi = bias ? bias[idx] : P{};
-      P out;
+      float o[V];
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        float o = ((val(j, e) - pivot) - shifted_mean) * inv;
-        if (scale) o *= load(sc.v, e);
-        if (bias) o += load(bi.v, e);
-        store(out.v, e, o);
+        o[e] = ((val(j, e) - pivot) - shifted_mean) * inv;
+        if (scale) o[e] *= load(sc.v, e);
+        if (bias) o[e] += load(bi.v, e);
       }
+      P out;
+      store_rounded(out.v, o);
       yr[idx] = out;
       if (sum_r) {
-        P sum;
 #pragma unroll
-        for (int e = 0; e < V; ++e) store(sum.v, e, val(j, e));
+        for (int e = 0; e < V; ++e) o[e] = val(j, e);
+        P sum;
+        store_rounded(sum.v, o);
         sum_r[idx] = sum;
       }
     }
