@@ -187,6 +187,29 @@ TEST(PassesMergeSiblingMatMuls, PlainMatMulsOfDifferentWidths) {
   EXPECT_EQ(find(opt.graph, "Split")->outputs.size(), 3u);
 }
 
+// Two biased linear layers and one without a bias on a [B, S, E] activation: one MatMulBias whose bias
+// holds zeros for the third.
+TEST(PassesMergeSiblingMatMuls, MatMulBiasAndPlainMatMulMergeWithZeroBias) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", F({kB, kS, kE}));
+  const char* names[] = {"w0", "w1", "w2"};
+  for (int k = 0; k < 3; ++k) {
+    std::string y = b.node("MatMul", {x, b.random_normal(names[k], {kE, 8 + 4 * k}, 0.3f)});
+    if (k != 2) y = b.node("Add", {y, b.random_normal(std::string(names[k]) + "_b", {8 + 4 * k}, 0.5f)});
+    b.output(b.node("Relu", {y}), F({kB, kS, 8 + 4 * k}));
+  }
+  ir::Model opt = optimise_and_compare(m);
+  ASSERT_EQ(count(opt.graph, "MatMulBias"), 1);
+  EXPECT_EQ(count(opt.graph, "MatMul"), 0);
+  const ir::Tensor* bias = opt.graph.find_initializer(find(opt.graph, "MatMulBias")->inputs[2]);
+  ASSERT_NE(bias, nullptr);
+  ASSERT_EQ(bias->dims, (std::vector<int64_t>{8 + 12 + 16}));
+  for (float v : bias->as<float>().subspan(20)) EXPECT_EQ(v, 0.0f);
+}
+
 TEST(PassesMergeSiblingMatMuls, GemmSiblingsWithAndWithoutBias) {
   for (bool trans_b : {false, true}) {
     ir::Model opt = optimise_and_compare(plain_siblings(true, trans_b));
