@@ -71,6 +71,29 @@ TEST_F(CudaOps, VectorSkipLayerNormalizationMatchesTheReference) {
   }
 }
 
+// BERT's form, which the lean instantiation of the one-warp float16 kernel takes (rows of 768, enough of
+// them for a warp a row, no bias before the normalisation, the output alone): with and without beta, a
+// full skip and one broadcast over the batch, a row count that leaves the last block part-empty.
+TEST_F(CudaOps, VectorSkipLayerNormalizationLeanFormMatchesTheReference) {
+  uint32_t seed = 7700;
+  const DataType t = DataType::kFloat16;
+  for (const rt::Shape& shape : {rt::Shape{16, 128, 768}, rt::Shape{4099, 768}}) {
+    const rt::Shape row_skip(shape.begin() + 1, shape.end());
+    for (const rt::Shape& skip : {shape, row_skip}) {
+      for (bool beta : {true, false}) {
+        OneNode c = node("SkipLayerNormalization", 17, {ir::Attribute::of_float("epsilon", 1e-5f)});
+        c.domain = "com.microsoft";
+        c.inputs = {random_tensor(t, shape, -3.0f, 5.0f, seed++), random_tensor(t, skip, -1.0f, 1.0f, seed++),
+                    random_tensor(t, {768}, -2.0f, 2.0f, seed++)};
+        if (beta) c.inputs.push_back(random_tensor(t, {768}, -1.0f, 1.0f, seed++));
+        expect_matches(c, rtol_for(t), atol_for(t),
+                       label("SkipLayerNormalization lean", rt::shape_str(shape), "skip", rt::shape_str(skip),
+                             beta ? "beta" : "no beta"));
+      }
+    }
+  }
+}
+
 // Issue 12's accuracy case through the skip form's vector path: x + skip near 1000 with a spread of
 // 0.01, in a few rows (several warps a row) and many (a warp a row). The contrib reference kernel
 // accumulates its mean in float32 as ONNX Runtime does (off by up to half an ulp of 1000, which the
