@@ -62,6 +62,13 @@ TEST(CudaGeluMath, ErfGeluWithinOneUlpOfEveryFloat16) {
   EXPECT_LE(s.differs, 16) << "inputs whose float16 result is not the exact value's rounding";
 }
 
+// GELU(inf) = inf (x (1 - h) with h = 0; x - x h was inf - inf = NaN, which the GPU run of 07:02 caught).
+TEST(CudaGeluMath, ErfGeluOfInfinityIsInfinity) {
+  EXPECT_EQ(tessera::cuda::erf_gelu(INFINITY), INFINITY);
+  EXPECT_EQ(tessera::cuda::erf_gelu(1e30f), 1e30f);
+  EXPECT_EQ(tessera::cuda::erf_gelu(-1e30f), 0.0f);
+}
+
 TEST(CudaGeluMath, ErfGeluWithinOneUlpOfEveryBFloat16) {
   auto s = sweep<BFloat16>(true);
   EXPECT_LE(s.worst_ulps, 0.51) << "at x = " << s.worst_x;

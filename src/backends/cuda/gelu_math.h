@@ -19,7 +19,7 @@ namespace tessera::cuda {
 // otherwise compute-bound, not memory-bound. The constants are folded so that nothing but the FMAs sits
 // between the reciprocal and the exponential: 0.5 erfc(z) = t 2^(-u^2 + P'(t)) with u = |x| sqrt(log2(e) / 2)
 // and P' = log2(e) P - 1 (its coefficients rounded to float32 once), t = 1 / (1 + |x| / (2 sqrt 2)); then
-// y = x - x h for x >= 0 and x h below. Checked on the host against 0.5 x erfc(-x / sqrt 2) in double over
+// y = x (1 - h) for x >= 0 and x h below. Checked on the host against 0.5 x erfc(-x / sqrt 2) in double over
 // every finite float16 and bfloat16 input, with the reciprocal and the exponential each also perturbed by
 // 2 float32 ulps either way (the hardware's approximations): the result rounds to the exact GELU's 16-bit
 // value or, within 0.501 ulp of a rounding tie, to its neighbour (float16: 8 of the 63,488 finite inputs,
@@ -47,8 +47,8 @@ TESSERA_HD inline float erf_gelu(float x) {
   p = fmaf(p, t, static_cast<float>(0.37409196 * kLog2e));
   p = fmaf(p, t, static_cast<float>(1.00002368 * kLog2e));
   p = fmaf(p, t, static_cast<float>(-1.26551223 * kLog2e - 1.0));
-  const float xh = x * (t * exp2f(fmaf(-u, u, p)));
-  return x >= 0.0f ? x - xh : xh;
+  const float h = t * exp2f(fmaf(-u, u, p));
+  return x * (x >= 0.0f ? 1.0f - h : h);  // x (1 - h), not x - x h: GELU(inf) is inf, not inf - inf
 }
 
 }  // namespace tessera::cuda

@@ -48,6 +48,6 @@ TESSERA_REGISTER_OPS(fused_matmul_bias_gelu) {
               .input("B", "T")
               .input("bias", "T")
               .output("Y", "T")
-              .types("T", types::tensors({"float16", "float", "double"}))
+              .types("T", types::tensors({"float16", "bfloat16", "float", "double"}))
               .infer(infer_matmul_bias_gelu));
 }

@@ -48,7 +48,7 @@ class MatMulBiasGelu : public rt::OpKernel {
     const rt::Value* ins[] = {ctx.input_slot(0), ctx.input_slot(1)};
     rt::Tensor y = matmul_.run(ctx, ins)[0].tensor();  // ours: the activation goes in place
     const int64_t n = bias.dim(0), rows = n ? y.numel() / n : 0;
-    rt::dispatch(rt::TypeList<float, double, rt::Float16>{}, y.dtype(), "MatMulBiasGelu", [&]<class T>() {
+    rt::dispatch(rt::TypeList<float, double, rt::Float16, rt::BFloat16>{}, y.dtype(), "MatMulBiasGelu", [&]<class T>() {
       T* py = y.data<T>();
       const T* pb = bias.data<T>();
       ctx.threads().parallel_for(
