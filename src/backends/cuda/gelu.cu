@@ -13,7 +13,7 @@ namespace {
 // float16 and bfloat16 outputs: float32 math, whose error stays far below half a float16 ulp (2^-11
 // relative), so the result is the float16 rounding of the exact value, or its neighbour on a rounding
 // boundary.
-template <GeluForm F>
+template <GeluForm F, bool kSubnormals>
 __device__ __forceinline__ float gelu_f32(float x, float alpha) {
   if constexpr (F == GeluForm::kErf) {
     // Near 0, GELU is x/2 + x^2 / sqrt(2 pi) (relative error x^2/6 below 2^-10): strictly above x/2,
@@ -21,7 +21,7 @@ __device__ __forceinline__ float gelu_f32(float x, float alpha) {
     // x^2 term next to it. Rounding the sum up keeps it above the tie, so the 16-bit rounding goes the
     // exact value's way instead of flushing to zero; a zero keeps its sign.
     if (fabsf(x) < 0x1p-10f) return x == 0.0f ? x : __fmaf_ru(0.39894228f * x, x, 0.5f * x);
-    return erf_gelu(x);
+    return erf_gelu<kSubnormals>(x);
   }
   if constexpr (F == GeluForm::kTanh) {
     // x / (1 + exp(-2u)) overflows exp for u below -44, giving -0 where bfloat16 has a subnormal (x =
@@ -61,7 +61,9 @@ __device__ __forceinline__ float gelu_f64(float x, float alpha) {
 template <GeluForm F, class T>
 __device__ __forceinline__ float gelu(float x, float alpha) {
   if constexpr (std::is_same_v<T, float>) return gelu_f64<F>(x, alpha);
-  return gelu_f32<F>(x, alpha);
+  // float16 never sees a float32 subnormal (its own smallest value is 6e-8): the flush-to-zero
+  // exponential is one instruction where exp2f scales around it; bfloat16 keeps float32's range.
+  return gelu_f32<F, std::is_same_v<T, __nv_bfloat16>>(x, alpha);
 }
 
 template <class T, int N>

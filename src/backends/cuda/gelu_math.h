@@ -28,13 +28,18 @@ namespace tessera::cuda {
 // and saves two multiplications of about 30 instructions an element. exp2f (the hardware exponential,
 // subnormal results kept), not __expf, which flushes them to zero: bfloat16 keeps float32's subnormals (GELU
 // of -13.3 is -3e-39).
+// kSubnormals: the exponential keeps float32 subnormal results (exp2f), which bfloat16 outputs need; off
+// (float16 outputs, whose smallest value is 6e-8), the GPU takes the one-instruction flush-to-zero form.
+template <bool kSubnormals = true>
 TESSERA_HD inline float erf_gelu(float x) {
   constexpr double kLog2e = 1.4426950408889634;
   const float a = fabsf(x);
+  const float den = fmaf(a, 0.35355339059327376f, 1.0f);  // >= 1: no subnormal reciprocal
 #ifdef __CUDA_ARCH__
-  const float t = __fdividef(1.0f, fmaf(a, 0.35355339059327376f, 1.0f));  // an approximate reciprocal
+  float t;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(t) : "f"(den));  // one MUFU instruction
 #else
-  const float t = 1.0f / fmaf(a, 0.35355339059327376f, 1.0f);
+  const float t = 1.0f / den;
 #endif
   const float u = a * 0.84932180028801904f;  // sqrt(log2(e) / 2)
   float p = static_cast<float>(0.17087277 * kLog2e);
@@ -47,7 +52,18 @@ TESSERA_HD inline float erf_gelu(float x) {
   p = fmaf(p, t, static_cast<float>(0.37409196 * kLog2e));
   p = fmaf(p, t, static_cast<float>(1.00002368 * kLog2e));
   p = fmaf(p, t, static_cast<float>(-1.26551223 * kLog2e - 1.0));
-  const float h = t * exp2f(fmaf(-u, u, p));
+  const float arg = fmaf(-u, u, p);
+  float e;
+#ifdef __CUDA_ARCH__
+  if constexpr (kSubnormals) {
+    e = exp2f(arg);
+  } else {
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(arg));
+  }
+#else
+  e = exp2f(arg);
+#endif
+  const float h = t * e;
   return x * (x >= 0.0f ? 1.0f - h : h);  // x (1 - h), not x - x h: GELU(inf) is inf, not inf - inf
 }
 
