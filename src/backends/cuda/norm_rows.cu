@@ -56,11 +56,11 @@ __device__ __forceinline__ float team_sum(float v, float* part) {
 // their digits (x - pivot is exact within a factor of 2 of the pivot).
 // Registers decide how many rows are in flight. float16 rows of up to 3 vectors a lane in one-warp
 // teams (BERT, GPT-2 and ViT's 768 values) are held to 80 registers, 6 blocks (24 warps) an SM, and the
-// lean form of that case (no sum_bias, sum, mean or inverse deviation: BERT's SkipLayerNormalization) to
-// 64, 8 blocks (32 warps): a [4096, 768] batch (BERT at batch 32) is then one wave of 4,224 warps on a
-// 132-SM H100; it took 2 waves of 2,112 at the 127 registers of the kernel before the 16-bit rows were
-// converted again in each pass. No spills (ptxas -v); bfloat16 and float32 rows would spill at those
-// bounds and keep their own count.
+// lean form of that case (no sum_bias, mean or inverse deviation; the sum output allowed: the
+// SkipLayerNormalization of BERT, GPT-2 and ViT) to 64, 8 blocks (32 warps): a [4096, 768] batch (BERT
+// at batch 32) is then one wave of 4,224 warps on a 132-SM H100; it took 2 waves of 2,112 at the 127
+// registers of the kernel before the 16-bit rows were converted again in each pass. No spills (ptxas
+// -v: 61 registers); bfloat16 and float32 rows would spill at those bounds and keep their own count.
 template <class T, int NV, int W, bool Lean>
 constexpr int kMinBlocks = W != 1 || NV > 3 || !std::is_same_v<T, __half> ? 1
                            : Lean                                         ? 8
@@ -69,7 +69,7 @@ constexpr int kMinBlocks = W != 1 || NV > 3 || !std::is_same_v<T, __half> ? 1
 template <class T, int NV, int W, bool Lean = false>
 __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W, (kMinBlocks<T, NV, W, Lean>))
     row_norm_vec_kernel(VecArgs<T> a) {
-  if constexpr (Lean) a.sum_bias = nullptr, a.sum_out = nullptr, a.mean = nullptr, a.inv = nullptr;
+  if constexpr (Lean) a.sum_bias = nullptr, a.mean = nullptr, a.inv = nullptr;
   using P = Pack<T>;
   constexpr int V = P::kN;
   constexpr int kTeam = 32 * W;
@@ -190,8 +190,7 @@ void launch_nv(const VecArgs<T>& a, cudaStream_t s) {
   const int64_t blocks = (a.rows + kTeams - 1) / kTeams;
   const auto grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{65535} * 32));
   if constexpr (W == 1 && NV == 3 && std::is_same_v<T, __half>) {
-    if (!a.sum_bias && !a.sum_out && !a.mean && !a.inv)
-      return row_norm_vec_kernel<T, NV, W, true><<<grid, 128, 0, s>>>(a);
+    if (!a.sum_bias && !a.mean && !a.inv) return row_norm_vec_kernel<T, NV, W, true><<<grid, 128, 0, s>>>(a);
   }
   row_norm_vec_kernel<T, NV, W><<<grid, W == 1 ? 128 : 32 * W, 0, s>>>(a);
 }
