@@ -57,6 +57,14 @@
 // Layout (Tessera's own com.tessera ops, for its CPU kernels; what other engines cannot run):
 //   10 fuse_matmul_bias        MatMul over more than two axes + constant bias -> MatMulBias (the 2-D
 //                              case became Gemm at the extended level).
+//   12 fuse_matmul_bias_gelu   (CUDA) MatMulBias + the tanh GELU (recognised by what its nodes compute)
+//                              -> MatMulBiasGelu, cuBLASLt's GELU_BIAS epilogue (GPT-2's MLP); before
+//                              fuse_elementwise would take the GELU's nodes. Never the erf GELU.
+//   15 merge_sibling_matmuls   (CUDA) sibling MatMul/MatMulBias (or Gemm) nodes on one activation with
+//                              constant weights of equal K -> one product over the concatenated weights
+//                              and a Split (BERT's Q, K, V: one [768, 2304] GEMM); after fuse_matmul_bias,
+//                              whose biases it concatenates, before fuse_attention, which then reads q, k
+//                              and v as parts of the packed output and absorbs the Split.
 //   20 fuse_attention          (CUDA) Q/K/V reshapes and transposes, scaled product, mask, Softmax, product
 //                              with V -> FusedAttention (fuse_attention.cpp), before the elementwise
 //                              chains could take its scale and mask.

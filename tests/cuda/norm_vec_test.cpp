@@ -71,6 +71,73 @@ TEST_F(CudaOps, VectorSkipLayerNormalizationMatchesTheReference) {
   }
 }
 
+// BERT's form, which the lean instantiation of the one-warp float16 kernel takes (rows of 768, enough of
+// them for a warp a row, no bias before the normalisation, the output alone): with and without beta, a
+// full skip and one broadcast over the batch, a row count that leaves the last block part-empty.
+TEST_F(CudaOps, VectorSkipLayerNormalizationLeanFormMatchesTheReference) {
+  uint32_t seed = 7700;
+  const DataType t = DataType::kFloat16;
+  for (const rt::Shape& shape : {rt::Shape{16, 128, 768}, rt::Shape{4099, 768}}) {
+    const rt::Shape row_skip(shape.begin() + 1, shape.end());
+    for (const rt::Shape& skip : {shape, row_skip}) {
+      for (bool beta : {true, false}) {
+        OneNode c = node("SkipLayerNormalization", 17, {ir::Attribute::of_float("epsilon", 1e-5f)});
+        c.domain = "com.microsoft";
+        c.inputs = {random_tensor(t, shape, -3.0f, 5.0f, seed++), random_tensor(t, skip, -1.0f, 1.0f, seed++),
+                    random_tensor(t, {768}, -2.0f, 2.0f, seed++)};
+        if (beta) c.inputs.push_back(random_tensor(t, {768}, -1.0f, 1.0f, seed++));
+        expect_matches(c, rtol_for(t), atol_for(t),
+                       label("SkipLayerNormalization lean", rt::shape_str(shape), "skip", rt::shape_str(skip),
+                             beta ? "beta" : "no beta"));
+      }
+    }
+  }
+}
+
+// The lean kernel with the sum output (GPT-2 and ViT's pre-LN residual): the node's outputs are y and the
+// sum, mean and inverse deviation left out; both against the reference.
+TEST_F(CudaOps, VectorSkipLayerNormalizationLeanFormWithSumMatchesTheReference) {
+  const DataType t = DataType::kFloat16;
+  const rt::Shape shape{4097, 768};
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}, {"com.microsoft", 1}};
+  ir::GraphBuilder b(m.graph);
+  auto ty = [&](const rt::Shape& s) {
+    ir::Shape d;
+    for (int64_t v : s) d.push_back(ir::Dim::of(v));
+    return ir::Type::tensor(t, d);
+  };
+  const rt::Tensor x = random_tensor(t, shape, -3.0f, 5.0f, 7800),
+                   skip = random_tensor(t, shape, -1, 1, 7801), gamma = random_tensor(t, {768}, -2, 2, 7802),
+                   beta = random_tensor(t, {768}, -1, 1, 7803);
+  ir::Node n;
+  n.op_type = "SkipLayerNormalization";
+  n.domain = "com.microsoft";
+  n.name = "op";
+  n.inputs = {b.input("x", ty(shape)), b.input("skip", ty(shape)), b.input("gamma", ty({768})),
+              b.input("beta", ty({768}))};
+  n.outputs = {"y", "", "", "sum"};
+  n.attributes = {ir::Attribute::of_float("epsilon", 1e-5f)};
+  m.graph.add_node(std::move(n));
+  b.output("y", ty(shape));
+  b.output("sum", ty(shape));
+  const std::vector<std::pair<std::string, rt::Value>> feeds = {
+      {"x", rt::Value(x)}, {"skip", rt::Value(skip)}, {"gamma", rt::Value(gamma)}, {"beta", rt::Value(beta)}};
+  rt::Session gpu(m, {.optimization = rt::OptLevel::kNone,
+                      .backend = "cuda",
+                      .precision = tessera::passes::Precision::kFp32});
+  rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1, .reference_kernels = true});
+  size_t on_gpu = 0;
+  for (const auto& bi : gpu.backends())
+    if (bi.name == "cuda") on_gpu += bi.nodes;
+  EXPECT_EQ(on_gpu, 1u);
+  const auto got = gpu.run(feeds), want = ref.run(feeds);
+  ASSERT_EQ(got.size(), 2u);
+  expect_near(got[0].tensor(), want[0].tensor(), rtol_for(t), atol_for(t), "lean y");
+  expect_near(got[1].tensor(), want[1].tensor(), rtol_for(t), atol_for(t), "lean sum");
+}
+
 // Issue 12's accuracy case through the skip form's vector path: x + skip near 1000 with a spread of
 // 0.01, in a few rows (several warps a row) and many (a warp a row). The contrib reference kernel
 // accumulates its mean in float32 as ONNX Runtime does (off by up to half an ulp of 1000, which the

@@ -3,44 +3,17 @@
 
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/gelu.h"
+#include "backends/cuda/gelu_math.h"
+#include "backends/cuda/pack16.cuh"
 
 namespace tessera::cuda {
 
 namespace {
 
-// Phi(x) = 0.5 erfc(-x / sqrt 2), the normal distribution function, from erfc(z) = t exp(-z^2 + P(t)),
-// t = 1 / (1 + z / 2), z = |x| / sqrt 2, with P the degree-9 Chebyshev fit of Numerical Recipes (2nd
-// ed., section 6.2: fractional error below 1.2e-7 for every z >= 0). A fraction of erfcf's instructions
-// (one approximate reciprocal, nine FMAs, one hardware exponential): at 16 bits the erf GELU is
-// otherwise compute-bound, not memory-bound. Evaluated in float32 it stays within 1.5e-6 relative of the
-// exact GELU over every finite float16 input, far below half a float16 ulp (2^-11), and rounds to the exact
-// GELU's bfloat16 value at every one of the 65,536 bfloat16 inputs, subnormal results included (both checked
-// against double on the host, with the host's float32 exp2f and fmaf, also with the reciprocal and the
-// exponential each perturbed by 2 float32 ulps either way).
-__device__ __forceinline__ float normal_cdf(float x) {
-  const float z = fabsf(x) * 0.70710678118654752f;
-  const float t = __fdividef(1.0f, fmaf(0.5f, z, 1.0f));  // 1 to 0; an approximate reciprocal is plenty
-  float p = 0.17087277f;
-  p = fmaf(p, t, -0.82215223f);
-  p = fmaf(p, t, 1.48851587f);
-  p = fmaf(p, t, -1.13520398f);
-  p = fmaf(p, t, 0.27886807f);
-  p = fmaf(p, t, -0.18628806f);
-  p = fmaf(p, t, 0.09678418f);
-  p = fmaf(p, t, 0.37409196f);
-  p = fmaf(p, t, 1.00002368f);
-  p = fmaf(p, t, -1.26551223f);
-  // exp2f (the hardware exponential, subnormal results kept), not __expf, which flushes them to zero:
-  // bfloat16 keeps float32's subnormals (GELU of -13.3 is -3e-39). The argument's rounding after the
-  // scaling by log2(e) costs at most |arg| * 2^-24 relative, 6e-6 at the far end of bfloat16's range.
-  const float half_erfc = 0.5f * t * exp2f(fmaf(-z, z, p) * 1.4426950408889634f);
-  return x >= 0.0f ? 1.0f - half_erfc : half_erfc;
-}
-
 // float16 and bfloat16 outputs: float32 math, whose error stays far below half a float16 ulp (2^-11
 // relative), so the result is the float16 rounding of the exact value, or its neighbour on a rounding
 // boundary.
-template <GeluForm F>
+template <GeluForm F, bool kSubnormals>
 __device__ __forceinline__ float gelu_f32(float x, float alpha) {
   if constexpr (F == GeluForm::kErf) {
     // Near 0, GELU is x/2 + x^2 / sqrt(2 pi) (relative error x^2/6 below 2^-10): strictly above x/2,
@@ -48,7 +21,7 @@ __device__ __forceinline__ float gelu_f32(float x, float alpha) {
     // x^2 term next to it. Rounding the sum up keeps it above the tie, so the 16-bit rounding goes the
     // exact value's way instead of flushing to zero; a zero keeps its sign.
     if (fabsf(x) < 0x1p-10f) return x == 0.0f ? x : __fmaf_ru(0.39894228f * x, x, 0.5f * x);
-    return x * normal_cdf(x);
+    return erf_gelu<kSubnormals>(x);
   }
   if constexpr (F == GeluForm::kTanh) {
     // x / (1 + exp(-2u)) overflows exp for u below -44, giving -0 where bfloat16 has a subnormal (x =
@@ -88,7 +61,9 @@ __device__ __forceinline__ float gelu_f64(float x, float alpha) {
 template <GeluForm F, class T>
 __device__ __forceinline__ float gelu(float x, float alpha) {
   if constexpr (std::is_same_v<T, float>) return gelu_f64<F>(x, alpha);
-  return gelu_f32<F>(x, alpha);
+  // float16 never sees a float32 subnormal (its own smallest value is 6e-8): the flush-to-zero
+  // exponential is one instruction where exp2f scales around it; bfloat16 keeps float32's range.
+  return gelu_f32<F, std::is_same_v<T, __nv_bfloat16>>(x, alpha);
 }
 
 template <class T, int N>
@@ -140,21 +115,30 @@ __global__ void gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restri
   const auto* xp = reinterpret_cast<const Pack<T, N>*>(x);
   auto* yp = reinterpret_cast<Pack<T, N>*>(y);
   auto apply = [&](const Pack<T, N>& xv) {
-    Pack<T, N> out;
+    float v[N];
 #pragma unroll
-    for (int e = 0; e < N; ++e) store(out.v, e, gelu<F, T>(load(xv.v, e) + b[e], alpha));
+    for (int e = 0; e < N; ++e) v[e] = gelu<F, T>(load(xv.v, e) + b[e], alpha);
+    Pack<T, N> out;
+    store_rounded(out.v, v);
     return out;
+  };
+  // x is read once (the product's output, last used here): streaming loads (evict-first), so that L2
+  // keeps y for the next product, which reads it.
+  auto read = [&](int64_t i) {
+    Pack<T, N> v;
+    *reinterpret_cast<int4*>(&v) = __ldcs(reinterpret_cast<const int4*>(xp + i));
+    return v;
   };
   // Two rows an iteration, both loads issued before either is used: twice the bytes in flight.
   const int64_t stride = gridDim.y;
   int64_t r = blockIdx.y;
   for (; r + stride < rows; r += 2 * stride) {
     const int64_t i = r * cgroups + cg, k = i + stride * cgroups;
-    const Pack<T, N> x0 = xp[i], x1 = xp[k];
+    const Pack<T, N> x0 = read(i), x1 = read(k);
     yp[i] = apply(x0);
     yp[k] = apply(x1);
   }
-  if (r < rows) yp[r * cgroups + cg] = apply(xp[r * cgroups + cg]);
+  if (r < rows) yp[r * cgroups + cg] = apply(read(r * cgroups + cg));
 }
 
 // About 16 blocks of 128 threads an SM on a 132-SM H100; each thread walks rows of its column.

@@ -91,6 +91,7 @@ LtMatmul::Plan& LtMatmul::plan(const LtProblem& p, const void* bias) const {
   if (p.epilogue == Epilogue::kBias) epi = CUBLASLT_EPILOGUE_BIAS;
   if (p.epilogue == Epilogue::kBiasRelu) epi = CUBLASLT_EPILOGUE_RELU_BIAS;
   if (p.epilogue == Epilogue::kRelu) epi = CUBLASLT_EPILOGUE_RELU;
+  if (p.epilogue == Epilogue::kBiasGelu) epi = CUBLASLT_EPILOGUE_GELU_BIAS;
   set_desc(pl->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, epi);
   // The heuristic reads the bias address for its alignment (the problem's `align` covers it too).
   if (epi != CUBLASLT_EPILOGUE_DEFAULT && epi != CUBLASLT_EPILOGUE_RELU)
@@ -136,7 +137,7 @@ void LtMatmul::run(rt::KernelContext& ctx, const LtProblem& p, const void* a, co
   if (p.m == 0 || p.n == 0 || p.batch == 0) return;
   std::lock_guard lock(mu_);  // the plan's descriptor takes this call's bias pointer
   Plan& pl = plan(p, bias);
-  if (p.epilogue == Epilogue::kBias || p.epilogue == Epilogue::kBiasRelu)
+  if (p.epilogue == Epilogue::kBias || p.epilogue == Epilogue::kBiasRelu || p.epilogue == Epilogue::kBiasGelu)
     set_desc(pl.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   rt::Tensor ws;
   void* ws_ptr = nullptr;

@@ -1,5 +1,5 @@
 // Row-major matrix products on cuBLASLt: D = alpha * op(A) * op(B) + beta * D, batched with constant
-// strides, with an optional bias (one value per column of D) and ReLU applied in the epilogue.
+// strides, with an optional bias (one value per column of D) and ReLU or GELU applied in the epilogue.
 //
 // cuBLASLt is column-major; a row-major [r, c] matrix is the column-major [c, r] one, so the kernel asks
 // for D^T = op(B)^T * op(A)^T with the operands swapped. Float32 computes in float32 (no TF32: the
@@ -18,7 +18,9 @@
 
 namespace tessera::cuda {
 
-enum class Epilogue { kNone, kBias, kBiasRelu, kRelu };
+// kBiasGelu: cuBLASLt's GELU_BIAS, the tanh approximation of GELU (what PyTorch's _addmm_activation
+// relies on for gelu(approximate="tanh")); never for the erf GELU.
+enum class Epilogue { kNone, kBias, kBiasRelu, kRelu, kBiasGelu };
 
 // One product in row-major terms. A is [m, k] ([k, m] stored when ta), B [k, n] ([n, k] when tb), D
 // [m, n]; `batch` products `stride_*` elements apart (0: the operand is shared by all of them).

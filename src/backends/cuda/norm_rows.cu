@@ -1,7 +1,9 @@
 #include <algorithm>
+#include <type_traits>
 
 #include "backends/cuda/device_types.cuh"
 #include "backends/cuda/norm_rows.h"
+#include "backends/cuda/pack16.cuh"
 
 namespace tessera::cuda {
 
@@ -52,8 +54,22 @@ __device__ __forceinline__ float team_sum(float v, float* part) {
 // in flight at once, then two passes over the registers give the mean and the variance as the general
 // kernel does: the row is shifted by its first element, so values near 1000 with a spread of 0.01 keep
 // their digits (x - pivot is exact within a factor of 2 of the pivot).
-template <class T, int NV, int W>
-__global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(VecArgs<T> a) {
+// Registers decide how many rows are in flight. float16 rows of up to 3 vectors a lane in one-warp
+// teams (BERT, GPT-2 and ViT's 768 values) are held to 80 registers, 6 blocks (24 warps) an SM, and the
+// lean form of that case (no sum_bias, mean or inverse deviation; the sum output allowed: the
+// SkipLayerNormalization of BERT, GPT-2 and ViT) to 64, 8 blocks (32 warps): a [4096, 768] batch (BERT
+// at batch 32) is then one wave of 4,224 warps on a 132-SM H100; it took 2 waves of 2,112 at the 127
+// registers of the kernel before the 16-bit rows were converted again in each pass. No spills (ptxas
+// -v: 61 registers); bfloat16 and float32 rows would spill at those bounds and keep their own count.
+template <class T, int NV, int W, bool Lean>
+constexpr int kMinBlocks = W != 1 || NV > 3 || !std::is_same_v<T, __half> ? 1
+                           : Lean                                         ? 8
+                                                                          : 6;
+
+template <class T, int NV, int W, bool Lean = false>
+__global__ void __launch_bounds__(W == 1 ? 128 : 32 * W, (kMinBlocks<T, NV, W, Lean>))
+    row_norm_vec_kernel(VecArgs<T> a) {
+  if constexpr (Lean) a.sum_bias = nullptr, a.mean = nullptr, a.inv = nullptr;
   using P = Pack<T>;
   constexpr int V = P::kN;
   constexpr int kTeam = 32 * W;
@@ -71,9 +87,9 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
     const int64_t skip_base = a.skip ? base % a.skip_n : 0;
     const P* xr = reinterpret_cast<const P*>(a.x + base);
     const P* sr = a.skip ? reinterpret_cast<const P*>(a.skip + skip_base) : nullptr;
-    // Every load of the row, the scale and the bias is issued before the first use of any: a warp
-    // stalls at the first use of a pending load, so a use between loads would serialise the round trips.
-    P xp[NV], sp[NV], bp[NV], sc[NV], bi[NV];
+    // Every load of the row is issued before the first use of any: a warp stalls at the first use of a
+    // pending load, so a use between loads would serialise the round trips.
+    P xp[NV], sp[NV], bp[NV];
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
       const int idx = lane + j * kTeam;
@@ -81,10 +97,8 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
         xp[j] = xr[idx];
         if (sr) sp[j] = sr[idx];
         if (sum_bias) bp[j] = sum_bias[idx];
-        if (scale) sc[j] = scale[idx];
-        if (bias) bi[j] = bias[idx];
       } else {
-        xp[j] = sp[j] = bp[j] = sc[j] = bi[j] = P{};  // past the row: computed, never summed or stored
+        xp[j] = sp[j] = bp[j] = P{};  // past the row: computed, never summed or stored
       }
     }
     // The pivot is the row's first value, computed exactly as its vector lane computes it.
@@ -94,7 +108,21 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
       if (sr) pivot += load(a.skip, skip_base);
       if (sum_bias) pivot += load(a.sum_bias, 0);
     }
-    float v[NV][V];
+    // The row's values x (+ skip) (+ sum_bias) in float32. 16-bit rows keep only the loaded vectors
+    // and convert again in each pass (a few ALU instructions, the same float each time): holding the
+    // floats as well took 127 registers at NV = 3 (fewer resident warps; see kMinBlocks).
+    constexpr bool kRecompute = sizeof(T) == 2;
+    float v[kRecompute ? 1 : NV][V] = {};  // set below (float32 rows), unused otherwise
+    auto val = [&](int j, int e) -> float {
+      if constexpr (kRecompute) {
+        float f = load(xp[j].v, e);
+        if (sr) f += load(sp[j].v, e);
+        if (sum_bias) f += load(bp[j].v, e);
+        return f;
+      } else {
+        return v[j][e];
+      }
+    };
     float s = 0.0f;
 #pragma unroll
     for (int j = 0; j < NV; ++j) {
@@ -103,7 +131,7 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
         float f = load(xp[j].v, e);
         if (sr) f += load(sp[j].v, e);
         if (sum_bias) f += load(bp[j].v, e);
-        v[j][e] = f;
+        if constexpr (!kRecompute) v[j][e] = f;
         if (lane + j * kTeam < nvec) s += f - pivot;
       }
     }
@@ -114,7 +142,7 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
       if (lane + j * kTeam >= nvec) continue;
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        const float d = (v[j][e] - pivot) - shifted_mean;
+        const float d = (val(j, e) - pivot) - shifted_mean;
         q += d * d;
       }
     }
@@ -129,19 +157,24 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W) row_norm_vec_kernel(Vec
     for (int j = 0; j < NV; ++j) {
       const int idx = lane + j * kTeam;
       if (idx >= nvec) continue;
-      P out;
+      // The scale and the bias where they are used: n values shared by every row, L1 hits whose latency
+      // the other warps of the SM hide; held for the whole row they would cost 8 registers a vector.
+      const P sc = scale ? scale[idx] : P{}, bi = bias ? bias[idx] : P{};
+      float o[V];
 #pragma unroll
       for (int e = 0; e < V; ++e) {
-        float o = ((v[j][e] - pivot) - shifted_mean) * inv;
-        if (scale) o *= load(sc[j].v, e);
-        if (bias) o += load(bi[j].v, e);
-        store(out.v, e, o);
+        o[e] = ((val(j, e) - pivot) - shifted_mean) * inv;
+        if (scale) o[e] *= load(sc.v, e);
+        if (bias) o[e] += load(bi.v, e);
       }
+      P out;
+      store_rounded(out.v, o);
       yr[idx] = out;
       if (sum_r) {
-        P sum;
 #pragma unroll
-        for (int e = 0; e < V; ++e) store(sum.v, e, v[j][e]);
+        for (int e = 0; e < V; ++e) o[e] = val(j, e);
+        P sum;
+        store_rounded(sum.v, o);
         sum_r[idx] = sum;
       }
     }
@@ -156,6 +189,9 @@ void launch_nv(const VecArgs<T>& a, cudaStream_t s) {
   constexpr int kTeams = W == 1 ? 4 : 1;
   const int64_t blocks = (a.rows + kTeams - 1) / kTeams;
   const auto grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{65535} * 32));
+  if constexpr (W == 1 && NV == 3 && std::is_same_v<T, __half>) {
+    if (!a.sum_bias && !a.mean && !a.inv) return row_norm_vec_kernel<T, NV, W, true><<<grid, 128, 0, s>>>(a);
+  }
   row_norm_vec_kernel<T, NV, W><<<grid, W == 1 ? 128 : 32 * W, 0, s>>>(a);
 }
 
