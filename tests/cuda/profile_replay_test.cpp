@@ -19,7 +19,7 @@ using ir::Type;
 
 namespace {
 
-constexpr int64_t kRows = 4096, kCols = 2048;
+constexpr int64_t kRows = 8192, kCols = 2048;
 
 std::vector<float> wave(size_t n, float f, float scale) {
   std::vector<float> v(n);
