@@ -79,7 +79,8 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
 // what tracing cost.
 void print_trace(const profiler::TraceSummary& t, size_t runs) {
   if (t.layers_source == "replayed graph")
-    fmt::print("layers from {} traced replays of the captured CUDA graph\n", runs);
+    fmt::print("layers from {} traced replays of the captured CUDA graph (work tied to nodes by {})\n", runs,
+               t.method);
   else
     fmt::print("layers from {} traced runs after the timed ones, node by node{}\n", runs,
                t.note.empty() ? "" : fmt::format(" ({})", t.note));

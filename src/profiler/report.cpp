@@ -82,7 +82,10 @@ void LayerTable::add(const rt::RunStats& run) {
   if (run.device_us > 0) {
     traced_runs_++;
     device_total_us_ += run.device_us;
-    if (run.layers_from_replay) replayed_runs_++;
+    if (run.layers_from_replay) {
+      replayed_runs_++;
+      replay_method_ = run.replay_trace_method;
+    }
   }
 }
 
@@ -103,11 +106,13 @@ TraceSummary summarize_trace(const LayerTable& table, const std::vector<double>&
     t.span_sum_ms = table.span_total_us() / 1000.0 / n;
   }
   t.note = note;
+  if (replayed > 0) t.method = table.replay_method();
   return t;
 }
 
 nlohmann::json trace_json(const TraceSummary& t) {
   return {{"layers_source", t.layers_source},
+          {"method", t.method},
           {"untraced_run_ms", t.untraced_run_ms},
           {"traced_run_ms", t.traced_run_ms},
           {"overhead_percent", t.overhead_percent()},

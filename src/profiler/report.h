@@ -42,16 +42,19 @@ class LayerTable {
   double device_total_us() const { return device_total_us_; }
   int traced_runs() const { return traced_runs_; }
   int replayed_runs() const { return replayed_runs_; }
+  const std::string& replay_method() const { return replay_method_; }  // of the last traced replay
 
  private:
   std::map<std::pair<std::string, uint64_t>, Layer> by_node_;
   double total_us_ = 0, span_total_us_ = 0, device_total_us_ = 0;
   int traced_runs_ = 0, replayed_runs_ = 0;
+  std::string replay_method_;
 };
 
 // How the layer times relate to the run they came from (a GPU profile: traced runs after untraced ones).
 struct TraceSummary {
   std::string layers_source;  // "replayed graph", "node by node" (traced), "host" (timed inline)
+  std::string method;         // replayed: how records were tied to nodes ("graph node ids", "launch order")
   double untraced_run_ms = 0, traced_run_ms = 0;  // medians of the runs' own time (RunStats::total_us)
   double device_ms = 0;                           // mean device end-to-end time of a traced run
   double layer_sum_ms = 0, span_sum_ms = 0;       // per traced run

@@ -273,12 +273,13 @@ void add_trace(const std::vector<TraceRecord>& records, std::vector<NodeEvent>& 
 // The replayed nodes' device times from the traced replay's records; false (with the reason in `why`)
 // where they do not match the capture.
 bool add_replay_trace(const DeviceReplay& r, size_t first, std::vector<TraceRecord> records,
-                      std::vector<NodeEvent>& events, std::string& why) {
+                      std::vector<NodeEvent>& events, std::string& why, std::string& method) {
   if (first + r.layout.size() > events.size()) {
     why = "the replayed nodes' events are missing";
     return false;
   }
   ReplayAttribution a = attribute_replay(r.layout, std::move(records));
+  method = a.method;
   if (!a.ok) {
     why = a.problem;
     return false;
@@ -306,10 +307,12 @@ bool Session::collect_trace(RunContext& rc) {
       (r.id == kReplayTraceId ? replayed : nodes).push_back(std::move(r));
     }
   stats_.layers_from_replay = false;
+  stats_.replay_trace_method.clear();
   add_trace(nodes, stats_.events);
   if (rc.replay_events != SIZE_MAX) {
     std::string why;
-    if (!add_replay_trace(*replay_, rc.replay_events, std::move(replayed), stats_.events, why)) {
+    if (!add_replay_trace(*replay_, rc.replay_events, std::move(replayed), stats_.events, why,
+                          stats_.replay_trace_method)) {
       replay_->trace_disabled = true;
       replay_->trace_note = "a traced replay did not match the capture: " + why;
       return false;

@@ -101,6 +101,7 @@ struct RunStats {
   // from the nodes run one by one, each launched from the host).
   double device_us = 0;
   bool layers_from_replay = false;
+  std::string replay_trace_method;  // how: "graph node ids" or "launch order" (runtime/replay_trace.h)
   // Why a profiled run of a replayed model could not take its layers from a traced replay (empty when
   // it did, or when it was not tried).
   std::string replay_trace_note;

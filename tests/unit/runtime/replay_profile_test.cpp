@@ -210,9 +210,11 @@ class ReplayProfile : public ::testing::Test {
     EXPECT_EQ(s.last_stats().device_graph_replays, 1u) << s.last_stats().device_graph_note;
     // The simulated replay computes nothing (its outputs are stale): only the node-by-node runs are checked.
     auto outs = s.run({{"x", x}}, {}, {.profile = true});
-    if (!s.last_stats().layers_from_replay)
-      for (size_t i = 0; i < xv.size(); ++i)
+    if (!s.last_stats().layers_from_replay) {
+      for (size_t i = 0; i < xv.size(); ++i) {
         EXPECT_FLOAT_EQ(outs[0].tensor().data<float>()[i], std::max(0.0f, std::max(0.0f, xv[i]) + xv[i]));
+      }
+    }
     return s.last_stats();
   }
   static rt::Session session() {
@@ -230,8 +232,9 @@ const rt::NodeEvent& event(const rt::RunStats& st, const std::string& name) {
   throw std::runtime_error("no event for " + name);
 }
 
-void expect_replayed_layers(const rt::RunStats& st) {
+void expect_replayed_layers(const rt::RunStats& st, const std::string& method) {
   ASSERT_TRUE(st.layers_from_replay) << st.replay_trace_note;
+  EXPECT_EQ(st.replay_trace_method, method);
   EXPECT_EQ(st.device_graph_replays, 2u) << "the profiled run replayed";
   ASSERT_EQ(st.events.size(), 5u) << "copy in, relu, add, relu2, copy out";
   EXPECT_EQ(event(st, "relu").duration_us, 10);
@@ -257,13 +260,13 @@ void expect_replayed_layers(const rt::RunStats& st) {
 
 TEST_F(ReplayProfile, AProfiledRunReplaysTheGraphAndTiesItsRecordsToTheNodesByKey) {
   rt::Session s = session();
-  expect_replayed_layers(profile(s));
+  expect_replayed_layers(profile(s), "graph node ids");
 }
 
 TEST_F(ReplayProfile, WithoutKeysTheRecordsAreTiedByLaunchOrder) {
   sim_.keyed = false;
   rt::Session s = session();
-  expect_replayed_layers(profile(s));
+  expect_replayed_layers(profile(s), "launch order");
 }
 
 TEST_F(ReplayProfile, AReplayThatDoesNotMatchItsCaptureIsProfiledNodeByNode) {
