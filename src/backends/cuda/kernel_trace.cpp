@@ -15,7 +15,8 @@ namespace tessera::cuda {
 
 namespace {
 
-constexpr size_t kBufferBytes = 8 << 20;
+constexpr size_t kBufferBytes = 4 << 20;
+constexpr size_t kSpareBuffers = 3;  // zeroed ahead of each traced run
 constexpr size_t kAlign = 8;
 constexpr CUpti_ExternalCorrelationKind kKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 // API records are needed for the external correlation records (one per API call under a pushed id);
@@ -44,8 +45,48 @@ Collected& collected() {
   return c;
 }
 
+// Activity buffers, zeroed before CUPTI gets them (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER):
+// otherwise CUPTI zeroes each buffer itself in the thread that launches, inside the traced run (4 MiB,
+// about a millisecond). Spares are zeroed when a trace starts; a returned buffer is zeroed where it was
+// written and kept for the next request.
+struct BufferPool {
+  std::mutex mu;
+  std::vector<uint8_t*> spare;
+};
+
+BufferPool& pool() {
+  static BufferPool p;
+  return p;
+}
+
+uint8_t* zeroed_buffer() {
+  auto* b = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
+  if (b) std::memset(b, 0, kBufferBytes);
+  return b;
+}
+
+void fill_pool() {
+  BufferPool& p = pool();
+  std::lock_guard lock(p.mu);
+  while (p.spare.size() < kSpareBuffers)
+    if (uint8_t* b = zeroed_buffer()) {
+      p.spare.push_back(b);
+    } else {
+      break;
+    }
+}
+
 void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-  *buffer = static_cast<uint8_t*>(std::aligned_alloc(kAlign, kBufferBytes));
+  *buffer = nullptr;
+  {
+    BufferPool& p = pool();
+    std::lock_guard lock(p.mu);
+    if (!p.spare.empty()) {
+      *buffer = p.spare.back();
+      p.spare.pop_back();
+    }
+  }
+  if (!*buffer) *buffer = zeroed_buffer();
   *size = *buffer ? kBufferBytes : 0;
   *max_records = 0;
 }
@@ -100,7 +141,14 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     CUpti_Activity* r = nullptr;
     while (cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS) take(r, c);
   }
-  std::free(buffer);
+  std::memset(buffer, 0, valid);
+  BufferPool& p = pool();
+  std::lock_guard lock(p.mu);
+  if (p.spare.size() < 2 * kSpareBuffers) {
+    p.spare.push_back(buffer);
+  } else {
+    std::free(buffer);
+  }
 }
 
 std::string cupti_error(CUptiResult r, const char* what) {
@@ -220,8 +268,12 @@ bool KernelTrace::start() {
       error_ = cupti_error(r, "cuptiActivityRegisterCallbacks");
       return false;
     }
+    uint8_t zeroed = 1;
+    size_t bytes = sizeof zeroed;
+    cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &bytes, &zeroed);
     registered_ = true;
   }
+  fill_pool();
   for (CUpti_ActivityKind k : kKinds) {
     if (enabled_) break;
     if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) {
