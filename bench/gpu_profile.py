@@ -3,7 +3,9 @@
 
 Exports each model as bench/gpu_inference.py does (same random weights, dynamo exporter), profiles it
 with per-layer device times, and writes per cell the JSON report (profile_<model>_b<batch>.json) and a
-summary (time by operator, the slowest layers, achieved bandwidth-free TFLOP/s) to profile.md. Run on the
+summary (time by operator, the slowest layers, achieved bandwidth-free TFLOP/s; where the layers came
+from, their sum against the device end-to-end time and the profiling overhead: issue 13's criteria) to
+profile.md. The inputs and outputs stay on the GPU (--device-io, as the benchmark runs) unless --host-io. Run on the
 GPU test machine: `bash scripts/gpu-check.sh OUT profile` (MODELS and BATCHES choose the cells).
 """
 import argparse
@@ -33,6 +35,18 @@ def summary(name, batch, rep):
     lat = rep["latency_ms"]["median"]
     lines.append(f"median {lat:.3f} ms, layer sum {rep.get('layer_sum_ms', 0):.3f} ms, "
                  f"precision {rep.get('precision', {}).get('compute', '?') if isinstance(rep.get('precision'), dict) else rep.get('precision')}")
+    t = rep.get("trace")
+    if t:
+        # Issue 13's criteria: layer sum within 5% of the device end-to-end time, overhead under 3%.
+        lines.append(f"layers from {t['layers_source']}: device end-to-end {t['device_ms']:.3f} ms, layer sum "
+                     f"{t['layer_sum_ms']:.3f} ms ({t['layer_sum_percent_of_device']:.1f}%), spans "
+                     f"{t['span_sum_ms']:.3f} ms; run {t['untraced_run_ms']:.3f} ms untraced, "
+                     f"{t['traced_run_ms']:.3f} ms traced (overhead {t['overhead_percent']:+.1f}%)"
+                     + (f"; note: {t['note']}" if t.get("note") else ""))
+        ok_sum = abs(t["layer_sum_percent_of_device"] - 100) <= 5
+        ok_overhead = t["overhead_percent"] < 3
+        lines.append(f"criteria: layer sum within 5% of the device end-to-end time: {'yes' if ok_sum else 'NO'}; "
+                     f"profiling overhead under 3%: {'yes' if ok_overhead else 'NO'}")
     by_op = collections.defaultdict(lambda: [0.0, 0])
     for layer in rep["layers"]:
         key = (layer["op_type"], layer["backend"])
@@ -57,6 +71,8 @@ def main():
     ap.add_argument("--work", default="/tmp/tessera-gpu-bench")
     ap.add_argument("--out", required=True)
     ap.add_argument("--extra", default="", help="more `tessera profile` options, space separated")
+    ap.add_argument("--host-io", action="store_true",
+                    help="profile with the inputs' and outputs' host copies (default: --device-io, as the benchmark)")
     a = ap.parse_args()
     md = []
     bad = 0
@@ -64,7 +80,8 @@ def main():
         for batch in [int(b) for b in a.batches.split(",")]:
             d = gi.export(name, batch, a.work)
             report = os.path.join(a.out, f"profile_{name}_b{batch}.json")
-            rep, text = profile(a.tessera, d, report, a.extra.split())
+            extra = a.extra.split() + ([] if a.host_io else ["--device-io"])
+            rep, text = profile(a.tessera, d, report, extra)
             if rep is None:
                 md += [f"## {name} batch {batch}", "", "failed: " + text, ""]
                 bad += 1

@@ -41,8 +41,11 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
   size_t kernel_width = 10;
   for (size_t i = 0; i < layers.size() && i < limit; ++i)
     kernel_width = std::max(kernel_width, kernel_of(layers[i]).size());
-  fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6} {:>10} {:>6}  {}\n", "#", "node", "op", "kernel",
-             kernel_width, "calls", "time ms", "%", "output shape");
+  // Traced GPU runs: each layer's span too (its first kernel's start to the next layer's), launch gaps in.
+  const bool spans = std::any_of(layers.begin(), layers.end(), [](const Layer& l) { return l.span_us > 0; });
+  fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6} {:>10} {:>6}{}  {}\n", "#", "node", "op", "kernel",
+             kernel_width, "calls", "time ms", "%", spans ? fmt::format(" {:>10}", "span ms") : "",
+             "output shape");
   size_t shown = 0;
   for (const auto& l : layers) {
     if (shown++ == limit) {
@@ -54,8 +57,9 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
     if (name.size() > 36) name = "..." + name.substr(name.size() - 33);
     double ms = l.total_us / 1000.0 / runs;
     double pct = layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0;
-    fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6.0f} {:>10.4f} {:>6.2f}  {}\n", shown, name, l.op_type,
+    fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6.0f} {:>10.4f} {:>6.2f}{}  {}\n", shown, name, l.op_type,
                kernel_of(l), kernel_width, static_cast<double>(l.calls) / runs, ms, pct,
+               spans ? fmt::format(" {:>10.4f}", l.span_us / 1000.0 / runs) : "",
                shapes_str(l.output_shapes));
     if (!l.fused_from.empty()) {
       std::string from;
@@ -69,6 +73,22 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
       fmt::print("{:>6}ran: {}\n", "", ran);
     }
   }
+}
+
+// Where the layers of a GPU profile came from, how they add up to the device's end-to-end time, and
+// what tracing cost.
+void print_trace(const profiler::TraceSummary& t, size_t runs) {
+  if (t.layers_source == "replayed graph")
+    fmt::print("layers from {} traced replays of the captured CUDA graph (work tied to nodes by {})\n", runs,
+               t.method);
+  else
+    fmt::print("layers from {} traced runs after the timed ones, node by node{}\n", runs,
+               t.note.empty() ? "" : fmt::format(" ({})", t.note));
+  if (t.device_ms > 0)
+    fmt::print("device end-to-end {:.3f} ms: layer times sum to {:.3f} ms ({:.1f}%), spans to {:.3f} ms\n",
+               t.device_ms, t.layer_sum_ms, 100.0 * t.layer_sum_ms / t.device_ms, t.span_sum_ms);
+  fmt::print("run time median {:.3f} ms untraced, {:.3f} ms traced: profiling overhead {:+.1f}%\n",
+             t.untraced_run_ms, t.traced_run_ms, t.overhead_percent());
 }
 
 }  // namespace
@@ -86,8 +106,12 @@ void add_profile_command(CLI::App& app, int& status) {
   cmd->callback([s, report, top, &status] {
     std::unique_ptr<rt::Session> session;
     std::vector<std::pair<std::string, rt::Value>> feeds;
+    // Session build (load, optimise, compile, the kernels' preparation: cuDNN plans, weight uploads).
+    double build_ms = 0;
     try {
+      auto t0 = std::chrono::steady_clock::now();
       session = rt::Session::load(s->model, session_options(*s));
+      build_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       feeds = gather_inputs(*session, *s);
     } catch (const std::exception& e) {
       fmt::print(stderr, "tessera profile: {}: {}\n", s->model, e.what());
@@ -95,16 +119,24 @@ void add_profile_command(CLI::App& app, int& status) {
       return;
     }
     profiler::LayerTable table;
-    auto collect = [&](const rt::RunStats& st) { table.add(st); };
+    // Each run's own time (RunStats::total_us: from its first node to its device's last work, without the
+    // trace's setup and flush), untraced and traced: their medians give the profiling overhead.
+    std::vector<double> run_ms, traced_run_ms;
+    auto collect = [&](const rt::RunStats& st) {
+      table.add(st);
+      traced_run_ms.push_back(st.total_us / 1000.0);
+    };
+    auto untraced = [&](const rt::RunStats& st) { run_ms.push_back(st.total_us / 1000.0); };
     std::vector<rt::Value> outs;
     std::vector<double> ms, traced_ms;
     // On a GPU the end-to-end time comes from runs as `tessera run` makes them (replayed as one device
-    // graph), and the layers from as many traced runs after them, each node's time the device time of
-    // its own kernels (CUPTI): the latency carries no profiling overhead. The CPU times its nodes inline.
+    // graph), and the layers from as many traced runs after them: traced replays of the same graph where
+    // the model is replayed (each layer the device time of the kernels it captured, CUPTI), else the
+    // nodes one by one. The latency carries no profiling overhead. The CPU times its nodes inline.
     const bool device = session->backends().front().name != "cpu";
     try {
       if (device) {
-        ms = timed_runs(*session, feeds, *s, outs);
+        ms = timed_runs(*session, feeds, *s, outs, untraced);
         RunSettings traced = *s;
         traced.warmup = 0;
         traced_ms = timed_runs(*session, feeds, traced, outs, collect, true);
@@ -123,9 +155,15 @@ void add_profile_command(CLI::App& app, int& status) {
     profiler::ReportInfo info{s->model,      s->backend, s->threads, s->optimization,
                               s->iterations, s->warmup,  feeds};
     auto j = profiler::report_json(info, *session, lat, layers, layer_sum_us, runs);
+    const auto& last = session->last_stats();
+    profiler::TraceSummary trace = profiler::summarize_trace(
+        table, run_ms, traced_run_ms,
+        last.replay_trace_note.empty() ? last.device_graph_note : last.replay_trace_note);
+    j["session_build_ms"] = build_ms;
     if (!traced_ms.empty()) {
       auto t = profiler::summarize(traced_ms);
       j["traced_latency_ms"] = {{"mean", t.mean_ms}, {"median", t.median_ms}, {"min", t.min_ms}};
+      j["trace"] = profiler::trace_json(trace);
     }
     if (!report->empty()) {
       std::string text = j.dump(2) + "\n";
@@ -149,10 +187,9 @@ void add_profile_command(CLI::App& app, int& status) {
                lat.min_ms);
     fmt::print("sum of layer times {:.3f} ms ({:.1f}% of the mean end-to-end time)\n", layer_sum_us / 1000.0,
                lat.mean_ms > 0 ? layer_sum_us / 10.0 / lat.mean_ms : 0.0);
-    if (!traced_ms.empty())
-      fmt::print("layers from {} traced runs after the timed ones (median {:.3f} ms each, node by node)\n",
-                 traced_ms.size(), profiler::summarize(traced_ms).median_ms);
+    if (!traced_ms.empty()) print_trace(trace, traced_ms.size());
     fmt::print("memory  {}\n", memory_line(st));
+    fmt::print("session built in {:.0f} ms\n", build_ms);
     if (!report->empty()) fmt::print("report written to {}\n", *report);
   });
 }

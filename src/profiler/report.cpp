@@ -47,6 +47,7 @@ nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs) {
           {"device", l.device},
           {"calls_per_run", static_cast<double>(l.calls) / runs},
           {"time_ms", l.total_us / 1000.0 / runs},
+          {"span_ms", l.span_us / 1000.0 / runs},
           {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
           {"output_shapes", l.output_shapes},
           {"fused_from", l.fused_from},
@@ -69,6 +70,8 @@ void LayerTable::add(const rt::RunStats& run) {
     l.device = ev.device;
     l.calls++;
     l.total_us += ev.duration_us;
+    l.span_us += ev.span_us;
+    span_total_us_ += ev.span_us;
     l.output_shapes = ev.output_shapes;
     l.fused_from = ev.fused_from;
     for (const auto& k : ev.device_kernels)
@@ -76,6 +79,48 @@ void LayerTable::add(const rt::RunStats& run) {
         l.device_kernels.push_back(k);
     total_us_ += ev.duration_us;
   }
+  if (run.device_us > 0) {
+    traced_runs_++;
+    device_total_us_ += run.device_us;
+    if (run.layers_from_replay) {
+      replayed_runs_++;
+      replay_method_ = run.replay_trace_method;
+    }
+  }
+}
+
+TraceSummary summarize_trace(const LayerTable& table, const std::vector<double>& untraced_run_ms,
+                             const std::vector<double>& traced_run_ms, const std::string& note) {
+  TraceSummary t;
+  int n = table.traced_runs();
+  const int replayed = table.replayed_runs();
+  t.layers_source = n == 0          ? "host"
+                    : replayed == n ? "replayed graph"
+                    : replayed == 0 ? "node by node"
+                                    : "mixed";
+  t.untraced_run_ms = summarize(untraced_run_ms).median_ms;
+  t.traced_run_ms = summarize(traced_run_ms).median_ms;
+  if (n > 0) {
+    t.device_ms = table.device_total_us() / 1000.0 / n;
+    t.layer_sum_ms = table.total_us() / 1000.0 / n;
+    t.span_sum_ms = table.span_total_us() / 1000.0 / n;
+  }
+  t.note = note;
+  if (replayed > 0) t.method = table.replay_method();
+  return t;
+}
+
+nlohmann::json trace_json(const TraceSummary& t) {
+  return {{"layers_source", t.layers_source},
+          {"method", t.method},
+          {"untraced_run_ms", t.untraced_run_ms},
+          {"traced_run_ms", t.traced_run_ms},
+          {"overhead_percent", t.overhead_percent()},
+          {"device_ms", t.device_ms},
+          {"layer_sum_ms", t.layer_sum_ms},
+          {"layer_sum_percent_of_device", t.device_ms > 0 ? 100.0 * t.layer_sum_ms / t.device_ms : 0.0},
+          {"span_sum_ms", t.span_sum_ms},
+          {"note", t.note}};
 }
 
 std::vector<Layer> LayerTable::layers() const {

@@ -22,6 +22,7 @@ struct Layer {
   uint64_t node_id = 0;
   int64_t calls = 0;
   double total_us = 0;
+  double span_us = 0;  // traced runs: from its first device work to the next layer's (NodeEvent::span_us)
   std::vector<rt::Shape> output_shapes;
   std::vector<std::string> fused_from;
   std::vector<std::string> device_kernels;  // what the device ran for it (traced runs), by name
@@ -35,11 +36,36 @@ class LayerTable {
   std::vector<Layer> layers() const;
   // The summed layer time over all runs added, in microseconds.
   double total_us() const { return total_us_; }
+  // Traced runs: their summed spans and device end-to-end times (RunStats::device_us), how many there
+  // were, and how many took their layers from a traced replay of the captured device graph.
+  double span_total_us() const { return span_total_us_; }
+  double device_total_us() const { return device_total_us_; }
+  int traced_runs() const { return traced_runs_; }
+  int replayed_runs() const { return replayed_runs_; }
+  const std::string& replay_method() const { return replay_method_; }  // of the last traced replay
 
  private:
   std::map<std::pair<std::string, uint64_t>, Layer> by_node_;
-  double total_us_ = 0;
+  double total_us_ = 0, span_total_us_ = 0, device_total_us_ = 0;
+  int traced_runs_ = 0, replayed_runs_ = 0;
+  std::string replay_method_;
 };
+
+// How the layer times relate to the run they came from (a GPU profile: traced runs after untraced ones).
+struct TraceSummary {
+  std::string layers_source;  // "replayed graph", "node by node" (traced), "host" (timed inline)
+  std::string method;         // replayed: how records were tied to nodes ("graph node ids", "launch order")
+  double untraced_run_ms = 0, traced_run_ms = 0;  // medians of the runs' own time (RunStats::total_us)
+  double device_ms = 0;                           // mean device end-to-end time of a traced run
+  double layer_sum_ms = 0, span_sum_ms = 0;       // per traced run
+  std::string note;                               // why a replayed model was profiled node by node
+  double overhead_percent() const {
+    return untraced_run_ms > 0 ? 100.0 * (traced_run_ms - untraced_run_ms) / untraced_run_ms : 0;
+  }
+};
+TraceSummary summarize_trace(const LayerTable& table, const std::vector<double>& untraced_run_ms,
+                             const std::vector<double>& traced_run_ms, const std::string& note);
+nlohmann::json trace_json(const TraceSummary& t);
 
 struct Latency {
   double mean_ms = 0, median_ms = 0, min_ms = 0, max_ms = 0;

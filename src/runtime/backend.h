@@ -25,7 +25,7 @@
 
 namespace tessera::rt {
 
-inline constexpr int kBackendInterfaceVersion = 4;
+inline constexpr int kBackendInterfaceVersion = 5;
 
 // Told about every kernel launch when profiling is on; the GPU backend adds counters (CUPTI) here.
 class ProfilerHook {
@@ -43,11 +43,30 @@ class OutOfMemory : public std::runtime_error {
 
 // One piece of device work of a traced run (Backend::trace_begin): a kernel, copy or memset, the node
 // it belongs to (the id given to trace_push around the node), its device time and its name.
+// What a piece of device work is: a kernel, a copy or a memset (a captured graph's other nodes, events
+// and empty nodes, run nothing that a trace sees).
+enum class WorkKind : uint8_t { kKernel, kMemcpy, kMemset };
+
 struct TraceRecord {
   uint64_t id = 0;
   double start_us = 0, duration_us = 0;
   std::string name;  // "sm90_xmma_gemm_f16f16_...", "tessera::cuda::softmax_rows<__half>", "Memcpy DtoH"
+  WorkKind kind = WorkKind::kKernel;
+  // Work of a replayed device graph: the key (Backend::capture_layout) of the captured graph node that
+  // ran it, where the backend could tell; 0 otherwise (launched directly, or the key is unknown).
+  uint64_t graph_node = 0;
 };
+
+// One piece of device work a node queued while the device graph was captured: the backend's key of the
+// graph node it became (never 0) and its kind.
+struct CapturedWork {
+  uint64_t key = 0;
+  WorkKind kind = WorkKind::kKernel;
+};
+
+// The id a traced replay of a device graph is launched under (trace_push): its records are the work of
+// many nodes, attributed afterwards through the capture's layout (runtime/replay_trace.h).
+inline constexpr uint64_t kReplayTraceId = ~uint64_t{0};
 
 class Backend {
  public:
@@ -110,6 +129,10 @@ class Backend {
   virtual bool begin_capture() { return false; }
   virtual std::shared_ptr<void> end_capture() { return nullptr; }
   virtual void replay(const std::shared_ptr<void>& graph) { (void)graph; }
+  // The device work each node added to the graph end_capture() just returned: one list per node that
+  // ran on this backend under the capture (node_begin/node_end), in the order they ran. Empty where the
+  // backend does not keep it; a traced replay is then not attributed to nodes.
+  virtual std::vector<std::vector<CapturedWork>> capture_layout() { return {}; }
   // Kernel-level tracing of a profiled run (CUPTI on CUDA): trace_begin() returns whether this run is
   // traced; the work launched while trace_push(id) is open belongs to `id`; trace_end(), called once the
   // stream has finished, returns every piece of it with its device time. Device times of each node are

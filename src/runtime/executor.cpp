@@ -62,6 +62,23 @@ bool skipped_output_copy(const ExecNode& en, const Frame& f, const RunContext& r
                      [&](int s) { return s < 0 || std::find(outs.begin(), outs.end(), s) != outs.end(); });
 }
 
+// A node's event as far as the node itself tells: who it is, what ran it, its output shapes.
+NodeEvent make_event(const ExecNode& en, const Frame& f, const KernelContext& ctx,
+                     const std::vector<Value>& outs) {
+  NodeEvent ev;
+  ev.graph_path = f.graph->path();
+  ev.node_id = en.node->id;
+  ev.node_name = en.node->name;
+  ev.op_type = en.node->op_type;
+  ev.kernel = en.kernel_name;
+  ev.backend = std::string(en.backend->name());
+  ev.device = fmt::format("{}:{}", en.backend->name(), en.backend->device().index);
+  ev.path = ctx.path();
+  for (const auto& o : outs) ev.output_shapes.push_back(o.is_tensor() ? o.tensor().shape() : Shape{});
+  ev.fused_from = fused_from(*en.node);
+  return ev;
+}
+
 void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
   if (skipped_output_copy(en, f, rc)) return;
   // Inputs point into the frame; subgraph-only inputs (appended after the node's own) are not passed.
@@ -114,21 +131,13 @@ void run_node(const ExecNode& en, Frame& f, FrameHost& host, RunContext& rc) {
   }
   if (rc.events) {
     if (e1) e1->record(en.backend->stream());
-    NodeEvent ev;
-    ev.graph_path = f.graph->path();
-    ev.node_id = en.node->id;
-    ev.node_name = en.node->name;
-    ev.op_type = en.node->op_type;
-    ev.kernel = en.kernel_name;
-    ev.backend = std::string(en.backend->name());
-    ev.device = fmt::format("{}:{}", en.backend->name(), en.backend->device().index);
-    ev.path = ctx.path();
+    NodeEvent ev = make_event(en, f, ctx, outs);
     ev.start_us = std::chrono::duration<double, std::micro>(t0 - rc.start).count();
-    for (const auto& o : outs) ev.output_shapes.push_back(o.is_tensor() ? o.tensor().shape() : Shape{});
-    ev.fused_from = fused_from(*en.node);
     rc.events->push_back(std::move(ev));
     // Device time: the events are read once the run has finished (Session::run).
     rc.timings.push_back({std::move(e0), std::move(e1)});
+  } else if (rc.capture_events) {
+    rc.capture_events->push_back(make_event(en, f, ctx, outs));
   }
   for (size_t i = 0; i < outs.size(); ++i) {
     int s = en.outputs[i];
@@ -183,12 +192,16 @@ class Replayer {
                            f_.slots[static_cast<size_t>(s)].tensor().shape());
     Backend& d = *nodes_[i0].backend;
     if (r_.graph && ins == r_.inputs) {
-      d.replay(r_.graph);
+      if (rc_.events) {
+        traced_replay(d);
+      } else {
+        d.replay(r_.graph);
+      }
       r_.replays++;
       for (const auto& x : r_.results)
         f_.slots[static_cast<size_t>(x.slot)] =
             Value(Tensor(x.dtype, x.shape, std::shared_ptr<void>(x.data, [](void*) {}), x.device));
-    } else if (rc_.may_capture) {
+    } else if (rc_.may_capture && !rc_.events) {
       capture(d, i0, i1, std::move(ins));
     } else {
       run_range(i0, i1);
@@ -218,6 +231,9 @@ class Replayer {
     }
     std::shared_ptr<void> graph;
     std::string failure = "the device did not finish the capture (a kernel synchronised or allocated)";
+    r_.profile_nodes.clear();
+    r_.layout.clear();
+    rc_.capture_events = &r_.profile_nodes;
     try {
       run_range(i0, i1);
       graph = d.end_capture();
@@ -225,6 +241,8 @@ class Replayer {
       d.end_capture();
       failure = fmt::format("a node failed under capture: {}", e.what());
     }
+    rc_.capture_events = nullptr;
+    keep_layout(d, graph != nullptr);
     if (!graph) {
       disable(failure);
       throw CaptureAbandoned{};
@@ -240,6 +258,39 @@ class Replayer {
         const Tensor& t = v.tensor();
         r_.results.push_back({s, t.dtype(), t.shape(), const_cast<void*>(t.raw()), t.device()});
       }
+  }
+
+  // The capture's bookkeeping for traced replays: each node's work, one list per node that ran.
+  void keep_layout(Backend& d, bool captured) {
+    if (!captured) return;
+    r_.layout = d.capture_layout();
+    r_.trace_disabled = false;
+    r_.trace_note.clear();
+    if (r_.layout.size() != r_.profile_nodes.size()) {
+      r_.trace_disabled = true;
+      r_.trace_note = fmt::format("the device kept the work of {} of the {} captured nodes", r_.layout.size(),
+                                  r_.profile_nodes.size());
+    }
+  }
+
+  // A profiled replay: the graph launched under the replay's trace id (no per-node host work), and the
+  // captured nodes' events appended, their device times filled in from the trace (Session::run).
+  void traced_replay(Backend& d) {
+    rc_.replay_events = rc_.events->size();
+    for (Backend* b : rc_.tracers) b->trace_push(kReplayTraceId);
+    try {
+      d.replay(r_.graph);
+    } catch (...) {
+      for (Backend* b : rc_.tracers) b->trace_pop();
+      throw;
+    }
+    for (Backend* b : rc_.tracers) b->trace_pop();
+    double at = std::chrono::duration<double, std::micro>(Clock::now() - rc_.start).count();
+    for (const NodeEvent& ev : r_.profile_nodes) {
+      rc_.events->push_back(ev);
+      rc_.events->back().start_us = at;
+      rc_.timings.emplace_back();
+    }
   }
 
   void disable(std::string why) {
@@ -275,7 +326,7 @@ std::vector<Value> run_graph(const ExecGraph& g, std::span<const Value> inputs, 
   }
   for (int s : g.unused()) f.slots[static_cast<size_t>(s)] = Value();
   FrameHost host(rc, f);
-  if (!parent && rc.replay && !rc.replay->disabled && !rc.events) {
+  if (!parent && rc.replay && !rc.replay->disabled && (!rc.events || rc.trace_replay)) {
     Replayer(g, f, host, rc).run();
   } else {
     for (const auto& en : g.nodes()) {

@@ -4,9 +4,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <span>
 #include <vector>
 
+#include "runtime/backend.h"
 #include "runtime/exec_graph.h"
 #include "runtime/memory_planner.h"
 #include "runtime/session.h"
@@ -33,6 +35,13 @@ struct DeviceReplay {
   std::vector<Result> results;
   std::vector<std::pair<const void*, Shape>> inputs;  // the device buffers the copies in wrote then
   size_t replays = 0, captures = 0;
+  // For profiled runs that replay (traced, runtime/replay_trace.h): each captured node's event as the
+  // capture saw it (names, ids, kernels, shapes: what a replay does not recompute), and the device work
+  // each node added to the graph (Backend::capture_layout), in the same order.
+  std::vector<NodeEvent> profile_nodes;
+  std::vector<std::vector<CapturedWork>> layout;
+  bool trace_disabled = false;  // a traced replay did not match the capture: profile node by node
+  std::string trace_note;       // why
 };
 
 // Thrown out of run_graph when a capture of the device nodes failed after they had started to consume
@@ -49,7 +58,12 @@ struct RunContext {
   ThreadPool* pool = nullptr;
   const std::atomic<bool>* cancel = nullptr;
   std::vector<NodeEvent>* events = nullptr;  // non-null when profiling
-  bool outputs_on_device = false;            // the main graph's outputs skip their copy to the host
+  // A profiled run may replay the captured device graph, traced, instead of running the nodes one by
+  // one; replay_events is then the index in `events` of the first replayed node's event.
+  bool trace_replay = false;
+  size_t replay_events = SIZE_MAX;
+  std::vector<NodeEvent>* capture_events = nullptr;  // under capture: each node's event, recorded here
+  bool outputs_on_device = false;                    // the main graph's outputs skip their copy to the host
   // Backends tracing this profiled run (Backend::trace_begin): each node is traced under the index of
   // its event, and nodes of these backends get their device time from the trace, not from events.
   std::vector<Backend*> tracers;

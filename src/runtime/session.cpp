@@ -17,6 +17,7 @@
 #include "runtime/exec_graph.h"
 #include "runtime/executor.h"
 #include "runtime/pass_target.h"
+#include "runtime/replay_trace.h"
 #include "runtime/thread_pool.h"
 #include "util/mapped_file.h"
 
@@ -263,12 +264,64 @@ void add_trace(const std::vector<TraceRecord>& records, std::vector<NodeEvent>& 
     if (!seen[r.id]) ev.duration_us = 0;
     seen[r.id] = true;
     ev.duration_us += r.duration_us;
+    if (ev.device_start_us < 0 || r.start_us < ev.device_start_us) ev.device_start_us = r.start_us;
     if (std::find(ev.device_kernels.begin(), ev.device_kernels.end(), r.name) == ev.device_kernels.end())
       ev.device_kernels.push_back(r.name);
   }
 }
 
+// The replayed nodes' device times from the traced replay's records; false (with the reason in `why`)
+// where they do not match the capture.
+bool add_replay_trace(const DeviceReplay& r, size_t first, std::vector<TraceRecord> records,
+                      std::vector<NodeEvent>& events, std::string& why, std::string& method) {
+  if (first + r.layout.size() > events.size()) {
+    why = "the replayed nodes' events are missing";
+    return false;
+  }
+  ReplayAttribution a = attribute_replay(r.layout, std::move(records));
+  method = a.method;
+  if (!a.ok) {
+    why = a.problem;
+    return false;
+  }
+  for (size_t k = 0; k < a.nodes.size(); ++k) {
+    NodeEvent& ev = events[first + k];
+    ev.duration_us = a.nodes[k].busy_us;
+    ev.device_start_us = a.nodes[k].first_start_us;
+    ev.device_kernels = std::move(a.nodes[k].kernels);
+  }
+  return true;
+}
+
 }  // namespace
+
+// The traced run's records into its events: nodes launched one by one by their trace ids, a traced
+// replay's work through the capture's layout; then each event's span and the run's device time. False
+// when the replay's records do not match the capture (the replay is then not traced again).
+bool Session::collect_trace(RunContext& rc) {
+  std::vector<TraceRecord> nodes, replayed;
+  double end = 0;
+  for (Backend* b : rc.tracers)
+    for (TraceRecord& r : b->trace_end()) {
+      end = std::max(end, r.start_us + r.duration_us);
+      (r.id == kReplayTraceId ? replayed : nodes).push_back(std::move(r));
+    }
+  stats_.layers_from_replay = false;
+  stats_.replay_trace_method.clear();
+  add_trace(nodes, stats_.events);
+  if (rc.replay_events != SIZE_MAX) {
+    std::string why;
+    if (!add_replay_trace(*replay_, rc.replay_events, std::move(replayed), stats_.events, why,
+                          stats_.replay_trace_method)) {
+      replay_->trace_disabled = true;
+      replay_->trace_note = "a traced replay did not match the capture: " + why;
+      return false;
+    }
+    stats_.layers_from_replay = true;
+  }
+  stats_.device_us = assign_spans(stats_.events, end);
+  return true;
+}
 
 // Waits for every backend's queued work. A device error surfacing here (an illegal address in a kernel
 // that was launched, not yet checked) belongs to work queued after the last check.
@@ -384,11 +437,20 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
       rc.events = &stats_.events;
       for (auto& b : backends_)
         if (!b->is_host() && b->trace_begin()) rc.tracers.push_back(b.get());
+      rc.trace_replay = !rc.tracers.empty() && replay_ && !replay_->trace_disabled;
     }
     rc.start = std::chrono::steady_clock::now();
     try {
       outs = run_graph(*graph_, ins, nullptr, rc);
       finish_streams();
+      stats_.total_us =
+          std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rc.start).count();
+      // Event times first: a traced node's records replace them (a copy to the host is timed by the host).
+      for (size_t i = 0; i < stats_.events.size() && i < rc.timings.size(); ++i)
+        if (rc.timings[i].first)
+          stats_.events[i].duration_us = rc.timings[i].second->elapsed_ms(*rc.timings[i].first) * 1000.0;
+      // A traced replay that does not match its capture: this run again, node by node (and the next ones).
+      if (!rc.tracers.empty() && !collect_trace(rc)) retry = true;
     } catch (const CaptureAbandoned&) {
       // The capture's nodes had consumed their inputs: run again from the feeds, without capturing.
       for (Backend* b : rc.tracers) b->trace_end();
@@ -401,12 +463,11 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
       throw;
     }
   }
-  stats_.total_us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rc.start).count();
-  for (size_t i = 0; i < stats_.events.size() && i < rc.timings.size(); ++i)
-    if (rc.timings[i].first)
-      stats_.events[i].duration_us = rc.timings[i].second->elapsed_ms(*rc.timings[i].first) * 1000.0;
-  for (Backend* b : rc.tracers) add_trace(b->trace_end(), stats_.events);
+  if (rc.tracers.empty()) {
+    stats_.device_us = 0;
+    stats_.layers_from_replay = false;
+  }
+  stats_.replay_trace_note = replay_ ? replay_->trace_note : std::string();
   for (auto& p : planners_) p->end_run();
   stats_.memory = planners_.back()->stats();
   stats_.devices.clear();

@@ -73,6 +73,10 @@ struct NodeEvent {
   // The device kernels, copies and memsets the node ran, by name, in launch order without repeats, when
   // the run was traced (Backend::trace_begin); duration_us is then their summed device time.
   std::vector<std::string> device_kernels;
+  // Traced runs: the device time (microseconds, the trace's clock) of the node's first piece of work,
+  // -1 where it ran none; its span is from there to the next node's first start (the last node's ends
+  // with its last work), so that spans show launch gaps and sum to the run's device time.
+  double device_start_us = -1, span_us = 0;
 };
 
 // The memory of one backend's device in the last run.
@@ -83,6 +87,7 @@ struct DeviceMemoryStats {
 };
 
 struct DeviceReplay;  // executor.h
+struct RunContext;    // executor.h
 
 struct RunStats {
   double total_us = 0;
@@ -90,7 +95,16 @@ struct RunStats {
   size_t device_graph_replays = 0;
   // Why the main graph is not captured and replayed (empty while it is, or before it was tried).
   std::string device_graph_note;
-  std::vector<NodeEvent> events;           // when profiling
+  std::vector<NodeEvent> events;  // when profiling
+  // Traced runs: from the first device work's start to the last one's end (0 where none was traced);
+  // and whether the device nodes' times came from a traced replay of the captured device graph (else
+  // from the nodes run one by one, each launched from the host).
+  double device_us = 0;
+  bool layers_from_replay = false;
+  std::string replay_trace_method;  // how: "graph node ids" or "launch order" (runtime/replay_trace.h)
+  // Why a profiled run of a replayed model could not take its layers from a traced replay (empty when
+  // it did, or when it was not tried).
+  std::string replay_trace_note;
   MemoryStats memory;                      // the host's
   std::vector<DeviceMemoryStats> devices;  // every backend of the session, the host last
   size_t weight_bytes = 0;
@@ -169,6 +183,7 @@ class Session {
   void check_feed(const ir::ValueInfo& vi, const Value& v) const;
   Backend* backend_of(const Value& v) const;  // the device backend holding a tensor; null: the host
   void finish_streams();
+  bool collect_trace(RunContext& rc);
   void hold_device_outputs(std::vector<Value>& outs);
   std::vector<Value> take_held_outputs(const std::vector<Value>& feeds);
   void open_backends();

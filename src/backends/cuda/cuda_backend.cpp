@@ -16,6 +16,20 @@
 
 namespace tessera::cuda {
 
+// A captured graph as the session holds it: the executable graph replay() launches, and the captured
+// graph it was made from, kept so that a traced replay's records (which name graph nodes) can be tied to
+// the nodes the capture recorded (CaptureLayout's keys are that graph's node handles).
+struct GraphHandle {
+  cudaGraphExec_t exec = nullptr;
+  cudaGraph_t graph = nullptr;
+  std::vector<std::vector<rt::CapturedWork>> layout;
+  bool traced_instance = false;  // instantiated while CUPTI traced (see replay())
+  ~GraphHandle() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+};
+
 namespace {
 
 class CudaEvent : public rt::Event {
@@ -133,6 +147,8 @@ bool CudaBackend::begin_capture() {
   }
   capturing_ = true;
   allocated_while_capturing_ = false;
+  layout_.begin();
+  last_layout_.clear();
   return true;
 }
 
@@ -145,18 +161,50 @@ std::shared_ptr<void> CudaBackend::end_capture() {
     if (g) cudaGraphDestroy(g);
     return nullptr;
   }
-  cudaGraphExec_t exec = nullptr;
-  e = cudaGraphInstantiate(&exec, g, 0);
-  cudaGraphDestroy(g);
+  auto h = std::make_shared<GraphHandle>();
+  h->graph = g;
+  e = cudaGraphInstantiate(&h->exec, g, 0);
   if (e != cudaSuccess) {
     cudaGetLastError();
+    h->exec = nullptr;
     return nullptr;
   }
-  return {exec, [](void* x) { cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(x)); }};
+  h->layout = layout_.take();
+  h->traced_instance = tracing_;
+  last_layout_ = h->layout;
+  return h;
 }
 
+// The first traced replay of a graph instantiated before CUPTI traced: instantiated again from the kept
+// captured graph (the same nodes and pointers), so that CUPTI, active now, sees the executable graph made
+// and records its kernels. The stream is idle (each run ends synchronised); where instantiation fails,
+// the old executable graph stays.
+void CudaBackend::reinstantiate(GraphHandle& h) {
+  h.traced_instance = true;
+  cudaGraphExec_t exec = nullptr;
+  if (cudaGraphInstantiate(&exec, h.graph, 0) != cudaSuccess) {
+    cudaGetLastError();
+    return;
+  }
+  cudaGraphExecDestroy(h.exec);
+  h.exec = exec;
+}
+
+std::vector<std::vector<rt::CapturedWork>> CudaBackend::capture_layout() {
+  return std::move(last_layout_);
+}
+
+// One NVTX range for the whole graph: a replay launches no node from the host, so the timeline shows
+// the graph's kernels under it (the layers' names come from the profile's attribution, not from NVTX).
 void CudaBackend::replay(const std::shared_ptr<void>& graph) {
-  check(cudaGraphLaunch(static_cast<cudaGraphExec_t>(graph.get()), native(*stream_)), "cudaGraphLaunch");
+  auto* h = static_cast<GraphHandle*>(graph.get());
+  if (!tracing_) KernelTrace::instance().idle();
+  if (tracing_ && !h->traced_instance) reinstantiate(*h);
+  nvtxRangePushA("tessera: CUDA graph replay");
+  cudaError_t e = cudaGraphLaunch(h->exec, native(*stream_));
+  nvtxRangePop();
+  check(e, "cudaGraphLaunch");
+  if (tracing_) traced_graph_ = graph;
 }
 
 // NVTX ranges cost a call into an empty stub unless a tool (Nsight Systems) is attached, so they are
@@ -173,6 +221,7 @@ bool is_or_fused_from(const ir::Node& n, const std::string& name) {
 }  // namespace
 
 void CudaBackend::node_begin(const rt::KernelInfo& node) {
+  if (!tracing_) KernelTrace::instance().idle();
   const ir::Node& n = node.node();
   nvtxRangePushA(n.name.empty() ? n.op_type.c_str() : n.name.c_str());
   if (!fault_node_.empty() && is_or_fused_from(n, fault_node_))
@@ -181,13 +230,15 @@ void CudaBackend::node_begin(const rt::KernelInfo& node) {
 
 void CudaBackend::node_end() {
   nvtxRangePop();
+  if (capturing_) layout_.mark(stream_->native());
 }
 
 // Tracing needs the CUPTI library; TESSERA_CUPTI=off keeps event timing (for comparing the two).
 bool CudaBackend::trace_begin() {
   const char* env = std::getenv("TESSERA_CUPTI");
   if (env && std::string_view(env) == "off") return false;
-  return KernelTrace::instance().start();
+  tracing_ = KernelTrace::instance().start();
+  return tracing_;
 }
 
 void CudaBackend::trace_push(uint64_t id) {
@@ -198,8 +249,21 @@ void CudaBackend::trace_pop() {
   KernelTrace::instance().pop();
 }
 
+// A replay's records name CUPTI's ids of the graph nodes that ran them: those of the captured graph's
+// nodes become the capture's keys; any other (a node of the instantiated copy) becomes 0, and the work
+// is then attributed by launch order (runtime/replay_trace.h).
 std::vector<rt::TraceRecord> CudaBackend::trace_end() {
-  return KernelTrace::instance().stop();
+  std::vector<rt::TraceRecord> records = KernelTrace::instance().stop();
+  tracing_ = false;
+  std::shared_ptr<void> graph = std::move(traced_graph_);
+  std::vector<std::pair<uint64_t, uint64_t>> ids;
+  if (graph) ids = cupti_ids_of(static_cast<GraphHandle*>(graph.get())->layout);
+  for (rt::TraceRecord& r : records) {
+    if (!r.graph_node) continue;
+    auto it = std::lower_bound(ids.begin(), ids.end(), std::make_pair(r.graph_node, uint64_t{0}));
+    r.graph_node = it != ids.end() && it->first == r.graph_node ? it->second : 0;
+  }
+  return records;
 }
 
 }  // namespace tessera::cuda

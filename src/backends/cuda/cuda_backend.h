@@ -12,6 +12,7 @@
 #include <string>
 
 #include "backends/cuda/kernel_table.h"
+#include "backends/cuda/kernel_trace.h"
 #include "backends/cuda/pinned_stage.h"
 #include "runtime/backend.h"
 
@@ -27,6 +28,8 @@ class CudaStream : public rt::Stream {
  private:
   cudaStream_t s_ = nullptr;
 };
+
+struct GraphHandle;  // a captured graph (cuda_backend.cpp)
 
 class CudaBackend : public rt::Backend {
  public:
@@ -54,6 +57,7 @@ class CudaBackend : public rt::Backend {
   bool begin_capture() override;
   std::shared_ptr<void> end_capture() override;
   void replay(const std::shared_ptr<void>& graph) override;
+  std::vector<std::vector<rt::CapturedWork>> capture_layout() override;
   void node_begin(const rt::KernelInfo& node) override;
   void node_end() override;
   bool trace_begin() override;
@@ -67,6 +71,11 @@ class CudaBackend : public rt::Backend {
   KernelTable table_;
   bool capturing_ = false;
   bool allocated_while_capturing_ = false;
+  CaptureLayout layout_;                                    // the capture's work per node (kernel_trace.h)
+  std::vector<std::vector<rt::CapturedWork>> last_layout_;  // of the graph end_capture() returned last
+  void reinstantiate(GraphHandle& h);
+  bool tracing_ = false;
+  std::shared_ptr<void> traced_graph_;  // the graph replayed while tracing, for its records' node ids
   std::unique_ptr<CudaStream> stream_;
   PinnedStage stage_;       // host copies through page-locked buffers
   std::string fault_node_;  // TESSERA_CUDA_FAULT_NODE (fault_injection.h)

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -25,14 +26,38 @@ class KernelTrace {
   void pop();
   // Flushes and stops; the records of the work launched under push()/pop(), after the device finished.
   std::vector<rt::TraceRecord> stop();
+  // Before untraced work: CUPTI's activity kinds, left on by stop() for the next traced run, go off.
+  void idle();
   const std::string& error() const { return error_; }
 
  private:
   KernelTrace() = default;
   bool registered_ = false;
   bool running_ = false;
+  bool enabled_ = false;  // the activity kinds are on (from start() until idle())
   std::string error_;
 };
+
+// The capture's bookkeeping for traced replays: which graph nodes each node of the model added while the
+// stream was captured (the graph's nodes after the node, less those seen before it; a child graph's
+// kernels, copies and memsets count as the node's own). Keys are the captured graph's node handles,
+// valid while that graph lives.
+class CaptureLayout {
+ public:
+  void begin();
+  // After a model node's launches under capture on `stream` (a cudaStream_t).
+  void mark(void* stream);
+  std::vector<std::vector<rt::CapturedWork>> take() { return std::move(nodes_); }
+
+ private:
+  std::vector<std::vector<rt::CapturedWork>> nodes_;
+  std::vector<uint64_t> seen_;  // sorted
+};
+
+// CUPTI's graph-node ids of a captured graph's nodes (keys as CaptureLayout gives them) -> the keys:
+// records of a replay carry the id of the node that ran them. Empty where CUPTI cannot tell.
+std::vector<std::pair<uint64_t, uint64_t>> cupti_ids_of(
+    const std::vector<std::vector<rt::CapturedWork>>& layout);
 
 // A readable kernel name: a C++ mangled name demangled, without its parameter list.
 std::string short_kernel_name(const char* name);

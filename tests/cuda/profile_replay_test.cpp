@@ -1,0 +1,122 @@
+// Per-layer GPU times of the replayed CUDA graph: a profiled run of a model that is replayed replays it
+// traced, and CUPTI's records of the replay are tied back to the nodes through the capture's layout
+// (runtime/replay_trace.h). The layers must be the ones a node-by-node traced run names, with the same
+// kernels, and their times must add up to the replay's device time.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "cuda_test_util.h"
+#include "ir/builder.h"
+#include "runtime/session.h"
+
+namespace rt = tessera::rt;
+namespace ir = tessera::ir;
+using ir::DataType;
+using ir::Type;
+
+namespace {
+
+constexpr int64_t kRows = 8192, kCols = 2048;
+
+std::vector<float> wave(size_t n, float f, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(f * static_cast<float>(i % 9973) + 0.1f);
+  return v;
+}
+
+// Two MatMul+bias+Relu blocks, a Softmax and a residual Mul: cuBLASLt GEMMs and our own kernels, each
+// kernel tens of microseconds on an H100, so that the replay's gaps between kernels are small beside them.
+ir::Model blocks() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, ir::Shape{ir::Dim::of(kRows), ir::Dim::of(kCols)}));
+  auto w1 = b.initializer(
+      ir::make_tensor<float>("W1", DataType::kFloat, {kCols, kCols}, wave(kCols * kCols, 0.37f, 0.02f)));
+  auto b1 = b.initializer(ir::make_tensor<float>("B1", DataType::kFloat, {kCols}, wave(kCols, 0.11f, 0.1f)));
+  auto w2 = b.initializer(
+      ir::make_tensor<float>("W2", DataType::kFloat, {kCols, kCols}, wave(kCols * kCols, 0.53f, 0.02f)));
+  auto h =
+      b.node("Relu", {b.node("Add", {b.node("MatMul", {x, w1}, {}, "mm1"), b1}, {}, "bias1")}, {}, "relu1");
+  auto g = b.node("MatMul", {h, w2}, {}, "mm2");
+  auto sm = b.node("Softmax", {g}, {ir::Attribute::of_int("axis", -1)}, "softmax");
+  b.output(b.node("Mul", {sm, x}, {}, "residual"), Type::tensor(DataType::kFloat));
+  return m;
+}
+
+class CudaReplayProfile : public cuda_test::CudaBackendTest {};
+
+}  // namespace
+
+TEST_F(CudaReplayProfile, LayersOfATracedReplayAreTheNodesAndSumToItsDeviceTime) {
+  rt::Session s(blocks(), {.backend = "cuda"});
+  std::vector<float> xv = wave(kRows * kCols, 0.013f, 1.0f);
+  rt::Value dx = s.to_device(rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, xv)));
+  std::vector<rt::Value> held;
+  for (int run = 0; run < 4; ++run) held = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+  const size_t replays = s.last_stats().device_graph_replays;
+  ASSERT_GE(replays, 1u) << s.last_stats().device_graph_note;
+  rt::Tensor want = s.to_host(held[0]).tensor();
+
+  held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .profile = true});
+  const rt::RunStats& st = s.last_stats();
+  if (st.device_us == 0) GTEST_SKIP() << "CUPTI could not trace here (no permission?)";
+  ASSERT_TRUE(st.layers_from_replay) << st.replay_trace_note;
+  EXPECT_EQ(st.device_graph_replays, replays + 1) << "the profiled run replayed the graph";
+  cuda_test::expect_close(s.to_host(held[0]).tensor(), want, 2, "traced replay vs untraced replay");
+
+  double sum = 0, spans = 0;
+  std::map<uint64_t, std::vector<std::string>> replayed;
+  for (const auto& ev : st.events) {
+    if (ev.op_type.rfind("Memcpy", 0) == 0) continue;  // the input is on the device: its copy is none
+    EXPECT_FALSE(ev.device_kernels.empty()) << ev.node_name << " (" << ev.op_type << ") ran no device work";
+    EXPECT_GE(ev.device_start_us, 0) << ev.node_name;
+    sum += ev.duration_us;
+    spans += ev.span_us;
+    replayed[ev.node_id] = ev.device_kernels;
+  }
+  EXPECT_NEAR(spans, st.device_us, 1e-3 * st.device_us) << "spans add up to the device time";
+  EXPECT_GE(sum, 0.95 * st.device_us) << "layer sum " << sum << " us, replay " << st.device_us << " us";
+  EXPECT_LE(sum, st.device_us * 1.0001) << "one stream: the layers cannot overlap";
+
+  // The same nodes, traced one by one (no replay): the same layers, each with the same kernels.
+  rt::Session plain(blocks(), {.backend = "cuda", .device_graphs = false});
+  for (int run = 0; run < 2; ++run)
+    plain.run({{"x", dx}}, {}, {.outputs_on_device = true, .profile = run == 1});
+  const rt::RunStats& pst = plain.last_stats();
+  EXPECT_FALSE(pst.layers_from_replay);
+  std::set<uint64_t> ids;
+  for (const auto& ev : pst.events) {
+    if (ev.op_type.rfind("Memcpy", 0) == 0) continue;
+    ids.insert(ev.node_id);
+    auto it = replayed.find(ev.node_id);
+    ASSERT_NE(it, replayed.end()) << ev.node_name << " is missing from the replay's layers";
+    EXPECT_EQ(std::set<std::string>(it->second.begin(), it->second.end()),
+              std::set<std::string>(ev.device_kernels.begin(), ev.device_kernels.end()))
+        << ev.node_name;
+  }
+  EXPECT_EQ(ids.size(), replayed.size());
+}
+
+// Nodes run one by one (no replay) still get spans that add up to the device time: there the launch
+// gaps between layers are in the spans, not in the layer times.
+TEST_F(CudaReplayProfile, NodeByNodeTracedRunsHaveSpansToo) {
+  rt::Session s(blocks(), {.backend = "cuda", .device_graphs = false});
+  rt::Value dx = s.to_device(rt::Value(
+      rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, wave(kRows * kCols, 0.013f, 1.0f))));
+  s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+  s.run({{"x", dx}}, {}, {.outputs_on_device = true, .profile = true});
+  const rt::RunStats& st = s.last_stats();
+  if (st.device_us == 0) GTEST_SKIP() << "CUPTI could not trace here (no permission?)";
+  double sum = 0, spans = 0;
+  for (const auto& ev : st.events) {
+    sum += ev.duration_us;
+    spans += ev.span_us;
+  }
+  EXPECT_NEAR(spans, st.device_us, 1e-3 * st.device_us);
+  EXPECT_LE(sum, st.device_us * 1.0001);
+}

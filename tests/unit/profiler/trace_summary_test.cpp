@@ -1,0 +1,63 @@
+// The profile report's GPU timing summary: layer and span sums per traced run against the device's
+// end-to-end time, where the layers came from, and the overhead of tracing.
+#include <gtest/gtest.h>
+
+#include "profiler/report.h"
+
+namespace rt = tessera::rt;
+namespace profiler = tessera::profiler;
+
+namespace {
+
+rt::RunStats traced_run(double a_us, double b_us, double gap_us, bool replayed) {
+  rt::RunStats st;
+  rt::NodeEvent a, b;
+  a.graph_path = b.graph_path = "main";
+  a.node_id = 1;
+  a.node_name = "gemm";
+  b.node_id = 2;
+  b.node_name = "softmax";
+  a.duration_us = a_us;
+  b.duration_us = b_us;
+  a.span_us = a_us + gap_us;
+  b.span_us = b_us;
+  st.events = {a, b};
+  st.device_us = a_us + gap_us + b_us;
+  st.layers_from_replay = replayed;
+  return st;
+}
+
+}  // namespace
+
+TEST(ProfileTrace, SumsPerTracedRunAgainstTheDeviceTimeAndTheOverhead) {
+  profiler::LayerTable table;
+  table.add(traced_run(90, 8, 2, true));
+  table.add(traced_run(92, 8, 0, true));
+  auto t = profiler::summarize_trace(table, {1.00, 1.02, 0.98}, {1.01, 1.03, 1.02}, "");
+  EXPECT_EQ(t.layers_source, "replayed graph");
+  EXPECT_DOUBLE_EQ(t.device_ms, 0.1);
+  EXPECT_DOUBLE_EQ(t.layer_sum_ms, 0.099);
+  EXPECT_DOUBLE_EQ(t.span_sum_ms, 0.1);
+  EXPECT_NEAR(t.overhead_percent(), 2.0, 1e-9);
+  auto j = profiler::trace_json(t);
+  EXPECT_NEAR(j["layer_sum_percent_of_device"].get<double>(), 99.0, 1e-9);
+  auto layers = table.layers();
+  ASSERT_EQ(layers.size(), 2u);
+  EXPECT_EQ(layers[0].name, "gemm");
+  EXPECT_DOUBLE_EQ(layers[0].span_us, 184);
+}
+
+TEST(ProfileTrace, SaysWhereTheLayersCameFrom) {
+  profiler::LayerTable host;
+  rt::RunStats cpu;
+  cpu.events.resize(1);
+  host.add(cpu);
+  EXPECT_EQ(profiler::summarize_trace(host, {}, {}, "").layers_source, "host");
+  profiler::LayerTable nodes;
+  nodes.add(traced_run(1, 1, 1, false));
+  auto t = profiler::summarize_trace(nodes, {1}, {1}, "the graph is not one device segment");
+  EXPECT_EQ(t.layers_source, "node by node");
+  EXPECT_EQ(profiler::trace_json(t)["note"], "the graph is not one device segment");
+  nodes.add(traced_run(1, 1, 1, true));
+  EXPECT_EQ(profiler::summarize_trace(nodes, {1}, {1}, "").layers_source, "mixed");
+}
