@@ -59,7 +59,9 @@ TEST_F(CudaOps, MatMulBiasGeluIsTheTanhGeluOfTheProduct) {
                         << ", tanh GELU " << want << ", erf GELU " << gelu_erf(x);
         }
       }
-      if (t != DataType::kFloat) {
+      // Only float16's tolerance is finer than the forms' difference (at most 4.7e-4, near x = -2.7): there
+      // the test proves which GELU the epilogue computes. bfloat16's 2^-7 relative is coarser than that.
+      if (t == DataType::kFloat16) {
         EXPECT_GT(erf_would_fail, 100) << what << ": the inputs cannot tell the forms apart";
       }
       const Timed tm = time_node(c, 2);
