@@ -2,6 +2,8 @@
 // more. The `layout` level fuses a linear layer's MatMul and bias Add into it (fuse_matmul_bias.cpp) when
 // A has more than two axes, where Gemm (2-D only) cannot take them: the CPU kernel adds the bias in the
 // product's epilogue instead of a second pass over the output.
+#include "ops/fused/matmul_bias.h"
+
 #include <fmt/format.h>
 
 #include "ops/infer_util.h"
@@ -13,7 +15,7 @@ namespace ir = tessera::ir;
 using ir::Dim;
 using ir::Shape;
 
-namespace {
+namespace tessera::ops::fused {
 
 void infer_matmul_bias(InferenceContext& ctx) {
   const Shape* a = input_shape(ctx, 0);
@@ -35,7 +37,7 @@ void infer_matmul_bias(InferenceContext& ctx) {
   propagate_elem(ctx, 0, 0, out);
 }
 
-}  // namespace
+}  // namespace tessera::ops::fused
 
 TESSERA_REGISTER_OPS(fused_matmul_bias) {
   reg.add(
@@ -48,5 +50,5 @@ TESSERA_REGISTER_OPS(fused_matmul_bias) {
           .input("bias", "T")
           .output("Y", "T")
           .types("T", types::tensors({"float16", "float", "double"}))
-          .infer(infer_matmul_bias));
+          .infer(tessera::ops::fused::infer_matmul_bias));
 }

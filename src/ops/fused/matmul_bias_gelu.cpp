@@ -3,40 +3,11 @@
 // more. The fuse_matmul_bias_gelu rule (CUDA targets) makes it from a MatMulBias followed by the tanh GELU
 // (GPT-2's MLP) so that the GPU applies bias and activation in the GEMM's epilogue (cuBLASLt's GELU_BIAS,
 // which computes the tanh form). Never the erf GELU: the two differ by up to 4.7e-4 (5% at x = -2.7).
-#include <fmt/format.h>
-
-#include "ops/infer_util.h"
+#include "ops/fused/matmul_bias.h"
 #include "ops/layout/blocked.h"
 #include "ops/registry.h"
 
 using namespace tessera::ops;
-namespace ir = tessera::ir;
-using ir::Dim;
-using ir::Shape;
-
-namespace {
-
-void infer_matmul_bias_gelu(InferenceContext& ctx) {
-  const Shape* a = input_shape(ctx, 0);
-  const Shape* b = input_shape(ctx, 1);
-  const Shape* bias = input_shape(ctx, 2);
-  if (a && a->size() < 2) ctx.fail_input(0, fmt::format("A must have rank 2 or more, got {}", a->size()));
-  if (b && b->size() != 2) ctx.fail_input(1, fmt::format("B must be [K, N], got rank {}", b->size()));
-  if (bias && bias->size() != 1)
-    ctx.fail_input(2, fmt::format("bias must be [N], got rank {}", bias->size()));
-  if (!a || !b) return propagate_elem(ctx, 0, 0, std::nullopt);
-  const Dim &k = a->back(), &kb = (*b)[0], &n = (*b)[1];
-  if (k.is_static() && kb.is_static() && k.value != kb.value)
-    ctx.fail(fmt::format("A {} has {} columns but B {} has {} rows", ir::shape_to_string(*a), k.value,
-                         ir::shape_to_string(*b), kb.value));
-  if (bias && (*bias)[0].is_static() && n.is_static() && (*bias)[0].value != n.value)
-    ctx.fail_input(2, fmt::format("bias has {} values but B has {} columns", (*bias)[0].value, n.value));
-  Shape out(a->begin(), a->end() - 1);
-  out.push_back(n);
-  propagate_elem(ctx, 0, 0, out);
-}
-
-}  // namespace
 
 TESSERA_REGISTER_OPS(fused_matmul_bias_gelu) {
   reg.add(OpSchema("MatMulBiasGelu", 1, tessera::ops::layout::kDomain)
@@ -49,5 +20,5 @@ TESSERA_REGISTER_OPS(fused_matmul_bias_gelu) {
               .input("bias", "T")
               .output("Y", "T")
               .types("T", types::tensors({"float16", "bfloat16", "float", "double"}))
-              .infer(infer_matmul_bias_gelu));
+              .infer(tessera::ops::fused::infer_matmul_bias));
 }
