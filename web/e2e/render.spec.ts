@@ -126,8 +126,9 @@ test('an edit that keeps the links re-renders only the changed node, pixel for p
   await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('near');
   const margins = await hook<number>(page, 'stats.marginRenders');
   const before = await hook<number>(page, 'cacheDigest(true)');
-  // A full re-render draws the view, then the cached margins around it (in another pass).
-  expect(await hook<number>(page, 'stats.marginRenders')).toBe(margins + 1);
+  // A full re-render draws the view, then the cached margins around it (in another pass); a margin pass
+  // the pan above left pending may land in between, so at least one more.
+  expect(await hook<number>(page, 'stats.marginRenders')).toBeGreaterThan(margins);
   const partial = await hook<number>(page, 'stats.partialRenders');
   const renders = await hook<number>(page, 'stats.cacheRenders');
   const renamed = `${target.name.slice(0, -1)}Z`;
