@@ -25,26 +25,25 @@ export interface TransformSpec {
 
 const DTYPES = ['float', 'float16', 'bfloat16', 'double', 'int8', 'uint8', 'int16', 'int32', 'int64'];
 
+// convert fp16 and convert bf16 take the same flags.
+const FLOAT_OPTIONS: OptionSpec[] = [
+  { key: 'keep_io_types', label: 'keep graph input and output types (float32)', kind: 'bool' },
+  { key: 'op_block_list', label: 'operator block list (comma separated)', kind: 'names' },
+  { key: 'node_block_list', label: 'node block list (comma separated names)', kind: 'names' },
+];
+
 export const TRANSFORMS: TransformSpec[] = [
   {
     id: 'fp16',
     label: 'Convert to float16…',
     help: 'Everything float32 to float16; blocked nodes stay float32 with Casts around them.',
-    options: [
-      { key: 'keep_io_types', label: 'keep graph input and output types (float32)', kind: 'bool' },
-      { key: 'op_block_list', label: 'operator block list (comma separated)', kind: 'names' },
-      { key: 'node_block_list', label: 'node block list (comma separated names)', kind: 'names' },
-    ],
+    options: FLOAT_OPTIONS,
   },
   {
     id: 'bf16',
     label: 'Convert to bfloat16…',
     help: 'Everything float32 to bfloat16; blocked nodes stay float32 with Casts around them.',
-    options: [
-      { key: 'keep_io_types', label: 'keep graph input and output types (float32)', kind: 'bool' },
-      { key: 'op_block_list', label: 'operator block list (comma separated)', kind: 'names' },
-      { key: 'node_block_list', label: 'node block list (comma separated names)', kind: 'names' },
-    ],
+    options: FLOAT_OPTIONS,
   },
   {
     id: 'sanitize',
