@@ -360,7 +360,7 @@ class Progress {
 std::vector<double> timed_runs(rt::Session& session,
                                const std::vector<std::pair<std::string, rt::Value>>& feeds,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
-                               const std::function<void(const rt::RunStats&)>& per_run, bool profile) {
+                               const std::function<void(const rt::RunStats&)>& per_run, RunTiming timing) {
   // A run that cannot fit stops here, before its first allocation (the planner's limit would stop it
   // only at the allocation that crosses it, after the work before).
   check_planned_memory(session, feeds, rt::max_tensor_bytes());
@@ -370,7 +370,9 @@ std::vector<double> timed_runs(rt::Session& session,
   if (s.device_io)
     for (const auto& [name, v] : feeds) device_feeds.emplace_back(name, session.to_device(v));
   const auto& in = s.device_io ? device_feeds : feeds;
-  const rt::RunOptions ro{.outputs_on_device = s.device_io, .profile = profile};
+  const rt::RunOptions ro{.outputs_on_device = s.device_io,
+                          .profile = timing == RunTiming::kNodes,
+                          .time_device = timing == RunTiming::kDevice};
   for (int i = 0; i < s.warmup; ++i) {
     outputs = session.run(in, {}, ro);
     bar.update(i + 1);

@@ -52,14 +52,18 @@ std::string run_error_message(const std::exception& e);
 std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& session,
                                                              const RunSettings& s);
 
+// What the runs of timed_runs measure besides their latency: nothing; a replayed device graph's device
+// time (RunStats::replay_device_us); every node (RunStats::events, and the replay's device time).
+enum class RunTiming { kLatency, kDevice, kNodes };
+
 // Runs warmup + iterations, with a progress bar on stderr for runs that take long; returns the latency
-// of each timed iteration in milliseconds and leaves the last outputs in `outputs`. `profile`: every
-// run times its nodes (per_run sees them in RunStats::events).
+// of each timed iteration in milliseconds and leaves the last outputs in `outputs`; per_run sees each
+// timed run's RunStats.
 std::vector<double> timed_runs(rt::Session& session,
                                const std::vector<std::pair<std::string, rt::Value>>& feeds,
                                const RunSettings& s, std::vector<rt::Value>& outputs,
                                const std::function<void(const rt::RunStats&)>& per_run = {},
-                               bool profile = false);
+                               RunTiming timing = RunTiming::kLatency);
 
 using LatencySummary = profiler::Latency;
 using profiler::summarize;

@@ -89,8 +89,7 @@ void LayerTable::add(const rt::RunStats& run) {
   }
 }
 
-TraceSummary summarize_trace(const LayerTable& table, const std::vector<double>& untraced_run_ms,
-                             const std::vector<double>& traced_run_ms, const std::string& note) {
+TraceSummary summarize_trace(const LayerTable& table, const RunTimes& times, const std::string& note) {
   TraceSummary t;
   int n = table.traced_runs();
   const int replayed = table.replayed_runs();
@@ -98,8 +97,10 @@ TraceSummary summarize_trace(const LayerTable& table, const std::vector<double>&
                     : replayed == n ? "replayed graph"
                     : replayed == 0 ? "node by node"
                                     : "mixed";
-  t.untraced_run_ms = summarize(untraced_run_ms).median_ms;
-  t.traced_run_ms = summarize(traced_run_ms).median_ms;
+  t.untraced_run_ms = summarize(times.untraced_run_ms).median_ms;
+  t.traced_run_ms = summarize(times.traced_run_ms).median_ms;
+  t.untraced_device_ms = summarize(times.untraced_device_ms).median_ms;
+  t.traced_device_ms = summarize(times.traced_device_ms).median_ms;
   if (n > 0) {
     t.device_ms = table.device_total_us() / 1000.0 / n;
     t.layer_sum_ms = table.total_us() / 1000.0 / n;
@@ -116,6 +117,9 @@ nlohmann::json trace_json(const TraceSummary& t) {
           {"untraced_run_ms", t.untraced_run_ms},
           {"traced_run_ms", t.traced_run_ms},
           {"overhead_percent", t.overhead_percent()},
+          {"untraced_device_ms", t.untraced_device_ms},
+          {"traced_device_ms", t.traced_device_ms},
+          {"device_overhead_percent", t.device_overhead_percent()},
           {"device_ms", t.device_ms},
           {"layer_sum_ms", t.layer_sum_ms},
           {"layer_sum_percent_of_device", t.device_ms > 0 ? 100.0 * t.layer_sum_ms / t.device_ms : 0.0},

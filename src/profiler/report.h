@@ -56,15 +56,29 @@ struct TraceSummary {
   std::string layers_source;  // "replayed graph", "node by node" (traced), "host" (timed inline)
   std::string method;         // replayed: how records were tied to nodes ("graph node ids", "launch order")
   double untraced_run_ms = 0, traced_run_ms = 0;  // medians of the runs' own time (RunStats::total_us)
-  double device_ms = 0;                           // mean device end-to-end time of a traced run
-  double layer_sum_ms = 0, span_sum_ms = 0;       // per traced run
-  std::string note;                               // why a replayed model was profiled node by node
+  // Medians of the replayed graph's device time (RunStats::replay_device_us) of untraced runs timed so
+  // and of the traced runs: the profiling overhead where the layers are measured. 0 where not replayed.
+  double untraced_device_ms = 0, traced_device_ms = 0;
+  double device_ms = 0;                      // mean device end-to-end time of a traced run
+  double layer_sum_ms = 0, span_sum_ms = 0;  // per traced run
+  std::string note;                          // why a replayed model was profiled node by node
+  // On the host: each run's own time, traced against untraced.
   double overhead_percent() const {
     return untraced_run_ms > 0 ? 100.0 * (traced_run_ms - untraced_run_ms) / untraced_run_ms : 0;
   }
+  // On the device: the replayed graph's time, traced against untraced (0 where not measured).
+  double device_overhead_percent() const {
+    return untraced_device_ms > 0 && traced_device_ms > 0
+               ? 100.0 * (traced_device_ms - untraced_device_ms) / untraced_device_ms
+               : 0;
+  }
 };
-TraceSummary summarize_trace(const LayerTable& table, const std::vector<double>& untraced_run_ms,
-                             const std::vector<double>& traced_run_ms, const std::string& note);
+// The times, in ms, of a GPU profile's runs: each run's own time (RunStats::total_us) and the replayed
+// graph's device time (RunStats::replay_device_us), untraced and traced.
+struct RunTimes {
+  std::vector<double> untraced_run_ms, traced_run_ms, untraced_device_ms, traced_device_ms;
+};
+TraceSummary summarize_trace(const LayerTable& table, const RunTimes& times, const std::string& note);
 nlohmann::json trace_json(const TraceSummary& t);
 
 struct Latency {

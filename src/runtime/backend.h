@@ -25,7 +25,7 @@
 
 namespace tessera::rt {
 
-inline constexpr int kBackendInterfaceVersion = 5;
+inline constexpr int kBackendInterfaceVersion = 6;
 
 // Told about every kernel launch when profiling is on; the GPU backend adds counters (CUPTI) here.
 class ProfilerHook {
@@ -129,6 +129,13 @@ class Backend {
   virtual bool begin_capture() { return false; }
   virtual std::shared_ptr<void> end_capture() { return nullptr; }
   virtual void replay(const std::shared_ptr<void>& graph) { (void)graph; }
+  // Device time of the replays of a run (the profiler's untraced and traced runs alike): with
+  // time_replays(true), replay() holds the device at a gate until the whole graph is submitted, then
+  // times it with events, so a launch the host is slow to submit (a traced one) does not count.
+  // last_replay_device_us() is that time for the last replay, once the stream finished (0 where the
+  // last run did not replay or was not timed).
+  virtual void time_replays(bool on) { (void)on; }
+  virtual double last_replay_device_us() { return 0; }
   // The device work each node added to the graph end_capture() just returned: one list per node that
   // ran on this backend under the capture (node_begin/node_end), in the order they ran. Empty where the
   // backend does not keep it; a traced replay is then not attributed to nodes.

@@ -439,10 +439,16 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
         if (!b->is_host() && b->trace_begin()) rc.tracers.push_back(b.get());
       rc.trace_replay = !rc.tracers.empty() && replay_ && !replay_->trace_disabled;
     }
+    const bool time_device = opts_.profile || ro.profile || ro.time_device;
+    for (auto& b : backends_)
+      if (!b->is_host()) b->time_replays(time_device);
     rc.start = std::chrono::steady_clock::now();
     try {
       outs = run_graph(*graph_, ins, nullptr, rc);
       finish_streams();
+      stats_.replay_device_us = 0;
+      for (auto& b : backends_)
+        if (!b->is_host()) stats_.replay_device_us += b->last_replay_device_us();
       stats_.total_us =
           std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - rc.start).count();
       // Event times first: a traced node's records replace them (a copy to the host is timed by the host).

@@ -101,6 +101,10 @@ struct RunStats {
   // from the nodes run one by one, each launched from the host).
   double device_us = 0;
   bool layers_from_replay = false;
+  // Runs that replayed the device graph timed (profiled, or RunOptions::time_device): the graph's device
+  // time between events queued after a gate that opens once it is submitted (Backend::time_replays);
+  // 0 otherwise.
+  double replay_device_us = 0;
   std::string replay_trace_method;  // how: "graph node ids" or "launch order" (runtime/replay_trace.h)
   // Why a profiled run of a replayed model could not take its layers from a traced replay (empty when
   // it did, or when it was not tried).
@@ -144,6 +148,9 @@ struct RunOptions {
   bool outputs_on_device = false;
   // Time every node of this run (SessionOptions::profile does it for every run).
   bool profile = false;
+  // Time a replayed device graph with device events (RunStats::replay_device_us), as profiled runs do,
+  // so that the profiler compares untraced and traced runs by the same measure.
+  bool time_device = false;
 };
 
 class Session {

@@ -4,6 +4,7 @@
 // kernels, and their times must add up to the replay's device time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -100,6 +101,37 @@ TEST_F(CudaReplayProfile, LayersOfATracedReplayAreTheNodesAndSumToItsDeviceTime)
         << ev.node_name;
   }
   EXPECT_EQ(ids.size(), replayed.size());
+}
+
+// The replayed graph's device time, timed by events after the gate (Backend::time_replays), is the
+// profiler's measure of its own overhead: the same untraced and traced, and it brackets the traced
+// kernels' span. A run not asked to time its replay reports none.
+TEST_F(CudaReplayProfile, ReplayDeviceTimeIsTheSameTracedAndUntraced) {
+  rt::Session s(blocks(), {.backend = "cuda"});
+  std::vector<float> xv = wave(kRows * kCols, 0.013f, 1.0f);
+  rt::Value dx = s.to_device(rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, xv)));
+  std::vector<rt::Value> held;
+  for (int run = 0; run < 3; ++run) held = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+  ASSERT_GE(s.last_stats().device_graph_replays, 1u) << s.last_stats().device_graph_note;
+  EXPECT_EQ(s.last_stats().replay_device_us, 0) << "an untimed run";
+  std::vector<double> untraced;
+  for (int run = 0; run < 5; ++run) {
+    held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .time_device = true});
+    untraced.push_back(s.last_stats().replay_device_us);
+    EXPECT_GT(untraced.back(), 0) << "run " << run;
+  }
+  std::sort(untraced.begin(), untraced.end());
+  held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .profile = true});
+  const rt::RunStats& st = s.last_stats();
+  if (st.device_us == 0) GTEST_SKIP() << "CUPTI could not trace here (no permission?)";
+  ASSERT_TRUE(st.layers_from_replay) << st.replay_trace_note;
+  const double traced = st.replay_device_us;
+  // The kernels take ~1 ms: a traced replay within 10% of the untraced median (the gate keeps CUPTI's
+  // slow launch out); the events around the graph hold its kernels' span.
+  EXPECT_NEAR(traced, untraced[2], 0.1 * untraced[2]);
+  EXPECT_LE(st.device_us, traced * 1.001)
+      << "kernel span " << st.device_us << " us, events " << traced << " us";
+  EXPECT_GE(st.device_us, 0.9 * traced);
 }
 
 // Nodes run one by one (no replay) still get spans that add up to the device time: there the launch

@@ -201,10 +201,18 @@ void CudaBackend::replay(const std::shared_ptr<void>& graph) {
   if (!tracing_) KernelTrace::instance().idle();
   if (tracing_ && !h->traced_instance) reinstantiate(*h);
   nvtxRangePushA("tessera: CUDA graph replay");
-  cudaError_t e = cudaGraphLaunch(h->exec, native(*stream_));
+  cudaStream_t s = native(*stream_);
+  const bool timed = time_replays_ && replay_timer_.begin(s);
+  cudaError_t e = cudaGraphLaunch(h->exec, s);
+  if (timed) replay_timer_.end(s);
   nvtxRangePop();
   check(e, "cudaGraphLaunch");
   if (tracing_) traced_graph_ = graph;
+}
+
+void CudaBackend::time_replays(bool on) {
+  time_replays_ = on;
+  replay_timer_.forget();
 }
 
 // NVTX ranges cost a call into an empty stub unless a tool (Nsight Systems) is attached, so they are

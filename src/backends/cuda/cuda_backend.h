@@ -14,6 +14,7 @@
 #include "backends/cuda/kernel_table.h"
 #include "backends/cuda/kernel_trace.h"
 #include "backends/cuda/pinned_stage.h"
+#include "backends/cuda/replay_timer.h"
 #include "runtime/backend.h"
 
 namespace tessera::cuda {
@@ -57,6 +58,8 @@ class CudaBackend : public rt::Backend {
   bool begin_capture() override;
   std::shared_ptr<void> end_capture() override;
   void replay(const std::shared_ptr<void>& graph) override;
+  void time_replays(bool on) override;
+  double last_replay_device_us() override { return replay_timer_.elapsed_us(); }
   std::vector<std::vector<rt::CapturedWork>> capture_layout() override;
   void node_begin(const rt::KernelInfo& node) override;
   void node_end() override;
@@ -75,6 +78,8 @@ class CudaBackend : public rt::Backend {
   std::vector<std::vector<rt::CapturedWork>> last_layout_;  // of the graph end_capture() returned last
   void reinstantiate(GraphHandle& h);
   bool tracing_ = false;
+  bool time_replays_ = false;
+  ReplayTimer replay_timer_;            // the gate and events of timed replays (replay_timer.h)
   std::shared_ptr<void> traced_graph_;  // the graph replayed while tracing, for its records' node ids
   std::unique_ptr<CudaStream> stream_;
   PinnedStage stage_;       // host copies through page-locked buffers

@@ -330,6 +330,9 @@ std::vector<rt::TraceRecord> KernelTrace::stop() {
     // still the replay's (the executor launches graphs only under kReplayTraceId while tracing).
     if (it == c.external.end() && !w.graph_node) continue;
     uint64_t id = it != c.external.end() ? it->second : rt::kReplayTraceId;
+    // Under a replay's id only the graph's own work counts: a direct launch there is the replay
+    // timer's gate (replay_timer.h).
+    if (id == rt::kReplayTraceId && !w.graph_node) continue;
     out.push_back({id, static_cast<double>(w.start_ns) / 1e3,
                    static_cast<double>(w.end_ns - w.start_ns) / 1e3, std::move(w.name), w.kind,
                    w.graph_node});

@@ -33,13 +33,19 @@ TEST(ProfileTrace, SumsPerTracedRunAgainstTheDeviceTimeAndTheOverhead) {
   profiler::LayerTable table;
   table.add(traced_run(90, 8, 2, true));
   table.add(traced_run(92, 8, 0, true));
-  auto t = profiler::summarize_trace(table, {1.00, 1.02, 0.98}, {1.01, 1.03, 1.02}, "");
+  auto t = profiler::summarize_trace(
+      table, {{1.00, 1.02, 0.98}, {1.01, 1.03, 1.02}, {0.50, 0.40}, {0.41, 0.42, 0.90}}, "");
   EXPECT_EQ(t.layers_source, "replayed graph");
   EXPECT_DOUBLE_EQ(t.device_ms, 0.1);
   EXPECT_DOUBLE_EQ(t.layer_sum_ms, 0.099);
   EXPECT_DOUBLE_EQ(t.span_sum_ms, 0.1);
   EXPECT_NEAR(t.overhead_percent(), 2.0, 1e-9);
+  // Device times: medians 0.45 untraced (two runs) and 0.42 traced.
+  EXPECT_NEAR(t.untraced_device_ms, 0.45, 1e-12);
+  EXPECT_NEAR(t.traced_device_ms, 0.42, 1e-12);
+  EXPECT_NEAR(t.device_overhead_percent(), 100.0 * (0.42 - 0.45) / 0.45, 1e-9);
   auto j = profiler::trace_json(t);
+  EXPECT_NEAR(j["device_overhead_percent"].get<double>(), t.device_overhead_percent(), 1e-12);
   EXPECT_NEAR(j["layer_sum_percent_of_device"].get<double>(), 99.0, 1e-9);
   auto layers = table.layers();
   ASSERT_EQ(layers.size(), 2u);
@@ -52,12 +58,13 @@ TEST(ProfileTrace, SaysWhereTheLayersCameFrom) {
   rt::RunStats cpu;
   cpu.events.resize(1);
   host.add(cpu);
-  EXPECT_EQ(profiler::summarize_trace(host, {}, {}, "").layers_source, "host");
+  EXPECT_EQ(profiler::summarize_trace(host, {}, "").layers_source, "host");
   profiler::LayerTable nodes;
   nodes.add(traced_run(1, 1, 1, false));
-  auto t = profiler::summarize_trace(nodes, {1}, {1}, "the graph is not one device segment");
+  auto t = profiler::summarize_trace(nodes, {{1}, {1}, {}, {}}, "the graph is not one device segment");
+  EXPECT_EQ(t.device_overhead_percent(), 0);  // not replayed: no device time to compare
   EXPECT_EQ(t.layers_source, "node by node");
   EXPECT_EQ(profiler::trace_json(t)["note"], "the graph is not one device segment");
   nodes.add(traced_run(1, 1, 1, true));
-  EXPECT_EQ(profiler::summarize_trace(nodes, {1}, {1}, "").layers_source, "mixed");
+  EXPECT_EQ(profiler::summarize_trace(nodes, {{1}, {1}, {}, {}}, "").layers_source, "mixed");
 }
