@@ -98,7 +98,7 @@ describe('transformation jobs', () => {
 
   it('follows a job through its events to its answer', async () => {
     const answer = { log: { counts: [], warnings: [], details: [], changed: true } };
-    const final = job({ state: 'succeeded', progress: 1, seconds: 2, answer } as Partial<JobInfo>);
+    const final = job({ state: 'succeeded', progress: 1, seconds: 2, answer } as unknown as Partial<JobInfo>);
     const s = fakeServer(final);
     const done = runJob(s.api, 'd1', 'amp', { atol: 1 }, s.view);
     await tick();
@@ -137,7 +137,7 @@ describe('transformation jobs', () => {
   });
 
   it('asks for the job when the stream is quiet, and sees events that came before it listened', async () => {
-    const final = job({ state: 'succeeded', document: { id: 'd2' } } as Partial<JobInfo>);
+    const final = job({ state: 'succeeded', document: { id: 'd2' } } as unknown as Partial<JobInfo>);
     const quiet = fakeServer(final);
     const end = await runJob(quiet.api, 'd1', 'extract', {}, quiet.view, 40);
     expect(end.document).toEqual({ id: 'd2' });
