@@ -380,8 +380,8 @@ function npyChooser(env: FormEnv, field: HTMLTextAreaElement): HTMLElement {
     'data-testid': 'npy-choose',
     onclick: () => void show('').catch((e: unknown) => (list.textContent = String(e))),
   });
-  box.append(h('label', { text: 'for input' }), input, open, list);
-  return box;
+  box.append(h('span', { className: 'hint', text: 'for input' }), input, open);
+  return h('div', { className: 'field' }, h('label', { text: '.npy file' }), h('div', {}, box, list));
 }
 
 /** The dialog's body: a field per option, Apply; while the job runs its progress and Cancel; then the
@@ -398,13 +398,13 @@ export function transformForm(
   const bar = h('progress', { max: 1, value: 0, 'data-testid': 'transform-progress' });
   const status = h('span', { className: 'transform-status', 'data-testid': 'transform-status' });
   const cancel = h('button', { text: 'Cancel', 'data-testid': 'transform-cancel', disabled: true });
-  const running = h('div', { className: 'transform-running', hidden: true }, bar, status, cancel);
+  const running = h('div', { className: 'tool-bar transform-running', hidden: true }, bar, status, cancel);
   const inputs = new Map<string, HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>();
   const fields = spec.options.map((o) => {
     const id = `transform-${o.key}`;
     const start: string | boolean | undefined = o.key in initial ? initial[o.key] : o.initial;
     let input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
-    let extra: HTMLElement | null = null;
+    let extra: HTMLElement | null = null; // a row of its own under the field
     if (o.kind === 'bool') {
       input = h('input', { type: 'checkbox', 'data-testid': id, checked: start === true });
     } else if (o.kind === 'dtype' || o.kind === 'choice') {
@@ -419,7 +419,8 @@ export function transformForm(
       input = h('input', { type: 'text', 'data-testid': id, value: String(start ?? '') });
     }
     inputs.set(o.key, input);
-    return h('div', { className: 'field' }, h('label', { text: o.label }), input, extra);
+    const row = h('div', { className: 'field' }, h('label', { text: o.label, title: o.label }), input);
+    return extra ? h('div', {}, row, extra) : row;
   });
   const view: JobView = {
     update: (j) => {
@@ -465,8 +466,8 @@ export function transformForm(
     { className: 'transform-form' },
     h('div', { className: 'hint', text: spec.help }),
     ...fields,
-    button,
     running,
+    button,
     err,
     log,
   );
