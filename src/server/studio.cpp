@@ -188,6 +188,9 @@ fs::path Studio::find_web_root(const fs::path& explicit_root, const fs::path& ex
 
 void Studio::bind() {
   http_->set_payload_max_length(kMaxBody);
+  // Each open event stream (one per page) holds a worker for as long as the page is open: more workers
+  // than httplib's default (8 on a small machine); idle ones cost nothing.
+  http_->new_task_queue = [] { return new httplib::ThreadPool(32); };
   http_->set_keep_alive_timeout(2);
   http_->set_read_timeout(10);
   auto h = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };

@@ -90,3 +90,25 @@ test('amp shows its progress and is cancelled; then it runs to its end, one undo
   await page.screenshot({ path: artifact('studio-transform-job-done.png') });
   await page.locator('.dialog-close').click();
 });
+
+test('Extract makes a model of the selected node, opened in a new tab', async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const first = await page.evaluate(() => {
+    const g = (window as unknown as { __tessera: { graph: ApiGraphLike } }).__tessera.graph;
+    return g.nodes.find((n) => n.inputs.includes(g.inputs[0].name))!.name;
+  });
+  await page.evaluate(`window.__tessera.select(${JSON.stringify([first])})`);
+  await page.getByTestId('menu-model').click();
+  await page.getByTestId('action-transform-extract').click();
+  await expect(page.getByTestId('transform-inputs')).not.toHaveValue('');
+  await expect(page.getByTestId('transform-outputs')).not.toHaveValue('');
+  await page.getByTestId('transform-apply').click();
+  await expect(page.getByTestId('tab').filter({ hasText: 'jobs.cut.onnx' })).toHaveCount(1);
+  await expect(page.getByTestId('transform-log')).not.toHaveText('');
+  await ready(page);
+  expect(await t<string>(page, 'document.name')).toBe('jobs.cut.onnx');
+  expect(await t<number>(page, 'graph.nodes.length')).toBe(1);
+});
+
+type ApiGraphLike = { nodes: Array<{ name: string; inputs: string[] }>; inputs: Array<{ name: string }> };

@@ -427,6 +427,7 @@ export function transformForm(
       bar.value = j.state === 'succeeded' ? 1 : j.progress;
       status.textContent = jobStatus(j);
       cancel.disabled = j.state !== 'running' || j.cancel_requested;
+      cancel.hidden = j.state !== 'running';
     },
     onCancel: (fn) => {
       cancel.onclick = () => ((cancel.disabled = true), fn());
