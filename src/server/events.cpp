@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace tessera::server {
 
 uint64_t EventLog::publish(const std::string& type, const json& data) {
@@ -19,6 +21,8 @@ uint64_t EventLog::publish(const std::string& type, const json& data) {
 
 std::vector<Event> EventLog::after(uint64_t seq, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
+  // A number past the last event (a stream of an earlier server run): from now on.
+  seq = std::min(seq, next_ - 1);
   cv_.wait_for(lock, timeout, [&] { return closed_ || next_ > seq + 1; });
   std::vector<Event> out;
   if (closed_) return out;

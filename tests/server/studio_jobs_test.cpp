@@ -334,6 +334,27 @@ TEST_F(StudioJobs, TheStreamNeedsTheTokenAndThisServersOrigin) {
   EXPECT_NE(text.find("id: 1\nevent: job\ndata: {"), std::string::npos) << text;
 }
 
+// A stream asked to start past the last event (an old page's Last-Event-ID) gets the events from now on.
+TEST_F(StudioJobs, AStreamFromBeyondTheLastEventStartsNow) {
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  start();
+  std::string doc = open("mlp.onnx");
+  // The job starts once the stream is open.
+  json job;
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    job = start_job(doc, "sanitize", json::object());
+  });
+  std::vector<StreamEvent> events = read_events(
+      1000000, [&](const StreamEvent& e) { return e.type == "job" && e.data["state"] != "running"; },
+      std::chrono::seconds(20));
+  later.join();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().data["id"], job["id"]);
+  EXPECT_EQ(events.back().data["state"], "succeeded");
+  EXPECT_LT(events.back().id, 100u);
+}
+
 class StudioToolEvents : public StudioJobs {
  protected:
   void SetUp() override {
