@@ -88,11 +88,18 @@ Report float_convert(ir::History& h, const json& o, ir::DataType to) {
   return transforms::convert_float(h, opts);
 }
 
-Report sanitize(ir::History& h, const json& o) {
+// Its progress: the sweep it is at (a share of the passes asked for; none when it goes to a fixed point).
+Report sanitize(ir::History& h, const json& o, const TransformContext& ctx) {
   transforms::SanitizeOptions opts;
   opts.fold_threshold = integer(o, "fold_threshold", opts.fold_threshold, 0);
   opts.passes = static_cast<int>(integer(o, "passes", 0, 0));
   if (opts.passes > 1000) throw HttpError{400, "option 'passes' must be at most 1000"};
+  if (JobControl* job = ctx.job) {
+    bool fixed_point = opts.passes == 0;
+    opts.progress = [job, fixed_point](int pass, int most) {
+      job->progress(fixed_point ? 0.0 : static_cast<double>(pass - 1) / most, fmt::format("sweep {}", pass));
+    };
+  }
   return transforms::sanitize(h, opts);
 }
 
@@ -291,7 +298,7 @@ const std::map<std::string, Runner>& runners() {
        plain([](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kFloat16); })},
       {"bf16",
        plain([](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kBFloat16); })},
-      {"sanitize", plain(sanitize)},
+      {"sanitize", sanitize},
       {"convert_tensors", plain(convert_tensors)},
       {"set_shapes", plain(set_shapes)},
       {"function_create", plain(function_create)},

@@ -332,6 +332,10 @@ TEST_F(StudioJobs, TheStreamNeedsTheTokenAndThisServersOrigin) {
       });
   EXPECT_EQ(type, "text/event-stream");
   EXPECT_NE(text.find("id: 1\nevent: job\ndata: {"), std::string::npos) << text;
+  // Sanitize reports the sweep it is at.
+  json end = wait_job(job["id"]);
+  EXPECT_EQ(end["state"], "succeeded");
+  EXPECT_TRUE(end.value("stage", "").starts_with("sweep ")) << end.dump();
 }
 
 // A stream asked to start past the last event (an old page's Last-Event-ID) gets the events from now on.
