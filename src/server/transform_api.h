@@ -25,8 +25,8 @@ struct TransformContext {
 };
 
 // Runs transformation `name` ("fp16", "bf16", "sanitize", "convert_tensors", "set_shapes",
-// "function_create", "function_inline", "function_delete", "import_layer") with `options` on the
-// document. Returns the
+// "function_create", "function_inline", "function_delete", "import_layer", "amp") with `options` on the
+// document, inside the request (the app runs them as jobs: transform_work below). Returns the
 // transformation's log: {"counts": [[what, n]...], "warnings": [...], "details": [...], "changed": bool};
 // the edit's changes are left in `changes`. Bad options are HttpError 400 naming the field; a refusal of
 // the transformation (TransformError: a block list naming a missing node...) is HttpError 422 with its
