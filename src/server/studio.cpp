@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "ir/commands/command_json.h"
@@ -14,6 +15,7 @@
 #include "server/graph_json.h"
 #include "server/tool_runs.h"
 #include "server/transform_api.h"
+#include "server/transform_jobs.h"
 #include "util/safe_open.h"
 
 namespace tessera::server {
@@ -148,7 +150,8 @@ std::string random_token() {
 Studio::Studio(StudioOptions options)
     : options_(std::move(options)),
       http_(std::make_unique<httplib::Server>()),
-      tools_(std::make_unique<ToolRuns>()) {
+      tools_(std::make_unique<ToolRuns>(&events_)),
+      jobs_(std::make_unique<TransformJobs>(events_)) {
   if (options_.token.empty()) options_.token = random_token();
   if (options_.tools_file.empty()) options_.tools_file = transforms::default_tools_file();
   std::error_code ec;
@@ -185,6 +188,9 @@ fs::path Studio::find_web_root(const fs::path& explicit_root, const fs::path& ex
 
 void Studio::bind() {
   http_->set_payload_max_length(kMaxBody);
+  // Each open event stream (one per page) holds a worker for as long as the page is open: more workers
+  // than httplib's default (8 on a small machine); idle ones cost nothing.
+  http_->new_task_queue = [] { return new httplib::ThreadPool(32); };
   http_->set_keep_alive_timeout(2);
   http_->set_read_timeout(10);
   auto h = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
@@ -228,6 +234,7 @@ void Studio::run() {
 }
 
 void Studio::stop() {
+  events_.close();  // event streams end, so that the server's threads can be joined
   http_->stop();
 }
 
@@ -298,6 +305,14 @@ void Studio::route(const httplib::Request& req, httplib::Response& res) {
   }
   if (parts.size() >= 2 && parts[1] == "tools") {
     route_tools(req, res, parts);
+    return;
+  }
+  if (parts.size() >= 2 && parts[1] == "jobs") {
+    route_jobs(req, res, parts);
+    return;
+  }
+  if (parts.size() == 2 && parts[1] == "events" && m == "GET") {
+    stream_events(req, res);
     return;
   }
   throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
@@ -631,8 +646,17 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
   }
   if (parts.size() < 3) throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
   std::shared_ptr<Document> doc = find_document(parts[2]);
-  std::lock_guard lock(doc->mutex());
   std::string action = parts.size() >= 4 ? parts[3] : "";
+  if (parts.size() == 4 && action == "jobs" && m == "POST") {
+    answer(res, 202, start_job(doc, parse_body(req)));
+    return;
+  }
+  std::lock_guard lock(doc->mutex());
+  // A job works on the model as it was when it started: edits wait until it ends (transform_jobs.h).
+  static const std::set<std::string> kEdits = {"commands", "transform", "undo", "redo", "close"};
+  if (m == "POST" && kEdits.count(action)) {
+    if (std::optional<std::string> busy = jobs_->busy(doc->id())) throw HttpError{409, *busy};
+  }
   if (parts.size() == 3 && m == "GET") {
     answer(res, 200, doc->to_json());
   } else if (parts.size() == 4 && action == "save" && m == "POST") {
@@ -808,6 +832,72 @@ json Studio::start_tool(const json& body) {
   json j = tools_->poll(id, 0);
   j["open_output"] = tool->open_output;
   return j;
+}
+
+// ---- transformation jobs and pushed events ------------------------------------------------------
+
+// {"transform", "options"}: the job's work is made (and its options partly checked) here, so that an
+// unknown transformation or a malformed extraction is refused at once, before any job exists.
+json Studio::start_job(const std::shared_ptr<Document>& doc, const json& body) {
+  std::string name = ir::string_field(body, "transform", "");
+  auto readable = [this](const std::string& path) { return allowed_path(path, true); };
+  auto adopt = [this](ir::Model model, const std::string& file) {
+    return adopt_model(std::move(model), file);
+  };
+  TransformJobs::Work work = transform_work(
+      doc, name, body.contains("options") ? body["options"] : json::object(), readable, edit_answer, adopt);
+  return jobs_->start(doc->id(), name, std::move(work));
+}
+
+json Studio::adopt_model(ir::Model model, const std::string& name) {
+  std::lock_guard lock(documents_mutex_);
+  std::string id = fmt::format("d{}", next_document_++);
+  auto doc = std::make_shared<Document>(id, std::move(model), std::nullopt, name);
+  json j = doc->to_json();
+  documents_.emplace(id, std::move(doc));
+  return j;
+}
+
+void Studio::route_jobs(const httplib::Request& req, httplib::Response& res,
+                        const std::vector<std::string>& parts) {
+  const std::string& m = req.method;
+  if (parts.size() == 3 && m == "GET") {
+    answer(res, 200, jobs_->get(parts[2]));
+  } else if (parts.size() == 4 && parts[3] == "cancel" && m == "POST") {
+    answer(res, 200, jobs_->cancel(parts[2]));
+  } else {
+    throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
+  }
+}
+
+// GET /api/events[?from=N]: Server-Sent Events from after event N (or Last-Event-ID, which a browser's
+// EventSource sends when it reconnects; without either, from now on). A comment line every 15 s keeps
+// proxies from closing an idle stream and notices a browser gone.
+void Studio::stream_events(const httplib::Request& req, httplib::Response& res) {
+  uint64_t from = events_.last();
+  if (req.has_header("Last-Event-ID")) {
+    from = std::strtoull(req.get_header_value("Last-Event-ID").c_str(), nullptr, 10);
+  } else if (req.has_param("from")) {
+    from = size_param(req, "from", 0);
+  }
+  res.status = 200;
+  res.set_header("Cache-Control", "no-store");
+  auto seen = std::make_shared<uint64_t>(from);
+  auto idle = std::make_shared<int>(0);
+  res.set_chunked_content_provider("text/event-stream", [this, seen, idle](size_t, httplib::DataSink& sink) {
+    if (events_.closed()) return false;
+    // Waits briefly, so that a server stopping (which ends the provider's loop) is not held up.
+    std::vector<Event> events = events_.after(*seen, std::chrono::milliseconds(250));
+    std::string text;
+    for (const Event& e : events) {
+      text += sse_frame(e);
+      *seen = e.seq;
+    }
+    if (text.empty() && ++*idle >= 60) text = ": keep-alive\n\n";
+    if (text.empty()) return true;
+    *idle = 0;
+    return sink.write(text.data(), text.size());
+  });
 }
 
 }  // namespace tessera::server

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/document.h"
+#include "server/events.h"
 
 namespace httplib {
 class Server;
@@ -30,6 +31,7 @@ struct StudioOptions {
 };
 
 class ToolRuns;
+class TransformJobs;
 
 class Studio {
  public:
@@ -66,6 +68,10 @@ class Studio {
   void route_tools(const httplib::Request& req, httplib::Response& res,
                    const std::vector<std::string>& parts);
   json start_tool(const json& body);
+  void route_jobs(const httplib::Request& req, httplib::Response& res, const std::vector<std::string>& parts);
+  json start_job(const std::shared_ptr<Document>& doc, const json& body);
+  json adopt_model(ir::Model model, const std::string& name);
+  void stream_events(const httplib::Request& req, httplib::Response& res);
 
   StudioOptions options_;
   std::filesystem::path root_;                // canonical
@@ -75,7 +81,10 @@ class Studio {
   std::mutex documents_mutex_;
   std::map<std::string, std::shared_ptr<Document>> documents_;
   uint64_t next_document_ = 1;
+  // Declared last, so destroyed first: tool runs and jobs publish events and jobs use the documents.
+  EventLog events_;
   std::unique_ptr<ToolRuns> tools_;
+  std::unique_ptr<TransformJobs> jobs_;
 };
 
 // 32 hex characters from /dev/urandom.

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstring>
+#include <string_view>
 
 extern char** environ;
 
@@ -20,6 +21,7 @@ constexpr size_t kMaxOutput = size_t{8} << 20;
 
 struct ToolRuns::Run {
   std::string id, tool, output_file;
+  EventLog* events = nullptr;
   pid_t pid = -1;
   std::thread reader;
   std::mutex mutex;
@@ -106,6 +108,7 @@ std::string ToolRuns::start(const transforms::UserTool& tool, const std::string&
   auto run = std::make_shared<Run>();
   run->tool = tool.name;
   run->output_file = output;
+  run->events = events_;
   run->pid = pid;
   {
     std::lock_guard lock(mutex_);
@@ -120,28 +123,66 @@ std::string ToolRuns::start(const transforms::UserTool& tool, const std::string&
 
 namespace {
 
+// How many bytes at the end of `text` begin a UTF-8 sequence that is not complete yet: a chunk pushed
+// ends before them, so that a character split between two reads is not sent as two U+FFFD.
+size_t incomplete_utf8_tail(std::string_view text) {
+  for (size_t back = 1; back <= 3 && back <= text.size(); ++back) {
+    auto c = static_cast<unsigned char>(text[text.size() - back]);
+    if ((c & 0xC0) == 0x80) continue;  // a continuation byte: look further back
+    size_t need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    return need > back ? back : 0;
+  }
+  return 0;
+}
+
+// A "tool" event: the run's output from byte `from` on, or its end.
+void push(ToolRuns::Run& run, json j) {
+  if (!run.events) return;
+  j["id"] = run.id;
+  j["tool"] = run.tool;
+  run.events->publish("tool", j);
+}
+
 void read_until_end(ToolRuns::Run& run, int fd) {
   char buf[16384];
+  std::string held;   // the start of a UTF-8 character the next read completes
+  size_t pushed = 0;  // bytes of output pushed so far
   for (;;) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    std::lock_guard lock(run.mutex);
-    run.output.append(buf, static_cast<size_t>(n));
-    if (run.output.size() > kMaxOutput) {
-      size_t cut = run.output.size() - kMaxOutput;
-      run.output.erase(0, cut);
-      run.dropped += cut;
+    {
+      std::lock_guard lock(run.mutex);
+      run.output.append(buf, static_cast<size_t>(n));
+      if (run.output.size() > kMaxOutput) {
+        size_t cut = run.output.size() - kMaxOutput;
+        run.output.erase(0, cut);
+        run.dropped += cut;
+      }
     }
+    held.append(buf, static_cast<size_t>(n));
+    std::string text = held.substr(0, held.size() - incomplete_utf8_tail(held));
+    held.erase(0, text.size());
+    if (text.empty()) continue;
+    push(run, {{"from", pushed}, {"output", text}, {"next", pushed + text.size()}, {"done", false}});
+    pushed += text.size();
   }
   ::close(fd);
   int status = 0;
   while (::waitpid(run.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  std::lock_guard lock(run.mutex);
-  run.done = true;
-  if (WIFEXITED(status)) run.exit_status = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) run.signal = WTERMSIG(status);
+  json end{{"from", pushed}, {"output", held}, {"next", pushed + held.size()}, {"done", true}};
+  {
+    std::lock_guard lock(run.mutex);
+    run.done = true;
+    if (WIFEXITED(status)) run.exit_status = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) run.signal = WTERMSIG(status);
+    end["cancelled"] = run.cancelled;
+    end["output_file"] = run.output_file;
+    if (run.signal == 0) end["exit_status"] = run.exit_status;
+    if (run.signal != 0) end["signal"] = run.signal;
+  }
+  push(run, std::move(end));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The studio's Tools menu: the user tools of the tools file (src/transforms/user_tools.h) run on a saved
-// document as child processes, their stdout and stderr gathered for the app to poll (a panel shows them
-// as they come), cancellable, with the exit status at the end.
+// document as child processes, their stdout and stderr pushed to the app as "tool" events as they come
+// (events.h; also kept for GET .../runs/{id}?from=N, which fills a gap a stream missed), cancellable,
+// with the exit status at the end (a last event).
 //
 // A run is the program and its argument list, no shell; its stdin is /dev/null, it runs in its own
 // process group (cancel ends the group: a script's children too), with the default signal dispositions
@@ -17,13 +18,15 @@
 #include <thread>
 
 #include "server/document.h"
+#include "server/events.h"
 #include "transforms/user_tools.h"
 
 namespace tessera::server {
 
 class ToolRuns {
  public:
-  ToolRuns() = default;
+  // `events`: where output and ends are pushed; null: nowhere (polled only).
+  explicit ToolRuns(EventLog* events = nullptr) : events_(events) {}
   ToolRuns(const ToolRuns&) = delete;
   ToolRuns& operator=(const ToolRuns&) = delete;
   // Ends every run still going (SIGKILL to its group) and waits for it.
@@ -43,6 +46,7 @@ class ToolRuns {
  private:
   std::shared_ptr<Run> find(const std::string& id);
   void forget_finished();
+  EventLog* events_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<Run>> runs_;
   uint64_t next_ = 1;

@@ -5,8 +5,11 @@
 #include <functional>
 #include <map>
 
+#include "io/npy.h"
 #include "onnx/onnx_io.h"
+#include "transforms/amp.h"
 #include "transforms/convert_tensors.h"
+#include "transforms/extract.h"
 #include "transforms/float16.h"
 #include "transforms/function_create.h"
 #include "transforms/functions.h"
@@ -85,11 +88,18 @@ Report float_convert(ir::History& h, const json& o, ir::DataType to) {
   return transforms::convert_float(h, opts);
 }
 
-Report sanitize(ir::History& h, const json& o) {
+// Its progress: the sweep it is at (a share of the passes asked for; none when it goes to a fixed point).
+Report sanitize(ir::History& h, const json& o, const TransformContext& ctx) {
   transforms::SanitizeOptions opts;
   opts.fold_threshold = integer(o, "fold_threshold", opts.fold_threshold, 0);
   opts.passes = static_cast<int>(integer(o, "passes", 0, 0));
   if (opts.passes > 1000) throw HttpError{400, "option 'passes' must be at most 1000"};
+  if (JobControl* job = ctx.job) {
+    bool fixed_point = opts.passes == 0;
+    opts.progress = [job, fixed_point](int pass, int most) {
+      job->progress(fixed_point ? 0.0 : static_cast<double>(pass - 1) / most, fmt::format("sweep {}", pass));
+    };
+  }
   return transforms::sanitize(h, opts);
 }
 
@@ -147,14 +157,14 @@ Report function_create(ir::History& h, const json& o) {
 }
 
 // The model an "import_layer" reads: a file the studio may read, loaded whole.
-Report import_layer(ir::History& h, const json& o, const PathResolver& resolve) {
+Report import_layer(ir::History& h, const json& o, const TransformContext& ctx) {
   transforms::ImportLayerOptions opts;
   opts.name = text(o, "name");
   opts.domain = text(o, "domain", opts.domain);
   std::string path = text(o, "path");
   if (path.empty()) throw HttpError{400, "option 'path' (the model to import) is missing"};
   if (opts.name.empty()) throw HttpError{400, "option 'name' (the layer's operator name) is missing"};
-  std::filesystem::path file = resolve(path);
+  std::filesystem::path file = ctx.resolve(path);
   ir::Model other;
   try {
     other = onnx::load_model(file);
@@ -164,12 +174,122 @@ Report import_layer(ir::History& h, const json& o, const PathResolver& resolve) 
   return transforms::import_layer(h, other, opts);
 }
 
-using Runner = std::function<Report(ir::History&, const json&, const PathResolver&)>;
+double number(const json& o, const char* key, double fallback, double least) {
+  if (!o.contains(key)) return fallback;
+  if (!o[key].is_number() || o[key].get<double>() < least)
+    throw HttpError{400, fmt::format("option '{}' must be a number of at least {}", key, least)};
+  return o[key].get<double>();
+}
 
-// A transformation that reads no file.
+// {NAME: text} as a map; an option that is not an object of strings is refused by name.
+std::map<std::string, std::string> text_map(const json& o, const char* key) {
+  std::map<std::string, std::string> out;
+  if (!o.contains(key)) return out;
+  if (!o[key].is_object())
+    throw HttpError{400, fmt::format("option '{}' must be an object of input names", key)};
+  for (auto& [k, v] : o[key].items()) {
+    if (!v.is_string()) throw HttpError{400, fmt::format("option '{}'['{}'] must be a string", key, k)};
+    out[k] = v.get<std::string>();
+  }
+  return out;
+}
+
+// A random value for graph input `vi`: normal floats, integers 1-9 (valid token ids and indices for
+// most models), false booleans; free dimensions 1 unless `shape` gives them. Generated like the
+// initializer editor's fills (ir_json.h), reproducible from `seed`.
+rt::Value random_input(const ir::ValueInfo& vi, const std::string& shape, uint64_t seed) {
+  if (!vi.type.is_tensor())
+    throw HttpError{400,
+                    fmt::format("input '{}' is {}: give it as a .npy file", vi.name, vi.type.to_string())};
+  std::vector<int64_t> dims;
+  if (!shape.empty()) {
+    std::optional<ir::Shape> s = transforms::parse_shape(shape);
+    if (!s)
+      throw HttpError{400,
+                      fmt::format("option 'shapes'['{}']: '{}' is not a shape like 1x128", vi.name, shape)};
+    for (const auto& d : *s) {
+      if (!d.is_static())
+        throw HttpError{400, fmt::format("option 'shapes'['{}']: '{}' has a free dimension", vi.name, shape)};
+      dims.push_back(d.value);
+    }
+  } else if (vi.type.shape) {
+    for (const auto& d : *vi.type.shape) dims.push_back(d.is_static() ? d.value : 1);
+  }
+  if (vi.type.shape && dims.size() != vi.type.shape->size())
+    throw HttpError{400, fmt::format("option 'shapes'['{}']: rank {} given, the input has rank {}", vi.name,
+                                     dims.size(), vi.type.shape->size())};
+  ir::DataType t = vi.type.elem;
+  const char* kind = ir::dtype_is_float(t)      ? "normal"
+                     : t == ir::DataType::kBool ? "zeros"
+                                                : "uniform_int_pos";
+  json j{{"name", vi.name},
+         {"dtype", ir::dtype_name(t)},
+         {"shape", dims},
+         {"fill", {{"kind", kind}, {"seed", seed}}}};
+  try {
+    return rt::Value(rt::Tensor::from_ir(ir::tensor_from_json(j)).clone());
+  } catch (const std::exception& e) {
+    throw HttpError{400, fmt::format("input '{}': no random values: {}", vi.name, e.what())};
+  }
+}
+
+// The input set amp tunes on: each graph input from its .npy file (a file the studio may read) or random.
+transforms::Feeds amp_feeds(const ir::Model& m, const json& o, const TransformContext& ctx) {
+  std::map<std::string, std::string> files = text_map(o, "inputs"), shapes = text_map(o, "shapes");
+  uint64_t seed = static_cast<uint64_t>(integer(o, "seed", 0, 0));
+  transforms::Feeds feeds;
+  for (const ir::ValueInfo& vi : m.graph.inputs) {
+    if (m.graph.find_initializer(vi.name)) continue;
+    auto file = files.find(vi.name);
+    if (file == files.end()) {
+      feeds.emplace_back(vi.name, random_input(vi, shapes.count(vi.name) ? shapes[vi.name] : "", seed++));
+      continue;
+    }
+    std::filesystem::path path = ctx.resolve(file->second);
+    try {
+      feeds.emplace_back(vi.name, rt::Value(rt::Tensor::from_ir(io::read_npy(path, vi.name)).clone()));
+    } catch (const std::exception& e) {
+      throw HttpError{400, fmt::format("input '{}': cannot read '{}': {}", vi.name, file->second, e.what())};
+    }
+    files.erase(file);
+  }
+  for (const auto& [name, file] : files)
+    throw HttpError{400, fmt::format("option 'inputs': the model has no input '{}' (file '{}')", name, file)};
+  return feeds;
+}
+
+// Automatic mixed precision; its progress is the share of the run budget spent.
+Report amp(ir::History& h, const json& o, const TransformContext& ctx) {
+  transforms::AmpOptions opts;
+  opts.rtol = number(o, "rtol", opts.rtol, 0);
+  opts.atol = number(o, "atol", opts.atol, 0);
+  opts.headroom = number(o, "headroom", opts.headroom, 0);
+  if (opts.headroom > 0.95) throw HttpError{400, "option 'headroom' must be at most 0.95"};
+  opts.max_runs = static_cast<int>(integer(o, "max_runs", opts.max_runs, 2));
+  int check_sets = static_cast<int>(integer(o, "check_sets", 1, 0));
+  if (check_sets > 16) throw HttpError{400, "option 'check_sets' must be at most 16"};
+  opts.session.backend = text(o, "backend", "cpu");
+  if (opts.session.backend != "cpu" && opts.session.backend != "cuda" && opts.session.backend != "auto")
+    throw HttpError{400,
+                    fmt::format("option 'backend': '{}' is not cpu, cuda or auto", opts.session.backend)};
+  opts.session.optimization = *rt::opt_level_from_name("basic");
+  std::vector<transforms::Feeds> feeds{amp_feeds(h.model(), o, ctx)};
+  for (auto& f : transforms::shuffled_feeds(feeds[0], check_sets, integer(o, "seed", 0, 0) + 1))
+    feeds.push_back(std::move(f));
+  if (ctx.job) {
+    JobControl* job = ctx.job;
+    opts.progress = [job](double spent) { job->progress(spent, "model runs"); };
+    job->progress(0, "reference run");
+  }
+  return transforms::convert_amp(h, opts, feeds);
+}
+
+using Runner = std::function<Report(ir::History&, const json&, const TransformContext&)>;
+
+// A transformation that reads no file and reports no progress.
 template <class F>
 Runner plain(F f) {
-  return [f](ir::History& h, const json& o, const PathResolver&) { return f(h, o); };
+  return [f](ir::History& h, const json& o, const TransformContext&) { return f(h, o); };
 }
 
 const std::map<std::string, Runner>& runners() {
@@ -178,7 +298,7 @@ const std::map<std::string, Runner>& runners() {
        plain([](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kFloat16); })},
       {"bf16",
        plain([](ir::History& h, const json& o) { return float_convert(h, o, ir::DataType::kBFloat16); })},
-      {"sanitize", plain(sanitize)},
+      {"sanitize", sanitize},
       {"convert_tensors", plain(convert_tensors)},
       {"set_shapes", plain(set_shapes)},
       {"function_create", plain(function_create)},
@@ -191,6 +311,7 @@ const std::map<std::string, Runner>& runners() {
          return transforms::delete_function(h, key);
        })},
       {"import_layer", import_layer},
+      {"amp", amp},
   };
   return kRunners;
 }
@@ -214,12 +335,113 @@ json run_transform(Document& doc, const std::string& name, const json& options,
   }
   if (!options.is_object()) throw HttpError{400, "'options' must be an object"};
   Report report;
+  TransformContext ctx{resolve, nullptr};
   try {
-    changes = doc.edit([&](ir::History& h) { report = it->second(h, options, resolve); });
+    changes = doc.edit([&](ir::History& h) { report = it->second(h, options, ctx); });
   } catch (const transforms::TransformError& e) {
     throw HttpError{422, e.what()};
   }
   return report_json(report, !changes.empty());
+}
+
+namespace {
+
+// "subgraph", "function", or "inputs" and "outputs": exactly one kind of extraction.
+transforms::ExtractOptions extract_options(const json& o) {
+  transforms::ExtractOptions opts;
+  opts.subgraph = text(o, "subgraph");
+  opts.function = text(o, "function");
+  opts.inputs = names(o, "inputs");
+  opts.outputs = names(o, "outputs");
+  bool cut = !opts.inputs.empty() || !opts.outputs.empty();
+  int kinds = !opts.subgraph.empty() + !opts.function.empty() + cut;
+  if (kinds != 1)
+    throw HttpError{400,
+                    "give exactly one of 'subgraph' (NODE:ATTR), 'function' (DOMAIN:NAME) or a cut "
+                    "('inputs' and 'outputs')"};
+  if (cut && opts.outputs.empty()) throw HttpError{400, "a cut needs 'outputs' (the values it ends at)"};
+  return opts;
+}
+
+// The new document's name: the model's, with what was extracted ("model.body.onnx").
+std::string extract_name(const std::string& model, const transforms::ExtractOptions& o) {
+  std::string stem = model.ends_with(".onnx") ? model.substr(0, model.size() - 5) : model;
+  std::string what = !o.subgraph.empty() ? o.subgraph : !o.function.empty() ? o.function : "cut";
+  for (char& c : what) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-') c = '_';
+  }
+  return fmt::format("{}.{}.onnx", stem, what);
+}
+
+// The model as it is now, its version and the document's name, taken under the document's lock.
+struct Snapshot {
+  ir::Model model;
+  uint64_t version;
+  std::string name;
+};
+Snapshot snapshot(Document& doc) {
+  std::lock_guard lock(doc.mutex());
+  return {doc.model(), doc.version(), doc.to_json().value("name", "model.onnx")};
+}
+
+}  // namespace
+
+TransformJobs::Work transform_work(std::shared_ptr<Document> doc, const std::string& name, json options,
+                                   PathResolver resolve, EditAnswer answer, AdoptModel adopt) {
+  if (!options.is_object()) throw HttpError{400, "'options' must be an object"};
+  if (name == "extract") {
+    transforms::ExtractOptions opts = extract_options(options);
+    return [doc, opts, adopt](JobControl& job) -> json {
+      Snapshot snap = snapshot(*doc);
+      job.progress(0, "extracting");
+      Report report;
+      ir::Model out;
+      try {
+        out = transforms::extract(snap.model, opts, report);
+      } catch (const transforms::TransformError& e) {
+        throw HttpError{422, e.what()};
+      }
+      job.check();
+      return {{"document", adopt(std::move(out), extract_name(snap.name, opts))},
+              {"log", report_json(report, true)}};
+    };
+  }
+  auto it = runners().find(name);
+  if (it == runners().end()) {
+    std::string known = "extract";
+    for (const auto& [k, _] : runners()) known += ", " + k;
+    throw HttpError{404, fmt::format("no transformation '{}' (known: {})", name, known)};
+  }
+  Runner runner = it->second;
+  return [doc, name, options, resolve, answer, runner](JobControl& job) -> json {
+    // The transformation runs on a copy (tensors are shared, not copied), its result recorded in a
+    // history of its own; the document gets the difference as one undo step, under its lock.
+    Snapshot snap = snapshot(*doc);
+    ir::Model& model = snap.model;
+    uint64_t version = snap.version;
+    ir::History scratch(model);
+    Report report;
+    job.progress(0, name);
+    try {
+      report = runner(scratch, options, TransformContext{resolve, &job});
+    } catch (const transforms::TransformError& e) {
+      throw HttpError{422, e.what()};
+    }
+    std::string step = scratch.undo_count() ? scratch.undo_description() : name;
+    std::lock_guard lock(doc->mutex());
+    job.check();
+    if (doc->version() != version) {
+      throw HttpError{409, fmt::format("the model changed while '{}' ran (version {} -> {}): its result was "
+                                       "not applied; run it again",
+                                       name, version, doc->version())};
+    }
+    bool changed = false;
+    std::vector<ir::Change> changes =
+        doc->edit([&](ir::History& h) { changed = transforms::commit(h, step, std::move(model)); });
+    json a = answer(*doc, changes);
+    a["log"] = report_json(report, changed);
+    return {{"answer", std::move(a)}};
+  };
 }
 
 }  // namespace tessera::server

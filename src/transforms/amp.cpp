@@ -84,6 +84,7 @@ class Searcher {
   }
 
   Outcome test(const std::vector<std::string>& blocked) {
+    if (o_.progress) o_.progress(std::min(1.0, spent_ / std::max(1, o_.max_runs)));
     ++runs_;
     Spend spend(*this);
     FloatConvertOptions fo;

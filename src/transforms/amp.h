@@ -17,6 +17,7 @@
 // their calls). Weights are converted once for all runs.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,9 @@ struct AmpOptions {
   // graph) before which it equals the state last kept, fed that state's values there (amp_suffix.h);
   // 0: every trial runs the whole model. The decisions are the same either way.
   int checkpoints = 32;
+  // Called before each trial run with the share of the run budget spent (0 to 1), for a progress bar.
+  // It may throw to stop the search (the studio's Cancel): the model `h` edits is then left as it was.
+  std::function<void(double)> progress;
 };
 
 // Other input sets for the search to hold the tolerance on besides the given ones (one extra set held

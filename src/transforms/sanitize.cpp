@@ -187,6 +187,7 @@ int run_engine_rules(ir::Model& m, const SanitizeOptions& o, Report& report) {
   int done = 0;
   while (done < limit) {
     ++done;
+    if (o.progress) o.progress(done, limit);
     if (!s.sweep(m.graph, true)) break;
   }
   return done;

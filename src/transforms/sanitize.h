@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "ir/commands/history.h"
 #include "transforms/transform.h"
@@ -19,6 +20,9 @@ struct SanitizeOptions {
   // Sweeps over the graph (the seed's "number of constant folding passes"); 0: until a sweep changes
   // nothing (at most 64).
   int passes = 0;
+  // Called before each sweep with its number (1, 2...) and the most there will be, for a progress line.
+  // It may throw to stop (the studio's Cancel): the model `h` edits is then left as it was.
+  std::function<void(int, int)> progress;
 };
 
 Report sanitize(ir::History& h, const SanitizeOptions& options);

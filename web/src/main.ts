@@ -20,6 +20,8 @@ const fixture = params.get('fixture');
 const client = fixture ? null : new StudioClient(token);
 const documents = client?.documents();
 documents?.catch(() => undefined); // reported by app.start
+// The pushed events (jobs' progress, tools' output) from now on: a job's first events are not missed.
+client?.events().start();
 
 const app = new App(
   {

@@ -8,6 +8,7 @@ import type {
   Diagnostic,
   DocumentInfo,
   FileEntry,
+  JobInfo,
   RegistryOp,
   TensorValue,
   GraphPath,
@@ -15,6 +16,7 @@ import type {
   ToolRun,
   TransformAnswer,
 } from './types';
+import { EventHub } from './events';
 
 export class ApiError extends Error {
   constructor(
@@ -26,6 +28,8 @@ export class ApiError extends Error {
 }
 
 export class StudioClient {
+  private hub: EventHub | null = null;
+
   constructor(
     private readonly token: string,
     private readonly base = '',
@@ -139,6 +143,26 @@ export class StudioClient {
   /** A model transformation (Model menu) on the whole document, as one undo step, with its log. */
   transform(id: string, transform: string, options: Record<string, unknown>): Promise<TransformAnswer> {
     return this.request('POST', `/api/documents/${id}/transform`, { transform, options });
+  }
+  /** Starts a transformation as a background job; its progress and end come as "job" events. */
+  startJob(id: string, transform: string, options: Record<string, unknown>): Promise<JobInfo> {
+    return this.request('POST', `/api/documents/${id}/jobs`, { transform, options });
+  }
+  /** The job, with its answer once it succeeded. */
+  job(job: string): Promise<JobInfo> {
+    return this.request('GET', `/api/jobs/${encodeURIComponent(job)}`);
+  }
+  cancelJob(job: string): Promise<JobInfo> {
+    return this.request('POST', `/api/jobs/${encodeURIComponent(job)}/cancel`, {});
+  }
+  /** The server's pushed events (one stream for the page, opened on first use). */
+  events(): EventHub {
+    if (!this.hub) {
+      // EventSource sends no headers: the token goes in the URL when the page has one, else the cookie.
+      const url = `${this.base}/api/events${this.token ? `?token=${encodeURIComponent(this.token)}` : ''}`;
+      this.hub = new EventHub(() => new EventSource(url));
+    }
+    return this.hub;
   }
   tools(): Promise<ToolList> {
     return this.request('GET', '/api/tools');

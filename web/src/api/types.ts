@@ -166,6 +166,38 @@ export interface TransformAnswer extends CommandAnswer {
   log: TransformLog;
 }
 
+/** A transformation job (POST documents/{id}/jobs, GET jobs/{id}, pushed as "job" events without its
+ *  answer). On success an edit's answer ("answer", with the log) or a new document ("document", "log"). */
+export interface JobInfo {
+  id: string;
+  doc: string;
+  transform: string;
+  state: 'running' | 'succeeded' | 'failed' | 'cancelled';
+  progress: number;
+  stage: string;
+  cancel_requested: boolean;
+  seconds: number;
+  error?: string;
+  status?: number;
+  answer?: TransformAnswer;
+  document?: DocumentInfo;
+  log?: TransformLog;
+}
+
+/** A "tool" event: a user tool's output from byte `from` on, and at its end the exit status. */
+export interface ToolEvent {
+  id: string;
+  tool: string;
+  from: number;
+  output: string;
+  next: number;
+  done: boolean;
+  cancelled?: boolean;
+  exit_status?: number;
+  signal?: number;
+  output_file?: string;
+}
+
 /** A user tool of the tools file (GET /api/tools). */
 export interface UserTool {
   name: string;

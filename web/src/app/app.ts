@@ -13,7 +13,6 @@ import type {
   GraphPath,
   RegistryOp,
   TensorValue,
-  TransformAnswer,
   TransformLog,
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
@@ -27,7 +26,7 @@ import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
 import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
-import { transformForm, type TransformSpec } from '../ui/transforms';
+import { extractInitial, runJob, transformForm, type JobView, type TransformSpec } from '../ui/transforms';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
@@ -943,10 +942,11 @@ export class App {
 
   // ---- Model and Tools menus (ui/transforms.ts, ui/tools.ts) ----
 
-  /** Model > a transformation: its options; Apply runs it on the whole document, one undo step. */
+  /** Model > a transformation: its options; Apply runs it as a job on the whole document, one undo step
+   *  (an extraction opens a new tab). */
   transformDialog(spec: TransformSpec): void {
     if (!this.doc) return this.toast('open a model first', true);
-    const initial: Record<string, string> = {};
+    let initial: Record<string, string> = {};
     if (spec.id === 'function_create')
       initial.nodes = this.selectedNodes()
         .map((n) => n.name)
@@ -954,21 +954,34 @@ export class App {
     const fns = this.graph?.functions ?? [];
     if (spec.id === 'function_inline' && fns.length === 1)
       initial.function = `${fns[0].domain}:${fns[0].name}`;
+    if (spec.id === 'extract') initial = extractInitial(this.selectedNodes(), this.graph);
+    const inits = new Set(this.graph?.initializers.map((i) => i.name));
+    const env = {
+      files: this.client ? (dir: string) => this.client!.files(dir) : undefined,
+      inputs: (this.graph?.inputs ?? []).map((i) => i.name).filter((n) => !inits.has(n)),
+    };
     this.dialog(spec.label.replace(/…$/, ''), [
-      transformForm(spec, (o) => this.transform(spec.id, o), initial),
+      transformForm(spec, (o, view) => this.transform(spec.id, o, view), initial, env),
     ]);
   }
 
-  /** Runs a transformation through the history and shows its result; throws why it was refused. */
-  async transform(name: string, options: Record<string, unknown>): Promise<TransformLog> {
+  /** Runs a transformation as a job (ui/transforms.ts runJob) and applies its result: the edit's answer,
+   *  or the extracted model's new tab. Throws why it was refused, failed or cancelled. */
+  async transform(name: string, options: Record<string, unknown>, view: JobView): Promise<TransformLog> {
     if (!this.client || !this.doc) throw new Error('open a model first');
     // A transformation may replace the graph a subgraph or function tab shows: the main graph is shown
     // first, so the answer is applied to a graph that still exists.
     if (this.graphPath) await this.switchTo(this.doc);
     this.lastError = '';
-    const a = await this.apply(this.client.transform(this.doc.id, name, options));
+    const end = await runJob(this.client, this.doc.id, name, options, view);
+    if (end.document) {
+      this.updateDoc(end.document);
+      await this.switchTo(end.document);
+      return end.log!;
+    }
+    const a = await this.apply(Promise.resolve(end.answer!));
     if (!a) throw new Error(this.lastError || `${name} was refused`);
-    return (a as TransformAnswer).log;
+    return end.answer!.log;
   }
 
   /** Saves the document for a user tool (asking for a path when it has none); true when saved. */

@@ -1,9 +1,10 @@
 // The Tools menu: the user tools of the tools file, run by the server on the saved model. A run's
-// output comes into a panel as the tool writes it (polled), Cancel ends it (and its children), the exit
-// status shows at the end, and "open output" opens the model it wrote. A tool that writes a model asks
+// output comes into a panel as the tool writes it (pushed "tool" events; a gap the stream missed is
+// asked for), Cancel ends it (and its children), the exit status shows at the end, and "open output"
+// opens the model it wrote. A tool that writes a model asks
 // where first ("prompt for output"); the model must be saved and unmodified (it asks to save first).
 import type { StudioClient } from '../api/client';
-import type { DocumentInfo, ToolRun, UserTool } from '../api/types';
+import type { DocumentInfo, ToolEvent, ToolRun, UserTool } from '../api/types';
 import { h } from './dom';
 import type { MenuItem } from './menu';
 
@@ -18,8 +19,35 @@ export interface ToolHost {
   toast(msg: string, error?: boolean): void;
 }
 
-/** Polling interval of a run's output. */
-const POLL_MS = 150;
+/** With no event for this long, a run still going is asked for (an event lost on a reconnect). */
+const QUIET_MS = 3000;
+
+/** A run as the panel knows it: its output so far and the byte the next event should start at. */
+export interface RunView {
+  run: ToolRun;
+  text: string;
+}
+
+/** Folds a "tool" event into the panel's view of run `v`: its output appended when it starts where the
+ *  view ends; 'gap' when it starts later (events missed: ask for the run from v.run.next); 'old' when
+ *  the view has it already. */
+export function foldToolEvent(v: RunView, e: ToolEvent): 'applied' | 'gap' | 'old' {
+  if (e.id !== v.run.id) return 'old';
+  if (e.from > v.run.next) return 'gap';
+  if (e.next <= v.run.next && !(e.done && !v.run.done)) return 'old';
+  if (e.from < v.run.next && e.next > v.run.next) return 'gap'; // overlaps: byte offsets, not characters
+  v.text += e.from === v.run.next ? e.output : '';
+  v.run = {
+    ...v.run,
+    next: Math.max(v.run.next, e.next),
+    done: e.done,
+    cancelled: e.cancelled ?? v.run.cancelled,
+    exit_status: e.exit_status,
+    signal: e.signal,
+    output_file: e.output_file ?? v.run.output_file,
+  };
+  return 'applied';
+}
 
 /** The status line of a run: running, exit status, signal, cancelled. */
 export function runStatus(r: ToolRun): string {
@@ -105,17 +133,60 @@ export class ToolMenu {
     );
     this.panel = panel;
     document.body.append(panel);
-    let r = first;
-    let text = first.output;
-    for (;;) {
-      out.textContent = text;
+    const v: RunView = { run: first, text: first.output };
+    const show = () => {
+      out.textContent = v.text;
       out.scrollTop = out.scrollHeight;
-      status.textContent = runStatus(r);
-      if (r.done) break;
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-      r = await client.toolRun(first.id, r.next);
-      text += r.output;
-    }
+      status.textContent = runStatus(v.run);
+    };
+    show();
+    await new Promise<void>((resolve) => {
+      let heard = Date.now();
+      let asking = false;
+      let ended = false;
+      let stop: () => void = () => undefined;
+      let timer: ReturnType<typeof setInterval> | undefined = undefined;
+      const finish = () => {
+        if (ended) return;
+        ended = true;
+        stop();
+        if (timer !== undefined) clearInterval(timer);
+        resolve();
+      };
+      // What the stream missed (or all of it, when it is quiet): the run from the byte the view ends at.
+      const ask = () => {
+        if (asking || ended) return;
+        asking = true;
+        client.toolRun(first.id, v.run.next).then(
+          (r) => {
+            asking = false;
+            if (ended) return;
+            v.text += r.output;
+            v.run = r;
+            show();
+            if (r.done) finish();
+          },
+          () => (asking = false),
+        );
+      };
+      if (v.run.done) return finish();
+      // Recent events are replayed inside subscribe: the run may have ended already.
+      stop = client.events().subscribe('tool', (data) => {
+        const e = data as ToolEvent;
+        if (e.id !== first.id || ended) return;
+        heard = Date.now();
+        if (foldToolEvent(v, e) === 'gap') return ask();
+        show();
+        if (v.run.done) finish();
+      });
+      if (ended) return stop();
+      timer = setInterval(() => {
+        if (Date.now() - heard < QUIET_MS) return;
+        heard = Date.now();
+        ask();
+      }, QUIET_MS / 3);
+    });
+    const r = v.run;
     cancel.disabled = true;
     const file = r.output_file;
     const ok = !r.cancelled && !r.signal && r.exit_status === 0;

@@ -1,0 +1,396 @@
+// The Model menu's transformations as background jobs and the pushed event stream: a job started by one
+// request, its progress and end pushed as Server-Sent Events, the document edited only when it succeeds
+// (one undo step), cancel, edits refused while a job runs, an extraction opening a new document, the
+// stream's token, and user tools' output pushed on the same stream.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <functional>
+
+#include "io/npy.h"
+#include "server/studio_fixture.h"
+#include "transforms/user_tools.h"
+
+namespace {
+
+using namespace tessera_studio_test;
+using tessera::ir::DataType;
+using tessera::ir::Model;
+using Clock = std::chrono::steady_clock;
+
+// x [N, 4] -> MatMul W -> Add B -> Relu -> y
+Model mlp_model() {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::symbol("N"), Dim::of(4)}));
+  std::vector<float> w(12);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>(i) - 1.0f;
+  b.initializer(make_tensor<float>("W", DataType::kFloat, {4, 3}, w));
+  b.initializer(make_tensor<float>("B", DataType::kFloat, {3}, std::vector<float>{0.5f, -0.5f, 0.25f}));
+  std::string mm = b.node("MatMul", {x, "W"}, {}, "mm");
+  std::string add = b.node("Add", {mm, "B"}, {}, "add");
+  b.output(b.node("Relu", {add}, {}, "relu"));
+  return m;
+}
+
+// A model amp takes a while on (every run ~0.1-0.3 s on two busy cores): `layers` x (MatMul 256x256,
+// Tanh) on a [256, 256] input, so that a job can be watched and cancelled while it runs.
+Model slow_model(int layers) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  constexpr int64_t kWidth = 256;
+  std::string v = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::of(kWidth), Dim::of(kWidth)}));
+  std::vector<float> w(kWidth * kWidth);
+  for (int l = 0; l < layers; ++l) {
+    for (size_t i = 0; i < w.size(); ++i)
+      w[i] = static_cast<float>(std::sin(0.37 * static_cast<double>(i) + l)) * 0.1f;
+    std::string name = fmt::format("W{}", l);
+    b.initializer(make_tensor<float>(name, DataType::kFloat, {kWidth, kWidth}, w));
+    v = b.node("MatMul", {v, name}, {}, fmt::format("mm{}", l));
+    v = b.node("Tanh", {v}, {}, fmt::format("tanh{}", l));
+  }
+  b.output(v);
+  return m;
+}
+
+struct StreamEvent {
+  uint64_t id = 0;
+  std::string type;
+  json data;
+};
+
+class StudioJobs : public Studio {
+ protected:
+  // Reads GET /api/events?from=`from` (a client of its own: the stream does not end) until `until` is
+  // true of an event read, or `limit` passes. Returns the events read.
+  std::vector<StreamEvent> read_events(uint64_t from, const std::function<bool(const StreamEvent&)>& until,
+                                       std::chrono::seconds limit = std::chrono::seconds(60)) {
+    httplib::Client c("127.0.0.1", studio_->port());
+    c.set_read_timeout(2);
+    std::vector<StreamEvent> events;
+    std::string buffer;
+    bool ended = false;
+    auto deadline = Clock::now() + limit;
+    auto receive = [&](const char* data, size_t n) {
+      buffer.append(data, n);
+      for (size_t end; (end = buffer.find("\n\n")) != std::string::npos;) {
+        std::string frame = buffer.substr(0, end);
+        buffer.erase(0, end + 2);
+        StreamEvent e;
+        std::stringstream ss(frame);
+        for (std::string line; std::getline(ss, line);) {
+          if (line.starts_with("id: ")) e.id = std::stoull(line.substr(4));
+          if (line.starts_with("event: ")) e.type = line.substr(7);
+          if (line.starts_with("data: ")) e.data = json::parse(line.substr(6));
+        }
+        if (e.type.empty()) continue;  // a keep-alive comment
+        events.push_back(e);
+        if (until(e)) ended = true;
+      }
+      return !ended && Clock::now() < deadline;
+    };
+    // A read timeout between events ends one request: the next goes on from the last event seen.
+    while (!ended && Clock::now() < deadline) {
+      uint64_t after = events.empty() ? from : events.back().id;
+      buffer.clear();
+      auto r = c.Get(fmt::format("/api/events?from={}", after), auth(), receive);
+      if (r && r->status != 200) ADD_FAILURE() << "events answered " << r->status;
+    }
+    return events;
+  }
+  // The events of job `id` until it ends; the last is its end.
+  std::vector<json> job_events(const std::string& id, uint64_t from = 0) {
+    std::vector<json> out;
+    read_events(from, [&](const StreamEvent& e) {
+      if (e.type != "job" || e.data["id"] != id) return false;
+      out.push_back(e.data);
+      return e.data["state"] != "running";
+    });
+    return out;
+  }
+  json start_job(const std::string& doc, const std::string& transform, const json& options, int want = 202) {
+    auto [s, j] =
+        post("/api/documents/" + doc + "/jobs", json{{"transform", transform}, {"options", options}});
+    EXPECT_EQ(s, want) << j.dump();
+    return j;
+  }
+  json wait_job(const std::string& id) {
+    json j;
+    for (int i = 0; i < 1200; ++i) {
+      j = get("/api/jobs/" + id).second;
+      if (j.value("state", "") != "running") break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return j;
+  }
+  int64_t version(const std::string& doc) { return get("/api/documents/" + doc).second["version"]; }
+};
+
+TEST_F(StudioJobs, AJobRunsInTheBackgroundPushesItsEndAndAppliesOneUndoStep) {
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  start();
+  std::string doc = open("mlp.onnx");
+  json job = start_job(doc, "fp16", {{"keep_io_types", true}});
+  ASSERT_EQ(job["state"], "running");
+  ASSERT_EQ(job["transform"], "fp16");
+  std::vector<json> events = job_events(job["id"]);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.front()["state"], "running");  // the start, pushed too
+  EXPECT_EQ(events.back()["state"], "succeeded") << events.back().dump();
+  EXPECT_FALSE(events.back().contains("answer"));  // the answer is fetched, not pushed
+  json done = get("/api/jobs/" + job["id"].get<std::string>()).second;
+  ASSERT_EQ(done["state"], "succeeded") << done.dump();
+  EXPECT_EQ(done["progress"], 1.0);
+  const json& a = done["answer"];
+  EXPECT_EQ(a["log"]["changed"], true) << a.dump();
+  EXPECT_EQ(a["document"]["dirty"], true);
+  EXPECT_EQ(a["document"]["undo"], "Convert to float16") << a["document"].dump();
+  EXPECT_FALSE(a["changes"].empty());
+  // One undo gives the original back.
+  ASSERT_EQ(post("/api/documents/" + doc + "/undo", std::string()).first, 200);
+  ASSERT_EQ(post("/api/documents/" + doc + "/save", json{{"path", "undone.onnx"}}).first, 200);
+  EXPECT_TRUE(tessera::onnx::load_model(root_ / "mlp.onnx") ==
+              tessera::onnx::load_model(root_ / "undone.onnx"));
+}
+
+TEST_F(StudioJobs, RefusalsAreAnswersOrFailedJobsNamingWhy) {
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  start();
+  std::string doc = open("mlp.onnx");
+  json unknown = start_job(doc, "fp8", json::object(), 404);
+  EXPECT_NE(error_of(unknown).find("no transformation 'fp8' (known: extract, amp,"), std::string::npos)
+      << unknown.dump();
+  json no_kind = start_job(doc, "extract", json::object(), 400);
+  EXPECT_EQ(error_of(no_kind),
+            "give exactly one of 'subgraph' (NODE:ATTR), 'function' (DOMAIN:NAME) or a cut ('inputs' and "
+            "'outputs')");
+  // Refused by the transformation itself: the job fails with its message, the document unchanged.
+  json blocked = wait_job(start_job(doc, "fp16", {{"node_block_list", "nope"}})["id"]);
+  EXPECT_EQ(blocked["state"], "failed");
+  EXPECT_EQ(blocked["status"], 422);
+  EXPECT_NE(blocked.value("error", "").find("nope"), std::string::npos) << blocked.dump();
+  json bad_option = wait_job(start_job(doc, "amp", {{"rtol", "big"}})["id"]);
+  EXPECT_EQ(bad_option["status"], 400);
+  EXPECT_EQ(bad_option["error"], "option 'rtol' must be a number of at least 0");
+  json outside = wait_job(start_job(doc, "amp", {{"inputs", {{"x", "../outside/x.npy"}}}})["id"]);
+  EXPECT_EQ(outside["status"], 403) << outside.dump();
+  json no_input = wait_job(start_job(doc, "amp", {{"inputs", {{"y", "x.npy"}}}})["id"]);
+  EXPECT_EQ(no_input["status"], 400) << no_input.dump();
+  EXPECT_EQ(no_input["error"], "option 'inputs': the model has no input 'y' (file 'x.npy')");
+  EXPECT_EQ(version(doc), 0);
+  EXPECT_EQ(get("/api/jobs/j999").first, 404);
+}
+
+TEST_F(StudioJobs, AmpTakesInputsFromNpyFilesAndReportsWhatStayedFloat32) {
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  // Values float16 rounds (0.1 is not a binary fraction).
+  std::vector<float> x(8 * 4);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.1f * static_cast<float>(i % 7) - 0.3f;
+  tessera::io::write_npy(tessera::ir::make_tensor<float>("x", DataType::kFloat, {8, 4}, x), root_ / "x.npy");
+  start();
+  std::string doc = open("mlp.onnx");
+  auto count = [](const json& log, const std::string& what) {
+    for (const json& c : log["counts"])
+      if (c[0] == what) return c[1].get<int64_t>();
+    return int64_t{-1};
+  };
+  // A tolerance float16 cannot meet on these inputs: nodes stay float32, each with the error it caused.
+  json tight =
+      wait_job(start_job(doc, "amp", {{"inputs", {{"x", "x.npy"}}}, {"rtol", 0}, {"atol", 1e-9}})["id"]);
+  ASSERT_EQ(tight["state"], "succeeded") << tight.dump();
+  const json& log = tight["answer"]["log"];
+  EXPECT_GE(count(log, "nodes kept float32 for accuracy"), 1) << log.dump();
+  EXPECT_NE(log["details"].dump().find("stays float32"), std::string::npos) << log.dump();
+  EXPECT_NE(log["details"].dump().find("x the tolerance"), std::string::npos) << log.dump();
+  if (log["changed"] == true) ASSERT_EQ(post("/api/documents/" + doc + "/undo", std::string()).first, 200);
+  // A loose tolerance: everything float16, within it on these inputs.
+  json loose =
+      wait_job(start_job(doc, "amp", {{"inputs", {{"x", "x.npy"}}}, {"atol", 1.0}, {"rtol", 0.5}})["id"]);
+  ASSERT_EQ(loose["state"], "succeeded") << loose.dump();
+  EXPECT_EQ(count(loose["answer"]["log"], "nodes kept float32 for accuracy"), 0);
+  EXPECT_EQ(loose["answer"]["document"]["undo"], "Convert to mixed precision");
+}
+
+TEST_F(StudioJobs, ProgressIsPushedCancelStopsTheJobAndEditsWaitMeanwhile) {
+  tessera::onnx::save_model(slow_model(24), root_ / "slow.onnx");
+  start();
+  std::string doc = open("slow.onnx");
+  json job = start_job(doc, "amp", {{"rtol", 0}, {"atol", 1e-7}, {"max_runs", 400}, {"checkpoints", 0}});
+  std::string id = job["id"];
+  // Watch until the search reports progress, then try to edit, then cancel.
+  json progress;
+  read_events(0, [&](const StreamEvent& e) {
+    if (e.type != "job" || e.data["id"] != id) return false;
+    if (e.data["stage"] == "model runs") progress = e.data;
+    return !progress.is_null() || e.data["state"] != "running";
+  });
+  ASSERT_FALSE(progress.is_null()) << "no progress event before the end";
+  EXPECT_GE(progress["progress"].get<double>(), 0.0);
+  EXPECT_LT(progress["progress"].get<double>(), 1.0);
+  std::string busy = fmt::format(
+      "transformation 'amp' (job {}) is running on this model: edits wait until it ends (or cancel it)", id);
+  auto [es, e] = post("/api/documents/" + doc + "/commands",
+                      json{{"command", {{"type", "rename_node"}, {"node", "tanh0"}, {"name", "t"}}}});
+  EXPECT_EQ(es, 409);
+  EXPECT_EQ(error_of(e), busy);
+  auto [us, u] = post("/api/documents/" + doc + "/undo", std::string());
+  EXPECT_EQ(us, 409);
+  auto [xs, x] = post("/api/documents/" + doc + "/close", std::string());
+  EXPECT_EQ(xs, 409);
+  EXPECT_EQ(error_of(x), busy);
+  json second = start_job(doc, "fp16", json::object(), 409);
+  EXPECT_NE(error_of(second).find("is already running on this model"), std::string::npos);
+  auto t0 = Clock::now();
+  auto [cs, c] = post("/api/jobs/" + id + "/cancel", std::string());
+  ASSERT_EQ(cs, 200) << c.dump();
+  EXPECT_EQ(c["cancel_requested"], true);
+  json end = wait_job(id);
+  EXPECT_LT(Clock::now() - t0, std::chrono::seconds(10));
+  EXPECT_EQ(end["state"], "cancelled") << end.dump();
+  EXPECT_FALSE(end.contains("answer"));
+  // Nothing applied; edits go through again.
+  EXPECT_EQ(version(doc), 0);
+  EXPECT_EQ(get("/api/documents/" + doc).second["dirty"], false);
+  EXPECT_EQ(post("/api/documents/" + doc + "/commands",
+                 json{{"command", {{"type", "rename_node"}, {"node", "tanh0"}, {"name", "t"}}}})
+                .first,
+            200);
+}
+
+TEST_F(StudioJobs, ExtractionOpensANewUnsavedDocument) {
+  // The Loop body's carried value typed (the fixture leaves it to inference): an extracted body's inputs
+  // must declare their types.
+  Model m = nested_model();
+  for (auto& n : m.graph.nodes) {
+    if (n.op_type != "Loop") continue;
+    n.attributes[0].graphs[0]->inputs[2].type = tessera::ir::Type::tensor(
+        DataType::kFloat, tessera::ir::Shape{tessera::ir::Dim::symbol("N"), tessera::ir::Dim::of(4)});
+  }
+  tessera::onnx::save_model(m, root_ / "nested.onnx");
+  start();
+  std::string doc = open("nested.onnx");
+  json body = wait_job(start_job(doc, "extract", {{"subgraph", "loop:body"}})["id"]);
+  ASSERT_EQ(body["state"], "succeeded") << body.dump();
+  const json& d = body["document"];
+  EXPECT_EQ(d["name"], "nested.loop_body.onnx");
+  EXPECT_TRUE(d["path"].is_null());
+  json g = graph(d["id"]);
+  ASSERT_TRUE(g.contains("nodes")) << g.dump();
+  EXPECT_EQ(g["nodes"].size(), 2u);  // keep, accumulate
+  json fn = wait_job(start_job(doc, "extract", {{"function", "custom:Twice"}})["id"]);
+  ASSERT_EQ(fn["state"], "succeeded") << fn.dump();
+  json missing = wait_job(start_job(doc, "extract", {{"subgraph", "nope:body"}})["id"]);
+  EXPECT_EQ(missing["state"], "failed");
+  EXPECT_EQ(missing["status"], 422);
+  EXPECT_NE(missing.value("error", "").find("nope"), std::string::npos) << missing.dump();
+  EXPECT_EQ(version(doc), 0);  // the model extracted from is untouched
+}
+
+TEST_F(StudioJobs, TheStreamNeedsTheTokenAndThisServersOrigin) {
+  start();
+  auto plain = client_->Get("/api/events");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 401);
+  auto foreign = client_->Get("/api/events", auth({{"Origin", "http://evil.example"}}));
+  ASSERT_TRUE(foreign);
+  EXPECT_EQ(foreign->status, 403);
+  // The job endpoints too.
+  std::string id = open("a.onnx");
+  for (const std::string& path : {"/api/documents/" + id + "/jobs", std::string("/api/jobs/j1/cancel")}) {
+    auto r = client_->Post(path, json{{"transform", "fp16"}}.dump(), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 401) << path;
+  }
+  auto foreign_host = client_->Get(
+      "/api/jobs/j1", httplib::Headers{{"Host", "evil.example"}, {"X-Tessera-Token", studio_->token()}});
+  ASSERT_TRUE(foreign_host);
+  EXPECT_EQ(foreign_host->status, 403);
+  // With the token in the query (as the page's URL gives it): a stream of events.
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  std::string doc = open("mlp.onnx");
+  json job = start_job(doc, "sanitize", json::object());
+  httplib::Client c("127.0.0.1", studio_->port());
+  std::string type, text;
+  auto r = c.Get(
+      fmt::format("/api/events?from=0&token={}", studio_->token()),
+      [&](const httplib::Response& res) {
+        type = res.get_header_value("Content-Type");
+        return true;
+      },
+      [&](const char* data, size_t n) {
+        text.append(data, n);
+        return text.find("\"state\":\"succeeded\"") == std::string::npos;
+      });
+  EXPECT_EQ(type, "text/event-stream");
+  EXPECT_NE(text.find("id: 1\nevent: job\ndata: {"), std::string::npos) << text;
+  // Sanitize reports the sweep it is at.
+  json end = wait_job(job["id"]);
+  EXPECT_EQ(end["state"], "succeeded");
+  EXPECT_TRUE(end.value("stage", "").starts_with("sweep ")) << end.dump();
+}
+
+// A stream asked to start past the last event (an old page's Last-Event-ID) gets the events from now on.
+TEST_F(StudioJobs, AStreamFromBeyondTheLastEventStartsNow) {
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  start();
+  std::string doc = open("mlp.onnx");
+  // The job starts once the stream is open.
+  json job;
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    job = start_job(doc, "sanitize", json::object());
+  });
+  std::vector<StreamEvent> events = read_events(
+      1000000, [&](const StreamEvent& e) { return e.type == "job" && e.data["state"] != "running"; },
+      std::chrono::seconds(20));
+  later.join();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().data["id"], job["id"]);
+  EXPECT_EQ(events.back().data["state"], "succeeded");
+  EXPECT_LT(events.back().id, 100u);
+}
+
+class StudioToolEvents : public StudioJobs {
+ protected:
+  void SetUp() override {
+    StudioJobs::SetUp();
+    tools_file_ = base_ / "tools.json";
+    using tessera::transforms::UserTool;
+    tessera::transforms::save_tools(
+        tools_file_,
+        {UserTool{"talk", "/bin/sh", {"-c", "echo one; sleep 0.2; printf 'zwei \\303\\244'; exit 4"}}});
+  }
+};
+
+TEST_F(StudioToolEvents, ToolOutputAndExitStatusArePushed) {
+  start();
+  std::string doc = open("a.onnx");
+  auto [s, r] = post("/api/tools/run", json{{"doc", doc}, {"tool", "talk"}});
+  ASSERT_EQ(s, 200) << r.dump();
+  std::string id = r["id"];
+  std::string output;
+  json end;
+  read_events(0, [&](const StreamEvent& e) {
+    if (e.type != "tool" || e.data["id"] != id) return false;
+    EXPECT_EQ(e.data["from"].get<size_t>(), output.size()) << e.data.dump();
+    output += e.data["output"].get<std::string>();
+    if (e.data["done"] == true) end = e.data;
+    return e.data["done"] == true;
+  });
+  EXPECT_EQ(output, "one\nzwei \xc3\xa4");
+  ASSERT_FALSE(end.is_null());
+  EXPECT_EQ(end["exit_status"], 4);
+  EXPECT_EQ(end["cancelled"], false);
+  EXPECT_EQ(end["tool"], "talk");
+}
+
+}  // namespace
