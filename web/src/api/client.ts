@@ -110,6 +110,21 @@ export class StudioClient {
       `/api/documents/${id}/nodes/${nodeId}/attributes/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
     );
   }
+  /** `rows` runs of `limit` values of a node's tensor attribute, the i-th from element offset + i * stride
+   *  (the paged tensor editor's page). */
+  attributeWindow(
+    id: string,
+    nodeId: number,
+    name: string,
+    window: { offset: number; limit: number; rows: number; stride: number },
+    path: GraphPath | null = null,
+  ): Promise<TensorValue> {
+    const { offset, limit, rows, stride } = window;
+    return this.request(
+      'GET',
+      `/api/documents/${id}/nodes/${nodeId}/attributes/${encodeURIComponent(name)}?offset=${offset}&limit=${limit}&rows=${rows}&stride=${stride}${pathQuery(path, '&')}`,
+    );
+  }
   /** The k-th local function of the model, whole (what replace_function takes). */
   localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
     return this.request('GET', `/api/documents/${id}/functions/${k}`);

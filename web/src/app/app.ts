@@ -49,6 +49,11 @@ const PAGED_TYPES = new Set([
   'uint64',
   'bool',
   'string',
+  'float8e4m3fn',
+  'float8e4m3fnuz',
+  'float8e5m2',
+  'float8e5m2fnuz',
+  'float4e2m1',
 ]);
 
 export interface Shell {
@@ -1126,14 +1131,11 @@ export class App {
     ]);
   }
 
-  /** Deletes an initializer of the graph shown, disconnecting the node inputs that read it there (the
-   *  issue's "delete (disconnecting users)"), as one undo step. */
+  /** Deletes an initializer of the graph shown, disconnecting the node inputs that read it there and in
+   *  the subgraphs that see it (the issue's "delete (disconnecting users)"): one command, one undo step;
+   *  the server finds the readers, also in subgraphs the studio has not loaded. */
   removeInitializer(name: string): Promise<unknown> {
-    const cmds: Command[] = [];
-    for (const n of this.graph?.nodes ?? [])
-      n.inputs.forEach((v, index) => v === name && cmds.push({ type: 'disconnect', node: n.id, index }));
-    cmds.push({ type: 'remove_initializer', name });
-    return cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(`Delete initializer '${name}'`, cmds);
+    return this.run({ type: 'delete_initializer', name });
   }
 
   /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
@@ -1182,11 +1184,8 @@ export class App {
   async editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): Promise<void> {
     try {
       const n = value.shape.reduce((a, b) => a * b, 1);
+      if (n > EDIT_LIMIT) return this.editLargeTensorAttribute(nodes, name, value);
       if (!value.values) {
-        if (n > EDIT_LIMIT)
-          throw new Error(
-            `${name} has ${n} elements: the tensor editor takes at most ${EDIT_LIMIT} for attributes`,
-          );
         const fn = this.bodyFn.get(nodes[0]); // a function body's node shown inside a call
         const path: GraphPath | null = fn ? { function: fn, steps: [] } : this.graphPath;
         const got = await this.client!.attributeTensor(this.doc!.id, nodes[0].id, name, n, path);
@@ -1210,6 +1209,36 @@ export class App {
     } catch (e) {
       this.toast(String((e as Error).message), true);
     }
+  }
+
+  /** The paged tensor editor on a tensor attribute too large to load whole (a Constant's value, say), as
+   *  for a large initializer: the page shown is fetched from the first node, and Apply writes the edited
+   *  cells in place on every node (set_attribute_values, runs of consecutive elements, one undo step). */
+  private editLargeTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): void {
+    if (!PAGED_TYPES.has(value.dtype))
+      throw new Error(`${name} (${value.dtype}) is too large for the tensor editor`);
+    const fn = this.bodyFn.get(nodes[0]);
+    const path: GraphPath | null = fn ? { function: fn, steps: [] } : this.graphPath;
+    const doc = this.doc!.id;
+    const first = nodes[0].id;
+    const loader = async (offset: number, limit: number, rows: number, stride: number) =>
+      (await this.client!.attributeWindow(doc, first, name, { offset, limit, rows, stride }, path)).values ??
+      [];
+    const grid = new TensorGrid(value.dtype, value.shape, null, loader);
+    const apply = async (runs: Array<{ offset: number; values: unknown[] }>) => {
+      if (!runs.length) return clear(this.shell.dialogs);
+      const cmds: Command[] = nodes.flatMap((n) =>
+        runs.map((r) =>
+          this.at(n, { type: 'set_attribute_values', node: n.id, name, dtype: value.dtype, ...r }),
+        ),
+      );
+      const label = nodes.length === 1 ? `Edit ${name}` : `Edit ${name} on ${nodes.length} nodes`;
+      const a = await (cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(label, cmds));
+      if (a) clear(this.shell.dialogs);
+    };
+    this.dialog(`Edit ${name}`, [
+      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+    ]);
   }
 
   private dialog(title: string, body: Array<HTMLElement | null>): void {

@@ -6,6 +6,7 @@ import { registryKey } from '../model/viewmodel';
 import { parseNpyHeader, toBase64 } from '../params/npy';
 import { formatValue, parseValue } from '../params/parse';
 import { clear, h } from './dom';
+import { wireValue } from './tensoreditor';
 
 export interface InitializerActions {
   run(cmd: Command): Promise<unknown>;
@@ -31,7 +32,14 @@ const DTYPES = [
   'uint32',
   'uint16',
   'uint8',
+  'int4',
+  'uint4',
   'bool',
+  'float8e4m3fn',
+  'float8e4m3fnuz',
+  'float8e5m2',
+  'float8e5m2fnuz',
+  'float4e2m1',
 ];
 const FILLS: Array<[string, string]> = [
   ['values', 'values typed in'],
@@ -42,6 +50,21 @@ const FILLS: Array<[string, string]> = [
   ['npy', 'from a .npy file'],
   ['external', 'external data (a file beside the saved model)'],
 ];
+
+const SIGNED = new Set(['int8', 'int16', 'int32', 'int64']);
+const UNSIGNED = new Set(['uint8', 'uint16', 'uint32', 'uint64']);
+const WIDE_FLOATS = new Set(['float', 'double', 'float16', 'bfloat16']);
+
+/** The fills a type can be created with, as the seed allows: standard normal values for floating point
+ *  types of two bytes or more, positive integers for integer types of a byte or more, negative ones for
+ *  the signed among them, zeros for every type (values typed in, .npy and external data for all). */
+export function fillsFor(dtype: string): Set<string> {
+  const ok = new Set(['values', 'zeros', 'npy', 'external']);
+  if (WIDE_FLOATS.has(dtype)) ok.add('normal');
+  if (SIGNED.has(dtype) || UNSIGNED.has(dtype)) ok.add('uniform_int_pos');
+  if (SIGNED.has(dtype)) ok.add('uniform_int_neg');
+  return ok;
+}
 
 export function parseShape(text: string): number[] {
   const v = parseValue('ints', text.trim() || '[]') as number[];
@@ -217,6 +240,13 @@ export class InitializerPanel {
       'data-testid': 'init-values',
     });
     const err = h('div', { className: 'error-text' });
+    // Fills the type has no generator for are shown disabled (the seed's "Generate..." rules).
+    const allowFills = () => {
+      const ok = fillsFor(dtype.value);
+      for (const o of fill.options) o.disabled = !ok.has(o.value);
+      if (!ok.has(fill.value)) fill.value = 'zeros';
+    };
+    dtype.addEventListener('change', allowFills);
     const file = h('input', { type: 'file', accept: '.npy', 'data-testid': 'init-npy' });
     const location = h('input', {
       type: 'text',
@@ -244,6 +274,7 @@ export class InitializerPanel {
         try {
           const hd = parseNpyHeader(buf);
           if ([...dtype.options].some((o) => o.value === hd.dtype)) dtype.value = hd.dtype;
+          allowFills();
           shape.value = `[${hd.shape.join(', ')}]`;
           if (!name.value.trim()) name.value = f.name.replace(/\.npy$/, '').replace(/[^A-Za-z0-9_]/g, '_');
           err.textContent = '';
@@ -275,7 +306,8 @@ export class InitializerPanel {
         } else if (fill.value === 'values') {
           const t = parseValue('tensor', values.value, dtype.value) as TensorValue;
           tensor.shape = shape.value.trim() ? parseShape(shape.value) : t.shape;
-          tensor.values = t.values;
+          // NaN and the infinities travel as "nan", "inf", "-inf" (JSON has no numbers for them).
+          tensor.values = t.values?.map(wireValue);
         } else {
           tensor.shape = parseShape(shape.value);
           tensor.fill = { kind: fill.value, seed: 0 };
