@@ -251,6 +251,18 @@ test('edits the sample through the server and keeps the edits across save and re
   await page.getByTestId('init-create').click();
   await settle(page, v);
   await expect(page.locator('[data-init="W_npy"]')).toContainText('float[8,3,3,3]');
+  // The selected node's initializer inputs: the list to switch to filtered by name, a preview.
+  const nodeBox = page.getByTestId('init-node');
+  await nodeBox.locator('[data-switch-filter="1"]').fill('npy');
+  const listed = await nodeBox
+    .locator('[data-switch="1"] option')
+    .evaluateAll((os) =>
+      os.filter((o) => !(o as HTMLOptionElement).hidden).map((o) => (o as HTMLOptionElement).value),
+    );
+  expect(listed).toContain('W_npy');
+  expect(listed.length).toBeLessThanOrEqual(2); // W_npy and the one fed now
+  await nodeBox.locator('[data-node-view="1"]').click();
+  await expect(page.locator('.init-preview')).toContainText(' = [');
   v = await t<number>(page, 'graphVersion');
   await page.getByTestId('init-node').locator('[data-switch="1"]').selectOption('W_npy');
   await settle(page, v);
@@ -508,6 +520,40 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   await expect(page.locator('[data-cell="9,9"]')).toHaveValue('-inf');
   await expect(page.locator('[data-cell="0,3"]')).toHaveValue('nan');
   await page.locator('.dialog-close').click();
+
+  // A list parameter opens in the tensor editor too, as one row of cells of its element type.
+  const perm = {
+    type: 'add_node',
+    node: {
+      name: 'tr',
+      op_type: 'Transpose',
+      inputs: ['k_out'],
+      outputs: ['tr_out'],
+      attributes: [{ name: 'perm', type: 'ints', value: [0, 2, 1] }],
+    },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(perm)})`);
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(3);
+  await page.evaluate("window.__tessera.select(['tr'])");
+  await page.locator('[data-tensor-edit="perm"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('int64 [3]');
+  await page.locator('[data-cell="0,1"]').fill('1.5');
+  await page.locator('[data-cell="0,1"]').dispatchEvent('change');
+  await expect(page.getByTestId('tensor-error')).toContainText("'1.5' is not an integer (int64)");
+  for (const [cell, text] of [
+    ['0,1', '1'],
+    ['0,2', '2'],
+  ]) {
+    await page.locator(`[data-cell="${cell}"]`).fill(text);
+    await page.locator(`[data-cell="${cell}"]`).dispatchEvent('change');
+  }
+  const v3 = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v3);
+  type ListAttr = { name: string; type: string; value: number[] };
+  const permOf = async () =>
+    (await t<{ attributes: ListAttr[] }>(page, 'node("tr")')).attributes.find((a) => a.name === 'perm');
+  expect(await permOf()).toMatchObject({ type: 'ints', value: [0, 1, 2] });
 });
 
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {

@@ -4,6 +4,7 @@ import { ApiError, StudioClient } from '../api/client';
 import type {
   ApiGraph,
   ApiNode,
+  AttrType,
   Command,
   CommandAnswer,
   Diagnostic,
@@ -137,6 +138,7 @@ export class App {
     });
     this.params = new ParamEditor(shell.right, {
       editTensor: (nodes, name, value) => void this.editTensorAttribute(nodes, name, value),
+      editList: (nodes, name, type, values) => this.editListAttribute(nodes, name, type, values),
       rename: (n, name) => void this.run(this.at(n, { type: 'rename_node', node: n.id, name })),
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
@@ -1209,6 +1211,29 @@ export class App {
     } catch (e) {
       this.toast(String((e as Error).message), true);
     }
+  }
+
+  /** A list parameter (ints, floats, strings) in the tensor editor, as one row of cells checked against
+   *  its element type; Apply sets it on every selected node (one undo step). Its length stays: a longer
+   *  or shorter list is typed in the parameter's text. */
+  private editListAttribute(
+    nodes: ApiNode[],
+    name: string,
+    type: AttrType,
+    values: Array<number | string>,
+  ): void {
+    const dtype = type === 'ints' ? 'int64' : type === 'floats' ? 'float' : 'string';
+    const grid = new TensorGrid(dtype, [values.length], values);
+    this.dialog(`Edit ${name}`, [
+      tensorEditor(grid, async (v) => {
+        const attribute = { name, type, value: v.values };
+        const cmds = nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
+        const a = await (cmds.length === 1
+          ? this.run(cmds[0])
+          : this.runBatch(`Set ${name} on ${nodes.length} nodes`, cmds));
+        if (a) clear(this.shell.dialogs);
+      }),
+    ]);
   }
 
   /** The paged tensor editor on a tensor attribute too large to load whole (a Constant's value, say), as

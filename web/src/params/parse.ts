@@ -120,6 +120,8 @@ function show(v: Tree): string {
 }
 
 const INT_DTYPES = new Set([
+  'int4',
+  'uint4',
   'int8',
   'int16',
   'int32',

@@ -188,12 +188,36 @@ export class InitializerPanel {
         },
         ...this.inits.map((i) => h('option', { value: i.name, text: i.name, selected: i.name === value })),
       );
+      // The list of initializers to switch to, filtered by name as typed (the one fed stays listed).
+      const filter = h('input', {
+        type: 'search',
+        placeholder: 'filter',
+        'data-switch-filter': String(k),
+        oninput: () => {
+          const q = filter.value.trim().toLowerCase();
+          for (const o of other.options)
+            o.hidden = !!q && o.value !== value && !o.value.toLowerCase().includes(q);
+        },
+      });
       this.nodeBox.append(
         h(
           'div',
           { className: 'init-item' },
           h('span', { text: `input ${k}` }),
+          filter,
           other,
+          h('button', {
+            text: 'view',
+            title: 'Preview the first values',
+            'data-node-view': String(k),
+            onclick: () => void this.preview(value),
+          }),
+          h('button', {
+            text: 'edit',
+            title: 'Edit the values in the tensor editor',
+            'data-node-edit': String(k),
+            onclick: () => this.a.edit(value),
+          }),
           h('button', {
             text: 'detach',
             'data-detach': String(k),
