@@ -293,8 +293,12 @@ Tensor from_fill(const Tensor& like, const json& fill, const std::string& where)
   std::mt19937_64 rng(seed);
   int64_t n = *like.numel();
   if (like.dtype == DataType::kString) throw JsonError(fmt::format("{}string tensors cannot be filled", w));
-  if (is_half(like.dtype)) return half_fill(like, fill, where);
   if (is_nibble(like.dtype) || minifloat(like.dtype)) return small_type_fill(like, kind, w);
+  if (kind.starts_with("uniform_int_") && is_half(like.dtype)) {
+    throw JsonError(fmt::format("{}'{}' needs an integer type of a byte or more, not {}", w, kind,
+                                dtype_name(like.dtype)));
+  }
+  if (is_half(like.dtype)) return half_fill(like, fill, where);
   Tensor out;
   bool ok = visit_numeric(like.dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -310,15 +314,22 @@ Tensor from_fill(const Tensor& like, const json& fill, const std::string& where)
       }
     } else if (kind == "uniform_int_pos" || kind == "uniform_int_neg") {
       bool neg = kind == "uniform_int_neg";
-      if constexpr (std::is_same_v<T, bool>) {
-        throw JsonError(fmt::format("{}'{}' needs a numeric type, not bool", w, kind));
+      if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T>) {
+        throw JsonError(fmt::format("{}'{}' needs an integer type of a byte or more, not {}", w, kind,
+                                    dtype_name(like.dtype)));
       } else {
         if (neg && std::is_unsigned_v<T>) {
           throw JsonError(
               fmt::format("{}'uniform_int_neg' needs a signed type, not {}", w, dtype_name(like.dtype)));
         }
-        std::uniform_int_distribution<int> d(1, 9);
-        for (auto& x : v) x = static_cast<T>(neg ? -d(rng) : d(rng));
+        // Every positive (negative) value of the type alike, zero excluded, as the seed says; the
+        // 64-bit types up to 2^53 - 1, what the browser's numbers hold exactly (the tensor editor
+        // reads and writes them as JSON numbers).
+        constexpr auto kExact = int64_t{1} << 53;
+        auto hi = static_cast<int64_t>(std::min<uint64_t>(std::numeric_limits<T>::max(), kExact - 1));
+        auto lo = static_cast<int64_t>(std::max<int64_t>(std::numeric_limits<T>::min(), 1 - kExact));
+        std::uniform_int_distribution<int64_t> d(neg ? lo : 1, neg ? -1 : hi);
+        for (auto& x : v) x = static_cast<T>(d(rng));
       }
     } else {
       throw JsonError(fmt::format(

@@ -45,8 +45,8 @@ const FILLS: Array<[string, string]> = [
   ['values', 'values typed in'],
   ['normal', 'standard normal'],
   ['zeros', 'zeros'],
-  ['uniform_int_pos', 'positive integers 1..9'],
-  ['uniform_int_neg', 'negative integers -9..-1'],
+  ['uniform_int_pos', 'random positive integers (all of the type)'],
+  ['uniform_int_neg', 'random negative integers (all of the type)'],
   ['npy', 'from a .npy file'],
   ['external', 'external data (a file beside the saved model)'],
 ];
