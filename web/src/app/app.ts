@@ -1238,7 +1238,8 @@ export class App {
 
   /** The paged tensor editor on a tensor attribute too large to load whole (a Constant's value, say), as
    *  for a large initializer: the page shown is fetched from the first node, and Apply writes the edited
-   *  cells in place on every node (set_attribute_values, runs of consecutive elements, one undo step). */
+   *  cells in place on every node (set_attribute_values, runs of consecutive elements, one undo step;
+   *  the cells not edited stay as each node has them). */
   private editLargeTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): void {
     if (!PAGED_TYPES.has(value.dtype))
       throw new Error(`${name} (${value.dtype}) is too large for the tensor editor`);
