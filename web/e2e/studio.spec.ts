@@ -1126,6 +1126,63 @@ test('creates a float8 initializer from values typed in and edits it: rounded an
   expect(await read(3)).toBe('nan');
 });
 
+test("deleting an initializer disconnects its readers in a Loop's body too, one undo step", async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  const token = new URL(url).searchParams.get('token')!;
+  const doc = await t<{ id: string }>(page, 'document');
+  const api = (path: string) => new URL(`/api/documents/${doc.id}${path}`, url).href;
+  const headers = { 'X-Tessera-Token': token };
+  const value = (name: string, type: string) => ({ name, type, shape: [] });
+  // A Loop whose body reads the sample's conv_out_0.bias from the outer scope.
+  const body = {
+    name: 'peek_body',
+    inputs: [value('i', 'tensor(int64)'), value('c_in', 'tensor(bool)')],
+    outputs: [value('c_out', 'tensor(bool)')],
+    initializers: [],
+    nodes: [
+      { name: 'keep', op_type: 'Identity', inputs: ['c_in'], outputs: ['c_out'] },
+      { name: 'peek', op_type: 'Identity', inputs: ['conv_out_0.bias'], outputs: ['peeked'] },
+    ],
+  };
+  const add = {
+    type: 'add_node',
+    node: {
+      name: 'loop_peek',
+      op_type: 'Loop',
+      inputs: ['', ''],
+      outputs: [],
+      attributes: [{ name: 'body', type: 'graph', value: body }],
+    },
+  };
+  const res = await page.request.post(api('/commands'), { headers, data: { command: add } });
+  expect(res.status(), await res.text()).toBe(200);
+  await page.reload();
+  await ready(page);
+  const loop = (await t<{ id: number }>(page, `node('loop_peek')`)).id;
+  const path = encodeURIComponent(JSON.stringify({ steps: [{ node: loop, attribute: 'body', index: 0 }] }));
+  const peekInputs = async () => {
+    const g = await (await page.request.get(api(`/graph?path=${path}`), { headers })).json();
+    return (g.nodes as Array<{ name: string; inputs: string[] }>).find((n) => n.name === 'peek')!.inputs;
+  };
+  expect(await peekInputs()).toEqual(['conv_out_0.bias']);
+  await page.getByTestId('left-initializers').click();
+  let v = await t<number>(page, 'graphVersion');
+  await page.locator('[data-delete="conv_out_0.bias"]').click();
+  await settle(page, v);
+  expect(await peekInputs()).toEqual([]);
+  v = await t<number>(page, 'graphVersion');
+  await page.evaluate('window.__tessera.undo()');
+  await settle(page, v);
+  expect(await peekInputs()).toEqual(['conv_out_0.bias']);
+  // Leave the sample as it was for the tests that follow.
+  v = await t<number>(page, 'graphVersion');
+  await page.evaluate('window.__tessera.undo()');
+  await settle(page, v);
+});
+
 test('Model > Convert to float16 and Sanitize apply to the document, log what they did, one undo each', async ({
   page,
 }) => {
