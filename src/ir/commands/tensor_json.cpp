@@ -11,6 +11,7 @@
 
 #include "io/npy.h"
 #include "ir/commands/ir_json.h"
+#include "ir/commands/json_float.h"
 #include "ops/tensor/float8_kernel_util.h"
 #include "runtime/half.h"
 
@@ -86,24 +87,11 @@ bool is_packed(DataType t) {
   return dtype_bits(t) == 4;
 }
 
-// A floating-point element: a number, or "nan", "inf", "-inf" (also "+inf", any case), which JSON has no
-// numbers for.
 double float_value(const json& v, const std::string& what) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    std::string s = v.get<std::string>();
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (s == "nan" || s == "+nan" || s == "-nan") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "inf" || s == "+inf" || s == "infinity") return std::numeric_limits<double>::infinity();
-    if (s == "-inf" || s == "-infinity") return -std::numeric_limits<double>::infinity();
-  }
-  throw JsonError(fmt::format("{} must be a number, \"nan\", \"inf\" or \"-inf\"", what));
+  return json_float_value(v, what);
 }
-
-// JSON for a floating-point element: non-finite ones as the strings float_value reads.
 json float_json(double x) {
-  if (std::isfinite(x)) return x;
-  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+  return json_float(x);
 }
 
 template <class T>
@@ -376,6 +364,23 @@ Tensor from_raw(const Tensor& like, const json& text, const std::string& where) 
 }
 
 }  // namespace
+
+double json_float_value(const json& v, const std::string& what) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "nan" || s == "+nan" || s == "-nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf" || s == "+inf" || s == "infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-inf" || s == "-infinity") return -std::numeric_limits<double>::infinity();
+  }
+  throw JsonError(fmt::format("{} must be a number, \"nan\", \"inf\" or \"-inf\"", what));
+}
+
+json json_float(double x) {
+  if (std::isfinite(x)) return x;
+  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+}
 
 json tensor_values_json(const Tensor& t, size_t limit, size_t offset) {
   json out = json::array();

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 
 #include "edit_test_util.h"
@@ -315,6 +316,18 @@ TEST(AttributeJson, EveryWritableKindRoundTrips) {
     Attribute back = attribute_from_json(attribute_to_json(a), "");
     EXPECT_EQ(back, a);
   }
+  // Non-finite floats travel as "nan", "inf", "-inf", as tensor elements do (JSON has no numbers for
+  // them; nlohmann would write null).
+  Attribute inf = Attribute::of_float("f", INFINITY);
+  EXPECT_EQ(attribute_to_json(inf)["value"], "inf");
+  EXPECT_EQ(attribute_from_json(attribute_to_json(inf), ""), inf);
+  Attribute odd = Attribute::of_floats("fs", {NAN, -INFINITY, 0.5f});
+  json odd_json = attribute_to_json(odd);
+  EXPECT_EQ(odd_json["value"], json({"nan", "-inf", 0.5}));
+  Attribute odd_back = attribute_from_json(odd_json, "");
+  EXPECT_TRUE(std::isnan(odd_back.floats[0]));
+  EXPECT_EQ(odd_back.floats[1], -INFINITY);
+  EXPECT_THROW(attribute_from_json(json{{"name", "f"}, {"type", "float"}, {"value", "many"}}, ""), JsonError);
   // The graph answer's form: graphs as counts.
   EXPECT_EQ(attribute_to_json(attrs.back(), false)["ref"], "outer_alpha");
   EXPECT_EQ(attribute_to_json(attrs[7], false)["value"], 1);

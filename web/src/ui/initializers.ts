@@ -4,9 +4,8 @@
 import type { ApiNode, Command, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
 import { registryKey } from '../model/viewmodel';
 import { parseNpyHeader, toBase64 } from '../params/npy';
-import { formatValue, parseValue } from '../params/parse';
+import { formatValue, parseValue, wireValue } from '../params/parse';
 import { clear, h } from './dom';
-import { wireValue } from './tensoreditor';
 
 export interface InitializerActions {
   run(cmd: Command): Promise<unknown>;

@@ -13,7 +13,7 @@ import type {
   TensorValue,
 } from '../api/types';
 import { registryKey } from '../model/viewmodel';
-import { formatValue, parseValue } from '../params/parse';
+import { formatValue, parseValue, wireAttrValue } from '../params/parse';
 import { clear, h } from './dom';
 
 export interface ParamActions {
@@ -175,7 +175,7 @@ export class ParamEditor {
         const value = parseValue(r.type, input.value, dtype);
         err.textContent = '';
         sent = input.value.trim();
-        this.actions.setAttr(nodes, { name: r.name, type: r.type, value });
+        this.actions.setAttr(nodes, { name: r.name, type: r.type, value: wireAttrValue(r.type, value) });
       } catch (e) {
         err.textContent = `${r.name}: ${(e as Error).message}`;
       }

@@ -7,6 +7,7 @@
 // and Apply sends the edited cells alone, as runs of consecutive elements (set_initializer_values).
 import type { TensorValue } from '../api/types';
 import { MINIFLOATS, roundMiniFloat } from '../params/minifloat';
+import { wireValue } from '../params/parse';
 import { clear, h } from './dom';
 
 /** Elements the editor loads whole; a larger tensor is paged (fetched a page at a time). */
@@ -59,13 +60,6 @@ export function parseCell(dtype: string, text: string): Scalar {
   // float8 and float4 round and saturate as the server stores them: the cell shows what is kept.
   if (MINIFLOATS[dtype]) return roundMiniFloat(dtype, v);
   return v;
-}
-
-/** A value as the server reads it: JSON has no NaN or infinities (JSON.stringify writes null), so those
- *  travel as the strings "nan", "inf" and "-inf", as the server writes them too. */
-export function wireValue(v: Scalar): Scalar {
-  if (typeof v !== 'number' || Number.isFinite(v)) return v;
-  return Number.isNaN(v) ? 'nan' : v > 0 ? 'inf' : '-inf';
 }
 
 const F32 = new Float32Array(1);
