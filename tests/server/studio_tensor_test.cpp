@@ -377,3 +377,46 @@ TEST_F(StudioTensors, DeletingAnInitializerDisconnectsItsReadersInSubgraphs) {
 }
 
 }  // namespace
+
+namespace {
+
+// A subgraph's tab lists the initializers of the graphs around it (it reads them like its own): the
+// Loop body of nested_model sees the main graph's 'trips' and 'go', with the main graph's path; the main
+// graph and a function body see none; values never travel.
+TEST_F(StudioTensors, ASubgraphListsTheInitializersItSeesFromOuterScopes) {
+  tessera::onnx::save_model(nested_model(), root_ / "n.onnx");
+  start();
+  std::string id = open("n.onnx");
+  json nodes = graph(id)["nodes"];
+  auto loop = std::find_if(nodes.begin(), nodes.end(), [](const json& n) { return n["name"] == "loop"; });
+  ASSERT_NE(loop, nodes.end());
+  json body{{"steps", {{{"node", (*loop)["id"]}, {"attribute", "body"}, {"index", 0}}}}};
+  auto encoded = [](const std::string& s) {
+    std::string out;
+    for (unsigned char c : s)
+      out += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+    return out;
+  };
+  std::string list = "/api/documents/" + id + "/initializers";
+  auto [s1, a1] = get(list + "?path=" + encoded(body.dump()));
+  ASSERT_EQ(s1, 200) << a1.dump();
+  json main_path{{"steps", json::array()}};
+  EXPECT_EQ(a1["initializers"], json({{{"name", "trips"},
+                                       {"dtype", "int64"},
+                                       {"shape", json::array()},
+                                       {"bytes", 8},
+                                       {"path", main_path}},
+                                      {{"name", "go"},
+                                       {"dtype", "bool"},
+                                       {"shape", json::array()},
+                                       {"bytes", 1},
+                                       {"path", main_path}}}));
+  EXPECT_EQ(get(list).second["initializers"], json::array());
+  EXPECT_EQ(get(list + "?path=" + encoded(R"({"function": {"domain": "custom", "name": "Twice"}})"))
+                .second["initializers"],
+            json::array());
+  json missing{{"steps", {{{"node", 999}, {"attribute", "body"}, {"index", 0}}}}};
+  EXPECT_EQ(get(list + "?path=" + encoded(missing.dump())).first, 404);
+}
+
+}  // namespace
