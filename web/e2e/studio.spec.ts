@@ -1126,7 +1126,7 @@ test('creates a float8 initializer from values typed in and edits it: rounded an
   expect(await read(3)).toBe('nan');
 });
 
-test("deleting an initializer disconnects its readers in a Loop's body too, one undo step", async ({
+test("a Loop's body lists the main graph's initializers; deleting one disconnects the body's reader, one undo", async ({
   page,
 }) => {
   await page.goto(url);
@@ -1168,6 +1168,28 @@ test("deleting an initializer disconnects its readers in a Loop's body too, one 
     return (g.nodes as Array<{ name: string; inputs: string[] }>).find((n) => n.name === 'peek')!.inputs;
   };
   expect(await peekInputs()).toEqual(['conv_out_0.bias']);
+
+  // In the body's tab the main graph's initializers are listed too (the body reads them like its own):
+  // to preview and attach, edited and deleted in the main graph's tab.
+  await page.evaluate(`window.__tessera.focus(${loop})`);
+  await ready(page);
+  const at = (await t<[number, number]>(page, `nodeCenter('loop_peek')`))!;
+  await page.mouse.dblclick(at[0], at[1]);
+  await expect(page.getByTestId('subtab')).toContainText('loop_peek.body');
+  await ready(page);
+  await page.getByTestId('left-initializers').click();
+  const outer = page.locator('[data-outer-init="conv_out_0.bias"]');
+  await expect(outer).toContainText('(outer)');
+  await expect(outer.locator('[data-delete]')).toHaveCount(0);
+  await outer.getByText('view').click();
+  await expect(page.locator('.init-preview')).toContainText('conv_out_0.bias = [');
+  await page.evaluate("window.__tessera.select(['peek'])");
+  await expect(page.getByTestId('init-node').locator('[data-switch="0"]')).toHaveValue('conv_out_0.bias');
+  await expect(page.getByTestId('init-node').locator('[data-node-edit="0"]')).toHaveCount(0);
+  await page.getByTestId('confirm-subgraph').click();
+  await expect(page.getByTestId('subtab')).toHaveCount(0);
+  await ready(page);
+
   await page.getByTestId('left-initializers').click();
   let v = await t<number>(page, 'graphVersion');
   await page.locator('[data-delete="conv_out_0.bias"]').click();

@@ -8,6 +8,7 @@ import type {
   Diagnostic,
   DocumentInfo,
   FileEntry,
+  InitializerInfo,
   RegistryOp,
   TensorValue,
   GraphPath,
@@ -109,6 +110,10 @@ export class StudioClient {
       'GET',
       `/api/documents/${id}/nodes/${nodeId}/attributes/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
     );
+  }
+  /** The initializers of the graphs around a subgraph, outermost first, each with its graph's path. */
+  outerInitializers(id: string, path: GraphPath): Promise<{ initializers: InitializerInfo[] }> {
+    return this.request('GET', `/api/documents/${id}/initializers${pathQuery(path, '?')}`);
   }
   /** `rows` runs of `limit` values of a node's tensor attribute, the i-th from element offset + i * stride
    *  (the paged tensor editor's page). */

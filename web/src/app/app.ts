@@ -126,7 +126,7 @@ export class App {
     );
     this.initPanel = new InitializerPanel(initBox, {
       run: (cmd) => this.run(cmd),
-      preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
+      preview: (name, path) => this.client!.initializer(this.doc!.id, name, 64, path ?? this.graphPath),
       edit: (name) => void this.editInitializer(name),
       remove: (name) => this.removeInitializer(name),
       selected: () => this.selectedNodes(),
@@ -715,6 +715,20 @@ export class App {
   private showLists(): void {
     this.explorer.setNodes(this.graph?.nodes ?? []);
     this.initPanel.setInitializers(this.graph?.initializers ?? []);
+    void this.showOuterInitializers();
+  }
+
+  /** In a subgraph's tab, the initializers of the graphs around it, which it reads like its own (the
+   *  seed: a subgraph has its parent's initializers): listed to preview, attach and switch to. */
+  private async showOuterInitializers(): Promise<void> {
+    const path = this.graphPath;
+    if (!path?.steps.length || !this.client || !this.doc) return this.initPanel.setOuter([]);
+    try {
+      const got = await this.client.outerInitializers(this.doc.id, path);
+      if (path === this.graphPath) this.initPanel.setOuter(got.initializers);
+    } catch {
+      this.initPanel.setOuter([]);
+    }
   }
 
   private showParams(): void {

@@ -1,7 +1,7 @@
 // The initializer editor: list and filter by name or type; create one from values typed in the tensor
 // syntax or generated (normal, zeros, positive or negative integers); preview; edit in the tensor editor
 // (ui/tensoreditor.ts); delete; attach to a free input of the selected node. Values travel only when asked for (preview), never with the graph.
-import type { ApiNode, Command, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
+import type { ApiNode, Command, GraphPath, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
 import { registryKey } from '../model/viewmodel';
 import { parseNpyHeader, toBase64 } from '../params/npy';
 import { formatValue, parseValue, wireValue } from '../params/parse';
@@ -9,7 +9,8 @@ import { clear, h } from './dom';
 
 export interface InitializerActions {
   run(cmd: Command): Promise<unknown>;
-  preview(name: string): Promise<TensorValue>;
+  /** The first values of an initializer of the graph shown, or of the graph at `path` around it. */
+  preview(name: string, path?: GraphPath): Promise<TensorValue>;
   /** Opens the tensor editor on an initializer's values. */
   edit(name: string): void;
   /** Deletes an initializer, disconnecting the inputs that read it (one undo step). */
@@ -75,6 +76,8 @@ export function parseShape(text: string): number[] {
 
 export class InitializerPanel {
   private inits: InitializerInfo[] = [];
+  /** In a subgraph's tab: the initializers of the graphs around it, which it reads like its own. */
+  private outer: InitializerInfo[] = [];
   private list: HTMLElement;
   private filter: HTMLInputElement;
   private out: HTMLElement;
@@ -108,6 +111,15 @@ export class InitializerPanel {
   /** Rendered now when the panel shows, else when it is next shown (shown()). */
   setInitializers(inits: InitializerInfo[]): void {
     this.inits = inits;
+    this.showNode(this.node);
+    this.stale = true;
+    if (this.root.style.display !== 'none') this.render();
+  }
+
+  /** The initializers of the graphs around the one shown (none for a main graph or a function body):
+   *  listed after its own, to preview and attach; edited and deleted in their own graph's tab. */
+  setOuter(inits: InitializerInfo[]): void {
+    this.outer = inits;
     this.showNode(this.node);
     this.stale = true;
     if (this.root.style.display !== 'none') this.render();
@@ -156,11 +168,34 @@ export class InitializerPanel {
         ),
       );
     }
+    for (const i of this.outer.filter((o) => !q || o.name.toLowerCase().includes(q) || o.dtype.includes(q))) {
+      this.list.append(
+        h(
+          'div',
+          { className: 'init-item outer', 'data-outer-init': i.name },
+          h('span', {
+            text: `${i.name}  ${i.dtype}[${i.shape.join(',')}]  (outer)`,
+            title: `${i.bytes} bytes, an initializer of an enclosing graph: edited and deleted there`,
+          }),
+          h('button', {
+            text: 'view',
+            title: 'Preview the first values',
+            onclick: () => void this.preview(i.name, i.path),
+          }),
+          h('button', {
+            text: 'attach',
+            title: "Feed the selected node's first free input",
+            'data-attach': i.name,
+            onclick: () => void this.attach(i.name),
+          }),
+        ),
+      );
+    }
   }
 
-  private async preview(name: string): Promise<void> {
+  private async preview(name: string, path?: GraphPath): Promise<void> {
     try {
-      const t = await this.a.preview(name);
+      const t = await this.a.preview(name, path);
       this.out.textContent = `${name} = ${formatValue('tensor', { ...t, shape: t.values && t.values.length < t.shape.reduce((x, y) => x * y, 1) ? [t.values.length] : t.shape }, 600)}`;
     } catch (e) {
       this.out.textContent = String((e as Error).message);
@@ -172,20 +207,22 @@ export class InitializerPanel {
   showNode(node: ApiNode | undefined): void {
     this.node = node;
     clear(this.nodeBox);
-    const names = new Set(this.inits.map((i) => i.name));
+    const all = [...this.inits, ...this.outer];
+    const names = new Set(all.map((i) => i.name));
     const fed = node ? node.inputs.map((v, k) => [v, k] as const).filter(([v]) => names.has(v)) : [];
     if (!node || !fed.length) return;
     this.nodeBox.append(
       h('div', { className: 'panel-subtitle', text: `${node.name}: inputs from initializers` }),
     );
     for (const [value, k] of fed) {
+      const outerPath = this.outer.find((i) => i.name === value)?.path;
       const other = h(
         'select',
         {
           'data-switch': String(k),
           onchange: () => void this.a.run({ type: 'connect', node: node.id, index: k, value: other.value }),
         },
-        ...this.inits.map((i) => h('option', { value: i.name, text: i.name, selected: i.name === value })),
+        ...all.map((i) => h('option', { value: i.name, text: i.name, selected: i.name === value })),
       );
       // The list of initializers to switch to, filtered by name as typed (the one fed stays listed).
       const filter = h('input', {
@@ -209,14 +246,17 @@ export class InitializerPanel {
             text: 'view',
             title: 'Preview the first values',
             'data-node-view': String(k),
-            onclick: () => void this.preview(value),
+            onclick: () => void this.preview(value, outerPath),
           }),
-          h('button', {
-            text: 'edit',
-            title: 'Edit the values in the tensor editor',
-            'data-node-edit': String(k),
-            onclick: () => this.a.edit(value),
-          }),
+          // An initializer of an enclosing graph is edited in that graph's tab.
+          outerPath
+            ? null
+            : h('button', {
+                text: 'edit',
+                title: 'Edit the values in the tensor editor',
+                'data-node-edit': String(k),
+                onclick: () => this.a.edit(value),
+              }),
           h('button', {
             text: 'detach',
             'data-detach': String(k),
