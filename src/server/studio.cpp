@@ -600,6 +600,31 @@ json initializer_window_json(const ir::Tensor& t, const httplib::Request& req) {
   return j;
 }
 
+// GET initializers?path=P: the initializers of the graphs enclosing P, outermost first, each with the
+// path of the graph holding it. A subgraph reads them like its own (ONNX scoping; the seed: a subgraph
+// has the same initializers as its parent), so a subgraph's tab lists them to attach and switch to. A
+// function body sees no outer scope: none. Names, types and shapes only, never values.
+json outer_initializers_json(const ir::Model& m, const ir::GraphPath& p) {
+  resolve_or_404(m, p);
+  std::vector<ir::Graph*> scopes = ir::resolve_scopes(const_cast<ir::Model&>(m), p);
+  json out = json::array();
+  ir::GraphPath at = p;
+  at.steps.clear();
+  for (size_t i = 0; i + 1 < scopes.size(); ++i) {
+    json where = ir::graph_path_to_json(at);
+    for (const ir::Tensor& t : scopes[i]->initializers) {
+      std::optional<int64_t> bytes = t.expected_bytes();
+      out.push_back({{"name", t.name},
+                     {"dtype", ir::dtype_name(t.dtype)},
+                     {"shape", t.dims},
+                     {"bytes", bytes ? json(*bytes) : json(nullptr)},
+                     {"path", where}});
+    }
+    at.steps.push_back(p.steps[i]);
+  }
+  return {{"initializers", std::move(out)}};
+}
+
 }  // namespace
 
 void Studio::route_documents(const httplib::Request& req, httplib::Response& res,
@@ -730,6 +755,8 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     if (!a || a->type != ir::AttrType::kTensor || a->tensors.empty())
       throw HttpError{404, fmt::format("node '{}' has no tensor attribute '{}'", n->name, parts[6])};
     answer(res, 200, initializer_window_json(a->tensors[0], req));
+  } else if (parts.size() == 4 && action == "initializers" && m == "GET") {
+    answer(res, 200, outer_initializers_json(doc->model(), path_param(req)));
   } else if (parts.size() == 5 && action == "initializers" && m == "GET") {
     const ir::Graph& g = resolve_or_404(doc->model(), path_param(req));
     const ir::Tensor* t = g.find_initializer(parts[4]);

@@ -1,6 +1,7 @@
-// The tensor editor's side of the server: windows of float16, bfloat16 and 4-bit tensors over the
-// editor's whole-tensor limit, edited in place; NaN and infinities typed in a cell, sent as the strings
-// "nan", "inf" and "-inf", stored as such and read back the same.
+// The tensor editor's side of the server: windows of float16, bfloat16, 4-bit and float8 tensors over
+// the editor's whole-tensor limit, edited in place (initializers and tensor attributes); NaN and
+// infinities typed in a cell, sent as the strings "nan", "inf" and "-inf", stored as such and read back
+// the same; an initializer deleted with its readers in subgraphs.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -132,17 +133,19 @@ TEST_F(StudioTensors, BFloat16AndFourBitTensorsAreReadAndWrittenByElement) {
   ASSERT_EQ(set(id, "u", 2, "uint4", {4}).first, 200);
   EXPECT_EQ(get(at(id, "u")).second["values"], json({1, 2, 4}));
 
-  // Generated fills of the 16-bit floats: zeros, and the float32 draw rounded.
-  auto [s3, a3] = post("/api/documents/" + id + "/commands",
-                       json{{"command",
-                             {{"type", "add_initializer"},
-                              {"tensor",
-                               {{"name", "gen"},
-                                {"dtype", "float16"},
-                                {"shape", {2, 3}},
-                                {"fill", {{"kind", "uniform_int_neg"}, {"seed", 1}}}}}}}});
+  // Generated fills of the 16-bit floats: zeros, and the float32 draw of standard normal values rounded.
+  auto [s3, a3] =
+      post("/api/documents/" + id + "/commands", json{{"command",
+                                                       {{"type", "add_initializer"},
+                                                        {"tensor",
+                                                         {{"name", "gen"},
+                                                          {"dtype", "float16"},
+                                                          {"shape", {2, 3}},
+                                                          {"fill", {{"kind", "normal"}, {"seed", 1}}}}}}}});
   ASSERT_EQ(s3, 200) << a3.dump();
-  for (const json& v : get(at(id, "gen")).second["values"]) EXPECT_TRUE(v >= -9.0 && v <= -1.0) << v;
+  json drawn = get(at(id, "gen")).second["values"];
+  ASSERT_EQ(drawn.size(), 6u);
+  for (const json& v : drawn) EXPECT_TRUE(v.is_number() && v > -8.0 && v < 8.0 && v != 0.0) << v;
   ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
 
   for (int i = 0; i < 3; ++i) ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
@@ -211,6 +214,209 @@ TEST_F(StudioTensors, ATensorAttributeLeftOutOfTheGraphIsFetched) {
   auto [s2, e2] = get(at + "nope");
   EXPECT_EQ(s2, 404);
   EXPECT_EQ(error_of(e2), "node 'table' has no tensor attribute 'nope'");
+}
+
+// A Constant's value over the tensor editor's 65,536 elements: left out of the graph answer, read a page
+// at a time and edited in place (set_attribute_values), one undo step per Apply; saved and loaded back.
+TEST_F(StudioTensors, ALargeTensorAttributeIsPagedAndEditedInPlace) {
+  tessera::ir::Model m = relu_model();
+  std::vector<float> v(300 * 400);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 1000);
+  tessera::ir::Node c;
+  c.name = "table";
+  c.op_type = "Constant";
+  c.outputs = {"table_out"};
+  c.attributes.push_back(tessera::ir::Attribute::of_tensor(
+      "value", tessera::ir::make_tensor<float>("", DataType::kFloat, {300, 400}, v)));
+  m.graph.add_node(std::move(c));
+  tessera::onnx::save_model(m, root_ / "c.onnx");
+  start();
+  std::string id = open("c.onnx");
+  json nodes = graph(id)["nodes"];
+  auto it = std::find_if(nodes.begin(), nodes.end(), [](const json& n) { return n["name"] == "table"; });
+  ASSERT_NE(it, nodes.end());
+  const json& value = (*it)["attributes"][0]["value"];
+  EXPECT_FALSE(value.contains("values") || value.contains("raw_base64"))
+      << "the graph answer sent the tensor";
+  EXPECT_EQ(value["shape"], json({300, 400}));
+  int64_t node = (*it)["id"].get<int64_t>();
+  std::string at = "/api/documents/" + id + "/nodes/" + std::to_string(node) + "/attributes/value";
+  auto [s1, win] = get(at + "?offset=398&limit=3&rows=2&stride=400");
+  ASSERT_EQ(s1, 200) << win.dump();
+  EXPECT_EQ(win["values"], json({398.0, 399.0, 400.0, 798.0, 799.0, 800.0}));
+
+  json batch{{"batch", "Edit value"},
+             {"commands",
+              {{{"type", "set_attribute_values"},
+                {"node", node},
+                {"name", "value"},
+                {"offset", 399},
+                {"dtype", "float"},
+                {"values", {-1.5, "inf"}}},
+               {{"type", "set_attribute_values"},
+                {"node", node},
+                {"name", "value"},
+                {"offset", 799},
+                {"dtype", "float"},
+                {"values", {"nan"}}}}}};
+  auto [s2, a2] = post("/api/documents/" + id + "/commands", batch);
+  ASSERT_EQ(s2, 200) << a2.dump();
+  EXPECT_EQ(a2["document"]["undo"], "Edit value");
+  EXPECT_EQ(get(at + "?offset=398&limit=3&rows=2&stride=400").second["values"],
+            json({398.0, -1.5, "inf", 798.0, "nan", 800.0}));
+
+  auto [s3, a3] = post("/api/documents/" + id + "/commands", json{{"command",
+                                                                   {{"type", "set_attribute_values"},
+                                                                    {"node", node},
+                                                                    {"name", "value"},
+                                                                    {"offset", 119999},
+                                                                    {"dtype", "float"},
+                                                                    {"values", {1, 2}}}}});
+  EXPECT_EQ(s3, 409) << a3.dump();
+  EXPECT_EQ(
+      error_of(a3),
+      "values [119999, 120001) lie outside attribute 'value' of node 'table', which has 120000 elements");
+
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+  EXPECT_EQ(get(at + "?offset=398&limit=3").second["values"], json({398.0, 399.0, 400.0}));
+  ASSERT_EQ(post("/api/documents/" + id + "/redo", std::string()).first, 200);
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json::object()).first, 200);
+  tessera::ir::Model back = tessera::onnx::load_model(root_ / "c.onnx");
+  const tessera::ir::Attribute* a = back.graph.find_node("table")->attr("value");
+  ASSERT_NE(a, nullptr);
+  std::span<const float> f = a->tensors[0].as<float>();
+  EXPECT_EQ(f[398], 398.0f);
+  EXPECT_EQ(f[399], -1.5f);
+  EXPECT_TRUE(std::isinf(f[400]));
+  EXPECT_TRUE(std::isnan(f[799]));
+  EXPECT_EQ(f[119999], 999.0f);
+}
+
+// float8 initializers: read as numbers (window and preview), created from values and zeros, edited in
+// part with rounding and saturation; float4e2m1 likewise, packed two to a byte.
+TEST_F(StudioTensors, Float8AndFloat4TensorsAreReadCreatedAndEdited) {
+  tessera::ir::Model m = relu_model();
+  // float8e4m3fn codes 0x38 (1.0), 0x7e (448), 0xff (NaN), 0x01 (2^-9)
+  m.graph.initializers.push_back(
+      bits_tensor("e4", DataType::kFloat8E4M3FN, {4}, std::string("\x38\x7e\xff\x01", 4)));
+  tessera::onnx::save_model(m, root_ / "f8.onnx");
+  start();
+  std::string id = open("f8.onnx");
+  EXPECT_EQ(get(at(id, "e4")).second["values"], json({1.0, 448.0, "nan", 0.001953125}));
+  auto [s1, a1] = set(id, "e4", 0, "float8e4m3fn", {0.3, 1000, -0.0});
+  ASSERT_EQ(s1, 200) << a1.dump();
+  EXPECT_EQ(get(at(id, "e4")).second["values"], json({0.3125, 448.0, -0.0, 0.001953125}));
+  auto add = [&](json tensor) {
+    return post("/api/documents/" + id + "/commands",
+                json{{"command", {{"type", "add_initializer"}, {"tensor", std::move(tensor)}}}});
+  };
+  auto [s2, a2] =
+      add({{"name", "e5"}, {"dtype", "float8e5m2"}, {"shape", {3}}, {"values", {"-inf", 1e9, 0.1}}});
+  ASSERT_EQ(s2, 200) << a2.dump();
+  EXPECT_EQ(get(at(id, "e5")).second["values"], json({"-inf", 57344.0, 0.09375}));
+  auto [s3, a3] =
+      add({{"name", "q"}, {"dtype", "float4e2m1"}, {"shape", {2, 3}}, {"fill", {{"kind", "zeros"}}}});
+  ASSERT_EQ(s3, 200) << a3.dump();
+  ASSERT_EQ(set(id, "q", 1, "float4e2m1", {2.5, -7}).first, 200);
+  EXPECT_EQ(get(at(id, "q")).second["values"], json({0.0, 2.0, -6.0, 0.0, 0.0, 0.0}));
+  auto [s4, a4] = set(id, "q", 0, "float4e2m1", {"nan"});
+  EXPECT_EQ(s4, 400);
+  EXPECT_NE(error_of(a4).find("'values'[0] is NaN; float4e2m1 has no NaN"), std::string::npos) << a4.dump();
+  auto [s5, a5] =
+      add({{"name", "n"}, {"dtype", "float8e4m3fnuz"}, {"shape", {2}}, {"fill", {{"kind", "normal"}}}});
+  EXPECT_EQ(s5, 400);
+  EXPECT_NE(error_of(a5).find("'normal' cannot fill a tensor of type float8e4m3fnuz"), std::string::npos)
+      << a5.dump();
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json::object()).first, 200);
+  tessera::ir::Model back = tessera::onnx::load_model(root_ / "f8.onnx");
+  auto code = [&](const char* name, size_t i) {
+    return static_cast<unsigned>(back.graph.find_initializer(name)->bytes()[i]);
+  };
+  EXPECT_EQ(code("e4", 0), 0x2au);  // 0.3125 = 1.25 * 2^-2: exponent 5, mantissa 2
+  EXPECT_EQ(code("e4", 1), 0x7eu);
+  EXPECT_EQ(code("e4", 2), 0x80u);
+  EXPECT_EQ(code("e5", 0), 0xfcu);
+  EXPECT_EQ(code("q", 0), 0x40u);  // (0, 2.0): low nibble 0, high nibble 0x4
+  EXPECT_EQ(code("q", 1), 0x0fu);  // (-6, 0)
+}
+
+// delete_initializer over HTTP: the Loop that reads it in the main graph and a node of its body that
+// reads it from the outer scope are disconnected; one undo restores both.
+TEST_F(StudioTensors, DeletingAnInitializerDisconnectsItsReadersInSubgraphs) {
+  tessera::ir::Model m = nested_model();
+  tessera::ir::Graph& body = *m.graph.find_node("loop")->attr("body")->graphs[0];
+  tessera::ir::Node count;
+  count.name = "count";
+  count.op_type = "Identity";
+  count.inputs = {"trips"};
+  count.outputs = {"counted"};
+  body.add_node(std::move(count));
+  tessera::onnx::save_model(m, root_ / "n.onnx");
+  start();
+  std::string id = open("n.onnx");
+  auto [s, a] = post("/api/documents/" + id + "/commands",
+                     json{{"command", {{"type", "delete_initializer"}, {"name", "trips"}}}});
+  ASSERT_EQ(s, 200) << a.dump();
+  EXPECT_EQ(a["document"]["undo"], "Delete initializer 'trips'");
+  auto saved = [&]() {
+    EXPECT_EQ(post("/api/documents/" + id + "/save", json::object()).first, 200);
+    return tessera::onnx::load_model(root_ / "n.onnx");
+  };
+  tessera::ir::Model after = saved();
+  EXPECT_EQ(after.graph.find_initializer("trips"), nullptr);
+  EXPECT_EQ(after.graph.find_node("loop")->inputs,
+            (std::vector<std::string>{"", "go", after.graph.nodes[0].outputs[0]}));
+  tessera::ir::Graph& b2 = *after.graph.find_node("loop")->attr("body")->graphs[0];
+  EXPECT_EQ(b2.find_node("count")->inputs, std::vector<std::string>{});
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+  tessera::ir::Model undone = saved();
+  EXPECT_NE(undone.graph.find_initializer("trips"), nullptr);
+  EXPECT_EQ(undone.graph.find_node("loop")->inputs[0], "trips");
+  EXPECT_EQ((*undone.graph.find_node("loop")->attr("body")->graphs[0]).find_node("count")->inputs,
+            std::vector<std::string>{"trips"});
+}
+
+}  // namespace
+
+namespace {
+
+// A subgraph's tab lists the initializers of the graphs around it (it reads them like its own): the
+// Loop body of nested_model sees the main graph's 'trips' and 'go', with the main graph's path; the main
+// graph and a function body see none; values never travel.
+TEST_F(StudioTensors, ASubgraphListsTheInitializersItSeesFromOuterScopes) {
+  tessera::onnx::save_model(nested_model(), root_ / "n.onnx");
+  start();
+  std::string id = open("n.onnx");
+  json nodes = graph(id)["nodes"];
+  auto loop = std::find_if(nodes.begin(), nodes.end(), [](const json& n) { return n["name"] == "loop"; });
+  ASSERT_NE(loop, nodes.end());
+  json body{{"steps", {{{"node", (*loop)["id"]}, {"attribute", "body"}, {"index", 0}}}}};
+  auto encoded = [](const std::string& s) {
+    std::string out;
+    for (unsigned char c : s)
+      out += std::isalnum(c) ? std::string(1, static_cast<char>(c)) : fmt::format("%{:02X}", c);
+    return out;
+  };
+  std::string list = "/api/documents/" + id + "/initializers";
+  auto [s1, a1] = get(list + "?path=" + encoded(body.dump()));
+  ASSERT_EQ(s1, 200) << a1.dump();
+  json main_path{{"steps", json::array()}};
+  EXPECT_EQ(a1["initializers"], json({{{"name", "trips"},
+                                       {"dtype", "int64"},
+                                       {"shape", json::array()},
+                                       {"bytes", 8},
+                                       {"path", main_path}},
+                                      {{"name", "go"},
+                                       {"dtype", "bool"},
+                                       {"shape", json::array()},
+                                       {"bytes", 1},
+                                       {"path", main_path}}}));
+  EXPECT_EQ(get(list).second["initializers"], json::array());
+  EXPECT_EQ(get(list + "?path=" + encoded(R"({"function": {"domain": "custom", "name": "Twice"}})"))
+                .second["initializers"],
+            json::array());
+  json missing{{"steps", {{{"node", 999}, {"attribute", "body"}, {"index", 0}}}}};
+  EXPECT_EQ(get(list + "?path=" + encoded(missing.dump())).first, 404);
 }
 
 }  // namespace

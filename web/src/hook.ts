@@ -88,6 +88,13 @@ export function installHook(app: App): void {
     /** An initializer's values as the server has them (up to `limit`). */
     initializer: (name: string, limit = 1 << 16) =>
       app.client!.initializer(app.doc!.id, name, limit, app.graphPath),
+    /** One element of a node's tensor attribute (flat index), fetched alone. */
+    attributeAt: async (node: string, attr: string, i: number) => {
+      const n = app.graph?.nodes.find((x) => x.name === node);
+      if (!n) return undefined;
+      const w = { offset: i, limit: 1, rows: 1, stride: 1 };
+      return (await app.client!.attributeWindow(app.doc!.id, n.id, attr, w, app.graphPath)).values?.[0];
+    },
     /** One element of an initializer (flat index), fetched alone. */
     initializerAt: async (name: string, i: number) =>
       (

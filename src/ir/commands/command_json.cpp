@@ -92,6 +92,17 @@ ModelMetadata metadata_of(const json& j, const std::string& where) {
   return md;
 }
 
+// {"dtype": "float", "values": [...]}: the rank-1 tensor of values a set_*_values command writes.
+Tensor values_tensor(const json& j, const std::string& name, const std::string& where) {
+  const json& values = require_field(j, "values", where);
+  if (!values.is_array()) throw JsonError(fmt::format("{}'values' must be an array", where));
+  json t{{"name", name},
+         {"dtype", string_field(j, "dtype", where)},
+         {"shape", {values.size()}},
+         {"values", values}};
+  return tensor_from_json(t, where);
+}
+
 using Reader = std::function<std::unique_ptr<Command>(const json&, const std::string&)>;
 
 const std::map<std::string, Reader, std::less<>>& readers() {
@@ -150,18 +161,24 @@ const std::map<std::string, Reader, std::less<>>& readers() {
       {"set_initializer_values",
        [](const json& j, const std::string& w) {
          std::string name = string_field(j, "name", w);
-         int64_t offset = static_cast<int64_t>(index_field(j, "offset", w));
-         const json& values = require_field(j, "values", w);
-         if (!values.is_array()) throw JsonError(fmt::format("{}'values' must be an array", w));
-         json t{{"name", name},
-                {"dtype", string_field(j, "dtype", w)},
-                {"shape", {values.size()}},
-                {"values", values}};
-         return std::make_unique<SetInitializerValues>(path_of(j, w), name, offset, tensor_from_json(t, w));
+         auto offset = static_cast<int64_t>(index_field(j, "offset", w));
+         return std::make_unique<SetInitializerValues>(path_of(j, w), name, offset,
+                                                       values_tensor(j, name, w));
        }},
       {"remove_initializer",
        [](const json& j, const std::string& w) {
          return std::make_unique<RemoveInitializer>(path_of(j, w), string_field(j, "name", w));
+       }},
+      {"delete_initializer",
+       [](const json& j, const std::string& w) {
+         return std::make_unique<DeleteInitializer>(path_of(j, w), string_field(j, "name", w));
+       }},
+      {"set_attribute_values",
+       [](const json& j, const std::string& w) {
+         std::string name = string_field(j, "name", w);
+         auto offset = static_cast<int64_t>(index_field(j, "offset", w));
+         return std::make_unique<SetAttributeValues>(path_of(j, w), node_of(j, w), name, offset,
+                                                     values_tensor(j, name, w));
        }},
       {"add_graph_input",
        [](const json& j, const std::string& w) {
@@ -386,6 +403,18 @@ json SetInitializerValues::to_json() const {
 }
 void SetInitializerValues::changes(const Model&, bool, std::vector<Change>& out) const {
   add(out, Change::Kind::kInitializersChanged, path_);
+}
+
+json SetAttributeValues::to_json() const {
+  return with_type("set_attribute_values", path_,
+                   {{"node", node_ref_to_json(ref_)},
+                    {"name", attribute_},
+                    {"offset", offset_},
+                    {"dtype", std::string(dtype_name(values_.dtype))},
+                    {"values", tensor_values_json(values_, SIZE_MAX)}});
+}
+void SetAttributeValues::changes(const Model&, bool, std::vector<Change>& out) const {
+  add(out, Change::Kind::kNodeChanged, path_, ref_.id);
 }
 
 json RemoveInitializer::to_json() const {

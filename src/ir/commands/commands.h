@@ -3,6 +3,7 @@
 
 #include "ir/commands/batch.h"               // IWYU pragma: export
 #include "ir/commands/command.h"             // IWYU pragma: export
+#include "ir/commands/delete_initializer.h"  // IWYU pragma: export
 #include "ir/commands/graph_path.h"          // IWYU pragma: export
 #include "ir/commands/history.h"             // IWYU pragma: export
 #include "ir/commands/initializer_values.h"  // IWYU pragma: export

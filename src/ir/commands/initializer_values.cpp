@@ -34,7 +34,7 @@ std::span<std::byte> writable_bytes(Tensor& t) {
 }
 
 bool sub_byte(DataType t) {
-  return t == DataType::kInt4 || t == DataType::kUint4;
+  return dtype_bits(t) == 4;
 }
 
 // Element i's nibble of packed 4-bit data (low nibble first).
@@ -50,6 +50,60 @@ void set_nibble(std::span<std::byte> b, int64_t i, uint8_t v) {
 
 }  // namespace
 
+void TensorPatch::apply(Tensor& t, int64_t offset, const Tensor& values, const std::string& label) {
+  if (t.dtype != values.dtype) {
+    throw CommandError(fmt::format("{} holds {}, the values given are {}", label, dtype_name(t.dtype),
+                                   dtype_name(values.dtype)));
+  }
+  std::optional<int64_t> n = t.numel();
+  std::optional<int64_t> k = values.numel();
+  if (!n || !k || offset < 0 || offset > *n || *k > *n - offset) {
+    throw CommandError(fmt::format("values [{}, {}) lie outside {}, which has {} elements", offset,
+                                   offset + k.value_or(0), label, n.value_or(0)));
+  }
+  if (t.dtype == DataType::kString) {
+    auto first = t.strings.begin() + offset;
+    old_strings_.assign(first, first + *k);
+    std::copy(values.strings.begin(), values.strings.end(), first);
+    return;
+  }
+  std::optional<int64_t> total = t.expected_bytes();
+  // A tensor whose bytes are not loaded (external data of a model not read whole) has none to write.
+  if (!total || static_cast<int64_t>(t.bytes().size()) != *total) {
+    throw CommandError(
+        fmt::format("{} cannot be edited in part: its bytes are not loaded here (replace it whole)", label));
+  }
+  bool packed = sub_byte(t.dtype);
+  int64_t size = packed ? 0 : *total / std::max<int64_t>(*n, 1);
+  int64_t lo = packed ? offset / 2 : offset * size;
+  int64_t hi = packed ? (offset + *k + 1) / 2 : (offset + *k) * size;
+  std::span<std::byte> bytes = writable_bytes(t);
+  old_at_ = lo;
+  old_bytes_.assign(bytes.begin() + lo, bytes.begin() + hi);
+  std::span<const std::byte> put = values.bytes();
+  if (packed) {
+    for (int64_t j = 0; j < *k; ++j) set_nibble(bytes, offset + j, nibble(put, j));
+  } else {
+    std::memcpy(bytes.data() + lo, put.data(), put.size());
+  }
+  external_ = std::move(t.external);
+  t.external.reset();  // the values are now the model's own
+}
+
+void TensorPatch::undo(Tensor& t, int64_t offset) {
+  if (t.dtype == DataType::kString) {
+    std::copy(old_strings_.begin(), old_strings_.end(), t.strings.begin() + offset);
+    old_strings_.clear();
+    return;
+  }
+  std::span<std::byte> bytes = writable_bytes(t);
+  std::memcpy(bytes.data() + old_at_, old_bytes_.data(), old_bytes_.size());
+  old_bytes_.clear();
+  old_bytes_.shrink_to_fit();
+  t.external = std::move(external_);
+  external_.reset();
+}
+
 SetInitializerValues::SetInitializerValues(GraphPath path, std::string name, int64_t offset, Tensor values)
     : GraphCommand(std::move(path)), name_(std::move(name)), offset_(offset), values_(std::move(values)) {}
 
@@ -63,64 +117,44 @@ Tensor& SetInitializerValues::find(Model& m) const {
 }
 
 void SetInitializerValues::apply(Model& m) {
-  Tensor& t = find(m);
-  if (t.dtype != values_.dtype) {
-    throw CommandError(fmt::format("initializer '{}' holds {}, the values given are {}", name_,
-                                   dtype_name(t.dtype), dtype_name(values_.dtype)));
-  }
-  std::optional<int64_t> n = t.numel();
-  std::optional<int64_t> k = values_.numel();
-  if (!n || !k || offset_ < 0 || offset_ > *n || *k > *n - offset_) {
-    throw CommandError(fmt::format("values [{}, {}) lie outside initializer '{}', which has {} elements",
-                                   offset_, offset_ + k.value_or(0), name_, n.value_or(0)));
-  }
-  if (t.dtype == DataType::kString) {
-    auto first = t.strings.begin() + offset_;
-    old_strings_.assign(first, first + *k);
-    std::copy(values_.strings.begin(), values_.strings.end(), first);
-    return;
-  }
-  std::optional<int64_t> total = t.expected_bytes();
-  // A tensor whose bytes are not loaded (external data of a model not read whole) has none to write.
-  if (!total || static_cast<int64_t>(t.bytes().size()) != *total) {
-    throw CommandError(fmt::format(
-        "initializer '{}' cannot be edited in part: its bytes are not loaded here (replace it whole)",
-        name_));
-  }
-  bool packed = sub_byte(t.dtype);
-  int64_t size = packed ? 0 : *total / std::max<int64_t>(*n, 1);
-  int64_t lo = packed ? offset_ / 2 : offset_ * size;
-  int64_t hi = packed ? (offset_ + *k + 1) / 2 : (offset_ + *k) * size;
-  std::span<std::byte> bytes = writable_bytes(t);
-  old_at_ = lo;
-  old_bytes_.assign(bytes.begin() + lo, bytes.begin() + hi);
-  std::span<const std::byte> put = values_.bytes();
-  if (packed) {
-    for (int64_t j = 0; j < *k; ++j) set_nibble(bytes, offset_ + j, nibble(put, j));
-  } else {
-    std::memcpy(bytes.data() + lo, put.data(), put.size());
-  }
-  external_ = std::move(t.external);
-  t.external.reset();  // the values are now the model's own
+  patch_.apply(find(m), offset_, values_, fmt::format("initializer '{}'", name_));
 }
 
 void SetInitializerValues::undo(Model& m) {
-  Tensor& t = find(m);
-  if (t.dtype == DataType::kString) {
-    std::copy(old_strings_.begin(), old_strings_.end(), t.strings.begin() + offset_);
-    old_strings_.clear();
-    return;
-  }
-  std::span<std::byte> bytes = writable_bytes(t);
-  std::memcpy(bytes.data() + old_at_, old_bytes_.data(), old_bytes_.size());
-  old_bytes_.clear();
-  old_bytes_.shrink_to_fit();
-  t.external = std::move(external_);
-  external_.reset();
+  patch_.undo(find(m), offset_);
 }
 
 std::string SetInitializerValues::description() const {
   return fmt::format("Edit initializer '{}'", name_);
+}
+
+SetAttributeValues::SetAttributeValues(GraphPath path, NodeRef node, std::string attribute, int64_t offset,
+                                       Tensor values)
+    : NodeCommand(std::move(path), std::move(node)),
+      attribute_(std::move(attribute)),
+      offset_(offset),
+      values_(std::move(values)) {}
+
+Tensor& SetAttributeValues::find(Model& m) {
+  Node& n = node(graph(m));
+  Attribute* a = n.attr(attribute_);
+  if (!a || a->type != AttrType::kTensor || a->tensors.empty()) {
+    throw CommandError(fmt::format("node {} has no tensor attribute '{}'", label_, attribute_));
+  }
+  return a->tensors[0];
+}
+
+void SetAttributeValues::apply(Model& m) {
+  Tensor& t = find(m);  // first: it names the node in label_
+  patch_.apply(t, offset_, values_, fmt::format("attribute '{}' of node {}", attribute_, label_));
+}
+
+void SetAttributeValues::undo(Model& m) {
+  patch_.undo(find(m), offset_);
+}
+
+std::string SetAttributeValues::description() const {
+  return fmt::format("Edit attribute '{}' of node {}", attribute_, label_);
 }
 
 }  // namespace tessera::ir

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "io/npy.h"
+#include "ir/commands/json_float.h"
 
 namespace tessera::ir {
 
@@ -176,13 +177,16 @@ json attribute_value_json(const Attribute& a, bool full) {
   size_t limit = full ? SIZE_MAX : kGraphAnswerTensorValues;
   switch (a.type) {
     case AttrType::kFloat:
-      return a.f;
+      return json_float(a.f);
     case AttrType::kInt:
       return a.i;
     case AttrType::kString:
       return a.s;
-    case AttrType::kFloats:
-      return a.floats;
+    case AttrType::kFloats: {
+      json out = json::array();
+      for (float f : a.floats) out.push_back(json_float(f));
+      return out;
+    }
     case AttrType::kInts:
       return a.ints;
     case AttrType::kStrings:
@@ -219,9 +223,9 @@ std::optional<AttrType> attr_type_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+// A float attribute: a number, or "nan", "inf", "-inf" (json_float.h).
 float float_value(const json& v, const std::string& what) {
-  if (!v.is_number()) throw JsonError(fmt::format("{} must be a number", what));
-  return v.get<float>();
+  return static_cast<float>(json_float_value(v, what));
 }
 
 int64_t int_value(const json& v, const std::string& what) {

@@ -11,6 +11,8 @@
 
 #include "io/npy.h"
 #include "ir/commands/ir_json.h"
+#include "ir/commands/json_float.h"
+#include "ops/tensor/float8_kernel_util.h"
 #include "runtime/half.h"
 
 namespace tessera::ir {
@@ -77,25 +79,19 @@ bool is_half(DataType t) {
 bool is_nibble(DataType t) {
   return t == DataType::kInt4 || t == DataType::kUint4;
 }
-
-// A floating-point element: a number, or "nan", "inf", "-inf" (also "+inf", any case), which JSON has no
-// numbers for.
-double float_value(const json& v, const std::string& what) {
-  if (v.is_number()) return v.get<double>();
-  if (v.is_string()) {
-    std::string s = v.get<std::string>();
-    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (s == "nan" || s == "+nan" || s == "-nan") return std::numeric_limits<double>::quiet_NaN();
-    if (s == "inf" || s == "+inf" || s == "infinity") return std::numeric_limits<double>::infinity();
-    if (s == "-inf" || s == "-infinity") return -std::numeric_limits<double>::infinity();
-  }
-  throw JsonError(fmt::format("{} must be a number, \"nan\", \"inf\" or \"-inf\"", what));
+// The float8 types and float4e2m1 (packed two to a byte like int4): shown and taken as numbers too.
+const ops::float8::MiniFloat* minifloat(DataType t) {
+  return ops::float8::minifloat_of(t);
+}
+bool is_packed(DataType t) {
+  return dtype_bits(t) == 4;
 }
 
-// JSON for a floating-point element: non-finite ones as the strings float_value reads.
+double float_value(const json& v, const std::string& what) {
+  return json_float_value(v, what);
+}
 json float_json(double x) {
-  if (std::isfinite(x)) return x;
-  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+  return json_float(x);
 }
 
 template <class T>
@@ -184,6 +180,34 @@ Tensor nibbles_from_values(const Tensor& like, const json& values, const std::st
   return tensor_of(like, packed);
 }
 
+// The code of `x` in a float8 type or float4e2m1, as the ONNX Cast with saturate=1 (its default) gives it:
+// rounded to nearest even, finite values beyond the largest finite one saturated to it. Where the type
+// has an infinity (float8e5m2) an infinity stays one, so that a value read from the tensor writes back
+// the same; elsewhere it saturates too. A NaN becomes the type's NaN; float4e2m1 has none, so it is
+// refused.
+uint8_t minifloat_code(DataType t, const ops::float8::MiniFloat& f, double x, const std::string& what) {
+  if (std::isnan(x) && !f.has_nan)
+    throw JsonError(fmt::format("{} is NaN; {} has no NaN", what, dtype_name(t)));
+  if (std::isinf(x) && f.has_inf) return ops::float8::encode(f, x, /*saturate=*/false);
+  return ops::float8::encode(f, x, /*saturate=*/true);
+}
+
+Tensor minifloats_from_values(const Tensor& like, const json& values, const std::string& where) {
+  const ops::float8::MiniFloat& f = *minifloat(like.dtype);
+  bool packed = is_packed(like.dtype);
+  std::vector<uint8_t> codes(packed ? (values.size() + 1) / 2 : values.size(), 0);
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string what = fmt::format("{}'values'[{}]", where, i);
+    uint8_t c = minifloat_code(like.dtype, f, float_value(values[i], what), what);
+    if (packed) {
+      codes[i / 2] |= static_cast<uint8_t>(i % 2 ? c << 4 : c);
+    } else {
+      codes[i] = c;
+    }
+  }
+  return tensor_of(like, codes);
+}
+
 Tensor from_values(const Tensor& like, const json& values, const std::string& where) {
   if (!values.is_array()) throw JsonError(fmt::format("{}'values' must be an array", where));
   int64_t n = *like.numel();
@@ -201,6 +225,7 @@ Tensor from_values(const Tensor& like, const json& values, const std::string& wh
   }
   if (is_half(like.dtype)) return half_from_values(like, values, where);
   if (is_nibble(like.dtype)) return nibbles_from_values(like, values, where);
+  if (minifloat(like.dtype)) return minifloats_from_values(like, values, where);
   Tensor out;
   bool ok = visit_numeric(like.dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -235,6 +260,20 @@ Tensor half_fill(const Tensor& like, const json& fill, const std::string& where)
   return tensor_of(like, bits);
 }
 
+// The one-byte float8 types and the 4-bit types: zeros only, as the seed allows (standard normal values
+// need a floating point type of two bytes or more, random integers an integer type of a byte or more).
+// Zero is code 0 in every one of them.
+Tensor small_type_fill(const Tensor& like, const std::string& kind, const std::string& w) {
+  if (kind != "zeros") {
+    throw JsonError(
+        fmt::format("{}'{}' cannot fill a tensor of type {} (it stores {} bits an element): only "
+                    "'zeros' can",
+                    w, kind, dtype_name(like.dtype), dtype_bits(like.dtype)));
+  }
+  std::vector<uint8_t> zeros(static_cast<size_t>(*like.expected_bytes()), 0);
+  return tensor_of(like, zeros);
+}
+
 Tensor from_fill(const Tensor& like, const json& fill, const std::string& where) {
   std::string w = where + "'fill': ";
   std::string kind = string_field(fill, "kind", w);
@@ -242,6 +281,11 @@ Tensor from_fill(const Tensor& like, const json& fill, const std::string& where)
   std::mt19937_64 rng(seed);
   int64_t n = *like.numel();
   if (like.dtype == DataType::kString) throw JsonError(fmt::format("{}string tensors cannot be filled", w));
+  if (is_nibble(like.dtype) || minifloat(like.dtype)) return small_type_fill(like, kind, w);
+  if (kind.starts_with("uniform_int_") && is_half(like.dtype)) {
+    throw JsonError(fmt::format("{}'{}' needs an integer type of a byte or more, not {}", w, kind,
+                                dtype_name(like.dtype)));
+  }
   if (is_half(like.dtype)) return half_fill(like, fill, where);
   Tensor out;
   bool ok = visit_numeric(like.dtype, [&](auto zero) {
@@ -258,15 +302,22 @@ Tensor from_fill(const Tensor& like, const json& fill, const std::string& where)
       }
     } else if (kind == "uniform_int_pos" || kind == "uniform_int_neg") {
       bool neg = kind == "uniform_int_neg";
-      if constexpr (std::is_same_v<T, bool>) {
-        throw JsonError(fmt::format("{}'{}' needs a numeric type, not bool", w, kind));
+      if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T>) {
+        throw JsonError(fmt::format("{}'{}' needs an integer type of a byte or more, not {}", w, kind,
+                                    dtype_name(like.dtype)));
       } else {
         if (neg && std::is_unsigned_v<T>) {
           throw JsonError(
               fmt::format("{}'uniform_int_neg' needs a signed type, not {}", w, dtype_name(like.dtype)));
         }
-        std::uniform_int_distribution<int> d(1, 9);
-        for (auto& x : v) x = static_cast<T>(neg ? -d(rng) : d(rng));
+        // Every positive (negative) value of the type alike, zero excluded, as the seed says; the
+        // 64-bit types up to 2^53 - 1, what the browser's numbers hold exactly (the tensor editor
+        // reads and writes them as JSON numbers).
+        constexpr auto kExact = int64_t{1} << 53;
+        auto hi = static_cast<int64_t>(std::min<uint64_t>(std::numeric_limits<T>::max(), kExact - 1));
+        auto lo = static_cast<int64_t>(std::max<int64_t>(std::numeric_limits<T>::min(), 1 - kExact));
+        std::uniform_int_distribution<int64_t> d(neg ? lo : 1, neg ? -1 : hi);
+        for (auto& x : v) x = static_cast<T>(d(rng));
       }
     } else {
       throw JsonError(fmt::format(
@@ -314,6 +365,23 @@ Tensor from_raw(const Tensor& like, const json& text, const std::string& where) 
 
 }  // namespace
 
+double json_float_value(const json& v, const std::string& what) {
+  if (v.is_number()) return v.get<double>();
+  if (v.is_string()) {
+    std::string s = v.get<std::string>();
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (s == "nan" || s == "+nan" || s == "-nan") return std::numeric_limits<double>::quiet_NaN();
+    if (s == "inf" || s == "+inf" || s == "infinity") return std::numeric_limits<double>::infinity();
+    if (s == "-inf" || s == "-infinity") return -std::numeric_limits<double>::infinity();
+  }
+  throw JsonError(fmt::format("{} must be a number, \"nan\", \"inf\" or \"-inf\"", what));
+}
+
+json json_float(double x) {
+  if (std::isfinite(x)) return x;
+  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+}
+
 json tensor_values_json(const Tensor& t, size_t limit, size_t offset) {
   json out = json::array();
   if (t.dtype == DataType::kString) {
@@ -337,6 +405,17 @@ json tensor_values_json(const Tensor& t, size_t limit, size_t offset) {
     for (size_t i = offset; i < count && i - offset < limit; ++i) {
       int v = (static_cast<uint8_t>(b[i / 2]) >> (i % 2 ? 4 : 0)) & 0x0f;
       out.push_back(t.dtype == DataType::kInt4 && v >= 8 ? v - 16 : v);
+    }
+    return out;
+  }
+  if (const ops::float8::MiniFloat* f = minifloat(t.dtype)) {
+    bool packed = is_packed(t.dtype);
+    size_t count = static_cast<size_t>(t.numel().value_or(0));
+    if ((packed ? b.size() * 2 : b.size()) < count) return out;  // bytes not loaded
+    for (size_t i = offset; i < count && i - offset < limit; ++i) {
+      auto byte = static_cast<uint8_t>(b[packed ? i / 2 : i]);
+      uint8_t code = packed ? (byte >> (i % 2 ? 4 : 0)) & 0x0f : byte;
+      out.push_back(float_json(ops::float8::decode(*f, code)));
     }
     return out;
   }
@@ -371,10 +450,10 @@ json tensor_to_json(const Tensor& t, size_t max_values) {
     return j;
   }
   if (!n) return j;
-  // Previews (a limit given) also write the 16-bit floats and 4-bit integers as numbers, which the
-  // tensor editor takes back; whole tensors of them travel as raw bytes, exactly. Values with a NaN or
-  // an infinity (strings in JSON) are left out of the graph answer, as before.
-  bool preview = max_values != SIZE_MAX && (is_half(t.dtype) || is_nibble(t.dtype));
+  // Previews (a limit given) also write the 16-bit floats, the 4-bit integers, the float8 types and
+  // float4e2m1 as numbers, which the tensor editor takes back; whole tensors of them travel as raw bytes,
+  // exactly. Values with a NaN or an infinity (strings in JSON) are left out of the graph answer.
+  bool preview = max_values != SIZE_MAX && (is_half(t.dtype) || is_nibble(t.dtype) || minifloat(t.dtype));
   if (static_cast<uint64_t>(*n) <= max_values && (has_json_values(t.dtype) || preview)) {
     json v = tensor_values_json(t, static_cast<size_t>(*n));
     bool finite = t.dtype == DataType::kString ||

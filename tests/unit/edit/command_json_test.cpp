@@ -3,7 +3,12 @@
 // back to the same JSON, and bad input is refused with a message naming the field.
 #include "ir/commands/command_json.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
 
 #include "edit_test_util.h"
 #include "io/npy.h"
@@ -213,12 +218,34 @@ TEST(TensorJson, ValuesFillsNpyAndRawBytesRoundTrip) {
   EXPECT_EQ(a, b);
   fill["fill"]["seed"] = 8;
   EXPECT_NE(tensor_from_json(fill), a);
-  Tensor pos = tensor_from_json(
-      {{"name", "p"}, {"dtype", "int32"}, {"shape", {100}}, {"fill", {{"kind", "uniform_int_pos"}}}});
-  for (int32_t v : pos.as<int32_t>()) EXPECT_TRUE(v >= 1 && v <= 9) << v;
+  // Random integers over every positive (negative) value of the type, zero excluded, as the seed says:
+  // 100 draws from int8's 128 negative values reach below -64, from uint16's 65,535 above 32,768.
   Tensor neg = tensor_from_json(
       {{"name", "p"}, {"dtype", "int8"}, {"shape", {100}}, {"fill", {{"kind", "uniform_int_neg"}}}});
-  for (int8_t v : neg.as<int8_t>()) EXPECT_TRUE(v >= -9 && v <= -1) << int(v);
+  std::span<const int8_t> n8 = neg.as<int8_t>();
+  for (int8_t v : n8) EXPECT_TRUE(v >= -128 && v <= -1) << int(v);
+  EXPECT_LT(*std::min_element(n8.begin(), n8.end()), -64);
+  Tensor pos = tensor_from_json(
+      {{"name", "p"}, {"dtype", "uint16"}, {"shape", {100}}, {"fill", {{"kind", "uniform_int_pos"}}}});
+  std::span<const uint16_t> p16 = pos.as<uint16_t>();
+  for (uint16_t v : p16) EXPECT_GE(v, 1);
+  EXPECT_GT(*std::max_element(p16.begin(), p16.end()), 32768);
+  // The 64-bit types up to 2^53 - 1 (what JSON numbers in the browser hold exactly).
+  Tensor big = tensor_from_json(
+      {{"name", "p"}, {"dtype", "int64"}, {"shape", {100}}, {"fill", {{"kind", "uniform_int_neg"}}}});
+  for (int64_t v : big.as<int64_t>()) EXPECT_TRUE(v <= -1 && v > -(int64_t{1} << 53)) << v;
+  for (const char* dtype : {"float", "float16", "bool"}) {
+    json j{{"name", "p"}, {"dtype", dtype}, {"shape", {1}}, {"fill", {{"kind", "uniform_int_pos"}}}};
+    try {
+      tensor_from_json(j);
+      ADD_FAILURE() << dtype;
+    } catch (const JsonError& e) {
+      EXPECT_EQ(
+          std::string(e.what()),
+          fmt::format("tensor 'p': 'fill': 'uniform_int_pos' needs an integer type of a byte or more, not {}",
+                      dtype));
+    }
+  }
   EXPECT_THROW(
       tensor_from_json(
           {{"name", "p"}, {"dtype", "uint8"}, {"shape", {1}}, {"fill", {{"kind", "uniform_int_neg"}}}}),
@@ -289,6 +316,18 @@ TEST(AttributeJson, EveryWritableKindRoundTrips) {
     Attribute back = attribute_from_json(attribute_to_json(a), "");
     EXPECT_EQ(back, a);
   }
+  // Non-finite floats travel as "nan", "inf", "-inf", as tensor elements do (JSON has no numbers for
+  // them; nlohmann would write null).
+  Attribute inf = Attribute::of_float("f", INFINITY);
+  EXPECT_EQ(attribute_to_json(inf)["value"], "inf");
+  EXPECT_EQ(attribute_from_json(attribute_to_json(inf), ""), inf);
+  Attribute odd = Attribute::of_floats("fs", {NAN, -INFINITY, 0.5f});
+  json odd_json = attribute_to_json(odd);
+  EXPECT_EQ(odd_json["value"], json({"nan", "-inf", 0.5}));
+  Attribute odd_back = attribute_from_json(odd_json, "");
+  EXPECT_TRUE(std::isnan(odd_back.floats[0]));
+  EXPECT_EQ(odd_back.floats[1], -INFINITY);
+  EXPECT_THROW(attribute_from_json(json{{"name", "f"}, {"type", "float"}, {"value", "many"}}, ""), JsonError);
   // The graph answer's form: graphs as counts.
   EXPECT_EQ(attribute_to_json(attrs.back(), false)["ref"], "outer_alpha");
   EXPECT_EQ(attribute_to_json(attrs[7], false)["value"], 1);

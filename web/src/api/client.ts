@@ -8,6 +8,7 @@ import type {
   Diagnostic,
   DocumentInfo,
   FileEntry,
+  InitializerInfo,
   JobInfo,
   RegistryOp,
   TensorValue,
@@ -112,6 +113,25 @@ export class StudioClient {
     return this.request(
       'GET',
       `/api/documents/${id}/nodes/${nodeId}/attributes/${encodeURIComponent(name)}?limit=${limit}${pathQuery(path, '&')}`,
+    );
+  }
+  /** The initializers of the graphs around a subgraph, outermost first, each with its graph's path. */
+  outerInitializers(id: string, path: GraphPath): Promise<{ initializers: InitializerInfo[] }> {
+    return this.request('GET', `/api/documents/${id}/initializers${pathQuery(path, '?')}`);
+  }
+  /** `rows` runs of `limit` values of a node's tensor attribute, the i-th from element offset + i * stride
+   *  (the paged tensor editor's page). */
+  attributeWindow(
+    id: string,
+    nodeId: number,
+    name: string,
+    window: { offset: number; limit: number; rows: number; stride: number },
+    path: GraphPath | null = null,
+  ): Promise<TensorValue> {
+    const { offset, limit, rows, stride } = window;
+    return this.request(
+      'GET',
+      `/api/documents/${id}/nodes/${nodeId}/attributes/${encodeURIComponent(name)}?offset=${offset}&limit=${limit}&rows=${rows}&stride=${stride}${pathQuery(path, '&')}`,
     );
   }
   /** The k-th local function of the model, whole (what replace_function takes). */

@@ -46,6 +46,8 @@ export interface InitializerInfo {
   dtype: string;
   shape: number[];
   bytes: number;
+  /** Set for an initializer of a graph around the one shown (a subgraph reads it like its own). */
+  path?: GraphPath;
 }
 
 export interface ApiGraph {

@@ -4,6 +4,7 @@ import { ApiError, StudioClient } from '../api/client';
 import type {
   ApiGraph,
   ApiNode,
+  AttrType,
   Command,
   CommandAnswer,
   Diagnostic,
@@ -48,6 +49,11 @@ const PAGED_TYPES = new Set([
   'uint64',
   'bool',
   'string',
+  'float8e4m3fn',
+  'float8e4m3fnuz',
+  'float8e5m2',
+  'float8e5m2fnuz',
+  'float4e2m1',
 ]);
 
 export interface Shell {
@@ -119,7 +125,7 @@ export class App {
     );
     this.initPanel = new InitializerPanel(initBox, {
       run: (cmd) => this.run(cmd),
-      preview: (name) => this.client!.initializer(this.doc!.id, name, 64, this.graphPath),
+      preview: (name, path) => this.client!.initializer(this.doc!.id, name, 64, path ?? this.graphPath),
       edit: (name) => void this.editInitializer(name),
       remove: (name) => this.removeInitializer(name),
       selected: () => this.selectedNodes(),
@@ -131,6 +137,7 @@ export class App {
     });
     this.params = new ParamEditor(shell.right, {
       editTensor: (nodes, name, value) => void this.editTensorAttribute(nodes, name, value),
+      editList: (nodes, name, type, values) => this.editListAttribute(nodes, name, type, values),
       rename: (n, name) => void this.run(this.at(n, { type: 'rename_node', node: n.id, name })),
       setAttr: (nodes, attr) =>
         void (nodes.length === 1
@@ -707,6 +714,20 @@ export class App {
   private showLists(): void {
     this.explorer.setNodes(this.graph?.nodes ?? []);
     this.initPanel.setInitializers(this.graph?.initializers ?? []);
+    void this.showOuterInitializers();
+  }
+
+  /** In a subgraph's tab, the initializers of the graphs around it, which it reads like its own (the
+   *  seed: a subgraph has its parent's initializers): listed to preview, attach and switch to. */
+  private async showOuterInitializers(): Promise<void> {
+    const path = this.graphPath;
+    if (!path?.steps.length || !this.client || !this.doc) return this.initPanel.setOuter([]);
+    try {
+      const got = await this.client.outerInitializers(this.doc.id, path);
+      if (path === this.graphPath) this.initPanel.setOuter(got.initializers);
+    } catch {
+      this.initPanel.setOuter([]);
+    }
   }
 
   private showParams(): void {
@@ -1139,14 +1160,11 @@ export class App {
     ]);
   }
 
-  /** Deletes an initializer of the graph shown, disconnecting the node inputs that read it there (the
-   *  issue's "delete (disconnecting users)"), as one undo step. */
+  /** Deletes an initializer of the graph shown, disconnecting the node inputs that read it there and in
+   *  the subgraphs that see it (the issue's "delete (disconnecting users)"): one command, one undo step;
+   *  the server finds the readers, also in subgraphs the studio has not loaded. */
   removeInitializer(name: string): Promise<unknown> {
-    const cmds: Command[] = [];
-    for (const n of this.graph?.nodes ?? [])
-      n.inputs.forEach((v, index) => v === name && cmds.push({ type: 'disconnect', node: n.id, index }));
-    cmds.push({ type: 'remove_initializer', name });
-    return cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(`Delete initializer '${name}'`, cmds);
+    return this.run({ type: 'delete_initializer', name });
   }
 
   /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
@@ -1195,11 +1213,8 @@ export class App {
   async editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): Promise<void> {
     try {
       const n = value.shape.reduce((a, b) => a * b, 1);
+      if (n > EDIT_LIMIT) return this.editLargeTensorAttribute(nodes, name, value);
       if (!value.values) {
-        if (n > EDIT_LIMIT)
-          throw new Error(
-            `${name} has ${n} elements: the tensor editor takes at most ${EDIT_LIMIT} for attributes`,
-          );
         const fn = this.bodyFn.get(nodes[0]); // a function body's node shown inside a call
         const path: GraphPath | null = fn ? { function: fn, steps: [] } : this.graphPath;
         const got = await this.client!.attributeTensor(this.doc!.id, nodes[0].id, name, n, path);
@@ -1223,6 +1238,60 @@ export class App {
     } catch (e) {
       this.toast(String((e as Error).message), true);
     }
+  }
+
+  /** A list parameter (ints, floats, strings) in the tensor editor, as one row of cells checked against
+   *  its element type; Apply sets it on every selected node (one undo step). Its length stays: a longer
+   *  or shorter list is typed in the parameter's text. */
+  private editListAttribute(
+    nodes: ApiNode[],
+    name: string,
+    type: AttrType,
+    values: Array<number | string>,
+  ): void {
+    const dtype = type === 'ints' ? 'int64' : type === 'floats' ? 'float' : 'string';
+    const grid = new TensorGrid(dtype, [values.length], values);
+    this.dialog(`Edit ${name}`, [
+      tensorEditor(grid, async (v) => {
+        const attribute = { name, type, value: v.values };
+        const cmds = nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
+        const a = await (cmds.length === 1
+          ? this.run(cmds[0])
+          : this.runBatch(`Set ${name} on ${nodes.length} nodes`, cmds));
+        if (a) clear(this.shell.dialogs);
+      }),
+    ]);
+  }
+
+  /** The paged tensor editor on a tensor attribute too large to load whole (a Constant's value, say), as
+   *  for a large initializer: the page shown is fetched from the first node, and Apply writes the edited
+   *  cells in place on every node (set_attribute_values, runs of consecutive elements, one undo step;
+   *  the cells not edited stay as each node has them). */
+  private editLargeTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): void {
+    if (!PAGED_TYPES.has(value.dtype))
+      throw new Error(`${name} (${value.dtype}) is too large for the tensor editor`);
+    const fn = this.bodyFn.get(nodes[0]);
+    const path: GraphPath | null = fn ? { function: fn, steps: [] } : this.graphPath;
+    const doc = this.doc!.id;
+    const first = nodes[0].id;
+    const loader = async (offset: number, limit: number, rows: number, stride: number) =>
+      (await this.client!.attributeWindow(doc, first, name, { offset, limit, rows, stride }, path)).values ??
+      [];
+    const grid = new TensorGrid(value.dtype, value.shape, null, loader);
+    const apply = async (runs: Array<{ offset: number; values: unknown[] }>) => {
+      if (!runs.length) return clear(this.shell.dialogs);
+      const cmds: Command[] = nodes.flatMap((n) =>
+        runs.map((r) =>
+          this.at(n, { type: 'set_attribute_values', node: n.id, name, dtype: value.dtype, ...r }),
+        ),
+      );
+      const label = nodes.length === 1 ? `Edit ${name}` : `Edit ${name} on ${nodes.length} nodes`;
+      const a = await (cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(label, cmds));
+      if (a) clear(this.shell.dialogs);
+    };
+    this.dialog(`Edit ${name}`, [
+      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+    ]);
   }
 
   private dialog(title: string, body: Array<HTMLElement | null>): void {

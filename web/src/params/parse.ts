@@ -120,6 +120,8 @@ function show(v: Tree): string {
 }
 
 const INT_DTYPES = new Set([
+  'int4',
+  'uint4',
   'int8',
   'int16',
   'int32',
@@ -177,6 +179,33 @@ export function parseValue(type: AttrType, text: string, dtype = 'float'): AttrV
   }
 }
 
+/** A value as the server reads it: JSON has no NaN or infinities (JSON.stringify writes null), so those
+ *  travel as the strings "nan", "inf" and "-inf", as the server writes them too. */
+export function wireValue<T>(v: T): T | string {
+  if (typeof v !== 'number' || Number.isFinite(v)) return v;
+  return Number.isNaN(v) ? 'nan' : v > 0 ? 'inf' : '-inf';
+}
+
+/** "nan", "inf", "-inf" as the server sends non-finite floats, back to numbers. */
+function unwire(v: unknown): unknown {
+  if (v === 'nan') return NaN;
+  if (v === 'inf') return Infinity;
+  if (v === '-inf') return -Infinity;
+  return v;
+}
+
+/** An attribute value as the server reads it: non-finite floats (of a float, a floats list or a float
+ *  tensor) as their strings. */
+export function wireAttrValue(type: AttrType, value: AttrValue): AttrValue {
+  if (type === 'float') return wireValue(value as number) as AttrValue;
+  if (type === 'floats') return (value as number[]).map(wireValue) as AttrValue;
+  if (type === 'tensor') {
+    const t = value as TensorValue;
+    return t.values && t.dtype !== 'string' ? { ...t, values: t.values.map(wireValue) } : t;
+  }
+  return value;
+}
+
 export function quote(s: string): string {
   return `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'").replace(/\n/g, '\\n')}'`;
 }
@@ -210,6 +239,13 @@ function clip(s: string, maxLen: number): string {
 /** Formats a value in the syntax parseValue reads (so editing round-trips), clipped to maxLen. */
 export function formatValue(type: AttrType, value: AttrValue | undefined, maxLen = Infinity): string {
   if (value === null || value === undefined) return '';
+  // Non-finite floats arrive as strings; shown as the numbers they are (nan, inf, -inf), not as text.
+  if (type === 'float') value = unwire(value) as AttrValue;
+  if (type === 'floats' && Array.isArray(value)) value = value.map(unwire) as AttrValue;
+  if (type === 'tensor' && value && typeof value === 'object' && !Array.isArray(value)) {
+    const t = value as TensorValue;
+    if (t.values && t.dtype !== 'string') value = { ...t, values: t.values.map(unwire) } as AttrValue;
+  }
   if (type === 'graph' || type === 'graphs') return `<${value} graph${value === 1 ? '' : 's'}>`;
   if (Array.isArray(value)) return clip(`[${value.map(formatScalar).join(', ')}]`, maxLen);
   if (typeof value === 'object') {

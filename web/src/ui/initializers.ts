@@ -1,15 +1,16 @@
 // The initializer editor: list and filter by name or type; create one from values typed in the tensor
 // syntax or generated (normal, zeros, positive or negative integers); preview; edit in the tensor editor
 // (ui/tensoreditor.ts); delete; attach to a free input of the selected node. Values travel only when asked for (preview), never with the graph.
-import type { ApiNode, Command, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
+import type { ApiNode, Command, GraphPath, InitializerInfo, RegistryOp, TensorValue } from '../api/types';
 import { registryKey } from '../model/viewmodel';
 import { parseNpyHeader, toBase64 } from '../params/npy';
-import { formatValue, parseValue } from '../params/parse';
+import { formatValue, parseValue, wireValue } from '../params/parse';
 import { clear, h } from './dom';
 
 export interface InitializerActions {
   run(cmd: Command): Promise<unknown>;
-  preview(name: string): Promise<TensorValue>;
+  /** The first values of an initializer of the graph shown, or of the graph at `path` around it. */
+  preview(name: string, path?: GraphPath): Promise<TensorValue>;
   /** Opens the tensor editor on an initializer's values. */
   edit(name: string): void;
   /** Deletes an initializer, disconnecting the inputs that read it (one undo step). */
@@ -31,17 +32,39 @@ const DTYPES = [
   'uint32',
   'uint16',
   'uint8',
+  'int4',
+  'uint4',
   'bool',
+  'float8e4m3fn',
+  'float8e4m3fnuz',
+  'float8e5m2',
+  'float8e5m2fnuz',
+  'float4e2m1',
 ];
 const FILLS: Array<[string, string]> = [
   ['values', 'values typed in'],
   ['normal', 'standard normal'],
   ['zeros', 'zeros'],
-  ['uniform_int_pos', 'positive integers 1..9'],
-  ['uniform_int_neg', 'negative integers -9..-1'],
+  ['uniform_int_pos', 'random positive integers (all of the type)'],
+  ['uniform_int_neg', 'random negative integers (all of the type)'],
   ['npy', 'from a .npy file'],
   ['external', 'external data (a file beside the saved model)'],
 ];
+
+const SIGNED = new Set(['int8', 'int16', 'int32', 'int64']);
+const UNSIGNED = new Set(['uint8', 'uint16', 'uint32', 'uint64']);
+const WIDE_FLOATS = new Set(['float', 'double', 'float16', 'bfloat16']);
+
+/** The fills a type can be created with, as the seed allows: standard normal values for floating point
+ *  types of two bytes or more, positive integers for integer types of a byte or more, negative ones for
+ *  the signed among them, zeros for every type (values typed in, .npy and external data for all). */
+export function fillsFor(dtype: string): Set<string> {
+  const ok = new Set(['values', 'zeros', 'npy', 'external']);
+  if (WIDE_FLOATS.has(dtype)) ok.add('normal');
+  if (SIGNED.has(dtype) || UNSIGNED.has(dtype)) ok.add('uniform_int_pos');
+  if (SIGNED.has(dtype)) ok.add('uniform_int_neg');
+  return ok;
+}
 
 export function parseShape(text: string): number[] {
   const v = parseValue('ints', text.trim() || '[]') as number[];
@@ -53,6 +76,8 @@ export function parseShape(text: string): number[] {
 
 export class InitializerPanel {
   private inits: InitializerInfo[] = [];
+  /** In a subgraph's tab: the initializers of the graphs around it, which it reads like its own. */
+  private outer: InitializerInfo[] = [];
   private list: HTMLElement;
   private filter: HTMLInputElement;
   private out: HTMLElement;
@@ -86,6 +111,15 @@ export class InitializerPanel {
   /** Rendered now when the panel shows, else when it is next shown (shown()). */
   setInitializers(inits: InitializerInfo[]): void {
     this.inits = inits;
+    this.showNode(this.node);
+    this.stale = true;
+    if (this.root.style.display !== 'none') this.render();
+  }
+
+  /** The initializers of the graphs around the one shown (none for a main graph or a function body):
+   *  listed after its own, to preview and attach; edited and deleted in their own graph's tab. */
+  setOuter(inits: InitializerInfo[]): void {
+    this.outer = inits;
     this.showNode(this.node);
     this.stale = true;
     if (this.root.style.display !== 'none') this.render();
@@ -134,11 +168,34 @@ export class InitializerPanel {
         ),
       );
     }
+    for (const i of this.outer.filter((o) => !q || o.name.toLowerCase().includes(q) || o.dtype.includes(q))) {
+      this.list.append(
+        h(
+          'div',
+          { className: 'init-item outer', 'data-outer-init': i.name },
+          h('span', {
+            text: `${i.name}  ${i.dtype}[${i.shape.join(',')}]  (outer)`,
+            title: `${i.bytes} bytes, an initializer of an enclosing graph: edited and deleted there`,
+          }),
+          h('button', {
+            text: 'view',
+            title: 'Preview the first values',
+            onclick: () => void this.preview(i.name, i.path),
+          }),
+          h('button', {
+            text: 'attach',
+            title: "Feed the selected node's first free input",
+            'data-attach': i.name,
+            onclick: () => void this.attach(i.name),
+          }),
+        ),
+      );
+    }
   }
 
-  private async preview(name: string): Promise<void> {
+  private async preview(name: string, path?: GraphPath): Promise<void> {
     try {
-      const t = await this.a.preview(name);
+      const t = await this.a.preview(name, path);
       this.out.textContent = `${name} = ${formatValue('tensor', { ...t, shape: t.values && t.values.length < t.shape.reduce((x, y) => x * y, 1) ? [t.values.length] : t.shape }, 600)}`;
     } catch (e) {
       this.out.textContent = String((e as Error).message);
@@ -150,27 +207,56 @@ export class InitializerPanel {
   showNode(node: ApiNode | undefined): void {
     this.node = node;
     clear(this.nodeBox);
-    const names = new Set(this.inits.map((i) => i.name));
+    const all = [...this.inits, ...this.outer];
+    const names = new Set(all.map((i) => i.name));
     const fed = node ? node.inputs.map((v, k) => [v, k] as const).filter(([v]) => names.has(v)) : [];
     if (!node || !fed.length) return;
     this.nodeBox.append(
       h('div', { className: 'panel-subtitle', text: `${node.name}: inputs from initializers` }),
     );
     for (const [value, k] of fed) {
+      const outerPath = this.outer.find((i) => i.name === value)?.path;
       const other = h(
         'select',
         {
           'data-switch': String(k),
           onchange: () => void this.a.run({ type: 'connect', node: node.id, index: k, value: other.value }),
         },
-        ...this.inits.map((i) => h('option', { value: i.name, text: i.name, selected: i.name === value })),
+        ...all.map((i) => h('option', { value: i.name, text: i.name, selected: i.name === value })),
       );
+      // The list of initializers to switch to, filtered by name as typed (the one fed stays listed).
+      const filter = h('input', {
+        type: 'search',
+        placeholder: 'filter',
+        'data-switch-filter': String(k),
+        oninput: () => {
+          const q = filter.value.trim().toLowerCase();
+          for (const o of other.options)
+            o.hidden = !!q && o.value !== value && !o.value.toLowerCase().includes(q);
+        },
+      });
       this.nodeBox.append(
         h(
           'div',
           { className: 'init-item' },
           h('span', { text: `input ${k}` }),
+          filter,
           other,
+          h('button', {
+            text: 'view',
+            title: 'Preview the first values',
+            'data-node-view': String(k),
+            onclick: () => void this.preview(value, outerPath),
+          }),
+          // An initializer of an enclosing graph is edited in that graph's tab.
+          outerPath
+            ? null
+            : h('button', {
+                text: 'edit',
+                title: 'Edit the values in the tensor editor',
+                'data-node-edit': String(k),
+                onclick: () => this.a.edit(value),
+              }),
           h('button', {
             text: 'detach',
             'data-detach': String(k),
@@ -217,6 +303,13 @@ export class InitializerPanel {
       'data-testid': 'init-values',
     });
     const err = h('div', { className: 'error-text' });
+    // Fills the type has no generator for are shown disabled (the seed's "Generate..." rules).
+    const allowFills = () => {
+      const ok = fillsFor(dtype.value);
+      for (const o of fill.options) o.disabled = !ok.has(o.value);
+      if (!ok.has(fill.value)) fill.value = 'zeros';
+    };
+    dtype.addEventListener('change', allowFills);
     const file = h('input', { type: 'file', accept: '.npy', 'data-testid': 'init-npy' });
     const location = h('input', {
       type: 'text',
@@ -244,6 +337,7 @@ export class InitializerPanel {
         try {
           const hd = parseNpyHeader(buf);
           if ([...dtype.options].some((o) => o.value === hd.dtype)) dtype.value = hd.dtype;
+          allowFills();
           shape.value = `[${hd.shape.join(', ')}]`;
           if (!name.value.trim()) name.value = f.name.replace(/\.npy$/, '').replace(/[^A-Za-z0-9_]/g, '_');
           err.textContent = '';
@@ -275,7 +369,8 @@ export class InitializerPanel {
         } else if (fill.value === 'values') {
           const t = parseValue('tensor', values.value, dtype.value) as TensorValue;
           tensor.shape = shape.value.trim() ? parseShape(shape.value) : t.shape;
-          tensor.values = t.values;
+          // NaN and the infinities travel as "nan", "inf", "-inf" (JSON has no numbers for them).
+          tensor.values = t.values?.map(wireValue);
         } else {
           tensor.shape = parseShape(shape.value);
           tensor.fill = { kind: fill.value, seed: 0 };

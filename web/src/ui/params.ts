@@ -13,7 +13,7 @@ import type {
   TensorValue,
 } from '../api/types';
 import { registryKey } from '../model/viewmodel';
-import { formatValue, parseValue } from '../params/parse';
+import { formatValue, parseValue, wireAttrValue } from '../params/parse';
 import { clear, h } from './dom';
 
 export interface ParamActions {
@@ -28,9 +28,13 @@ export interface ParamActions {
   editFunctionAttributes(k: number): void;
   /** Opens the tensor editor on a tensor attribute's value (the same on every node in `nodes`). */
   editTensor(nodes: ApiNode[], name: string, value: TensorValue): void;
+  /** Opens the tensor editor on a list attribute (ints, floats, strings) as one row of cells. */
+  editList(nodes: ApiNode[], name: string, type: AttrType, values: Array<number | string>): void;
 }
 
 const C_IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** List parameters the tensor editor also edits (the seed: "any tensor/list type parameter"). */
+const LIST_TYPES = new Set<AttrType>(['ints', 'floats', 'strings']);
 
 interface AttrRow {
   name: string;
@@ -171,7 +175,7 @@ export class ParamEditor {
         const value = parseValue(r.type, input.value, dtype);
         err.textContent = '';
         sent = input.value.trim();
-        this.actions.setAttr(nodes, { name: r.name, type: r.type, value });
+        this.actions.setAttr(nodes, { name: r.name, type: r.type, value: wireAttrValue(r.type, value) });
       } catch (e) {
         err.textContent = `${r.name}: ${(e as Error).message}`;
       }
@@ -187,6 +191,8 @@ export class ParamEditor {
     // Larger tensors are edited as a grid; values the graph answer left out (over 64, or a NaN) are
     // fetched when it opens.
     const tensor = r.value as TensorValue | undefined;
+    const list =
+      LIST_TYPES.has(r.type) && Array.isArray(r.value) ? (r.value as Array<number | string>) : null;
     const grid =
       r.type === 'tensor' && editable && tensor
         ? h('button', {
@@ -195,7 +201,14 @@ export class ParamEditor {
             'data-tensor-edit': r.name,
             onclick: () => this.actions.editTensor(nodes, r.name, tensor),
           })
-        : null;
+        : list
+          ? h('button', {
+              text: 'grid…',
+              title: 'Edit the list in the tensor editor',
+              'data-tensor-edit': r.name,
+              onclick: () => this.actions.editList(nodes, r.name, r.type, list),
+            })
+          : null;
     const reset =
       r.isSet && editable
         ? h('button', {

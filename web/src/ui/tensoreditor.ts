@@ -6,6 +6,8 @@
 // only the page shown is fetched (a window of rows, GET initializers/{name}?offset&limit&rows&stride),
 // and Apply sends the edited cells alone, as runs of consecutive elements (set_initializer_values).
 import type { TensorValue } from '../api/types';
+import { MINIFLOATS, roundMiniFloat } from '../params/minifloat';
+import { wireValue } from '../params/parse';
 import { clear, h } from './dom';
 
 /** Elements the editor loads whole; a larger tensor is paged (fetched a page at a time). */
@@ -47,19 +49,17 @@ export function parseCell(dtype: string, text: string): Scalar {
     return v;
   }
   const m = /^[+-]?(inf|nan)$/i.exec(t);
-  if (m) return m[1].toLowerCase() === 'nan' ? NaN : t.startsWith('-') ? -Infinity : Infinity;
+  if (m) {
+    const v = m[1].toLowerCase() === 'nan' ? NaN : t.startsWith('-') ? -Infinity : Infinity;
+    return MINIFLOATS[dtype] ? roundMiniFloat(dtype, v) : v;
+  }
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) throw new Error(`'${t}' is not a number`);
   const v = Number(t);
   if (dtype === 'float16' && Math.abs(v) > 65504)
     throw new Error(`${t} is out of the range of float16 (largest finite 65504)`);
+  // float8 and float4 round and saturate as the server stores them: the cell shows what is kept.
+  if (MINIFLOATS[dtype]) return roundMiniFloat(dtype, v);
   return v;
-}
-
-/** A value as the server reads it: JSON has no NaN or infinities (JSON.stringify writes null), so those
- *  travel as the strings "nan", "inf" and "-inf", as the server writes them too. */
-export function wireValue(v: Scalar): Scalar {
-  if (typeof v !== 'number' || Number.isFinite(v)) return v;
-  return Number.isNaN(v) ? 'nan' : v > 0 ? 'inf' : '-inf';
 }
 
 const F32 = new Float32Array(1);
@@ -68,6 +68,7 @@ const U32 = new Uint32Array(F32.buffer);
 /** `x` rounded to the nearest value of a floating-point `dtype` (what the server stores). */
 function roundTo(dtype: string, x: number): number {
   if (dtype === 'double') return x;
+  if (MINIFLOATS[dtype]) return roundMiniFloat(dtype, x);
   F32[0] = x;
   if (dtype === 'bfloat16') {
     // Round to nearest even on the 16 bits kept.
@@ -98,14 +99,16 @@ export function formatCell(v: Scalar, dtype = ''): string {
   return String(v);
 }
 
-const FLOATS = new Set(['float', 'double', 'float16', 'bfloat16']);
+const FLOATS = new Set(['float', 'double', 'float16', 'bfloat16', ...Object.keys(MINIFLOATS)]);
 
 function shortestFloat(dtype: string, v: number): string {
   const want = roundTo(dtype, v);
   const most = dtype === 'double' ? 17 : 9;
   for (let p = 1; p <= most; p++) {
     const s = v.toPrecision(p);
-    if (roundTo(dtype, Number(s)) === want) return tidy(s);
+    // A saturating type reads a text beyond its range as its largest value: not a text for it.
+    const beyond = MINIFLOATS[dtype] && Math.abs(Number(s)) > MINIFLOATS[dtype].max;
+    if (roundTo(dtype, Number(s)) === want && !beyond) return tidy(s);
   }
   return tidy(v.toPrecision(most));
 }
@@ -231,6 +234,38 @@ export class TensorGrid {
   }
 }
 
+/** Scrolling stops at cell edges just past the sticky row numbers and column numbers (the scroller's
+ *  scroll-snap, style.css), so no column or row is left half under them: the scroll padding is their
+ *  size, known once the table is laid out. The end gets room enough for the furthest scroll position
+ *  to be such an edge too (else it would be wherever the content ends). */
+function snapBesideHeaders(scroller: HTMLElement, table: HTMLTableElement): void {
+  requestAnimationFrame(() => {
+    const corner = table.rows[0]?.cells[0];
+    const row = table.rows[1];
+    if (!corner || !row) return;
+    const head = corner.getBoundingClientRect();
+    const box = scroller.getBoundingClientRect();
+    scroller.style.scrollPaddingLeft = `${head.width}px`;
+    scroller.style.scrollPaddingTop = `${head.height}px`;
+    scroller.style.paddingRight = scroller.style.paddingBottom = '0px';
+    // Where the scroll position puts each column (row) beside the numbers.
+    const xs = [...row.cells]
+      .slice(1)
+      .map((c) => c.getBoundingClientRect().left - box.left + scroller.scrollLeft);
+    const ys = [...table.rows]
+      .slice(1)
+      .map((r) => r.getBoundingClientRect().top - box.top + scroller.scrollTop);
+    const room = (starts: number[], size: number, max: number) => {
+      const at = starts.map((s) => s - size).find((s) => s >= max - 0.5);
+      return at === undefined ? 0 : at - max;
+    };
+    const right = room(xs, head.width, scroller.scrollWidth - scroller.clientWidth);
+    const bottom = room(ys, head.height, scroller.scrollHeight - scroller.clientHeight);
+    scroller.style.paddingRight = `${right}px`;
+    scroller.style.paddingBottom = `${bottom}px`;
+  });
+}
+
 /** The editor's DOM: slice pickers, a page of cells, paging, and Apply. */
 export function tensorEditor(
   grid: TensorGrid,
@@ -239,6 +274,7 @@ export function tensorEditor(
 ): HTMLElement {
   const err = h('div', { className: 'error-text', 'data-testid': 'tensor-error' });
   const table = h('table', { className: 'tensor-grid', 'data-testid': 'tensor-grid' });
+  const scroller = h('div', { className: 'tensor-scroll' }, table);
   const pos = { r: 0, c: 0 };
   const bad = new Set<string>(); // cells whose text is not a value yet
   const pickers = grid.lead.map((_, d) =>
@@ -307,6 +343,8 @@ export function tensorEditor(
           onchange: () => {
             try {
               grid.set(r, c, cell.value);
+              // A float8 or float4 cell shows the value kept (rounded, saturated), not the text typed.
+              if (MINIFLOATS[grid.dtype]) cell.value = formatCell(grid.get(r, c)!, grid.dtype);
               // A longer value than the column had: this cell grows (its column follows it).
               const w = cellWidth([cell.value]);
               if (w > widths[c - pos.c]) cell.style.width = `${w}ch`;
@@ -326,6 +364,7 @@ export function tensorEditor(
       }
       table.append(row);
     }
+    snapBesideHeaders(scroller, table);
   };
   void draw();
   const paging =
@@ -346,7 +385,7 @@ export function tensorEditor(
     pickers.length ? h('div', { className: 'tensor-lead' }, 'slice ', ...pickers) : null,
     where,
     paging,
-    h('div', { className: 'tensor-scroll' }, table),
+    scroller,
     h('button', {
       text: 'Apply',
       'data-testid': 'tensor-apply',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatValue, parseDims, parseValue, quote } from '../../src/params/parse';
+import { formatValue, parseDims, parseValue, quote, wireAttrValue } from '../../src/params/parse';
 
 describe('parameter syntax', () => {
   it('reads scalars by attribute type', () => {
@@ -72,6 +72,18 @@ describe('parameter syntax', () => {
     expect(formatValue('tensor', { dtype: 'float', shape: [512, 512] })).toBe('<float [512, 512]>');
     expect(quote("a'b")).toBe("'a\\'b'");
     expect(formatValue('ints', [1, 2, 3, 4, 5, 6, 7, 8], 10)).toBe('[1, 2, 3,…');
+  });
+
+  it('shows non-finite floats the server sends as strings as numbers, and sends them back as strings', () => {
+    expect(formatValue('float', 'inf')).toBe('inf');
+    expect(formatValue('floats', ['nan', -1.5, '-inf'] as unknown as number[])).toBe('[nan, -1.5, -inf]');
+    expect(formatValue('strings', ['nan'])).toBe("['nan']");
+    const floats = parseValue('floats', '[nan, 2, -inf]');
+    expect(wireAttrValue('floats', floats)).toEqual(['nan', 2, '-inf']);
+    expect(wireAttrValue('float', parseValue('float', 'inf'))).toBe('inf');
+    const t = parseValue('tensor', '[[nan, 1]]', 'float');
+    expect(wireAttrValue('tensor', t)).toEqual({ dtype: 'float', shape: [1, 2], values: ['nan', 1] });
+    expect(wireAttrValue('ints', [1, 2])).toEqual([1, 2]);
   });
 });
 
