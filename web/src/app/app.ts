@@ -412,7 +412,9 @@ export class App {
       ? await this.canvas.appendNodes(g, addedNodes)
       : !added && removed.size
         ? await this.canvas.removeNodes(g, [...removed], [...patch.values()])
-        : !added && (await this.canvas.patchNodes(g, [...patch.values()]));
+        : !added &&
+          ((await this.canvas.patchNodes(g, [...patch.values()])) ||
+            (await this.canvas.relinkNodes(g, [...patch.values()])));
     if (!inPlace) await this.canvas.setGraph(g, false);
     this.showParams();
     this.showLists();
