@@ -71,6 +71,15 @@ export function installHook(app: App): void {
       app.forgetNodeIndex();
       return c.patchNodes(g, [g.nodes[i]]);
     },
+    /** Sets a node's inputs as a connect or disconnect answer would (offline fixture). */
+    async relinkNode(name: string, inputs: string[]): Promise<boolean> {
+      const g = app.graph;
+      const i = g?.nodes.findIndex((n) => n.name === name) ?? -1;
+      if (!g || i < 0) return false;
+      g.nodes[i] = { ...g.nodes[i], inputs };
+      app.forgetNodeIndex();
+      return c.relinkNodes(g, [g.nodes[i]]);
+    },
     /** Appends a node to the graph shown as an add_node answer would (offline fixture). */
     async appendNode(node: ApiNode): Promise<boolean> {
       const g = app.graph;
