@@ -511,6 +511,9 @@ export class CanvasView {
       this.events.status(
         `${this.liveLeaves.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
       );
+      // The first scene drawn now, not at the browser's next animation frame (15-95 ms away on a loaded
+      // machine), as an edit's frame is (Renderer.flush); later layouts (a group opened) likewise.
+      if (!old) this.renderer.flush();
     } catch (e) {
       if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
       throw e;
