@@ -7,7 +7,8 @@
 // expanded group, which keeps its layout), that node removed again, and a node added to a group that
 // is collapsed (re-layout of nothing shown but the group's count); between the add and the removal,
 // the added node's attribute set, its input disconnected (a "not connected" error appears) and
-// connected again (it goes). Each edit prints the app's marks and the server's own account of its
+// connected again (it goes); last, the focused node (which has a slot in its group's layout)
+// disconnected and connected again. Each edit prints the app's marks and the server's own account of its
 // answer (the Server-Timing header: parse, command, check, answer, dump, total).
 //   TESSERA_BIN=build/src/tessera node bench/studio_server_edit.mjs [--nodes 50000] [--runs 3]
 //   ... --model FILE.onnx: a real model instead, first render only (its graph as exported: scopes,
@@ -87,7 +88,7 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox', '--disable-background-networking', '--no-first-run'],
 });
-const results = { first: [], rename: [], add: [], attribute: [], disconnect: [], connect: [], remove: [], addHidden: [] };
+const results = { first: [], rename: [], add: [], attribute: [], disconnect: [], connect: [], remove: [], addHidden: [], disconnectLaid: [], connectLaid: [] };
 // Where an edit's time goes: the server's answer, fetching the changed nodes, the view update (view
 // model, layout, scene) and the frame, from the app's marks (ms since the command was sent).
 const stages = (m) =>
@@ -171,6 +172,12 @@ for (let r = 0; r < runs; r++) {
     }),
   );
   await breakdown(page, 'add to a collapsed group');
+  // A node with a slot in its group's layout: the worker lays its groups out again.
+  const input = await page.evaluate((name) => window.__tessera.node(name).inputs[0], renamed);
+  results.disconnectLaid.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'disconnect', node: target.id, index: 0 }));
+  await breakdown(page, 'disconnect a laid-out node');
+  results.connectLaid.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'connect', node: target.id, index: 0, value: input }));
+  await breakdown(page, 'connect it again');
   await page.close();
   s.server.kill('SIGINT');
 }
@@ -182,7 +189,7 @@ if (given) {
   process.exit(0);
 }
 const ms = (a) => `${median(a).toFixed(0)} ms`;
-console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | attribute ${ms(results.attribute)} | disconnect ${ms(results.disconnect)} | connect ${ms(results.connect)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} |`);
+console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | attribute ${ms(results.attribute)} | disconnect ${ms(results.disconnect)} | connect ${ms(results.connect)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} | laid-out node disconnected ${ms(results.disconnectLaid)}, connected ${ms(results.connectLaid)} |`);
 // Every edit of every run, to count those within the goal (100 ms).
 const all = Object.entries(results).filter(([k]) => k !== 'first');
 console.log(all.map(([k, v]) => `${k}: ${v.map((x) => x.toFixed(0)).join(', ')}`).join('; '));
