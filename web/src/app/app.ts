@@ -18,6 +18,7 @@ import type {
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { functionKeyString, registryKey, type Leaf } from '../model/viewmodel';
+import { sameDiagnostics } from '../model/diagnostics';
 import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
@@ -346,8 +347,9 @@ export class App {
       const a = await answer;
       this.editMarks.answered = performance.now();
       this.updateDoc(a.document);
+      // The list's table is rebuilt only when the list changed (most edits leave it as it was).
+      if (!sameDiagnostics(this.diagnostics, a.diagnostics)) this.checklist.show(a.diagnostics);
       this.diagnostics = a.diagnostics;
-      this.checklist.show(a.diagnostics);
       if (!(await this.patchGraph(a))) await this.refreshGraph();
       this.editMarks.updated = performance.now();
       this.canvas.renderer.flush(); // the edit's frame now, not at the browser's next frame
