@@ -105,11 +105,13 @@ export function appendedLayout(
     itemY,
     itemW,
     itemH,
-    edgeSrcItem: src.slice(0, m),
-    edgeDstItem: dst.slice(0, m),
-    edgeLeaf: leafEdge.slice(0, m),
+    // Views, not copies, and the routes shared (nothing writes into a layout's edges or routes): each
+    // copy was megabytes of an edit at 50,000 nodes, and garbage to collect.
+    edgeSrcItem: src.subarray(0, m),
+    edgeDstItem: dst.subarray(0, m),
+    edgeLeaf: leafEdge.subarray(0, m),
     routeStart,
-    routePts: prev.routePts.slice(),
+    routePts: prev.routePts,
     relaid: new Int32Array(0),
     edgeFrom,
   };
@@ -173,13 +175,13 @@ export function removedLayout(
     itemY,
     itemW,
     itemH,
-    edgeSrcItem: src.slice(0, m),
-    edgeDstItem: dst.slice(0, m),
-    edgeLeaf: leafEdge.slice(0, m),
-    routeStart: starts.slice(0, m + 1),
-    routePts: pts.slice(0, 2 * np),
+    edgeSrcItem: src.subarray(0, m),
+    edgeDstItem: dst.subarray(0, m),
+    edgeLeaf: leafEdge.subarray(0, m),
+    routeStart: starts.subarray(0, m + 1),
+    routePts: pts.subarray(0, 2 * np),
     relaid: new Int32Array(0),
-    edgeFrom: edgeFrom.slice(0, m),
+    edgeFrom: edgeFrom.subarray(0, m),
   };
 }
 
@@ -289,12 +291,12 @@ export function relinkedLayout(
     itemY,
     itemW,
     itemH,
-    edgeSrcItem: src.slice(0, m),
-    edgeDstItem: dst.slice(0, m),
-    edgeLeaf: leafEdge.slice(0, m),
-    routeStart: starts.slice(0, m + 1),
-    routePts: pts.slice(0, 2 * np),
+    edgeSrcItem: src.subarray(0, m),
+    edgeDstItem: dst.subarray(0, m),
+    edgeLeaf: leafEdge.subarray(0, m),
+    routeStart: starts.subarray(0, m + 1),
+    routePts: pts.subarray(0, 2 * np),
     relaid: new Int32Array(0),
-    edgeFrom: edgeFrom.slice(0, m),
+    edgeFrom: edgeFrom.subarray(0, m),
   };
 }
