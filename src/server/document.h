@@ -2,6 +2,7 @@
 // diagnostics of its current state, and what the file on disk looked like when it was opened or saved.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -33,6 +34,17 @@ struct FileStamp {
 };
 FileStamp stamp_of(const std::filesystem::path& file);
 
+// Where the last edit's time went (ms): the command through the history, and the incremental check.
+struct EditTiming {
+  double command_ms = 0;
+  double check_ms = 0;
+};
+
+// Milliseconds since `t0` on the steady clock.
+inline double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // Node id -> canvas coordinates, per graph (keyed by the graph path's JSON text).
 using Positions = std::map<std::string, std::map<ir::NodeId, std::pair<double, double>>>;
 // Graph inputs and outputs, which are not nodes: "i:NAME" / "o:NAME" -> coordinates, per graph.
@@ -53,6 +65,7 @@ class Document {
   Positions& positions() { return positions_; }
   IoPositions& io_positions() { return io_positions_; }
   IncrementalChecker& checker() { return checker_; }
+  const EditTiming& last_edit_timing() const { return timing_; }
 
   // Every request on the document holds this for its whole run.
   std::mutex& mutex() { return mutex_; }
@@ -62,9 +75,13 @@ class Document {
   template <class F>
   std::vector<ir::Change> edit(F&& f) {
     pending_.clear();
+    auto t0 = std::chrono::steady_clock::now();
     f(history_);
     ++version_;
+    timing_.command_ms = ms_since(t0);
+    t0 = std::chrono::steady_clock::now();
     checker_.update(model_, pending_);
+    timing_.check_ms = ms_since(t0);
     return std::move(pending_);
   }
 
@@ -86,6 +103,7 @@ class Document {
   FileStamp stamp_;
   IncrementalChecker checker_;
   std::vector<ir::Change> pending_;
+  EditTiming timing_;
   std::mutex mutex_;
 };
 

@@ -38,6 +38,21 @@ void answer(httplib::Response& res, int status, const json& body) {
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), kJson);
 }
 
+// An edit's answer with where the server's time went as a Server-Timing header (the browser reads it
+// from the request's resource timing): the parts the answer's "timing" gives, its serialisation, and
+// the total from receiving the request. The benchmark tells the server's work from the wait for it.
+void answer_edit(httplib::Response& res, const json& body, std::chrono::steady_clock::time_point received) {
+  auto t0 = std::chrono::steady_clock::now();
+  answer(res, 200, body);
+  double dump_ms = ms_since(t0);
+  std::string timing = fmt::format("dump;dur={:.3f}, total;dur={:.3f}", dump_ms, ms_since(received));
+  if (body.contains("timing")) {
+    for (const auto& [name, ms] : body["timing"].items())
+      timing += fmt::format(", {};dur={:.3f}", name, ms.get<double>());
+  }
+  res.set_header("Server-Timing", timing);
+}
+
 void fail(httplib::Response& res, int status, const std::string& message) {
   answer(res, status, json{{"error", message}});
 }
@@ -192,6 +207,9 @@ void Studio::bind() {
   // than httplib's default (8 on a small machine); idle ones cost nothing.
   http_->new_task_queue = [] { return new httplib::ThreadPool(32); };
   http_->set_keep_alive_timeout(2);
+  // cpp-httplib writes an answer's headers and body in two sends: with Nagle's algorithm on, the body
+  // waited for the browser's delayed ACK of the headers, ~40 ms of many edits' answers on loopback.
+  http_->set_tcp_nodelay(true);
   http_->set_read_timeout(10);
   auto h = [this](const httplib::Request& req, httplib::Response& res) { handle(req, res); };
   for (const char* pattern : {"/.*", "/"}) {
@@ -450,7 +468,9 @@ json changed_nodes(Document& doc, const std::vector<ir::Change>& changes, json& 
   return out;
 }
 
-json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
+// `parse_ms`: reading the command from the request (0 when the edit was not a command).
+json edit_answer(Document& doc, const std::vector<ir::Change>& changes, double parse_ms = 0) {
+  auto t0 = std::chrono::steady_clock::now();
   json indices = json::object();
   json nodes = changed_nodes(doc, changes, indices);
   if (nodes.is_null() || indices.empty()) indices = nullptr;
@@ -458,12 +478,16 @@ json edit_answer(Document& doc, const std::vector<ir::Change>& changes) {
   for (const ir::Change& c : changes) {
     if (c.kind == ir::Change::Kind::kNodeAdded) ids.push_back(c.node);
   }
-  return {{"document", doc.to_json()},
-          {"changes", changes_json(changes)},
-          {"diagnostics", diagnostics_json(doc.model(), doc.checker().result().diagnostics)},
-          {"node_ids", std::move(ids)},
-          {"nodes", std::move(nodes)},
-          {"node_indices", std::move(indices)}};
+  json a{{"document", doc.to_json()},
+         {"changes", changes_json(changes)},
+         {"diagnostics", diagnostics_json(doc.model(), doc.checker().result().diagnostics)},
+         {"node_ids", std::move(ids)},
+         {"nodes", std::move(nodes)},
+         {"node_indices", std::move(indices)}};
+  const EditTiming& t = doc.last_edit_timing();
+  a["timing"] = {
+      {"parse", parse_ms}, {"command", t.command_ms}, {"check", t.check_ms}, {"answer", ms_since(t0)}};
+  return a;
 }
 
 // Initializers whose bytes stay in an external file name it relative to the model's folder: refused for
@@ -491,6 +515,7 @@ void check_external_tensors(const Document& doc, const json& cmd) {
 }
 
 json run_commands(Document& doc, const json& body) {
+  auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<ir::Command> cmd;
   if (body.contains("command")) {
     cmd = ir::command_from_json(body["command"], "command: ");
@@ -508,8 +533,9 @@ json run_commands(Document& doc, const json& body) {
                                        doc.version(), expected)};
     }
   }
+  double parse_ms = ms_since(t0);
   std::vector<ir::Change> changes = doc.edit([&](ir::History& h) { h.execute(std::move(cmd)); });
-  return edit_answer(doc, changes);
+  return edit_answer(doc, changes, parse_ms);
 }
 
 // "io": {"i:NAME": [x, y], "o:NAME": [x, y], "f:CALL_ID:BODY_NODE_ID": [x, y]}: graph inputs and
@@ -701,7 +727,8 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     documents_.erase(doc->id());
     answer(res, 200, json::object());
   } else if (parts.size() == 4 && action == "commands" && m == "POST") {
-    answer(res, 200, run_commands(*doc, parse_body(req)));
+    auto received = std::chrono::steady_clock::now();
+    answer_edit(res, run_commands(*doc, parse_body(req)), received);
   } else if (parts.size() == 4 && action == "transform" && m == "POST") {
     json body = parse_body(req);
     std::vector<ir::Change> changes;
@@ -713,8 +740,9 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     answer(res, 200, a);
   } else if (parts.size() == 4 && (action == "undo" || action == "redo") && m == "POST") {
     bool undo = action == "undo";
+    auto received = std::chrono::steady_clock::now();
     std::vector<ir::Change> changes = doc->edit([&](ir::History& h) { undo ? h.undo() : h.redo(); });
-    answer(res, 200, edit_answer(*doc, changes));
+    answer_edit(res, edit_answer(*doc, changes), received);
   } else if (parts.size() == 4 && action == "graph" && m == "GET") {
     ir::GraphPath p = path_param(req);
     resolve_or_404(doc->model(), p);

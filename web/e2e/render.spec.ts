@@ -195,6 +195,46 @@ test('an added node floats where it is placed and a removed one goes, each re-re
   expect(await hook<number>(page, 'cacheDigest(true)')).toBe(gone);
 });
 
+test('a node disconnected and connected again re-renders only what changed, pixel for pixel as a full render', async ({
+  page,
+}) => {
+  await open(page, 'fixture=synthetic&nodes=2000');
+  type L = { name: string; id: number; op: string };
+  const target = (await hook<L[]>(page, 'leaves()')).find((l) => l.op === 'Relu')!;
+  const node = await hook<{ outputs: string[]; scope: string }>(page, `node(${JSON.stringify(target.name)})`);
+  await hook(page, `focus(${target.id})`);
+  await expect.poll(() => hook<string>(page, 'stats.lod')).toBe('near');
+  const extra = {
+    id: 900002,
+    name: 'extra',
+    op_type: 'Relu',
+    domain: '',
+    scope: node.scope,
+    inputs: [node.outputs[0]],
+    outputs: ['extra_out'],
+    attributes: [],
+  };
+  expect(await hook(page, `appendNode(${JSON.stringify(extra)})`)).toBe(true);
+  const linked = await hook<number>(page, 'cacheDigest()');
+  const pos = await hook<[number, number]>(page, `leafPos(${JSON.stringify(target.name)})`);
+  const renders = await hook<number>(page, 'stats.cacheRenders');
+  const partial = await hook<number>(page, 'stats.partialRenders');
+  // Disconnected: its input terminal free, the link gone; nothing laid out again, nothing else moves.
+  expect(await hook(page, 'relinkNode("extra", [""])')).toBe(true);
+  const cut = await hook<number>(page, 'cacheDigest()');
+  expect(await hook<number>(page, 'stats.cacheRenders')).toBe(renders);
+  expect(await hook<number>(page, 'stats.partialRenders')).toBe(partial + 1);
+  expect(cut).not.toBe(linked);
+  expect(await hook(page, `leafPos(${JSON.stringify(target.name)})`)).toEqual(pos);
+  expect(await hook<number>(page, 'cacheDigest(true)')).toBe(cut);
+  await page.screenshot({ path: artifact('render-disconnected.png') });
+  // Connected again: the picture before, pixel for pixel.
+  const renders2 = await hook<number>(page, 'stats.cacheRenders');
+  expect(await hook(page, `relinkNode("extra", ${JSON.stringify([node.outputs[0]])})`)).toBe(true);
+  expect(await hook<number>(page, 'cacheDigest()')).toBe(linked);
+  expect(await hook<number>(page, 'stats.cacheRenders')).toBe(renders2);
+});
+
 test('export options: background, grid and colour scheme, through the dialog and for each format', async ({
   page,
 }) => {

@@ -68,13 +68,24 @@ export function installHook(app: App): void {
       const i = g?.nodes.findIndex((n) => n.name === name) ?? -1;
       if (!g || i < 0) return false;
       g.nodes[i] = { ...g.nodes[i], ...fields };
+      app.forgetNodeIndex();
       return c.patchNodes(g, [g.nodes[i]]);
+    },
+    /** Sets a node's inputs as a connect or disconnect answer would (offline fixture). */
+    async relinkNode(name: string, inputs: string[]): Promise<boolean> {
+      const g = app.graph;
+      const i = g?.nodes.findIndex((n) => n.name === name) ?? -1;
+      if (!g || i < 0) return false;
+      g.nodes[i] = { ...g.nodes[i], inputs };
+      app.forgetNodeIndex();
+      return c.relinkNodes(g, [g.nodes[i]]);
     },
     /** Appends a node to the graph shown as an add_node answer would (offline fixture). */
     async appendNode(node: ApiNode): Promise<boolean> {
       const g = app.graph;
       if (!g) return false;
       g.nodes.push(node);
+      app.forgetNodeIndex();
       return c.appendNodes(g, [node]);
     },
     /** Removes a node from the graph shown as a remove_node answer would (offline fixture). */
@@ -83,6 +94,7 @@ export function installHook(app: App): void {
       const n = g?.nodes.find((x) => x.name === name);
       if (!g || !n) return false;
       g.nodes = g.nodes.filter((x) => x !== n);
+      app.forgetNodeIndex();
       return c.removeNodes(g, [n.id], []);
     },
     /** An initializer's values as the server has them (up to `limit`). */

@@ -3,7 +3,7 @@
 // them into server commands). The canvas never edits the model itself.
 import type { ApiGraph, RegistryOp } from '../api/types';
 import { LayoutCancelled, LayoutClient } from '../layout/client';
-import { appendedLayout, removedLayout } from '../layout/patch';
+import { appendedLayout, relinkedLayout, removedLayout, resizedLayout } from '../layout/patch';
 // Inlined (a Blob URL): no second request, which took up to a second under load before the first layout.
 import LayoutWorker from '../layout/worker?worker&inline';
 import type { HierGraph, HierResult } from '../layout/hierarchy';
@@ -21,6 +21,7 @@ import {
   appendNodes,
   buildViewModel,
   patchedLeaf,
+  relinkLeaves,
   removeLeaves,
   type Leaf,
   type ViewModel,
@@ -201,7 +202,60 @@ export class CanvasView {
     }
     this.layout.setGraph(hg);
     this.fitPending = false;
-    await this.relayout({ leaves: patched.map(([i]) => i), groups: [] });
+    // Leaves that float (or hide in a collapsed group) take no slot: their new size moves nothing else.
+    const leaves = patched.map(([i]) => i);
+    await this.relayout({ leaves, groups: [] }, resizedLayout(this.scene.lay, hg, leaves) ?? undefined);
+    return true;
+  }
+
+  /** An edit that changed the inputs of nodes (connect, disconnect) and perhaps patched others (their
+   *  severities): the view model relinks those leaves in place (viewmodel.relinkLeaves), the layout
+   *  input takes the new edges, and only the groups whose links changed are laid out again (none when
+   *  the relinked nodes float: then the layout is patched here). False when the view model must be
+   *  rebuilt, or when no node was relinked (patchNodes's case). */
+  async relinkNodes(api: ApiGraph, nodes: ApiNode[]): Promise<boolean> {
+    const vm = this.vm;
+    const groups = this.groups;
+    const hg = this.lastHier;
+    if (!vm || !groups || !hg || !this.scene || hg.edgeSrc.length !== vm.edges.length) return false;
+    const patches: Array<[number, Leaf]> = [];
+    const relink: ApiNode[] = [];
+    for (const n of nodes) {
+      const i = vm.byNodeId.get(n.id);
+      if (i === undefined) return false;
+      const leaf = patchedLeaf(vm.leaves[i], n);
+      if (leaf) patches.push([i, leaf]);
+      else relink.push(n);
+    }
+    if (!relink.length) return false;
+    const start = performance.now();
+    const res = relinkLeaves(vm, relink);
+    if (!res) return false;
+    this.marks = { graph: start };
+    for (const [i, leaf] of patches) {
+      // The patch is of the node as it is now; keep the terminal states relinkLeaves just set.
+      const cur = vm.leaves[i];
+      vm.leaves[i] = { ...leaf, inputs: cur.inputs, outputs: cur.outputs };
+    }
+    const touched = [...new Set([...res.relinked, ...res.touched, ...patches.map(([i]) => i)])];
+    for (const i of touched) [hg.leafW[i], hg.leafH[i]] = leafSize(vm.leaves[i]);
+    const kept = keptEdges(hg, res.edgeIndex, res.kept);
+    const edgeSrc = new Int32Array(vm.edges.length);
+    const edgeDst = new Int32Array(vm.edges.length);
+    edgeSrc.set(kept.edgeSrc);
+    edgeDst.set(kept.edgeDst);
+    for (let e = res.kept; e < vm.edges.length; e++)
+      [edgeSrc[e], edgeDst[e]] = [vm.edges[e].src, vm.edges[e].dst];
+    this.lastHier = { ...hg, edgeSrc, edgeDst };
+    this.api = api;
+    vm.version = api.version;
+    this.marks.viewModel = performance.now();
+    const fast = relinkedLayout(this.scene.lay, this.lastHier, res.relinked, res.edgeIndex, res.kept);
+    this.layout.setGraph(this.lastHier);
+    this.marks.sent = performance.now();
+    this.fitPending = false;
+    // A collapsed group holding a relinked leaf draws the leaf's links lifted to it: redrawn whole.
+    await this.relayout({ leaves: touched, groups: ancestors(groups, res.relinked) }, fast ?? undefined);
     return true;
   }
 
@@ -457,6 +511,9 @@ export class CanvasView {
       this.events.status(
         `${this.liveLeaves.toLocaleString('en-US')} nodes, ${result.stats.visibleItems.toLocaleString('en-US')} items shown${hidden}; layout ${ms.toFixed(0)} ms`,
       );
+      // The first scene drawn now, not at the browser's next animation frame (15-95 ms away on a loaded
+      // machine), as an edit's frame is (Renderer.flush); later layouts (a group opened) likewise.
+      if (!old) this.renderer.flush();
     } catch (e) {
       if (e instanceof LayoutCancelled) return this.events.status('layout cancelled');
       throw e;

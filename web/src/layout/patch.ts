@@ -105,11 +105,13 @@ export function appendedLayout(
     itemY,
     itemW,
     itemH,
-    edgeSrcItem: src.slice(0, m),
-    edgeDstItem: dst.slice(0, m),
-    edgeLeaf: leafEdge.slice(0, m),
+    // Views, not copies, and the routes shared (nothing writes into a layout's edges or routes): each
+    // copy was megabytes of an edit at 50,000 nodes, and garbage to collect.
+    edgeSrcItem: src.subarray(0, m),
+    edgeDstItem: dst.subarray(0, m),
+    edgeLeaf: leafEdge.subarray(0, m),
     routeStart,
-    routePts: prev.routePts.slice(),
+    routePts: prev.routePts,
     relaid: new Int32Array(0),
     edgeFrom,
   };
@@ -173,12 +175,128 @@ export function removedLayout(
     itemY,
     itemW,
     itemH,
-    edgeSrcItem: src.slice(0, m),
-    edgeDstItem: dst.slice(0, m),
-    edgeLeaf: leafEdge.slice(0, m),
-    routeStart: starts.slice(0, m + 1),
-    routePts: pts.slice(0, 2 * np),
+    edgeSrcItem: src.subarray(0, m),
+    edgeDstItem: dst.subarray(0, m),
+    edgeLeaf: leafEdge.subarray(0, m),
+    routeStart: starts.subarray(0, m + 1),
+    routePts: pts.subarray(0, 2 * np),
     relaid: new Int32Array(0),
-    edgeFrom: edgeFrom.slice(0, m),
+    edgeFrom: edgeFrom.subarray(0, m),
+  };
+}
+
+/** Whether leaf i floats at its pin in an expanded group (it takes no slot: nothing moves with it). */
+function floatsIn(g: HierGraph, state: Uint8Array, i: number): boolean {
+  return (
+    i < g.leafW.length &&
+    !!g.floating?.[i] &&
+    !!g.pinned &&
+    !Number.isNaN(g.pinned[2 * i]) &&
+    state[g.leafGroup[i]] === 2
+  );
+}
+
+/** Leaves whose size changed (an attribute shown on the glyph): each must float or hide in a collapsed
+ *  group, so that no group's layout depends on it. */
+export function resizedLayout(prev: HierResult, g: HierGraph, leaves: Iterable<number>): HierResult | null {
+  const state = prev.groupState;
+  if (g.groupParent.length !== state.length || g.leafW.length + state.length !== prev.itemX.length)
+    return null;
+  const itemW = prev.itemW.slice();
+  const itemH = prev.itemH.slice();
+  for (const i of leaves) {
+    if (!floatsIn(g, state, i) && collapsedTop(g, state, i) < 0) return null;
+    itemW[i] = g.leafW[i];
+    itemH[i] = g.leafH[i];
+  }
+  const edgeFrom = new Int32Array(prev.edgeSrcItem.length);
+  for (let e = 0; e < edgeFrom.length; e++) edgeFrom[e] = e;
+  return { ...prev, itemW, itemH, relaid: new Int32Array(0), edgeFrom };
+}
+
+/** Leaves `relinked` whose input edges were replaced (relinkLeaves: `edgeIndex` gives each old leaf
+ *  edge's new index, -1 when dropped; edges `kept`.. of `g` are the new ones): each must float or hide
+ *  in a collapsed group, no lifted edge may lose the leaf edge it stood for, and each new edge must end
+ *  on a floating leaf or lift to a visible edge already drawn. */
+export function relinkedLayout(
+  prev: HierResult,
+  g: HierGraph,
+  relinked: number[],
+  edgeIndex: Int32Array,
+  kept: number,
+): HierResult | null {
+  const n = g.leafW.length;
+  const state = prev.groupState;
+  const ng = state.length;
+  if (g.groupParent.length !== ng || n + ng !== prev.itemX.length) return null;
+  const floats = (i: number) => floatsIn(g, state, i);
+  const mine = new Set(relinked);
+  const itemX = prev.itemX.slice();
+  const itemY = prev.itemY.slice();
+  const itemW = prev.itemW.slice();
+  const itemH = prev.itemH.slice();
+  for (const i of relinked) {
+    if (floats(i)) [itemX[i], itemY[i]] = [g.pinned![2 * i], g.pinned![2 * i + 1]];
+    else if (collapsedTop(g, state, i) < 0) return null; // its links shape its group's layout
+    itemW[i] = g.leafW[i];
+    itemH[i] = g.leafH[i];
+  }
+  const m0 = prev.edgeSrcItem.length;
+  const cap = m0 + Math.max(0, g.edgeSrc.length - kept);
+  const src = new Int32Array(cap);
+  const dst = new Int32Array(cap);
+  const leafEdge = new Int32Array(cap);
+  const edgeFrom = new Int32Array(cap);
+  const starts = new Int32Array(cap + 1);
+  const pts = new Float32Array(prev.routePts.length);
+  const items = n + ng;
+  const seen = new Set<number>();
+  let m = 0;
+  let np = 0;
+  for (let e = 0; e < m0; e++) {
+    const a = prev.edgeSrcItem[e];
+    const b = prev.edgeDstItem[e];
+    const k = edgeIndex[prev.edgeLeaf[e]];
+    if (k < 0) {
+      if (mine.has(a) || mine.has(b)) continue; // drawn straight to a floating leaf: it goes
+      return null; // a lifted edge whose leaf edge went: another may stand for it, or none
+    }
+    if (a >= n || b >= n) seen.add(a * items + b);
+    [src[m], dst[m], leafEdge[m], edgeFrom[m], starts[m]] = [a, b, k, e, np];
+    for (let j = prev.routeStart[e]; j < prev.routeStart[e + 1]; j++, np++) {
+      pts[2 * np] = prev.routePts[2 * j];
+      pts[2 * np + 1] = prev.routePts[2 * j + 1];
+    }
+    m++;
+  }
+  const rep = (i: number) => {
+    const top = collapsedTop(g, state, i);
+    return top >= 0 ? n + top : i;
+  };
+  for (let e = kept; e < g.edgeSrc.length; e++) {
+    const ra = rep(g.edgeSrc[e]);
+    const rb = rep(g.edgeDst[e]);
+    if (ra === rb) continue;
+    const lifted = ra >= n || rb >= n;
+    if (lifted && seen.has(ra * items + rb)) continue;
+    if (!floats(ra) && !floats(rb)) return null; // a new pair in some group's layout
+    if (lifted) seen.add(ra * items + rb);
+    [src[m], dst[m], leafEdge[m], edgeFrom[m], starts[m]] = [ra, rb, e, -1, np];
+    m++;
+  }
+  starts[m] = np;
+  return {
+    ...prev,
+    itemX,
+    itemY,
+    itemW,
+    itemH,
+    edgeSrcItem: src.subarray(0, m),
+    edgeDstItem: dst.subarray(0, m),
+    edgeLeaf: leafEdge.subarray(0, m),
+    routeStart: starts.subarray(0, m + 1),
+    routePts: pts.subarray(0, 2 * np),
+    relaid: new Int32Array(0),
+    edgeFrom: edgeFrom.subarray(0, m),
   };
 }

@@ -485,3 +485,98 @@ function sameValues(values: string[], terms: Terminal[]): boolean {
   for (let k = 0; k < terms.length; k++) if ((values[k] ?? '') !== terms[k].value) return false;
   return true;
 }
+
+/** What relinkLeaves did: the relinked leaves, the producers whose output terminal changed state, and
+ *  each old edge's new index (-1: dropped; `kept` of them stay, the new ones follow at the end). */
+export interface Relinked {
+  relinked: number[];
+  touched: number[];
+  edgeIndex: Int32Array;
+  kept: number;
+}
+
+/** Nodes whose inputs an edit changed and nothing else that shapes the graph (connect, disconnect: same
+ *  operator, scope and outputs) relinked in place: new input terminals, their edges replaced (the
+ *  others compacted, the new ones appended), and the producers of values now read, or no longer read,
+ *  show linked or free outputs. A rebuild of a 50,000-node view model for one link was 0.2-0.8 s under
+ *  load. Null, with `vm` untouched, when it must be rebuilt (a leaf not shown, a Constant, a call). */
+export function relinkLeaves(vm: ViewModel, nodes: ApiNode[]): Relinked | null {
+  const { producer, used, stateOf } = vm;
+  if (!producer || !used || !stateOf) return null;
+  const at: number[] = [];
+  for (const n of nodes) {
+    const i = vm.byNodeId.get(n.id);
+    const leaf = i === undefined ? undefined : vm.leaves[i];
+    if (!leaf || leaf.kind !== 'node' || leaf.removed || leaf.body || leaf.id !== n.id) return null;
+    if (n.op_type === 'Constant' || n.function) return null;
+    if (n.op_type !== leaf.op || n.domain !== leaf.domain || (n.scope ?? '') !== leaf.scope) return null;
+    if (!sameValues(n.outputs, leaf.outputs)) return null;
+    at.push(i!);
+  }
+  const reread = new Set<string>(); // values whose count of readers went to or from 0
+  nodes.forEach((n, k) => {
+    const leaf = vm.leaves[at[k]];
+    for (const t of leaf.inputs) {
+      if (!t.value) continue;
+      const c = (used.get(t.value) ?? 1) - 1;
+      if (c > 0) used.set(t.value, c);
+      else {
+        used.delete(t.value);
+        reread.add(t.value);
+      }
+    }
+    for (const v of n.inputs) {
+      if (!v) continue;
+      const c = used.get(v) ?? 0;
+      used.set(v, c + 1);
+      if (c === 0) reread.add(v);
+    }
+    const op = vm.registry?.get(registryKey(n.domain, n.op_type));
+    // A new object: leaves are shared with the cache of earlier view models.
+    vm.leaves[at[k]] = {
+      ...leaf,
+      name: n.name,
+      lines: attrLines(n),
+      inputs: inputTerminals(n, op, stateOf),
+      severity: n.severity ?? null,
+      subgraphs: n.subgraphs?.length ?? 0,
+    };
+  });
+  const mine = new Set(at);
+  const edgeIndex = new Int32Array(vm.edges.length);
+  let kept = 0;
+  for (let j = 0; j < vm.edges.length; j++) {
+    const e = vm.edges[j];
+    edgeIndex[j] = mine.has(e.dst) ? -1 : kept;
+    if (edgeIndex[j] >= 0) vm.edges[kept++] = e;
+  }
+  vm.edges.length = kept;
+  for (const i of at) {
+    vm.leaves[i].inputs.forEach((t, dstPort) => {
+      const p = t.value ? producer.get(t.value) : undefined;
+      if (p) vm.edges.push({ src: p[0], srcPort: p[1], dst: i, dstPort, value: t.value });
+    });
+  }
+  const touched = new Set<number>();
+  for (const v of reread) {
+    const p = producer.get(v);
+    if (p && retouch(vm, p[0], 'outputs', p[1], used.has(v) ? 'linked' : 'free')) touched.add(p[0]);
+  }
+  return { relinked: at, touched: [...touched], edgeIndex, kept };
+}
+
+/** Sets one terminal's state on a copy of leaf i (leaves are shared with the cache of earlier view
+ *  models); false when it already had that state. */
+function retouch(
+  vm: ViewModel,
+  i: number,
+  side: 'inputs' | 'outputs',
+  port: number,
+  state: TermState,
+): boolean {
+  const leaf = vm.leaves[i];
+  if (!leaf[side][port] || leaf[side][port].state === state) return false;
+  const terms = leaf[side].map((t, k) => (k === port ? { ...t, state } : t));
+  vm.leaves[i] = { ...leaf, [side]: terms };
+  return true;
+}

@@ -98,7 +98,11 @@ export class Renderer {
     if (this.ready) return;
     this.ready = true;
     const canvas = this.canvas;
+    // Opaque (alpha: false): the compositor draws the canvas without blending and skips what lies under
+    // it. With an alpha channel, every frame of a pan (a blit) was blended over the page by the headless
+    // compositor under SwiftShader, and translucent pixels showed the page through them.
     const gl = canvas.getContext('webgl2', {
+      alpha: false,
       antialias: false,
       premultipliedAlpha: false,
       preserveDrawingBuffer: false,
