@@ -1,0 +1,320 @@
+#include "profiler/work.h"
+
+#include <algorithm>
+#include <set>
+
+#include "ops/fused/fused_attention.h"
+
+namespace tessera::profiler {
+
+namespace {
+
+using Dims = std::vector<int64_t>;
+
+// Views: the output aliases the input, so nothing has to move (0 bytes, 0 FLOPs).
+const std::set<std::string, std::less<>> kViews = {"Reshape",   "Flatten",  "Squeeze",
+                                                   "Unsqueeze", "Identity", "Dropout"};
+// Only the output is written; the input's data is not read.
+const std::set<std::string, std::less<>> kMetadata = {"Shape",    "Size",    "ConstantOfShape",
+                                                      "Constant", "EyeLike", "Range"};
+// Data movement: 0 FLOPs, every input and output once.
+const std::set<std::string, std::less<>> kMovement = {"Transpose",
+                                                      "Concat",
+                                                      "Split",
+                                                      "Slice",
+                                                      "Gather",
+                                                      "GatherElements",
+                                                      "GatherND",
+                                                      "ScatterND",
+                                                      "Scatter",
+                                                      "ScatterElements",
+                                                      "Pad",
+                                                      "Expand",
+                                                      "Tile",
+                                                      "Cast",
+                                                      "CastLike",
+                                                      "DepthToSpace",
+                                                      "SpaceToDepth",
+                                                      "ReorderToBlocked",
+                                                      "ReorderFromBlocked",
+                                                      "Trilu",
+                                                      "Compress",
+                                                      "OneHot",
+                                                      "ReverseSequence"};
+// Data movement that reads at most what it writes from its first input (a few rows of a table).
+const std::set<std::string, std::less<>> kSelective = {"Slice", "Gather", "GatherElements", "GatherND",
+                                                       "Compress"};
+const std::set<std::string, std::less<>> kConvs = {"Conv", "FusedConv", "NhwcConv", "BlockedConv"};
+const std::set<std::string, std::less<>> kPools = {"MaxPool",           "AveragePool",     "LpPool",
+                                                   "NhwcMaxPool",       "NhwcAveragePool", "BlockedMaxPool",
+                                                   "BlockedAveragePool"};
+
+const TensorInfo* info_of(const ValueInfos& values, const std::string& name) {
+  if (name.empty()) return nullptr;
+  auto it = values.find(name);
+  return it == values.end() ? nullptr : &it->second;
+}
+
+// The shape of input (or output) i when known; null when omitted or unknown.
+const Dims* input_dims(const ir::Node& n, const ValueInfos& values, size_t i) {
+  if (i >= n.inputs.size()) return nullptr;
+  const TensorInfo* t = info_of(values, n.inputs[i]);
+  return t && t->shape ? &*t->shape : nullptr;
+}
+const Dims* output_dims(const ir::Node& n, const ValueInfos& values, size_t i) {
+  if (i >= n.outputs.size()) return nullptr;
+  const TensorInfo* t = info_of(values, n.outputs[i]);
+  return t && t->shape ? &*t->shape : nullptr;
+}
+bool has_input(const ir::Node& n, size_t i) {
+  return i < n.inputs.size() && !n.inputs[i].empty();
+}
+
+double product(const Dims& d, size_t from = 0, size_t to = SIZE_MAX) {
+  double p = 1;
+  for (size_t k = from; k < d.size() && k < to; ++k) p *= static_cast<double>(d[k]);
+  return p;
+}
+
+int64_t int_attr(const ir::Node& n, std::string_view name, int64_t fallback) {
+  const ir::Attribute* a = n.attr(name);
+  return a ? a->i : fallback;
+}
+std::vector<int64_t> ints_attr(const ir::Node& n, std::string_view name, std::vector<int64_t> fallback) {
+  const ir::Attribute* a = n.attr(name);
+  return a ? a->ints : fallback;
+}
+
+// Every distinct input and output value once (a value read through two inputs, as a packed Q/K/V, is
+// read once). `selective`: the first input counts at most the bytes of the outputs. `inputs`: whether
+// the inputs' data is read at all (not for Shape). nullopt when a value's size is unknown.
+std::optional<double> moved_bytes(const ir::Node& n, const ValueInfos& values, bool selective,
+                                  bool inputs = true) {
+  std::set<std::string_view> seen;
+  double out_bytes = 0, total = 0;
+  for (const auto& name : n.outputs) {
+    if (name.empty() || !seen.insert(name).second) continue;
+    const TensorInfo* t = info_of(values, name);
+    auto b = t ? t->bytes() : std::nullopt;
+    if (!b) return std::nullopt;
+    out_bytes += *b;
+  }
+  total = out_bytes;
+  if (!inputs) return total;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const std::string& name = n.inputs[i];
+    if (name.empty() || !seen.insert(name).second) continue;
+    const TensorInfo* t = info_of(values, name);
+    auto b = t ? t->bytes() : std::nullopt;
+    if (!b) return std::nullopt;
+    total += selective && i == 0 ? std::min(*b, out_bytes) : *b;
+  }
+  return total;
+}
+
+// Per output element: a bias and a tensor added (Z), then the activation.
+double epilogue_flops(const ir::Node& n, size_t bias_input, size_t z_input) {
+  double f = has_input(n, bias_input) ? 1 : 0;
+  if (z_input != SIZE_MAX && has_input(n, z_input)) f += 1;
+  if (const ir::Attribute* a = n.attr("activation")) f += activation_flops(a->s);
+  return f;
+}
+
+// Conv, FusedConv, BlockedConv: W [M, C/group, k...]; NhwcConv: W [M, kH, kW, C/group]. The output's
+// pixels (batch times spatial) by its layout: NCHW, blocked [N, M/b, H, W, b] or NHWC.
+std::optional<double> conv_flops(const ir::Node& n, const ValueInfos& values) {
+  const Dims* w = input_dims(n, values, 1);
+  const Dims* y = output_dims(n, values, 0);
+  if (!w || !y || w->size() < 2 || y->size() < 2) return std::nullopt;
+  const bool nhwc = n.op_type == "NhwcConv";
+  const double m = static_cast<double>((*w)[0]);
+  const double per_output = product(*w, 1);  // C/group times the kernel window, in either layout
+  double pixels = 0;
+  if (nhwc)
+    pixels = product(*y, 0, y->size() - 1);
+  else if (n.op_type == "BlockedConv" && y->size() == 5)
+    pixels = static_cast<double>((*y)[0]) * (*y)[2] * (*y)[3];
+  else
+    pixels = static_cast<double>((*y)[0]) * product(*y, 2);
+  const double outputs = pixels * m;
+  return 2 * outputs * per_output + outputs * epilogue_flops(n, 2, 3);
+}
+
+// X [N, C, spatial...] scattered through W [C, M/group, k...]: every input element meets M/group times
+// the window.
+std::optional<double> conv_transpose_flops(const ir::Node& n, const ValueInfos& values) {
+  const Dims* x = input_dims(n, values, 0);
+  const Dims* w = input_dims(n, values, 1);
+  const Dims* y = output_dims(n, values, 0);
+  if (!x || !w || !y || w->size() < 2) return std::nullopt;
+  return 2 * product(*x) * product(*w, 1) + (has_input(n, 2) ? product(*y) : 0);
+}
+
+// The reduction length K of a matrix product with A [..., M, K] (transposed: [..., K, M]); a 1-D A is
+// [K]. Every output element is one dot product of length K, batch broadcasting included.
+std::optional<double> matmul_flops(const ir::Node& n, const ValueInfos& values, bool trans_a,
+                                   double epilogue) {
+  const Dims* a = input_dims(n, values, 0);
+  const Dims* y = output_dims(n, values, 0);
+  if (!a || !y || a->empty()) return std::nullopt;
+  const double k = static_cast<double>(trans_a && a->size() >= 2 ? (*a)[a->size() - 2] : a->back());
+  return 2 * product(*y) * k + product(*y) * epilogue;
+}
+
+// Scores of one (batch, head) pair: scale, one per mask or bias, and softmax's max, subtract, exp, sum
+// and divide.
+double score_flops(int masks) {
+  return 1 + masks + 5;
+}
+
+std::optional<double> fused_attention_flops(const ir::Node& n, const ValueInfos& values, bool& causal) {
+  const Dims* q = input_dims(n, values, ops::fused::kFaQ);
+  const Dims* k = input_dims(n, values, ops::fused::kFaK);
+  const Dims* v = input_dims(n, values, ops::fused::kFaV);
+  if (!q || !k || !v) return std::nullopt;
+  ops::fused::OperandView qv, kv, vv;
+  auto view = [&](const Dims& s, const char* axes, const char* part, ops::fused::OperandView& out) {
+    return !ops::fused::operand_view(s, ints_attr(n, axes, ops::fused::kBshd), int_attr(n, part, 0), "x",
+                                     out);
+  };
+  if (!view(*q, "q_axes", "q_part", qv) || !view(*k, "k_axes", "k_part", kv) ||
+      !view(*v, "v_axes", "v_part", vv))
+    return std::nullopt;
+  causal = int_attr(n, "causal", 0) != 0;
+  const double heads = static_cast<double>(qv.dims[0]) * qv.dims[1];
+  const double pairs = attention_pairs(qv.dims[2], kv.dims[2], causal);
+  const int masks = (has_input(n, ops::fused::kFaBias) ? 1 : 0) + (has_input(n, ops::fused::kFaKeep) ? 1 : 0);
+  return heads * pairs * (2.0 * qv.dims[3] + 2.0 * vv.dims[3] + score_flops(masks));
+}
+
+// ONNX Attention (opset 23): Q [B, Hq, Sq, D] or [B, Sq, Hq * D] (q_num_heads), K and V likewise with
+// kv_num_heads, past_key/past_value [B, Hkv, P, D] ahead of K and V; causal keys j <= i + P.
+std::optional<double> onnx_attention_flops(const ir::Node& n, const ValueInfos& values, bool& causal) {
+  const Dims* q = input_dims(n, values, 0);
+  const Dims* k = input_dims(n, values, 1);
+  const Dims* v = input_dims(n, values, 2);
+  if (!q || !k || !v || q->size() != k->size() || q->size() != v->size()) return std::nullopt;
+  int64_t batch = (*q)[0], heads = 0, sq = 0, skv = 0, d = 0, dv = 0;
+  if (q->size() == 4) {
+    heads = (*q)[1], sq = (*q)[2], d = (*q)[3], skv = (*k)[2], dv = (*v)[3];
+  } else if (q->size() == 3) {
+    heads = int_attr(n, "q_num_heads", 0);
+    const int64_t kv_heads = int_attr(n, "kv_num_heads", 0);
+    if (heads <= 0 || kv_heads <= 0) return std::nullopt;
+    sq = (*q)[1], skv = (*k)[1], d = (*q)[2] / heads, dv = (*v)[2] / kv_heads;
+  } else {
+    return std::nullopt;
+  }
+  int64_t past = 0;
+  if (has_input(n, 4)) {
+    const Dims* pk = input_dims(n, values, 4);
+    if (!pk || pk->size() != 4) return std::nullopt;
+    past = (*pk)[2];
+  }
+  causal = int_attr(n, "is_causal", 0) != 0;
+  const double pairs = attention_pairs(sq, past + skv, causal, past);
+  const int masks = has_input(n, 3) ? 1 : 0;
+  return static_cast<double>(batch) * heads * pairs * (2.0 * d + 2.0 * dv + score_flops(masks));
+}
+
+// Reductions over their input: FLOPs per input element.
+std::optional<double> reduction_flops(std::string_view op) {
+  if (op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceL1" || op == "ReduceLogSumExp") return 2;
+  if (op.starts_with("Reduce") || op == "ArgMax" || op == "ArgMin" || op == "CumSum" ||
+      op == "GlobalAveragePool" || op == "GlobalMaxPool" || op == "GlobalLpPool")
+    return 1;
+  return std::nullopt;
+}
+
+std::string per_element(std::string_view what, double f) {
+  return std::string(what) + " " +
+         (f == static_cast<int64_t>(f) ? std::to_string(static_cast<int64_t>(f)) : std::to_string(f)) +
+         "/element";
+}
+
+// The FLOPs of the node and the rule that counted them; `flops` stays nullopt where none applies.
+void count_flops(const ir::Node& n, const ValueInfos& values, Work& w) {
+  const std::string& op = n.op_type;
+  auto out_elems = [&]() -> std::optional<double> {
+    const Dims* y = output_dims(n, values, 0);
+    return y ? std::optional<double>(product(*y)) : std::nullopt;
+  };
+  if (kConvs.count(op)) {
+    w.rule = "convolution";
+    w.flops = conv_flops(n, values);
+  } else if (op == "ConvTranspose") {
+    w.rule = "transposed convolution";
+    w.flops = conv_transpose_flops(n, values);
+  } else if (op == "MatMul" || op == "MatMulBias" || op == "MatMulBiasGelu" || op == "FusedMatMul" ||
+             op == "Gemm") {
+    w.rule = "matrix product";
+    const bool trans_a = int_attr(n, "transA", 0) != 0;
+    double epilogue = op == "MatMulBias" ? 1 : op == "MatMulBiasGelu" ? 1 + activation_flops("GeluTanh") : 0;
+    if (op == "Gemm" && has_input(n, 2)) epilogue = 1;
+    w.flops = matmul_flops(n, values, trans_a, epilogue);
+  } else if (op == ops::fused::kFusedAttention || (op == "Attention" && n.domain.empty())) {
+    bool causal = false;
+    w.flops = op == "Attention" ? onnx_attention_flops(n, values, causal)
+                                : fused_attention_flops(n, values, causal);
+    w.rule = causal ? "attention (causal)" : "attention";
+  } else if (kPools.count(op)) {
+    const double window = product(ints_attr(n, "kernel_shape", {}));
+    w.rule = "pooling (window)";
+    if (auto e = out_elems()) w.flops = *e * window;
+  } else if (auto r = reduction_flops(op)) {
+    w.rule = per_element("reduction", *r) + " of the input";
+    if (const Dims* x = input_dims(n, values, 0)) w.flops = product(*x) * *r;
+  } else if (auto f = op == "FusedElementwise" ? fused_elementwise_flops(n) : std::nullopt) {
+    w.rule = per_element("elementwise", *f);
+    if (auto e = out_elems()) w.flops = *e * *f;
+  } else if (auto p = pointwise_flops(n)) {
+    w.rule = per_element(p->kind, p->flops);
+    if (auto e = out_elems()) w.flops = *e * p->flops;
+  } else if (kMovement.count(op) || kViews.count(op) || kMetadata.count(op)) {
+    w.rule = kViews.count(op) ? "view" : "data movement";
+    w.flops = 0;
+  } else {
+    w.rule = "not counted";
+  }
+}
+
+}  // namespace
+
+std::optional<double> TensorInfo::elements() const {
+  if (!shape) return std::nullopt;
+  return product(*shape);
+}
+
+std::optional<double> TensorInfo::bytes() const {
+  auto e = elements();
+  if (!e) return std::nullopt;
+  return *e * ir::dtype_bits(dtype) / 8.0;
+}
+
+double attention_pairs(int64_t queries, int64_t keys, bool causal, int64_t offset) {
+  if (!causal) return static_cast<double>(queries) * static_cast<double>(keys);
+  // Query i sees keys 0..min(i + offset, keys - 1): a triangle, then full rows once i + offset >= keys - 1.
+  double pairs = 0;
+  for (int64_t i = 0; i < queries; ++i)
+    pairs += static_cast<double>(std::clamp<int64_t>(i + offset + 1, 0, keys));
+  return pairs;
+}
+
+Work node_work(const ir::Node& n, const ValueInfos& values) {
+  Work w;
+  if (n.op_type == "MemcpyToDevice" || n.op_type == "MemcpyToHost") {
+    w.device_copy = true;
+    w.rule = "copy between devices";
+    w.flops = 0;
+    w.bytes = moved_bytes(n, values, false, false);
+    return w;
+  }
+  count_flops(n, values, w);
+  if (kViews.count(n.op_type))
+    w.bytes = 0;
+  else
+    w.bytes = moved_bytes(n, values, kSelective.count(n.op_type) > 0, !kMetadata.count(n.op_type));
+  return w;
+}
+
+}  // namespace tessera::profiler
