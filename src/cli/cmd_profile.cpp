@@ -157,7 +157,7 @@ void print_roofline(const profiler::RooflineSummary& r) {
 // The peaks the bounds are taken against: --peak-tflops/--peak-gbps where given, else the GPU's
 // datasheet (dense, in the session's precision); none for a CPU unless given.
 profiler::Peaks session_peaks(const rt::Session& session, double tflops, double gbps) {
-  const rt::BackendInfo& first = session.backends().front();
+  const rt::BackendInfo first = session.backends().front();  // backends() is a copy
   std::optional<profiler::Peaks> sheet;
   if (first.name != "cpu")
     sheet = profiler::datasheet_peaks(first.device_name, session.precision().precision);

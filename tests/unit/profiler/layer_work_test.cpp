@@ -26,7 +26,7 @@ ir::Model small_cnn() {
   auto conv = b.node("Conv", {x, w}, {ir::Attribute::of_ints("pads", {1, 1, 1, 1})}, "conv");
   auto relu = b.node("Relu", {conv}, {}, "relu");
   auto flat = b.node("Flatten", {relu}, {}, "flatten");
-  auto fc = b.random_normal("fc", {256, 10}, 0.1f);
+  auto fc = b.random_normal("fc_w", {256, 10}, 0.1f);
   auto mm = b.node("MatMul", {flat, fc}, {}, "fc");
   auto bias = b.random_normal("bias", {10}, 0.1f);
   auto add = b.node("Add", {mm, bias}, {}, "fc_bias");
