@@ -1,6 +1,7 @@
 #include "profiler/work.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "ops/fused/fused_attention.h"
@@ -217,6 +218,56 @@ std::optional<double> onnx_attention_flops(const ir::Node& n, const ValueInfos& 
   return static_cast<double>(batch) * heads * pairs * (2.0 * d + 2.0 * dv + score_flops(masks));
 }
 
+// Einsum: every term of the sum of products is one multiply per operand after the first and one add
+// (2 per term for two operands, a multiply-add; 1 for a single operand's sum). The terms are the
+// product of every index's size, the dimensions an ellipsis stands for taken from the output.
+std::optional<double> einsum_flops(const ir::Node& n, const ValueInfos& values) {
+  const ir::Attribute* eq = n.attr("equation");
+  const Dims* y = output_dims(n, values, 0);
+  if (!eq || !y) return std::nullopt;
+  std::string text;
+  for (char c : eq->s)
+    if (c != ' ') text += c;
+  const size_t arrow = text.find("->");
+  const std::string lhs = text.substr(0, arrow);
+  std::map<char, int64_t> sizes;
+  std::map<char, int> uses;
+  size_t operand = 0, start = 0;
+  for (size_t end = 0; end <= lhs.size(); ++end) {
+    if (end < lhs.size() && lhs[end] != ',') continue;
+    const std::string term = lhs.substr(start, end - start);
+    const Dims* x = input_dims(n, values, operand);
+    if (!x) return std::nullopt;
+    const size_t dots = term.find("...");
+    const size_t letters = term.size() - (dots == std::string::npos ? 0 : 3);
+    const size_t skipped = x->size() >= letters ? x->size() - letters : 0;  // the ellipsis' axes
+    for (size_t k = 0, axis = 0; k < term.size(); ++k) {
+      if (dots != std::string::npos && k == dots) {
+        k += 2, axis += skipped;
+        continue;
+      }
+      if (axis >= x->size()) return std::nullopt;
+      sizes[term[k]] = std::max(sizes[term[k]], (*x)[axis++]);
+      uses[term[k]]++;
+    }
+    operand++, start = end + 1;
+  }
+  // The output's letters: as written, or (implicit form) those used once; the rest of its axes are
+  // the ellipsis'.
+  std::string out;
+  if (arrow != std::string::npos)
+    out = text.substr(arrow + 2);
+  else
+    for (const auto& [c, u] : uses)
+      if (u == 1) out += c;
+  double out_letters = 1;
+  for (char c : out)
+    if (c != '.') out_letters *= static_cast<double>(sizes.count(c) ? sizes[c] : 1);
+  double terms = out_letters > 0 ? product(*y) / out_letters : 0;  // the ellipsis' axes
+  for (const auto& [c, size] : sizes) terms *= static_cast<double>(size);
+  return terms * static_cast<double>(std::max<size_t>(operand, 1));
+}
+
 // Reductions over their input: FLOPs per input element.
 std::optional<double> reduction_flops(std::string_view op) {
   if (op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceL1" || op == "ReduceLogSumExp") return 2;
@@ -257,6 +308,9 @@ void count_flops(const ir::Node& n, const ValueInfos& values, Work& w) {
     w.flops = op == "Attention" ? onnx_attention_flops(n, values, causal)
                                 : fused_attention_flops(n, values, causal);
     w.rule = causal ? "attention (causal)" : "attention";
+  } else if (op == "Einsum") {
+    w.rule = "einsum";
+    w.flops = einsum_flops(n, values);
   } else if (kPools.count(op)) {
     const double window = product(ints_attr(n, "kernel_shape", {}));
     w.rule = "pooling (window)";

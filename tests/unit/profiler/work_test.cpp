@@ -100,6 +100,21 @@ TEST(ProfileWork, BatchedMatMulWithBroadcasting) {
   EXPECT_DOUBLE_EQ(*profiler::node_work(mbg, l).flops, 2 * out * 768 + out * 10);
 }
 
+// Einsum: 2 FLOPs per term of two operands' sum of products; an ellipsis's axes from the output.
+TEST(ProfileWork, Einsum) {
+  profiler::ValueInfos v{{"q", t(DataType::kFloat, {2, 3, 5, 8})},
+                         {"k", t(DataType::kFloat, {2, 3, 7, 8})},
+                         {"s", t(DataType::kFloat, {2, 3, 5, 7})},
+                         {"x", t(DataType::kFloat, {4, 6})},
+                         {"r", t(DataType::kFloat, {6})}};
+  auto scores = node("Einsum", {"q", "k"}, {"s"}, {ir::Attribute::of_string("equation", "bhqd,bhkd->bhqk")});
+  EXPECT_DOUBLE_EQ(*profiler::node_work(scores, v).flops, 2.0 * 2 * 3 * 5 * 7 * 8);
+  auto dots = node("Einsum", {"q", "k"}, {"s"}, {ir::Attribute::of_string("equation", "...qd, ...kd")});
+  EXPECT_DOUBLE_EQ(*profiler::node_work(dots, v).flops, 2.0 * 2 * 3 * 5 * 7 * 8);  // implicit: ...kq
+  auto sum = node("Einsum", {"x"}, {"r"}, {ir::Attribute::of_string("equation", "ij->j")});
+  EXPECT_DOUBLE_EQ(*profiler::node_work(sum, v).flops, 24);
+}
+
 TEST(ProfileWork, CausalPairsCountTheLowerTriangle) {
   EXPECT_DOUBLE_EQ(profiler::attention_pairs(5, 5, false), 25);
   EXPECT_DOUBLE_EQ(profiler::attention_pairs(5, 5, true), 15);  // 1 + 2 + 3 + 4 + 5
