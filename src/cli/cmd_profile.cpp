@@ -133,7 +133,7 @@ void print_roofline(const profiler::RooflineSummary& r) {
     const auto &c = r.compute, &m = r.memory;
     const double c_rate = c.time_ms > 0 ? c.flops / c.time_ms / 1e9 : 0;
     const double m_rate = m.time_ms > 0 ? m.bytes / m.time_ms / 1e6 : 0;
-    fmt::print("roofline (peaks {:.0f} TFLOP/s, {:.0f} GB/s; {}):\n", r.peaks.tflops, r.peaks.gbps,
+    fmt::print("roofline (peaks {:.4g} TFLOP/s, {:.4g} GB/s; {}):\n", r.peaks.tflops, r.peaks.gbps,
                r.peaks.source);
     fmt::print(
         "  compute-bound {} layers {:.3f} ms ({:.1f}% of layer time): {:.2f} TFLOP/s, {:.1f}% of peak, "
