@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -125,8 +126,10 @@ void print_roofline(const profiler::RooflineSummary& r) {
                  ? fmt::format(" ({:.1f}% of peak)", 100.0 * r.model_tflops_per_s() / r.peaks.tflops)
                  : "");
   if (!r.peaks.known()) {
-    fmt::print(
-        "roofline: no peaks for this device (--peak-tflops and --peak-gbps give them), so no bounds\n");
+    fmt::print("roofline: {}, so no bounds\n",
+               r.peaks.tflops > 0 ? "no peak bandwidth for this device (--peak-gbps gives it)"
+               : r.peaks.gbps > 0 ? "no peak FLOP rate for this device (--peak-tflops gives it)"
+                                  : "no peaks for this device (--peak-tflops and --peak-gbps give them)");
   } else {
     auto share = [&](double ms) { return r.layer_ms > 0 ? 100.0 * ms / r.layer_ms : 0.0; };
     auto pct = [](double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; };
@@ -172,6 +175,19 @@ profiler::Peaks session_peaks(const rt::Session& session, double tflops, double 
   return p;
 }
 
+// A peak: a number above 0 ("--peak-tflops: must be a number above 0, got '-1'").
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !(v > 0) || !std::isfinite(v))
+          return fmt::format("must be a number above 0, got '{}'", text);
+        return {};
+      },
+      "NUMBER > 0");
+}
+
 }  // namespace
 
 void add_profile_command(CLI::App& app, int& status) {
@@ -186,10 +202,10 @@ void add_profile_command(CLI::App& app, int& status) {
   cmd->add_option("--peak-tflops", *peak_tflops,
                   "Peak FLOP rate of the device in the session's precision, TFLOP/s (a measured one is best; "
                   "default: the GPU's datasheet, none on a CPU)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--peak-gbps", *peak_gbps,
                   "Peak memory bandwidth of the device, GB/s (default: as --peak-tflops)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_number());
   cmd->add_option("--report", *report, "Write the JSON report (docs/profile-report.md) to this file");
   cmd->add_option("--top", *top, "Rows of the table (0: all)");
   cmd->callback([s, report, top, peak_tflops, peak_gbps, &status] {
