@@ -53,10 +53,9 @@ def roofline_lines(name, batch, rep):
              f"model {r['model_flops'] / 1e9:.1f} GFLOP, {r['model_tflops_per_s']:.1f} TFLOP/s end to end "
              f"({r['model_percent_of_peak']:.1f}% of peak)",
              f"compute-bound: {c['layers']} layers, {c['time_ms']:.3f} ms = {c['percent_of_layer_time']:.1f}% of "
-             f"layer time, {c['tflops_per_s']:.1f} TFLOP/s = {c['percent_of_peak']:.1f}% of peak "
-             f"({c['percent_of_bound']:.1f}% of their bound)",
+             f"layer time, {c['tflops_per_s']:.1f} TFLOP/s = {c['percent_of_peak']:.1f}% of peak",
              f"memory-bound: {m['layers']} layers, {m['time_ms']:.3f} ms = {m['percent_of_layer_time']:.1f}%, "
-             f"{m['gbps']:.0f} GB/s = {m['percent_of_peak']:.1f}% of peak ({m['percent_of_bound']:.1f}% of their bound); "
+             f"{m['gbps']:.0f} GB/s = {m['percent_of_peak']:.1f}% of peak; "
              f"no bound: {u['layers']} layers, {u['time_ms']:.3f} ms = {u['percent_of_layer_time']:.1f}%"
              + (f"; FLOPs not counted for {', '.join(r['flops_not_counted'])}" if r.get("flops_not_counted") else "")]
     half = c["percent_of_peak"] >= 50 if c["layers"] else None

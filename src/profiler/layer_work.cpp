@@ -67,8 +67,7 @@ nlohmann::json class_json(const BoundClass& c, double layer_ms, double peak, boo
                    {"percent_of_layer_time", layer_ms > 0 ? 100.0 * c.time_ms / layer_ms : 0.0},
                    {"flops", c.flops},
                    {"bytes", c.bytes},
-                   {"bound_ms", c.bound_ms},
-                   {"percent_of_bound", c.time_ms > 0 ? 100.0 * c.bound_ms / c.time_ms : 0.0}};
+                   {"bound_ms", c.bound_ms}};
   j[compute ? "tflops_per_s" : "gbps"] = rate;
   j["percent_of_peak"] = peak > 0 ? 100.0 * rate / peak : 0.0;
   return j;
