@@ -1,6 +1,7 @@
 #include "profiler/work.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -268,6 +269,20 @@ std::optional<double> einsum_flops(const ir::Node& n, const ValueInfos& values) 
   return terms * static_cast<double>(std::max<size_t>(operand, 1));
 }
 
+// Resize, per output element over the k axes it resizes: nearest 0 (a copy); linear 2^k - 1
+// interpolations of 3 FLOPs (subtract, multiply, add); cubic a multiply-add per each of the 4^k taps.
+std::optional<double> resize_flops(const ir::Node& n, const ValueInfos& values) {
+  const Dims* x = input_dims(n, values, 0);
+  const Dims* y = output_dims(n, values, 0);
+  if (!x || !y || x->size() != y->size()) return std::nullopt;
+  int k = 0;
+  for (size_t d = 0; d < x->size(); ++d) k += (*x)[d] != (*y)[d];
+  const ir::Attribute* mode = n.attr("mode");
+  const std::string m = mode ? mode->s : "nearest";
+  const double per = m == "linear" ? 3 * (std::pow(2.0, k) - 1) : m == "cubic" ? 2 * std::pow(4.0, k) : 0;
+  return product(*y) * per;
+}
+
 // Reductions over their input: FLOPs per input element.
 std::optional<double> reduction_flops(std::string_view op) {
   if (op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceL1" || op == "ReduceLogSumExp") return 2;
@@ -311,6 +326,9 @@ void count_flops(const ir::Node& n, const ValueInfos& values, Work& w) {
   } else if (op == "Einsum") {
     w.rule = "einsum";
     w.flops = einsum_flops(n, values);
+  } else if (op == "Resize" || op == "Upsample") {
+    w.rule = "resize";
+    w.flops = resize_flops(n, values);
   } else if (kPools.count(op)) {
     const double window = product(ints_attr(n, "kernel_shape", {}));
     w.rule = "pooling (window)";

@@ -115,6 +115,16 @@ TEST(ProfileWork, Einsum) {
   EXPECT_DOUBLE_EQ(*profiler::node_work(sum, v).flops, 24);
 }
 
+// Resize of H and W: nearest copies, bilinear makes 3 interpolations of 3 FLOPs per output element.
+TEST(ProfileWork, Resize) {
+  profiler::ValueInfos v{{"x", t(DataType::kFloat, {1, 2, 4, 4})}, {"y", t(DataType::kFloat, {1, 2, 8, 8})}};
+  auto nearest = node("Resize", {"x", "", "", ""}, {"y"});
+  EXPECT_DOUBLE_EQ(*profiler::node_work(nearest, v).flops, 0);
+  EXPECT_DOUBLE_EQ(*profiler::node_work(nearest, v).bytes, 4.0 * (32 + 128));
+  auto linear = node("Resize", {"x", "", "", ""}, {"y"}, {ir::Attribute::of_string("mode", "linear")});
+  EXPECT_DOUBLE_EQ(*profiler::node_work(linear, v).flops, 128.0 * 9);
+}
+
 TEST(ProfileWork, CausalPairsCountTheLowerTriangle) {
   EXPECT_DOUBLE_EQ(profiler::attention_pairs(5, 5, false), 25);
   EXPECT_DOUBLE_EQ(profiler::attention_pairs(5, 5, true), 15);  // 1 + 2 + 3 + 4 + 5
