@@ -283,6 +283,56 @@ std::optional<double> resize_flops(const ir::Node& n, const ValueInfos& values) 
   return product(*y) * per;
 }
 
+// com.microsoft MultiHeadAttention: query [B, S, H * D] (or packed [B, S, H, 3, D] without key); key
+// and value [B, L, H * D], [B, H, L, D] or packed [B, L, H, 2, D]; past_key [B, H, P, D] ahead of them;
+// unidirectional: causal, keys j <= i + P. A bias adds 1 per element of Q, K and V.
+std::optional<double> mha_flops(const ir::Node& n, const ValueInfos& values, bool& causal) {
+  const Dims* q = input_dims(n, values, 0);
+  const int64_t heads = int_attr(n, "num_heads", 0);
+  if (!q || heads <= 0 || q->size() < 3) return std::nullopt;
+  const Dims* k = has_input(n, 1) ? input_dims(n, values, 1) : nullptr;
+  const Dims* v = has_input(n, 2) ? input_dims(n, values, 2) : nullptr;
+  const int64_t batch = (*q)[0], sq = (*q)[1];
+  int64_t d = 0, keys = 0, dv = 0;
+  if (q->size() == 5 && !k) {
+    d = dv = (*q)[4], keys = sq;
+  } else if (q->size() == 3 && k && k->size() == 5) {
+    d = dv = (*k)[4], keys = (*k)[1];
+  } else if (q->size() == 3 && k && v && k->size() == v->size() && (k->size() == 3 || k->size() == 4)) {
+    d = (*q)[2] / heads;
+    keys = k->size() == 3 ? (*k)[1] : (*k)[2];
+    dv = v->size() == 3 ? (*v)[2] / heads : (*v)[3];
+  } else {
+    return std::nullopt;
+  }
+  int64_t past = 0;
+  if (has_input(n, 6)) {
+    const Dims* pk = input_dims(n, values, 6);
+    if (!pk || pk->size() != 4) return std::nullopt;
+    past = (*pk)[2];
+  }
+  causal = int_attr(n, "unidirectional", 0) != 0;
+  const double pairs = attention_pairs(sq, past + keys, causal, past);
+  const int masks = (has_input(n, 4) ? 1 : 0) + (has_input(n, 5) ? 1 : 0);
+  const double bias = has_input(n, 3) ? static_cast<double>(batch) * heads * (sq * d + keys * (d + dv)) : 0;
+  return static_cast<double>(batch) * heads * pairs * (2.0 * d + 2.0 * dv + score_flops(masks)) + bias;
+}
+
+// com.microsoft GroupQueryAttention: query [B, S, Hq * D] (or Q, K and V packed as [B, S, (Hq + 2 Hkv) D]
+// without key), always causal; the keys in all are present_key's [B, Hkv, T, D], the queries the last S
+// of them (keys j <= i + T - S). Rotary embeddings add 3 FLOPs per element of Q and K.
+std::optional<double> gqa_flops(const ir::Node& n, const ValueInfos& values) {
+  const Dims* q = input_dims(n, values, 0);
+  const Dims* present = output_dims(n, values, 1);
+  const int64_t hq = int_attr(n, "num_heads", 0), hkv = int_attr(n, "kv_num_heads", 0);
+  if (!q || !present || q->size() != 3 || present->size() != 4 || hq <= 0 || hkv <= 0) return std::nullopt;
+  const int64_t batch = (*q)[0], sq = (*q)[1], total = (*present)[2], d = (*present)[3];
+  const double pairs = attention_pairs(sq, total, true, total - sq);
+  const int masks = has_input(n, 10) ? 1 : 0;
+  const double rotary = int_attr(n, "do_rotary", 0) ? 3.0 * batch * sq * (hq + hkv) * d : 0;
+  return static_cast<double>(batch) * hq * pairs * (4.0 * d + score_flops(masks)) + rotary;
+}
+
 // Reductions over their input: FLOPs per input element.
 std::optional<double> reduction_flops(std::string_view op) {
   if (op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceL1" || op == "ReduceLogSumExp") return 2;
@@ -318,6 +368,13 @@ void count_flops(const ir::Node& n, const ValueInfos& values, Work& w) {
     double epilogue = op == "MatMulBias" ? 1 : op == "MatMulBiasGelu" ? 1 + activation_flops("GeluTanh") : 0;
     if (op == "Gemm" && has_input(n, 2)) epilogue = 1;
     w.flops = matmul_flops(n, values, trans_a, epilogue);
+  } else if (op == "MultiHeadAttention" && n.domain == "com.microsoft") {
+    bool causal = false;
+    w.flops = mha_flops(n, values, causal);
+    w.rule = causal ? "attention (causal)" : "attention";
+  } else if (op == "GroupQueryAttention" && n.domain == "com.microsoft") {
+    w.flops = gqa_flops(n, values);
+    w.rule = "attention (causal)";
   } else if (op == ops::fused::kFusedAttention || (op == "Attention" && n.domain.empty())) {
     bool causal = false;
     w.flops = op == "Attention" ? onnx_attention_flops(n, values, causal)

@@ -182,6 +182,29 @@ TEST(ProfileWork, OnnxAttentionWithPastKeysAndCausalMask) {
   EXPECT_FALSE(profiler::node_work(contrib, v).flops);
 }
 
+// The contrib attentions: MultiHeadAttention (2 heads of 4, 3 queries after 2 past keys, causal) and
+// GroupQueryAttention (4 query heads on 2 KV heads of 8, 3 new of 5 keys in all, always causal).
+TEST(ProfileWork, ContribAttentions) {
+  profiler::ValueInfos v{
+      {"q", t(DataType::kFloat16, {1, 3, 8})},     {"k", t(DataType::kFloat16, {1, 3, 8})},
+      {"v", t(DataType::kFloat16, {1, 3, 8})},     {"pk", t(DataType::kFloat16, {1, 2, 2, 4})},
+      {"pv", t(DataType::kFloat16, {1, 2, 2, 4})}, {"y", t(DataType::kFloat16, {1, 3, 8})}};
+  auto mha = node("MultiHeadAttention", {"q", "k", "v", "", "", "", "pk", "pv"}, {"y"},
+                  {ir::Attribute::of_int("num_heads", 2), ir::Attribute::of_int("unidirectional", 1)},
+                  "com.microsoft");
+  profiler::Work w = profiler::node_work(mha, v);
+  EXPECT_DOUBLE_EQ(*w.flops, 2 * (3 + 4 + 5) * (2 * 4 + 2 * 4 + 6));  // query i sees 3 + i keys
+  EXPECT_EQ(w.rule, "attention (causal)");
+  profiler::ValueInfos g{
+      {"q", t(DataType::kFloat16, {1, 3, 32})},           {"k", t(DataType::kFloat16, {1, 3, 16})},
+      {"v", t(DataType::kFloat16, {1, 3, 16})},           {"y", t(DataType::kFloat16, {1, 3, 32})},
+      {"present_k", t(DataType::kFloat16, {1, 2, 5, 8})}, {"present_v", t(DataType::kFloat16, {1, 2, 5, 8})}};
+  auto gqa = node("GroupQueryAttention", {"q", "k", "v", "", "", "", ""}, {"y", "present_k", "present_v"},
+                  {ir::Attribute::of_int("num_heads", 4), ir::Attribute::of_int("kv_num_heads", 2)},
+                  "com.microsoft");
+  EXPECT_DOUBLE_EQ(*profiler::node_work(gqa, g).flops, 4 * (3 + 4 + 5) * (4 * 8 + 6));
+}
+
 TEST(ProfileWork, ElementwiseNormalisationAndSoftmaxPerElement) {
   profiler::ValueInfos v{{"x", t(DataType::kFloat, {4, 10})},
                          {"g", t(DataType::kFloat, {10})},
