@@ -136,7 +136,8 @@ def main():
     ap.add_argument("--host-io", action="store_true",
                     help="profile with the inputs' and outputs' host copies (default: --device-io, as the benchmark)")
     ap.add_argument("--peak-tflops", type=float, default=0,
-                    help="peak FLOP rate in the profile's precision (default: measured here, float16)")
+                    help="peak FLOP rate in the profile's precision (default: measured here in float16, Tessera's "
+                         "default on the GPU: give it with --extra '--precision fp32' or tf32)")
     ap.add_argument("--peak-gbps", type=float, default=0, help="peak memory bandwidth (default: measured here)")
     a = ap.parse_args()
     tflops = a.peak_tflops or gi.peak_fp16_tflops()
