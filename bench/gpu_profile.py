@@ -3,9 +3,12 @@
 
 Exports each model as bench/gpu_inference.py does (same random weights, dynamo exporter), profiles it
 with per-layer device times, and writes per cell the JSON report (profile_<model>_b<batch>.json) and a
-summary (time by operator, the slowest layers, achieved bandwidth-free TFLOP/s; where the layers came
-from, their sum against the device end-to-end time and the profiling overhead: issue 13's criteria) to
-profile.md. The inputs and outputs stay on the GPU (--device-io, as the benchmark runs) unless --host-io. Run on the
+summary (time by operator, the slowest layers; where the layers came from, their sum against the device
+end-to-end time and the profiling overhead; the roofline: the share of layer time in compute-bound
+layers and the fraction of the peak FLOP rate they reach, the same for memory-bound ones against the
+bandwidth: issue 13's criteria) to profile.md. The peaks are measured here first (a large float16 matrix
+product as bench/gpu_inference.py measures it, a device-to-device copy of 1 GiB) and handed to Tessera
+as --peak-tflops/--peak-gbps, unless given. The inputs and outputs stay on the GPU (--device-io, as the benchmark runs) unless --host-io. Run on the
 GPU test machine: `bash scripts/gpu-check.sh OUT profile` (MODELS and BATCHES choose the cells).
 """
 import argparse
@@ -30,6 +33,47 @@ def profile(binary, model_dir, report, extra):
         return json.load(f), p.stdout
 
 
+def peak_gbps():
+    """Device memory bandwidth, GB/s: a 1 GiB device-to-device copy reads and writes every byte once."""
+    a = gi.torch.empty(1 << 28, device="cuda", dtype=gi.torch.float32)
+    b = gi.torch.empty_like(a)
+    ms = gi.time_cuda(lambda: b.copy_(a), 10, 3)
+    del a, b
+    gi.torch.cuda.empty_cache()
+    return 2 * (1 << 28) * 4 / ms / 1e6
+
+
+def roofline_lines(name, batch, rep):
+    """Issue 13's half-peak criterion: the compute-bound layers' achieved FLOP rate against the peak."""
+    r = rep.get("roofline")
+    if not r or not r.get("peak_tflops"):
+        return ["roofline: not in this report (no peaks)"], None
+    c, m, u = r["compute_bound"], r["memory_bound"], r["unbounded"]
+    lines = [f"roofline (peaks {r['peak_tflops']:.0f} TFLOP/s, {r['peak_gbps']:.0f} GB/s; {r['peak_source']}): "
+             f"model {r['model_flops'] / 1e9:.1f} GFLOP, {r['model_tflops_per_s']:.1f} TFLOP/s end to end "
+             f"({r['model_percent_of_peak']:.1f}% of peak)",
+             f"compute-bound: {c['layers']} layers, {c['time_ms']:.3f} ms = {c['percent_of_layer_time']:.1f}% of "
+             f"layer time, {c['tflops_per_s']:.1f} TFLOP/s = {c['percent_of_peak']:.1f}% of peak",
+             f"memory-bound: {m['layers']} layers, {m['time_ms']:.3f} ms = {m['percent_of_layer_time']:.1f}%, "
+             f"{m['gbps']:.0f} GB/s = {m['percent_of_peak']:.1f}% of peak; "
+             f"no bound: {u['layers']} layers, {u['time_ms']:.3f} ms = {u['percent_of_layer_time']:.1f}%"
+             + (f"; FLOPs not counted for {', '.join(r['flops_not_counted'])}" if r.get("flops_not_counted") else "")]
+    half = c["percent_of_peak"] >= 50 if c["layers"] else None
+    if batch >= 32:
+        lines.append("criterion (b32): compute-bound layers at half the peak FLOP rate or more: "
+                     + ("no compute-bound layers" if half is None else "yes" if half else "NO"))
+    row = {"model": name, "batch": batch, "compute_share": c["percent_of_layer_time"],
+           "compute_tflops": c["tflops_per_s"], "compute_peak": c["percent_of_peak"],
+           "memory_share": m["percent_of_layer_time"], "memory_gbps": m["gbps"], "memory_peak": m["percent_of_peak"],
+           "model_tflops": r["model_tflops_per_s"], "model_peak": r["model_percent_of_peak"]}
+    lines += ["", "| compute-bound layer | op | ms | TFLOP/s | % of bound |", "| --- | --- | --- | --- | --- |"]
+    bound = sorted((l for l in rep["layers"] if l.get("bound") == "compute"), key=lambda l: -l["time_ms"])
+    for layer in bound[:8]:
+        lines.append(f"| {layer['name'][:40]} | {layer['op_type']} | {layer['time_ms']:.3f} | "
+                     f"{layer['tflops_per_s']:.1f} | {layer['percent_of_bound']:.1f} |")
+    return lines, row
+
+
 def summary(name, batch, rep):
     lines = [f"## {name} batch {batch}", ""]
     lat = rep["latency_ms"]["median"]
@@ -51,6 +95,8 @@ def summary(name, batch, rep):
         ok_overhead = t.get("traced_device_ms", 0) > 0 and t.get("device_overhead_percent", 99) < 3
         lines.append(f"criteria: layer sum within 5% of the device end-to-end time: {'yes' if ok_sum else 'NO'}; "
                      f"profiling overhead under 3%: {'yes' if ok_overhead else 'NO'}")
+    roof, row = roofline_lines(name, batch, rep)
+    lines += roof
     by_op = collections.defaultdict(lambda: [0.0, 0])
     for layer in rep["layers"]:
         key = (layer["op_type"], layer["backend"])
@@ -64,7 +110,19 @@ def summary(name, batch, rep):
     for layer in sorted(rep["layers"], key=lambda l: -l["time_ms"])[:15]:
         lines.append(f"| {layer['name'][:40]} | {layer['op_type']} | {layer.get('kernel', '')[:40]} | "
                      f"{layer['time_ms']:.3f} | {layer.get('output_shapes')} |")
-    return lines + [""]
+    return lines + [""], row
+
+
+def roofline_table(rows):
+    """One line per cell: what issue 13's half-peak criterion is about."""
+    out = ["## Roofline by cell", "",
+           "| model | batch | compute-bound % of time | their TFLOP/s | % of peak | memory-bound % of time | "
+           "their GB/s | % of peak | model TFLOP/s | % of peak |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in rows:
+        out.append(f"| {r['model']} | {r['batch']} | {r['compute_share']:.1f} | {r['compute_tflops']:.1f} | "
+                   f"{r['compute_peak']:.1f} | {r['memory_share']:.1f} | {r['memory_gbps']:.0f} | {r['memory_peak']:.1f} | "
+                   f"{r['model_tflops']:.1f} | {r['model_peak']:.1f} |")
+    return out + [""]
 
 
 def main():
@@ -77,21 +135,36 @@ def main():
     ap.add_argument("--extra", default="", help="more `tessera profile` options, space separated")
     ap.add_argument("--host-io", action="store_true",
                     help="profile with the inputs' and outputs' host copies (default: --device-io, as the benchmark)")
+    ap.add_argument("--peak-tflops", type=float, default=0,
+                    help="peak FLOP rate in the profile's precision (default: measured here in float16, Tessera's "
+                         "default on the GPU: give it with --extra '--precision fp32' or tf32)")
+    ap.add_argument("--peak-gbps", type=float, default=0, help="peak memory bandwidth (default: measured here)")
     a = ap.parse_args()
-    md = []
+    tflops = a.peak_tflops or gi.peak_fp16_tflops()
+    gbps = a.peak_gbps or peak_gbps()
+    md = [f"peaks: {tflops:.0f} TFLOP/s ({'given' if a.peak_tflops else 'measured: float16 8192^3 matrix product'}), "
+          f"{gbps:.0f} GB/s ({'given' if a.peak_gbps else 'measured: 1 GiB device-to-device copy'})", ""]
+    print(md[0], flush=True)
+    rows = []
     bad = 0
     for name in a.models.split(","):
         for batch in [int(b) for b in a.batches.split(",")]:
             d = gi.export(name, batch, a.work)
             report = os.path.join(a.out, f"profile_{name}_b{batch}.json")
             extra = a.extra.split() + ([] if a.host_io else ["--device-io"])
+            extra += ["--peak-tflops", f"{tflops:.1f}", "--peak-gbps", f"{gbps:.1f}"]
             rep, text = profile(a.tessera, d, report, extra)
             if rep is None:
                 md += [f"## {name} batch {batch}", "", "failed: " + text, ""]
                 bad += 1
                 continue
-            md += summary(name, batch, rep)
-            print("\n".join(md[-40:]), flush=True)
+            lines, row = summary(name, batch, rep)
+            md += lines
+            if row:
+                rows.append(row)
+            print("\n".join(lines), flush=True)
+    md += roofline_table(rows)
+    print("\n".join(roofline_table(rows)), flush=True)
     with open(os.path.join(a.out, "profile.md"), "w") as f:
         f.write("\n".join(md))
     return 1 if bad else 0

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fstream>
 #include <iostream>
@@ -32,7 +33,18 @@ std::string shapes_str(const std::vector<rt::Shape>& shapes) {
   return s;
 }
 
-void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs, size_t limit) {
+// The roofline columns of a row: achieved TFLOP/s and GB/s, the bound and the percentage of it reached.
+std::string roofline_cells(const Layer& l, int runs, const profiler::Peaks& peaks) {
+  const profiler::Work w = l.work_per_run(runs);
+  const profiler::Roofline r = profiler::layer_roofline(w, l.total_us / 1000.0 / runs, peaks);
+  const std::string tflops = w.flops ? fmt::format("{:.2f}", r.tflops_per_s) : "-";
+  const std::string gbps = w.bytes ? fmt::format("{:.1f}", r.gbps) : "-";
+  const std::string pct = r.bound.empty() ? "-" : fmt::format("{:.0f}", r.percent_of_bound);
+  return fmt::format(" {:>8} {:>8} {:<7} {:>6}", tflops, gbps, r.bound.empty() ? "-" : r.bound, pct);
+}
+
+void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs, size_t limit,
+                 const profiler::Peaks& peaks) {
   // The kernel and the path it took: "dnnl (jit_1x1:avx512_core)", "dnnl (own gemm)". The column is as
   // wide as its longest entry among the rows shown.
   auto kernel_of = [](const Layer& l) {
@@ -43,8 +55,9 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
     kernel_width = std::max(kernel_width, kernel_of(layers[i]).size());
   // Traced GPU runs: each layer's span too (its first kernel's start to the next layer's), launch gaps in.
   const bool spans = std::any_of(layers.begin(), layers.end(), [](const Layer& l) { return l.span_us > 0; });
-  fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6} {:>10} {:>6}{}  {}\n", "#", "node", "op", "kernel",
-             kernel_width, "calls", "time ms", "%", spans ? fmt::format(" {:>10}", "span ms") : "",
+  fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6} {:>10} {:>6}{} {:>8} {:>8} {:<7} {:>6}  {}\n", "#", "node",
+             "op", "kernel", kernel_width, "calls", "time ms", "%",
+             spans ? fmt::format(" {:>10}", "span ms") : "", "TFLOP/s", "GB/s", "bound", "%bound",
              "output shape");
   size_t shown = 0;
   for (const auto& l : layers) {
@@ -57,10 +70,10 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
     if (name.size() > 36) name = "..." + name.substr(name.size() - 33);
     double ms = l.total_us / 1000.0 / runs;
     double pct = layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0;
-    fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6.0f} {:>10.4f} {:>6.2f}{}  {}\n", shown, name, l.op_type,
+    fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6.0f} {:>10.4f} {:>6.2f}{}{}  {}\n", shown, name, l.op_type,
                kernel_of(l), kernel_width, static_cast<double>(l.calls) / runs, ms, pct,
                spans ? fmt::format(" {:>10.4f}", l.span_us / 1000.0 / runs) : "",
-               shapes_str(l.output_shapes));
+               roofline_cells(l, runs, peaks), shapes_str(l.output_shapes));
     if (!l.fused_from.empty()) {
       std::string from;
       for (const auto& f : l.fused_from) from += (from.empty() ? "" : ", ") + f;
@@ -97,6 +110,81 @@ void print_trace(const profiler::TraceSummary& t, size_t runs) {
                  : "");
 }
 
+// 1234567 -> "1.23 M": FLOPs and bytes in the summary.
+std::string si(double v) {
+  const char* units[] = {"", "k", "M", "G", "T", "P"};
+  size_t u = 0;
+  while (v >= 1000 && u + 1 < std::size(units)) v /= 1000, ++u;
+  return fmt::format("{:.{}f} {}", v, u == 0 ? 0 : 2, units[u]);
+}
+
+// The model's work, where its layer time goes by bound and how close each kind of layer gets.
+void print_roofline(const profiler::RooflineSummary& r) {
+  fmt::print("work per run {}FLOP, {}B moved at least; {:.3f} TFLOP/s over the end-to-end median{}\n",
+             si(r.model_flops), si(r.model_bytes), r.model_tflops_per_s(),
+             r.peaks.tflops > 0
+                 ? fmt::format(" ({:.1f}% of peak)", 100.0 * r.model_tflops_per_s() / r.peaks.tflops)
+                 : "");
+  if (!r.peaks.known()) {
+    fmt::print("roofline: {}, so no bounds\n",
+               r.peaks.tflops > 0 ? "no peak bandwidth for this device (--peak-gbps gives it)"
+               : r.peaks.gbps > 0 ? "no peak FLOP rate for this device (--peak-tflops gives it)"
+                                  : "no peaks for this device (--peak-tflops and --peak-gbps give them)");
+  } else {
+    auto share = [&](double ms) { return r.layer_ms > 0 ? 100.0 * ms / r.layer_ms : 0.0; };
+    auto pct = [](double a, double b) { return b > 0 ? 100.0 * a / b : 0.0; };
+    const auto &c = r.compute, &m = r.memory;
+    const double c_rate = c.time_ms > 0 ? c.flops / c.time_ms / 1e9 : 0;
+    const double m_rate = m.time_ms > 0 ? m.bytes / m.time_ms / 1e6 : 0;
+    fmt::print("roofline (peaks {:.4g} TFLOP/s, {:.4g} GB/s; {}):\n", r.peaks.tflops, r.peaks.gbps,
+               r.peaks.source);
+    // (Their rate against the peak is also how close they get to their bounds, taken together.)
+    fmt::print(
+        "  compute-bound {} layers {:.3f} ms ({:.1f}% of layer time): {:.2f} TFLOP/s, {:.1f}% of peak\n",
+        c.layers, c.time_ms, share(c.time_ms), c_rate, pct(c_rate, r.peaks.tflops));
+    fmt::print("  memory-bound {} layers {:.3f} ms ({:.1f}%): {:.1f} GB/s, {:.1f}% of peak\n", m.layers,
+               m.time_ms, share(m.time_ms), m_rate, pct(m_rate, r.peaks.gbps));
+    fmt::print("  no bound {} layers {:.3f} ms ({:.1f}%: copies between devices, views, FLOPs not counted)\n",
+               r.other.layers, r.other.time_ms, share(r.other.time_ms));
+  }
+  if (!r.not_counted.empty()) {
+    std::string ops;
+    for (const auto& op : r.not_counted) ops += (ops.empty() ? "" : ", ") + op;
+    fmt::print("FLOPs not counted for: {}\n", ops);
+  }
+}
+
+// The peaks the bounds are taken against: --peak-tflops/--peak-gbps where given, else the GPU's
+// datasheet (dense, in the session's precision); none for a CPU unless given.
+profiler::Peaks session_peaks(const rt::Session& session, double tflops, double gbps) {
+  const rt::BackendInfo first = session.backends().front();  // backends() is a copy
+  std::optional<profiler::Peaks> sheet;
+  if (first.name != "cpu")
+    sheet = profiler::datasheet_peaks(first.device_name, session.precision().precision);
+  profiler::Peaks p = sheet.value_or(profiler::Peaks{});
+  if (tflops > 0 && gbps > 0) return {tflops, gbps, "given"};
+  if (tflops <= 0 && gbps <= 0) return p;
+  if (tflops > 0) p.tflops = tflops;
+  if (gbps > 0) p.gbps = gbps;
+  p.source =
+      sheet ? fmt::format("{} given, the other from the {}", tflops > 0 ? "TFLOP/s" : "GB/s", sheet->source)
+            : "given";
+  return p;
+}
+
+// A peak: a number above 0 ("--peak-tflops: must be a number above 0, got '-1'").
+CLI::Validator positive_number() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0' || !(v > 0) || !std::isfinite(v))
+          return fmt::format("must be a number above 0, got '{}'", text);
+        return {};
+      },
+      "NUMBER > 0");
+}
+
 }  // namespace
 
 void add_profile_command(CLI::App& app, int& status) {
@@ -106,10 +194,18 @@ void add_profile_command(CLI::App& app, int& status) {
   auto s = std::make_shared<RunSettings>();
   auto report = std::make_shared<std::string>();
   auto top = std::make_shared<size_t>(25);
+  auto peak_tflops = std::make_shared<double>(0), peak_gbps = std::make_shared<double>(0);
   add_run_options(cmd, *s);
+  cmd->add_option("--peak-tflops", *peak_tflops,
+                  "Peak FLOP rate of the device in the session's precision, TFLOP/s (a measured one is best; "
+                  "default: the GPU's datasheet, none on a CPU)")
+      ->check(positive_number());
+  cmd->add_option("--peak-gbps", *peak_gbps,
+                  "Peak memory bandwidth of the device, GB/s (default: as --peak-tflops)")
+      ->check(positive_number());
   cmd->add_option("--report", *report, "Write the JSON report (docs/profile-report.md) to this file");
   cmd->add_option("--top", *top, "Rows of the table (0: all)");
-  cmd->callback([s, report, top, &status] {
+  cmd->callback([s, report, top, peak_tflops, peak_gbps, &status] {
     std::unique_ptr<rt::Session> session;
     std::vector<std::pair<std::string, rt::Value>> feeds;
     // Session build (load, optimise, compile, the kernels' preparation: cuDNN plans, weight uploads).
@@ -165,8 +261,10 @@ void add_profile_command(CLI::App& app, int& status) {
     int runs = s->iterations;
     double layer_sum_us = table.total_us() / runs;
     auto lat = profiler::summarize(ms);
+    profiler::count_work(layers, session->model(), feeds);
+    const profiler::Peaks peaks = session_peaks(*session, *peak_tflops, *peak_gbps);
     profiler::ReportInfo info{s->model,      s->backend, s->threads, s->optimization,
-                              s->iterations, s->warmup,  feeds};
+                              s->iterations, s->warmup,  feeds,      peaks};
     auto j = profiler::report_json(info, *session, lat, layers, layer_sum_us, runs);
     const auto& last = session->last_stats();
     profiler::TraceSummary trace = profiler::summarize_trace(
@@ -195,12 +293,13 @@ void add_profile_command(CLI::App& app, int& status) {
     const auto& st = session->last_stats();
     fmt::print("{}: {} runs ({} warmup), {} optimisation, {} layers on {}\n", s->model, runs, s->warmup,
                s->optimization, layers.size(), placement_line(*session));
-    print_table(layers, layer_sum_us, runs, *top == 0 ? layers.size() : *top);
+    print_table(layers, layer_sum_us, runs, *top == 0 ? layers.size() : *top, peaks);
     fmt::print("end-to-end  median {:.3f} ms  mean {:.3f} ms  min {:.3f} ms\n", lat.median_ms, lat.mean_ms,
                lat.min_ms);
     fmt::print("sum of layer times {:.3f} ms ({:.1f}% of the mean end-to-end time)\n", layer_sum_us / 1000.0,
                lat.mean_ms > 0 ? layer_sum_us / 10.0 / lat.mean_ms : 0.0);
     if (!traced_ms.empty()) print_trace(trace, traced_ms.size());
+    print_roofline(profiler::summarize_roofline(layers, runs, peaks, lat.median_ms));
     fmt::print("memory  {}\n", memory_line(st));
     fmt::print("session built in {:.0f} ms\n", build_ms);
     if (!report->empty()) fmt::print("report written to {}\n", *report);

@@ -36,7 +36,14 @@ nlohmann::json inputs_json(const ReportInfo& info) {
   return inputs;
 }
 
-nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs) {
+// A count that may be unknown: null then.
+nlohmann::json maybe(const std::optional<double>& x) {
+  return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+}
+
+nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs, const Peaks& peaks) {
+  const Work w = l.work_per_run(runs);
+  const Roofline r = layer_roofline(w, l.total_us / 1000.0 / runs, peaks);
   return {{"graph", l.graph},
           {"node_id", l.node_id},
           {"name", l.name},
@@ -51,7 +58,16 @@ nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs) {
           {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
           {"output_shapes", l.output_shapes},
           {"fused_from", l.fused_from},
-          {"device_kernels", l.device_kernels}};
+          {"device_kernels", l.device_kernels},
+          {"flops", maybe(w.flops)},
+          {"bytes", maybe(w.bytes)},
+          {"work_rule", w.rule},
+          {"tflops_per_s", r.tflops_per_s},
+          {"gbps", r.gbps},
+          {"intensity", r.intensity},
+          {"bound", r.bound},
+          {"bound_ms", r.bound_ms},
+          {"percent_of_bound", r.percent_of_bound}};
 }
 
 }  // namespace
@@ -205,7 +221,8 @@ nlohmann::json report_json(const ReportInfo& info, const rt::Session& session, c
   j["layer_sum_ms"] = layer_sum_us / 1000.0;
   j["memory"] = memory_json(session.last_stats());
   j["layers"] = nlohmann::json::array();
-  for (const auto& l : layers) j["layers"].push_back(layer_json(l, layer_sum_us, runs));
+  for (const auto& l : layers) j["layers"].push_back(layer_json(l, layer_sum_us, runs, info.peaks));
+  j["roofline"] = roofline_json(summarize_roofline(layers, runs, info.peaks, latency.median_ms));
   return j;
 }
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/roofline.h"
 #include "runtime/session.h"
 
 namespace tessera::profiler {
@@ -26,6 +27,9 @@ struct Layer {
   std::vector<rt::Shape> output_shapes;
   std::vector<std::string> fused_from;
   std::vector<std::string> device_kernels;  // what the device ran for it (traced runs), by name
+  Work work;  // of one call (count_work), counted from the model; empty until counted
+  // Its work per run: one call's times the calls per run.
+  Work work_per_run(int runs) const;
 };
 
 // Sums the events of each run by (graph, node id): ties times to nodes by id, never by time.
@@ -81,6 +85,33 @@ struct RunTimes {
 TraceSummary summarize_trace(const LayerTable& table, const RunTimes& times, const std::string& note);
 nlohmann::json trace_json(const TraceSummary& t);
 
+// Counts each layer's work (Layer::work) over the session's optimised model `model`: element types as the
+// checker infers them, shapes as the run saw them (graph inputs as fed, node outputs as the layers
+// report them), inferred shapes where the run saw none. Layers of subgraphs are not counted (their work
+// stays empty); copies between devices count the bytes of the value they copy.
+void count_work(std::vector<Layer>& layers, const ir::Model& model,
+                const std::vector<std::pair<std::string, rt::Value>>& feeds);
+
+// The layers of one kind of bound, per run.
+struct BoundClass {
+  size_t layers = 0;
+  double time_ms = 0, flops = 0, bytes = 0, bound_ms = 0;
+};
+// The whole model against the roofline: where its time goes by bound, and how close it gets.
+struct RooflineSummary {
+  Peaks peaks;
+  double model_flops = 0, model_bytes = 0;  // per run, layers whose work is counted
+  double layer_ms = 0;                      // sum of the layers' times per run
+  double latency_ms = 0;                    // end-to-end (median)
+  BoundClass compute, memory;
+  BoundClass other;  // no bound: FLOPs not counted, copies between devices, views, or no peaks
+  std::vector<std::string> not_counted;  // operators whose FLOPs the rules do not count
+  double model_tflops_per_s() const { return latency_ms > 0 ? model_flops / latency_ms / 1e9 : 0; }
+};
+RooflineSummary summarize_roofline(const std::vector<Layer>& layers, int runs, const Peaks& peaks,
+                                   double latency_ms);
+nlohmann::json roofline_json(const RooflineSummary& s);
+
 struct Latency {
   double mean_ms = 0, median_ms = 0, min_ms = 0, max_ms = 0;
 };
@@ -94,6 +125,7 @@ struct ReportInfo {
   std::string optimization;
   int iterations = 0, warmup = 0;
   std::vector<std::pair<std::string, rt::Value>> inputs;  // dtype and shape are reported, not values
+  Peaks peaks;                                            // for the layers' roofline bounds
 };
 
 // The "memory" object: host peak, planner bound, arena, weights, prepared and released weights, and

@@ -255,6 +255,29 @@ TEST_F(RunCli, ProfileTableAndReport) {
   EXPECT_EQ(j["settings"]["iterations"], 4);
 }
 
+// Each layer's work and roofline bound against the peaks given (docs/profile-report.md): y = x * x + x on
+// x [3, 4] is 12 FLOPs per layer; x * x reads x once (96 bytes with its output), + x moves 144.
+TEST_F(RunCli, ProfileCountsWorkAgainstTheGivenPeaks) {
+  fs::path report = dir_ / "roofline.json";
+  Result r =
+      tessera("profile " + model_ + " -n 2 --shape x=3x4 -O none --peak-tflops 0.5 --peak-gbps 20 --report " +
+              report.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("TFLOP/s     GB/s bound   %bound"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory-bound 2 layers"), std::string::npos) << r.out;
+  auto j = nlohmann::json::parse(std::ifstream(report));
+  EXPECT_EQ(j["roofline"]["peak_source"], "given");
+  EXPECT_EQ(j["roofline"]["model_flops"], 24.0);
+  for (const auto& l : j["layers"]) {
+    EXPECT_EQ(l["flops"], 12.0) << l;
+    EXPECT_EQ(l["bytes"], l["name"] == "square" ? 96.0 : 144.0) << l;
+    EXPECT_EQ(l["bound"], "memory") << l;
+  }
+  Result bad = tessera("profile " + model_ + " -n 1 --shape x=3x4 --peak-gbps 0");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.out.find("--peak-gbps: must be a number above 0, got '0'"), std::string::npos) << bad.out;
+}
+
 // Where no GPU is (this machine, CI): --backend cuda is one clear line and a non-zero status; auto runs
 // on the CPU. On a GPU machine both run there.
 TEST_F(RunCli, CudaWithoutAGpuIsOneLineAndAutoRunsOnTheCpu) {
