@@ -900,7 +900,8 @@ json Studio::start_job(const std::shared_ptr<Document>& doc, const json& body) {
     return adopt_model(std::move(model), file);
   };
   TransformJobs::Work work = transform_work(
-      doc, name, body.contains("options") ? body["options"] : json::object(), readable, edit_answer, adopt);
+      doc, name, body.contains("options") ? body["options"] : json::object(), readable,
+      [](Document& d, const std::vector<ir::Change>& changes) { return edit_answer(d, changes); }, adopt);
   return jobs_->start(doc->id(), name, std::move(work));
 }
 
