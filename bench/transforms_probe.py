@@ -143,7 +143,19 @@ def main():
     status, text = worker(a, "culprit", path, k, alone)
     log(f"\nshortest crashing prefix: {k} nodes; its last node:\n```\n{text}\n```")
     status, text = worker(a, "step", alone, first_crash, "-")
-    log(f"that node alone ({alone}), {first_crash}: **{status}**" + ("" if status == "ok" else f" ({text.splitlines()[0]})"))
+    log(f"that node alone ({alone}), {first_crash}: **{status}**" +
+        ("" if status == "ok" else f" ({text.splitlines()[0]})"))
+    if a.no_convert:
+        return 0
+    # Whether keeping that operator float32 is enough (a workaround, and what to look at in the converter).
+    op = worker(a, "op_of", path, k)[1]
+    blocked = os.path.join(a.out, "fp16_blocked.onnx")
+    status, text = child([a.tessera, "convert", "fp16", a.model, "-o", blocked, "--keep-io-types",
+                          "--op-block-list", op, *a.extra], a.timeout)
+    if status == "ok":
+        status, text = worker(a, "step", blocked, "ort_run", a.feeds)
+    log(f"converted again with --op-block-list {op}, then an onnxruntime run: **{status}**" +
+        ("" if status == "ok" else f" ({text.splitlines()[0]})"))
     return 0
 
 
@@ -289,6 +301,12 @@ def culprit(path, k, out):
     return "\n".join(lines)
 
 
+def op_of(path, k):
+    import onnx
+
+    return onnx.load(path, load_external_data=False).graph.node[int(k) - 1].op_type
+
+
 def histogram(*paths):
     """Node counts by op type (every graph) of each model, side by side: what one sanitizer removes and
     another keeps."""
@@ -340,7 +358,7 @@ def work(name, args):
 
     faulthandler.enable()
     fns = {"info": info, "feeds": feeds, "step": step, "count": count, "prefix": prefix, "culprit": culprit,
-           "histogram": histogram, "skeleton": skeleton}
+           "histogram": histogram, "skeleton": skeleton, "op_of": op_of}
     try:
         result = fns[name](*args)
     except Exception as e:  # noqa: BLE001 - the parent reports it
