@@ -59,7 +59,7 @@ def child(argv, timeout):
         return "crash", f"{signal.Signals(-p.returncode).name}\n{tail}"
     if p.returncode != 0:
         return "error", tail
-    return "ok", out.strip().splitlines()[-1] if out.strip() else ""
+    return "ok", out.strip()
 
 
 def worker(a, *args):
@@ -107,7 +107,7 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     log = Log(os.path.join(a.out, "probe.md"))
     status, text = worker(a, "info")
-    log(f"# probe of {a.model}\n\n{text if status == 'ok' else '(onnx/onnxruntime: ' + text + ')'}")
+    log(f"# probe of {a.model}\n\n{text.splitlines()[-1] if status == 'ok' else '(onnx/onnxruntime: ' + text + ')'}")
     path = os.path.abspath(a.model)
     if not a.no_convert:
         path = os.path.join(a.out, "fp16.onnx")
@@ -122,7 +122,7 @@ def main():
     log(f"- tessera check: {status}: {text.splitlines()[-1] if text else ''}")
     a.feeds = os.path.join(a.out, "feeds.npz")
     status, text = worker(a, "feeds", path, a.input_dir or "-", a.feeds)
-    log(f"- inputs: {status} {text}")
+    log(f"- inputs: {status} {text.splitlines()[-1] if text else ''}")
     first_crash = None
     for step, what in STEPS:
         t = time.perf_counter()
@@ -136,7 +136,7 @@ def main():
         log("\nNo onnxruntime step crashed.")
         return 0
     status, text = worker(a, "count", path)
-    nodes = int(json.loads(text)["nodes"]) if status == "ok" else 0
+    nodes = int(json.loads(text.splitlines()[-1])["nodes"]) if status == "ok" else 0
     log(f"\n## bisecting {first_crash} over {nodes} nodes")
     k = bisect(a, log, path, first_crash, nodes)
     alone = os.path.join(a.out, "culprit.onnx")
@@ -148,7 +148,7 @@ def main():
     if a.no_convert:
         return 0
     # Whether keeping that operator float32 is enough (a workaround, and what to look at in the converter).
-    op = worker(a, "op_of", path, k)[1]
+    op = worker(a, "op_of", path, k)[1].splitlines()[-1]
     blocked = os.path.join(a.out, "fp16_blocked.onnx")
     status, text = child([a.tessera, "convert", "fp16", a.model, "-o", blocked, "--keep-io-types",
                           "--op-block-list", op, *a.extra], a.timeout)
