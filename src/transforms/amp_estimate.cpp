@@ -45,6 +45,27 @@ std::string probe_name(const std::string& v) {
   return "amp_probe:" + v;
 }
 
+// What a body hands out is measured through a copy: the control-flow node's own output is another value
+// (an If's is the branch that ran, a Loop's the last iteration's state).
+std::string copy_name(const std::string& v) {
+  return "amp_probe_out:" + v;
+}
+
+void copy_outputs(ir::Graph& body) {
+  std::unordered_set<std::string> made;
+  for (const auto& n : body.nodes)
+    for (const auto& o : n.outputs) made.insert(o);
+  for (const auto& o : body.outputs) {
+    if (!made.count(o.name)) continue;  // an input or outer value handed on: measured where it is made
+    ir::Node copy;
+    copy.op_type = "Identity";
+    copy.name = copy_name(o.name);
+    copy.inputs = {o.name};
+    copy.outputs = {copy_name(o.name)};
+    body.add_node(std::move(copy));
+  }
+}
+
 // The float values a body's own nodes make that it does not already hand out, with their types.
 std::vector<std::pair<std::string, ir::Type>> body_floats(const ir::Model& m, const ir::Graph& body,
                                                           const TypeLookup& outer) {
@@ -88,21 +109,29 @@ ir::Graph* body_of(ir::Node& n, const char* attr) {
   return a && a->graphs.size() == 1 ? &*a->graphs[0] : nullptr;
 }
 
-// The model with the float values of its main graph's Loop, Scan and If bodies (one level deep) handed out
-// by those nodes under probe_name(): a Loop or Scan stacks them over the iterations (scan outputs), an If
-// hands out both branches' values, the branch that did not run an empty tensor for each.
-ir::Model with_body_values(const ir::Model& m, const std::unordered_map<std::string, ir::Type>& main_types) {
-  TypeLookup outer = [&](const std::string& v) -> std::optional<ir::Type> {
-    auto it = main_types.find(v);
-    if (it == main_types.end()) return std::nullopt;
-    return it->second;
-  };
-  ir::Model probe = m;
-  for (auto& n : probe.graph.nodes) {
+// Makes g's Loop, Scan and If nodes hand their bodies' float values out under probe_name(): a Loop or Scan
+// stacks them over the iterations (scan outputs), an If hands out both branches' values, the branch that
+// did not run an empty tensor for each. Bodies' own control-flow nodes first, so their values travel up
+// level by level (named probe_name(probe_name(v)) one level further up). `outer`: g's enclosing types.
+void hand_out_bodies(const ir::Model& m, ir::Graph& g, const TypeLookup& outer) {
+  for (auto& n : g.nodes) {
     if (!n.domain.empty()) continue;
+    for (auto& a : n.attributes) {
+      for (auto& sub : a.graphs) {
+        auto types =
+            std::make_shared<std::unordered_map<std::string, ir::Type>>(graph_value_types(m, *sub, outer));
+        TypeLookup inner = [types, &outer](const std::string& v) -> std::optional<ir::Type> {
+          auto it = types->find(v);
+          if (it != types->end()) return it->second;
+          return outer(v);
+        };
+        hand_out_bodies(m, *sub, inner);
+      }
+    }
     if (n.op_type == "Loop" || n.op_type == "Scan") {
       ir::Graph* body = body_of(n, "body");
       if (!body) continue;
+      copy_outputs(*body);
       auto values = body_floats(m, *body, outer);
       hand_out(*body, values);
       for (const auto& [v, t] : values) n.outputs.push_back(probe_name(v));
@@ -112,6 +141,8 @@ ir::Model with_body_values(const ir::Model& m, const std::unordered_map<std::str
       ir::Graph* then_g = body_of(n, "then_branch");
       ir::Graph* else_g = body_of(n, "else_branch");
       if (!then_g || !else_g) continue;
+      copy_outputs(*then_g);
+      copy_outputs(*else_g);
       auto from_then = body_floats(m, *then_g, outer), from_else = body_floats(m, *else_g, outer);
       hand_out(*then_g, from_then);
       for (const auto& [v, t] : from_then) add_empty(*else_g, "amp_probe_empty:" + v, t);
@@ -121,6 +152,18 @@ ir::Model with_body_values(const ir::Model& m, const std::unordered_map<std::str
       for (const auto& [v, t] : from_else) n.outputs.push_back(probe_name(v));
     }
   }
+}
+
+// The model with the float values of its Loop, Scan and If bodies, at any depth, handed out to the main
+// graph.
+ir::Model with_body_values(const ir::Model& m, const std::unordered_map<std::string, ir::Type>& main_types) {
+  TypeLookup outer = [&](const std::string& v) -> std::optional<ir::Type> {
+    auto it = main_types.find(v);
+    if (it == main_types.end()) return std::nullopt;
+    return it->second;
+  };
+  ir::Model probe = m;
+  hand_out_bodies(m, probe.graph, outer);
   return probe;
 }
 
@@ -161,47 +204,45 @@ std::unordered_map<std::string, rt::Value> run_with_bodies(const ir::Model& m, c
   return run_fetching_all(m, o, feeds);
 }
 
-// The growth of the nodes of the main graph's Loop, Scan and If bodies (one level deep). A body's formal
-// inputs carry what feeds them: a loop-carried state the larger error of its initial value and of what
-// the body hands on; a Scan's slices their whole input's; the iteration count and condition none.
-void body_growth(const ir::Model& m, const std::function<double(const std::string&)>& rel, ErrorGrowth& e) {
-  auto add_nodes = [&](const ir::Graph& body, const std::unordered_map<std::string, double>& formal) {
-    auto rel_in = [&](const std::string& v) {
-      auto f = formal.find(v);
-      return f == formal.end() ? rel(v) : f->second;
-    };
-    for (const auto& n : body.nodes) {
-      if (n.name.empty()) continue;
-      double in = 0, out = 0;
-      for (const auto& v : n.inputs) in = std::max(in, rel_in(v));
-      for (const auto& v : n.outputs) out = std::max(out, rel(v));
-      e.by_node.emplace(n.name, std::max(0.0, out - in));
-    }
-  };
-  for (const auto& n : m.graph.nodes) {
+// The growth of the nodes of g's Loop, Scan and If bodies, at any depth. A body's formal inputs carry
+// what feeds them: a loop-carried state the larger error of its initial value and of what the body hands
+// on; a Scan's slices their whole input's; the iteration count and condition none.
+void body_growth(const ir::Graph& g, const std::function<double(const std::string&)>& rel, ErrorGrowth& e) {
+  for (const auto& n : g.nodes) {
     if (!n.domain.empty()) continue;
     for (const auto& a : n.attributes) {
-      if (a.graphs.size() != 1) continue;
-      const ir::Graph& body = *a.graphs[0];
-      std::unordered_map<std::string, double> formal;
-      bool loop = n.op_type == "Loop", scan = n.op_type == "Scan";
-      size_t first_state = loop ? 2 : 0;  // Loop: iteration count and condition first
-      size_t states = 0;                  // then the states; a Scan's slices after them
-      if (loop && body.inputs.size() >= 2) states = body.inputs.size() - 2;
-      if (scan) {
-        const ir::Attribute* k = n.attr("num_scan_inputs");
-        auto scans = static_cast<size_t>(k ? std::max<int64_t>(k->i, 0) : 0);
-        states = body.inputs.size() >= scans ? body.inputs.size() - scans : 0;
+      for (const auto& sub : a.graphs) {
+        const ir::Graph& body = *sub;
+        std::unordered_map<std::string, double> formal;
+        bool loop = n.op_type == "Loop", scan = n.op_type == "Scan";
+        size_t first_state = loop ? 2 : 0;  // Loop: iteration count and condition first
+        size_t states = 0;                  // then the states; a Scan's slices after them
+        if (loop && body.inputs.size() >= 2) states = body.inputs.size() - 2;
+        if (scan) {
+          const ir::Attribute* k = n.attr("num_scan_inputs");
+          auto scans = static_cast<size_t>(k ? std::max<int64_t>(k->i, 0) : 0);
+          states = body.inputs.size() >= scans ? body.inputs.size() - scans : 0;
+        }
+        for (size_t j = 0; (loop || scan) && first_state + j < body.inputs.size(); ++j) {
+          size_t outer = loop ? 2 + j : j;  // the node input feeding it
+          double r = outer < n.inputs.size() ? rel(n.inputs[outer]) : 0;
+          size_t back = loop ? 1 + j : j;  // the body output handed on to the next iteration
+          if (j < states && back < body.outputs.size()) r = std::max(r, rel(body.outputs[back].name));
+          formal[body.inputs[first_state + j].name] = r;
+        }
+        auto rel_in = [&](const std::string& v) {
+          auto f = formal.find(v);
+          return f == formal.end() ? rel(v) : f->second;
+        };
+        for (const auto& b : body.nodes) {
+          if (b.name.empty()) continue;
+          double in = 0, out = 0;
+          for (const auto& v : b.inputs) in = std::max(in, rel_in(v));
+          for (const auto& v : b.outputs) out = std::max(out, rel(v));
+          e.by_node.emplace(b.name, std::max(0.0, out - in));
+        }
+        body_growth(body, rel, e);
       }
-      for (size_t j = 0; (loop || scan) && first_state + j < body.inputs.size(); ++j) {
-        const std::string& formal_in = body.inputs[first_state + j].name;
-        size_t outer = loop ? 2 + j : j;  // the node input feeding it
-        double r = outer < n.inputs.size() ? rel(n.inputs[outer]) : 0;
-        size_t back = loop ? 1 + j : j;  // the body output handed on to the next iteration
-        if (j < states && back < body.outputs.size()) r = std::max(r, rel(body.outputs[back].name));
-        formal[formal_in] = r;
-      }
-      add_nodes(body, formal);
     }
   }
 }
@@ -219,7 +260,9 @@ ErrorGrowth estimate_error_growth(const ir::Model& original, const ir::Model& lo
   for (const auto& [name, a] : ref) {
     auto b = got.find(name);
     if (b == got.end() || !a.is_tensor() || !b->second.is_tensor()) continue;
-    std::string value = name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
+    std::string value = name;
+    while (value.rfind(prefix, 0) == 0) value = value.substr(prefix.size());  // one prefix per level
+    if (value.rfind(copy_name(""), 0) == 0) value = value.substr(copy_name("").size());
     e.relative.emplace(value, relative_error(a.tensor(), b->second.tensor()));
   }
   auto rel = [&](const std::string& v) {
@@ -233,7 +276,7 @@ ErrorGrowth estimate_error_growth(const ir::Model& original, const ir::Model& lo
     for (const auto& v : n.outputs) out = std::max(out, rel(v));
     e.by_node.emplace(n.name, std::max(0.0, out - in));
   }
-  if (bodies) body_growth(original, rel, e);
+  if (bodies) body_growth(original.graph, rel, e);
   return e;
 }
 

@@ -17,12 +17,12 @@
 
 namespace tessera::transforms {
 
-// The nodes of the main graph's Loop, Scan and If bodies (one level deep) are measured too: those nodes
-// hand their bodies' float values out as extra outputs (a Loop or Scan stacked over its iterations, an If
-// both branches', the one that did not run an empty tensor) and each body node gets its own growth, a
-// loop-carried input counting the error of its initial value and of what the body hands on. Where the
-// model cannot run so (a body value that changes shape between iterations cannot be stacked), or for
-// bodies nested deeper, the nodes take their main-graph node's estimate.
+// The nodes of Loop, Scan and If bodies, at any depth, are measured too: those nodes hand their bodies'
+// float values out as extra outputs, level by level up to the main graph (a Loop or Scan stacked over
+// its iterations, an If both branches', the one that did not run an empty tensor) and each body node
+// gets its own growth, a loop-carried input counting the error of its initial value and of what the body
+// hands on. Where the model cannot run so (a body value that changes shape between iterations cannot be
+// stacked), body nodes take their main-graph node's estimate; local function bodies always do.
 struct ErrorGrowth {
   std::unordered_map<std::string, double> by_node;   // node name (main graph, bodies) -> growth (>= 0)
   std::unordered_map<std::string, double> relative;  // value -> relative error in the float16 run
