@@ -1,6 +1,7 @@
 #include "transforms/amp_estimate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "check/checker.h"
+#include "passes/inline_functions.h"
 #include "transforms/standalone.h"
 
 namespace tessera::transforms {
@@ -247,13 +249,39 @@ void body_growth(const ir::Graph& g, const std::function<double(const std::strin
   }
 }
 
+// The name a node inlined from a local function had in its body: the engine's inliner names it
+// "CALL__FUNCTION_SERIAL/NAME" (passes/inline_functions.cpp); the innermost function's for nested calls.
+std::optional<std::string> body_node_name(const std::string& inlined, const std::vector<std::string>& fns) {
+  std::optional<std::string> found;
+  size_t best = 0;
+  for (const auto& f : fns) {
+    std::string mark = "__" + f + "_";
+    for (size_t at = inlined.find(mark); at != std::string::npos; at = inlined.find(mark, at + 1)) {
+      size_t k = at + mark.size();
+      size_t digits = k;
+      while (digits < inlined.size() && std::isdigit(static_cast<unsigned char>(inlined[digits]))) ++digits;
+      if (digits == k || digits >= inlined.size() || inlined[digits] != '/' || digits + 1 < best) continue;
+      best = digits + 1;
+      found = inlined.substr(best);
+    }
+  }
+  return found;
+}
+
 }  // namespace
 
 ErrorGrowth estimate_error_growth(const ir::Model& original, const ir::Model& low,
                                   const rt::SessionOptions& options, const Feeds& feeds) {
+  // Local functions inlined first (the session would inline them anyway), so their bodies' values can be
+  // fetched: both models' calls are in the same order, so the inlined names match.
+  ir::Model ref_model = original, low_model = low;
+  passes::inline_functions(ref_model);
+  passes::inline_functions(low_model);
+  std::vector<std::string> functions;
+  for (const auto& f : original.functions) functions.push_back(f.name);
   bool bodies = true;
-  auto ref = run_with_bodies(original, options, feeds, bodies);
-  auto got = run_with_bodies(low, options, feeds, bodies);
+  auto ref = run_with_bodies(ref_model, options, feeds, bodies);
+  auto got = run_with_bodies(low_model, options, feeds, bodies);
   ErrorGrowth e;
   e.bodies_measured = bodies;
   const std::string prefix = probe_name("");
@@ -269,14 +297,23 @@ ErrorGrowth estimate_error_growth(const ir::Model& original, const ir::Model& lo
     auto it = e.relative.find(v);
     return it == e.relative.end() ? 0.0 : it->second;  // graph inputs, initializers: exact
   };
-  for (const auto& n : original.graph.nodes) {
+  std::unordered_set<std::string> main_names;
+  for (const auto& n : original.graph.nodes) main_names.insert(n.name);
+  for (const auto& n : ref_model.graph.nodes) {
     if (n.name.empty()) continue;
     double in = 0, out = 0;
     for (const auto& v : n.inputs) in = std::max(in, rel(v));
     for (const auto& v : n.outputs) out = std::max(out, rel(v));
-    e.by_node.emplace(n.name, std::max(0.0, out - in));
+    double growth = std::max(0.0, out - in);
+    auto body_name = main_names.count(n.name) ? std::nullopt : body_node_name(n.name, functions);
+    if (!body_name) {
+      e.by_node.emplace(n.name, growth);
+      continue;
+    }
+    double& g = e.by_node[*body_name];  // a function's node: the most it adds in any call
+    g = std::max(g, growth);
   }
-  if (bodies) body_growth(original.graph, rel, e);
+  if (bodies) body_growth(ref_model.graph, rel, e);
   return e;
 }
 

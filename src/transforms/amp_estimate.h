@@ -22,7 +22,8 @@ namespace tessera::transforms {
 // its iterations, an If both branches', the one that did not run an empty tensor) and each body node
 // gets its own growth, a loop-carried input counting the error of its initial value and of what the body
 // hands on. Where the model cannot run so (a body value that changes shape between iterations cannot be
-// stacked), body nodes take their main-graph node's estimate; local function bodies always do.
+// stacked), body nodes take their main-graph node's estimate. Local functions are inlined for the two runs
+// (as the session would), so a function body's node gets the most it adds in any of its calls.
 struct ErrorGrowth {
   std::unordered_map<std::string, double> by_node;   // node name (main graph, bodies) -> growth (>= 0)
   std::unordered_map<std::string, double> relative;  // value -> relative error in the float16 run

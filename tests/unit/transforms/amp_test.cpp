@@ -455,6 +455,23 @@ TEST(AmpEstimate, NodesOfABranchInsideALoopHaveTheirOwnEstimate) {
   }
 }
 
+TEST(AmpEstimate, FunctionBodyNodesHaveTheirOwnEstimate) {
+  ir::Model m = model_with_sensitive_function();
+  FloatConvertOptions fo;
+  fo.keep_io_types = true;
+  Report r;
+  ir::Model low = convert_float_copy(m, fo, r);
+  rt::SessionOptions so;
+  so.optimization = rt::OptLevel::kNone;
+  so.threads = 1;
+  ErrorGrowth e = estimate_error_growth(m, low, so, test::feeds_for(m, 1));
+  for (const char* n : {"add_big_f", "sub_big_f", "relu_f", "mm", "tanh"})
+    ASSERT_TRUE(e.by_node.count(n)) << n;
+  // The body's Sub cancels; the Relu after it and the main graph's nodes add little.
+  EXPECT_GT(e.by_node.at("sub_big_f"), 10 * e.by_node.at("relu_f"));
+  EXPECT_GT(e.by_node.at("sub_big_f"), 10 * e.by_node.at("mm"));
+}
+
 TEST(Amp, LoopBodyNodesAreSearchedWithTheirOwnEstimates) {
   ir::Model m = model_with_sensitive_loop();
   ir::Model original = m;
