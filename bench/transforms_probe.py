@@ -114,8 +114,10 @@ def main():
         t = time.perf_counter()
         status, text = child([a.tessera, "convert", "fp16", a.model, "-o", path, "--keep-io-types", *a.extra],
                              a.timeout)
+        counts = [ln.strip() for ln in text.splitlines() if "kept" in ln or "Cast" in ln] if status == "ok" else []
         log(f"- tessera convert fp16 --keep-io-types {' '.join(a.extra)}: {status} "
-            f"({time.perf_counter() - t:.2f} s){'' if status == 'ok' else chr(10) + text}")
+            f"({time.perf_counter() - t:.2f} s){'; ' + ', '.join(counts) if counts else ''}"
+            f"{'' if status == 'ok' else chr(10) + text}")
         if status != "ok":
             return 1
     status, text = child([a.tessera, "check", path], a.timeout)
