@@ -141,6 +141,8 @@ def main():
     nodes = int(json.loads(text.splitlines()[-1])["nodes"]) if status == "ok" else 0
     log(f"\n## bisecting {first_crash} over {nodes} nodes")
     k = bisect(a, log, path, first_crash, nodes)
+    status, _ = worker(a, "save_prefix", path, k, os.path.join(a.out, "crash_prefix.onnx"))
+    log(f"the shortest crashing prefix saved as crash_prefix.onnx: {status}")
     alone = os.path.join(a.out, "culprit.onnx")
     status, text = worker(a, "culprit", path, k, alone)
     log(f"\nshortest crashing prefix: {k} nodes; its last node:\n```\n{text}\n```")
@@ -273,6 +275,13 @@ def prefix(path, k, out, name, feeds_path):
     return step(out, name, feeds_path)
 
 
+def save_prefix(path, k, out):
+    import onnx
+
+    onnx.save(prefix_model(path, int(k)), out, save_as_external_data=True, location=os.path.basename(out) + ".data")
+    return {"saved": out}
+
+
 def culprit(path, k, out):
     import onnx
 
@@ -360,7 +369,8 @@ def work(name, args):
 
     faulthandler.enable()
     fns = {"info": info, "feeds": feeds, "step": step, "count": count, "prefix": prefix, "culprit": culprit,
-           "histogram": histogram, "skeleton": skeleton, "op_of": op_of}
+           "histogram": histogram, "skeleton": skeleton, "op_of": op_of,
+           "save_prefix": save_prefix}
     try:
         result = fns[name](*args)
     except Exception as e:  # noqa: BLE001 - the parent reports it
