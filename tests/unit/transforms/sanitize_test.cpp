@@ -47,7 +47,7 @@ ir::Model foldable_model() {
   std::string r = b.node("Reshape", {mul, s}, {}, "reshape");
   std::string i = b.node("Identity", {r}, {}, "identity");
   std::string y = b.node("Add", {i, sum}, {}, "y");
-  b.node("Neg", {x}, {}, "dead");
+  b.node("Abs", {x}, {}, "dead");
   b.initializer(ir::make_tensor<float>("unused", DataType::kFloat, {2}, {1, 2}));
   b.output(y, ir::Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("batch"), Dim::of(4)}));
   return m;
@@ -196,6 +196,34 @@ TEST(Sanitize, StaticElementsOfASymbolicShapeFoldAndEqualNodesMerge) {
     auto feeds = test::feeds_for(m, seed);
     EXPECT_EQ(test::run_model(m, feeds), test::run_model(out, feeds));
   }
+}
+
+TEST(Sanitize, RandomNodesAndCustomOperatorsAreNeverMergedOrDropped) {
+  // x [2, 3]: two equal RandomNormalLike draws (two different values), two equal Neg (one goes), a dead
+  // Abs (goes) and a dead custom operator (stays: it may have effects outside the graph).
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}, {"custom", 1}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  auto type = ir::Type::tensor(DataType::kFloat, ir::Shape{Dim::of(2), Dim::of(3)});
+  std::string x = b.input("x", type);
+  std::string r1 = b.node("RandomNormalLike", {x}, {Attribute::of_float("seed", 1.f)}, "draw_1");
+  std::string r2 = b.node("RandomNormalLike", {x}, {Attribute::of_float("seed", 1.f)}, "draw_2");
+  std::string n1 = b.node("Neg", {x}, {}, "neg_1");
+  std::string n2 = b.node("Neg", {x}, {}, "neg_2");
+  b.node("Abs", {x}, {}, "dead");
+  b.nodes("Probe", {x}, {}, "custom_probe", 1, "custom");
+  std::string sum =
+      b.node("Add", {b.node("Add", {r1, r2}, {}, "draws"), b.node("Add", {n1, n2}, {}, "negs")}, {}, "sum");
+  b.output(sum, type);
+  Report r;
+  ir::Model out = sanitize_copy(m, {}, r);
+  for (const char* kept : {"draw_1", "draw_2", "neg_1", "custom_probe"})
+    EXPECT_TRUE(has_node(out.graph, kept)) << kept;
+  EXPECT_FALSE(has_node(out.graph, "neg_2"));
+  EXPECT_FALSE(has_node(out.graph, "dead"));
+  EXPECT_EQ(r.get("merge_common_subexpressions"), 1);
 }
 
 TEST(Sanitize, BrokenModelIsRefused) {
