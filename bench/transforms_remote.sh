@@ -10,6 +10,11 @@
 #            time for as many bytes with one fsync (the disk's floor)
 #     peers  bench/transforms_peers.py (real models, BERT-base, the 1 GiB model) into OUT/transforms_peers.md;
 #            PEERS_MODELS=vit_b_16,bert_base PEERS_LARGE_MIB=0 for some of them only
+#     probe  bench/transforms_probe.py on ViT-B/16 (PROBE_MODEL=another of tests/models): which of onnx's checker
+#            and onnxruntime crashes on Tessera's float16 model, bisected to one node (probe.md, culprit.onnx);
+#            then node counts by op type of the model, onnxscript's optimizer's output and tessera sanitize's
+#            (sanitize_ops.md), and each of those graphs without its weights (NAME.*.onnx: a file of zeros
+#            of the size in skeletons.log makes one loadable) to take home
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$1
@@ -72,6 +77,25 @@ for stage in "$@"; do
     python3 bench/transforms_peers.py --tessera "$T" --out "$work/peers" --models-dir "$work/models" \
       --models "$models" --large-mib "${PEERS_LARGE_MIB:-1024}" --timeout "${PEERS_TIMEOUT:-600}" >"$out/peers.log" 2>&1
     cp "$work/peers/transforms_peers.md" "$out/" 2>/dev/null
+    ;;
+  probe)
+    name=${PROBE_MODEL:-vit_b_16}
+    m=$work/models/$name/model.onnx
+    [ -f "$work/models/$name/export.json" ] ||
+      python3 tests/models/export_models.py "$work/models" --batch 1 --models "$name" >>"$out/export.log" 2>&1
+    p=$work/probe
+    rm -rf "$p" && mkdir -p "$p"
+    python3 bench/transforms_probe.py --tessera "$T" --model "$m" --out "$p" --input-dir "$work/models/$name/test_data_set_0" \
+      --timeout "${PEERS_TIMEOUT:-300}" >"$out/probe.log" 2>&1
+    cp "$p/probe.md" "$out/"
+    cp "$p/culprit.onnx" "$out/" 2>/dev/null
+    timed "$T" sanitize "$m" -o "$p/sanitized.onnx" --verbose >"$out/sanitize.log" 2>&1
+    timeout 600 python3 bench/transforms_peers.py --worker onnxscript "$m" "$p/onnxscript.onnx" >>"$out/probe.log" 2>&1
+    python3 bench/transforms_probe.py --worker histogram "$m" "$p/onnxscript.onnx" "$p/sanitized.onnx" \
+      >"$out/sanitize_ops.md" 2>&1
+    for f in model:$m fp16:$p/fp16.onnx onnxscript:$p/onnxscript.onnx sanitized:$p/sanitized.onnx; do
+      [ -f "${f#*:}" ] && echo "${f%%:*} $(python3 bench/transforms_probe.py --worker skeleton "${f#*:}" "$out/$name.${f%%:*}.onnx")"
+    done >"$out/skeletons.log" 2>&1
     ;;
   esac
 done

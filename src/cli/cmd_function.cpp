@@ -65,14 +65,21 @@ void add_edit(CLI::App* fn, int& status, const std::string& name, const std::str
 void add_create(CLI::App* fn, int& status) {
   auto* cmd = fn->add_subcommand(
       "create",
-      "Group nodes into a local function and replace them by a call; with several --prefix groups of the\n"
-      "same structure, one function and a call per group (differing attributes become parameters)");
+      "Group nodes into a local function and replace them by a call; with several groups of the same\n"
+      "structure (--prefix, --scope, --find-repeats), one function and a call per group (differing\n"
+      "attributes become parameters)");
   auto io = add_transform_io(cmd);
   auto opts = std::make_shared<transforms::FunctionCreateOptions>();
   cmd->add_option("--name", opts->name, "The function's name")->required();
   cmd->add_option("--domain", opts->domain, "Its domain (default: local)");
   cmd->add_option("--nodes", opts->nodes, "One group: these node names")->delimiter(',');
   cmd->add_option("--prefix", opts->prefixes, "One group per prefix of node names (scope)")->delimiter(',');
+  cmd->add_option("--scope", opts->scope,
+                  "One group per distinct text this expression (ECMAScript) matches at the start of node\n"
+                  "names, e.g. '/encoder/layer\\.[0-9]+/attention/'");
+  cmd->add_flag("--find-repeats", opts->find_repeats,
+                "Find the groups without names: the most nodes covered by contiguous blocks (file order)\n"
+                "of the same structure, e.g. each layer of a stack");
   cmd->callback([io, opts, &status] {
     run_transform("function create", *io, status, [&](ir::Model& m) {
       ir::History h(m);

@@ -9,8 +9,9 @@ namespace tessera::cli {
 
 void add_sanitize_command(CLI::App& app, int& status) {
   auto* cmd = app.add_subcommand("sanitize",
-                                 "Fold constants and static shapes, remove no-ops, dead nodes and unused "
-                                 "initializers;\nwhat the model computes stays bit for bit the same");
+                                 "Fold constants and static shapes (static elements of symbolic shapes "
+                                 "too), merge equal\nconstants and nodes, remove no-ops, dead nodes and "
+                                 "unused initializers; what the model\ncomputes stays bit for bit the same");
   auto io = add_transform_io(cmd);
   auto opts = std::make_shared<transforms::SanitizeOptions>();
   cmd->add_option("--fold-threshold", opts->fold_threshold,

@@ -309,10 +309,10 @@ Candidates candidates(const ir::Model& m) {
   return c;
 }
 
-// The candidates, least estimated error growth first (amp_estimate.h): a body's nodes take their
-// main-graph node's estimate, nodes it does not cover go last; ties (above all the many nodes adding
-// none) put the operators that only move data first, the known-sensitive ones (sums, exponentials,
-// statistics: sensitive()) last, then file order (neighbours share their Casts).
+// The candidates, least estimated error growth first (amp_estimate.h): a body's nodes have their own
+// estimate where the bodies were measured, else take their main-graph node's; nodes without go last; ties
+// (above all the many nodes adding none) put the operators that only move data first, the known-sensitive
+// ones (sums, exponentials, statistics: sensitive()) last, then file order (neighbours share their Casts).
 struct Ranked {
   std::vector<std::string> names;
   std::vector<double> growth;  // per name (infinity: no estimate)
@@ -326,8 +326,9 @@ Ranked rank(const Candidates& c, const ErrorGrowth& e) {
   };
   std::vector<Item> items;
   for (size_t i = 0; i < c.names.size(); ++i) {
-    auto g = e.by_node.find(c.top.at(c.names[i]));
     const std::string& n = c.names[i];
+    auto g = e.by_node.find(n);  // its own (main graph, a measured body), else its main-graph node's
+    if (g == e.by_node.end()) g = e.by_node.find(c.top.at(n));
     int tier = c.risky.count(n) ? 2 : c.movers.count(n) ? 0 : 1;
     items.push_back({g == e.by_node.end() ? INFINITY : g->second, tier, i});
   }

@@ -17,9 +17,17 @@
 
 namespace tessera::transforms {
 
+// The nodes of Loop, Scan and If bodies, at any depth, are measured too: those nodes hand their bodies'
+// float values out as extra outputs, level by level up to the main graph (a Loop or Scan stacked over
+// its iterations, an If both branches', the one that did not run an empty tensor) and each body node
+// gets its own growth, a loop-carried input counting the error of its initial value and of what the body
+// hands on. Where the model cannot run so (a body value that changes shape between iterations cannot be
+// stacked), body nodes take their main-graph node's estimate. Local functions are inlined for the two runs
+// (as the session would), so a function body's node gets the most it adds in any of its calls.
 struct ErrorGrowth {
-  std::unordered_map<std::string, double> by_node;   // main-graph node name -> growth (>= 0)
+  std::unordered_map<std::string, double> by_node;   // node name (main graph, bodies) -> growth (>= 0)
   std::unordered_map<std::string, double> relative;  // value -> relative error in the float16 run
+  bool bodies_measured = false;                      // whether the bodies' values were fetched
 };
 
 // Runs `original` and `low` (a float16 conversion of it keeping the value names) on `feeds`. Throws what

@@ -13,6 +13,7 @@
 #include "ir/commands/rename_value.h"
 #include "ops/registry.h"
 #include "transforms/cast_cleanup.h"
+#include "transforms/shape_floats.h"
 #include "transforms/specialise.h"
 #include "transforms/standalone.h"
 #include "transforms/tensor_convert.h"
@@ -197,6 +198,16 @@ void GraphConverter::decide_blocked() {
     if (auto why = block_reason(n)) {
       blocked_[n.id] = *why;
       s_.report.details.push_back(fmt::format("{}: node {} stays float32: {}", where_, label(n), *why));
+    }
+  }
+  if (!in_function_) {  // a function body converts as a whole
+    auto island = float_shape_arithmetic(g_, [this](const std::string& v) { return type_of(v); });
+    for (const auto& n : g_.nodes) {
+      if (!island.count(n.id) || blocked_.count(n.id)) continue;
+      blocked_[n.id] = "it computes integer values in float (from an integer Cast back to one)";
+      s_.report.add("shape arithmetic kept float32");
+      s_.report.details.push_back(
+          fmt::format("{}: node {} stays float32: {}", where_, label(n), blocked_[n.id]));
     }
   }
   s_.report.add("nodes kept float32", static_cast<int64_t>(blocked_.size()));

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -35,6 +37,8 @@ std::vector<std::string> reads_of(const ir::Node& n) {
 }
 
 void find_interface(const ir::Graph& g, Group& grp) {
+  grp.inputs.clear();
+  grp.outputs.clear();
   std::unordered_set<size_t> in(grp.nodes.begin(), grp.nodes.end());
   std::unordered_set<std::string> produced, seen_in, seen_out;
   for (size_t i : grp.nodes)
@@ -148,6 +152,106 @@ void topological_sort(ir::Graph& g) {
   g.nodes = std::move(out);
 }
 
+// One group per distinct text `scope` matches at the start of node names, in the order of their first
+// nodes.
+std::vector<Group> scope_groups(const ir::Graph& g, const std::string& scope) {
+  std::regex re;
+  try {
+    re = std::regex(scope, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw TransformError(fmt::format("--scope '{}' is not a valid expression: {}", scope, e.what()));
+  }
+  std::vector<Group> groups;
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    std::smatch match;
+    const std::string& name = g.nodes[i].name;
+    if (name.empty() || !std::regex_search(name, match, re, std::regex_constants::match_continuous)) continue;
+    auto [it, fresh] = index.emplace(match.str(0), groups.size());
+    if (fresh) groups.push_back({fmt::format("the nodes named '{}...'", match.str(0)), {}, {}, {}});
+    groups[it->second].nodes.push_back(i);
+  }
+  if (groups.empty()) throw TransformError(fmt::format("--scope '{}' matches no node name's start", scope));
+  return groups;
+}
+
+struct Repeat {
+  size_t start, length, count;
+  size_t slack;  // the run's nodes beyond count blocks: the blocks may start up to this much later
+};
+
+// Runs of contiguous blocks with the same operators in file order, by the nodes they cover (most first;
+// then shorter blocks, i.e. more calls). For each block length L, a maximal run of positions i with
+// op(i) == op(i + L) of length r is r + L nodes of period L: (r + L) / L blocks. Linear per length;
+// lengths up to 4,096 nodes.
+std::vector<Repeat> repeats(const ir::Graph& g) {
+  std::vector<size_t> op(g.nodes.size());
+  std::unordered_map<std::string, size_t> ids;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const ir::Node& n = g.nodes[i];
+    std::string key = fmt::format("{}:{}/{}/{}", n.domain, n.op_type, n.inputs.size(), n.outputs.size());
+    for (const auto& a : n.attributes) key += "/" + a.name;  // the structure check wants the same names
+    op[i] = ids.emplace(std::move(key), ids.size()).first->second;
+  }
+  std::vector<Repeat> found;
+  const size_t n = op.size();
+  for (size_t len = 2; len <= std::min<size_t>(n / 2, 4096); ++len) {
+    size_t run = 0;
+    for (size_t i = 0; i + len <= n; ++i) {
+      bool same = i + len < n && op[i] == op[i + len];
+      if (same) {
+        ++run;
+        continue;
+      }
+      if (run >= len) found.push_back({i - run, len, (run + len) / len, (run + len) % len});
+      run = 0;
+    }
+  }
+  std::stable_sort(found.begin(), found.end(), [](const Repeat& a, const Repeat& b) {
+    if (a.length * a.count != b.length * b.count) return a.length * a.count > b.length * b.count;
+    return a.length < b.length;
+  });
+  return found;
+}
+
+// `count` blocks of `length` nodes from `start`, when they pass the checks create_function makes;
+// otherwise nullopt, with the reason.
+std::optional<std::vector<Group>> checked_blocks(const ir::Graph& g, size_t start, size_t length,
+                                                 size_t count, std::string& reason) {
+  std::vector<Group> groups;
+  for (size_t j = 0; j < count; ++j) {
+    size_t first = start + j * length;
+    Group grp{fmt::format("block {} (nodes {} to {})", j, first, first + length - 1), {}, {}, {}};
+    for (size_t k = 0; k < length; ++k) grp.nodes.push_back(first + k);
+    groups.push_back(std::move(grp));
+  }
+  try {
+    for (auto& grp : groups) {
+      find_interface(g, grp);
+      require_block(g, grp);
+    }
+    for (size_t k = 1; k < groups.size(); ++k) require_same_structure(g, groups[0], groups[k]);
+    return groups;
+  } catch (const TransformError& e) {
+    reason = e.what();
+    return std::nullopt;
+  }
+}
+
+// The best run of repeated blocks whose blocks pass the checks create_function makes; throws when none.
+std::vector<Group> repeated_groups(const ir::Graph& g) {
+  auto found = repeats(g);
+  size_t tried = 0;
+  std::string last_reason = "no two contiguous blocks of 2 or more nodes have the same operators";
+  for (const Repeat& r : found) {
+    if (++tried > 32) break;
+    for (size_t shift = 0; shift <= r.slack; ++shift) {
+      if (auto groups = checked_blocks(g, r.start + shift, r.length, r.count, last_reason)) return *groups;
+    }
+  }
+  throw TransformError("--find-repeats found no repeated structure: " + last_reason);
+}
+
 }  // namespace
 
 Report create_function(ir::History& h, const FunctionCreateOptions& o) {
@@ -181,7 +285,13 @@ Report create_function(ir::History& h, const FunctionCreateOptions& o) {
       throw TransformError(fmt::format("--prefix '{}' matches no node of the main graph", p));
     groups.push_back(std::move(grp));
   }
-  if (groups.empty()) throw TransformError("give --nodes or --prefix");
+  if (!o.scope.empty())
+    for (auto& grp : scope_groups(g, o.scope)) groups.push_back(std::move(grp));
+  if (o.find_repeats) {
+    if (!groups.empty()) throw TransformError("--find-repeats finds the groups itself: give no other group");
+    groups = repeated_groups(g);
+  }
+  if (groups.empty()) throw TransformError("give --nodes, --prefix, --scope or --find-repeats");
   std::unordered_set<size_t> taken;
   for (auto& grp : groups) {
     for (size_t i : grp.nodes)

@@ -236,6 +236,40 @@ TEST_F(TransformCli, SetShapesExtractAndTensors) {
   EXPECT_NE(r.out.find("tensors converted"), std::string::npos) << r.out;
 }
 
+TEST_F(TransformCli, FunctionCreateFindsRepeatedLayers) {
+  // x [2, 8] -> 3 x layer.L/{MatMul, Add, Relu} -> Tanh: --find-repeats makes one function of the layers,
+  // --scope one per matching name; a model without repeats is refused and nothing is written.
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  ir::GraphBuilder b(m.graph);
+  auto type = ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::of(2), ir::Dim::of(8)});
+  std::string v = b.input("x", type);
+  for (int l = 0; l < 3; ++l) {
+    std::string p = "layer." + std::to_string(l) + "/";
+    v = b.node("MatMul", {v, b.random_normal(p + "w", {8, 8}, 0.4f)}, {}, p + "mm");
+    v = b.node("Add", {v, b.random_normal(p + "b", {8}, 0.4f)}, {}, p + "add");
+    v = b.node("Relu", {v}, {}, p + "relu");
+  }
+  b.output(b.node("Tanh", {v}, {}, "tanh"), type);
+  onnx::save_model(m, path("layers.onnx"));
+  CliRun r = run_tessera("function create " + path("layers.onnx") + " -o " + path("f.onnx") +
+                         " --name Layer --find-repeats");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("groups replaced by calls           3"), std::string::npos) << r.out;
+  EXPECT_EQ(run_tessera("check " + path("f.onnx")).status, 0);
+  EXPECT_EQ(onnx::load_model(path("f.onnx")).graph.nodes.size(), 4u);
+  r = run_tessera("function create " + path("layers.onnx") + " -o " + path("s.onnx") +
+                  " --name Layer --scope 'layer\\.[0-9]/'");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(onnx::load_model(path("s.onnx")).graph.nodes.size(), 4u);  // a call per layer, Tanh
+  r = run_tessera("function create " + path("f.onnx") + " -o " + path("none.onnx") +
+                  " --name G --find-repeats");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("--find-repeats found no repeated structure"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(path("none.onnx")));
+}
+
 TEST_F(TransformCli, UserToolsRunAndCheckTheirOutput) {
   std::string in = save_model("m.onnx");
   std::string tools = "tool --tools-file " + path("tools.json") + " ";

@@ -91,6 +91,47 @@ ir::Model model_with_sensitive_branch() {
   return m;
 }
 
+// x [4,16] -> MatMul(w) -> Loop(3 iterations, state h) { add_big = Add(h, 1000); sub_big = Sub(add_big,
+// 1000); scale = Mul(sub_big, 0.75); soft = Tanh(scale) } -> Tanh. In float16, 1000 + h keeps a step of
+// 0.5, so the body's Add and Sub break any tight tolerance; Mul and Tanh do not.
+ir::Model model_with_sensitive_loop() {
+  auto F = [](std::vector<int64_t> d) {
+    ir::Shape s;
+    for (int64_t x : d) s.push_back(ir::Dim::of(x));
+    return ir::Type::tensor(ir::DataType::kFloat, s);
+  };
+  ir::Graph body;
+  body.name = "body";
+  {
+    ir::GraphBuilder b(body);
+    b.input("iter", ir::Type::tensor(ir::DataType::kInt64, ir::Shape{}));
+    std::string cond = b.input("cond_in", ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
+    std::string h = b.input("h_in", F({4, 16}));
+    std::string k =
+        b.initializer(ir::make_tensor("k1000_loop", ir::DataType::kFloat, {}, std::vector<float>{1000.f}));
+    std::string q =
+        b.initializer(ir::make_tensor("k075_loop", ir::DataType::kFloat, {}, std::vector<float>{0.75f}));
+    std::string big = b.node("Add", {h, k}, {}, "add_big_loop");
+    std::string back = b.node("Sub", {big, k}, {}, "sub_big_loop");
+    std::string scaled = b.node("Mul", {back, q}, {}, "scale_loop");
+    b.output(b.node("Identity", {cond}, {}, "cond_out"), ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
+    b.output(b.node("Tanh", {scaled}, {}, "soft_loop"), F({4, 16}));
+  }
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  std::string x = b.input("x", F({4, 16}));
+  std::string mm = b.node("MatMul", {x, b.random_normal("w", {16, 16}, 0.25f)}, {}, "mm");
+  std::string trips = b.initializer(ir::make_tensor<int64_t>("trips", ir::DataType::kInt64, {}, {3}));
+  std::string yes = b.initializer(ir::make_tensor<uint8_t>("yes", ir::DataType::kBool, {}, {1}));
+  std::string y =
+      b.node("Loop", {trips, yes, mm}, {ir::Attribute::of_graph("body", std::move(body))}, "loop");
+  b.output(b.node("Tanh", {y}, {}, "tanh"), F({4, 16}));
+  return m;
+}
+
 // x [4,16] -> MatMul(w) -> custom.Big -> Tanh, where custom.Big's body is Add(1000) -> Sub(1000) -> Relu:
 // the body's Add and Sub must stay float32, the rest (the body's Relu too) can be float16.
 ir::Model model_with_sensitive_function(bool offset_parameter = false) {
@@ -309,6 +350,156 @@ TEST(Amp, NodesInsideSubgraphsAreCandidates) {
   }
   h.undo();
   EXPECT_TRUE(m == original);
+}
+
+TEST(AmpEstimate, LoopBodyNodesHaveTheirOwnEstimate) {
+  ir::Model m = model_with_sensitive_loop();
+  FloatConvertOptions fo;
+  fo.keep_io_types = true;
+  Report r;
+  ir::Model low = convert_float_copy(m, fo, r);
+  rt::SessionOptions so;
+  so.optimization = rt::OptLevel::kNone;
+  so.threads = 1;
+  ErrorGrowth e = estimate_error_growth(m, low, so, test::feeds_for(m, 1));
+  EXPECT_TRUE(e.bodies_measured);
+  for (const char* n : {"add_big_loop", "sub_big_loop", "scale_loop", "soft_loop", "loop"})
+    ASSERT_TRUE(e.by_node.count(n)) << n;
+  // The cancellation is the body's Sub: it adds far more than the body's other nodes, and than the Loop
+  // node as a whole would tell (before, every body node took the Loop's estimate).
+  EXPECT_GT(e.by_node.at("sub_big_loop"), 10 * e.by_node.at("scale_loop"));
+  EXPECT_GT(e.by_node.at("sub_big_loop"), 10 * e.by_node.at("soft_loop"));
+  EXPECT_GT(e.relative.at("sub_big_loop"), e.relative.at("add_big_loop"));
+}
+
+// x [4,16], cond -> MatMul(w) -> Loop(3) { If(cond) { then: Sub(Add(h, 1000), 1000); else: Neg(h) } ->
+// Mul(0.75) -> Tanh } -> Tanh: the cancelling Sub two levels down.
+ir::Model model_with_nested_sensitive_branch() {
+  auto F = [](std::vector<int64_t> d) {
+    ir::Shape s;
+    for (int64_t x : d) s.push_back(ir::Dim::of(x));
+    return ir::Type::tensor(ir::DataType::kFloat, s);
+  };
+  ir::Graph then_g;
+  then_g.name = "then";
+  {
+    ir::GraphBuilder b(then_g);
+    std::string k =
+        b.initializer(ir::make_tensor("k1000_n", ir::DataType::kFloat, {}, std::vector<float>{1000.f}));
+    std::string big = b.node("Add", {"h_n", k}, {}, "add_big_n");
+    b.output(b.node("Sub", {big, k}, {}, "sub_big_n"), F({4, 16}));
+  }
+  ir::Graph else_g;
+  else_g.name = "else";
+  {
+    ir::GraphBuilder b(else_g);
+    b.output(b.node("Neg", {"h_n"}, {}, "neg_n"), F({4, 16}));
+  }
+  ir::Graph body;
+  body.name = "body";
+  {
+    ir::GraphBuilder b(body);
+    b.input("iter_n", ir::Type::tensor(ir::DataType::kInt64, ir::Shape{}));
+    std::string c = b.input("cond_n", ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
+    b.input("h_n", F({4, 16}));
+    std::string q =
+        b.initializer(ir::make_tensor("k075_n", ir::DataType::kFloat, {}, std::vector<float>{0.75f}));
+    std::string branch = b.node("If", {"cond"},
+                                {ir::Attribute::of_graph("then_branch", std::move(then_g)),
+                                 ir::Attribute::of_graph("else_branch", std::move(else_g))},
+                                "if_n");
+    std::string scaled = b.node("Mul", {branch, q}, {}, "scale_n");
+    b.output(b.node("Identity", {c}, {}, "cond_out_n"), ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
+    b.output(b.node("Tanh", {scaled}, {}, "soft_n"), F({4, 16}));
+  }
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  std::string x = b.input("x", F({4, 16}));
+  b.input("cond", ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
+  std::string mm = b.node("MatMul", {x, b.random_normal("w", {16, 16}, 0.25f)}, {}, "mm");
+  std::string trips = b.initializer(ir::make_tensor<int64_t>("trips", ir::DataType::kInt64, {}, {3}));
+  std::string yes = b.initializer(ir::make_tensor<uint8_t>("yes", ir::DataType::kBool, {}, {1}));
+  std::string y =
+      b.node("Loop", {trips, yes, mm}, {ir::Attribute::of_graph("body", std::move(body))}, "loop");
+  b.output(b.node("Tanh", {y}, {}, "tanh"), F({4, 16}));
+  return m;
+}
+
+TEST(AmpEstimate, NodesOfABranchInsideALoopHaveTheirOwnEstimate) {
+  ir::Model m = model_with_nested_sensitive_branch();
+  FloatConvertOptions fo;
+  fo.keep_io_types = true;
+  Report r;
+  ir::Model low = convert_float_copy(m, fo, r);
+  rt::SessionOptions so;
+  so.optimization = rt::OptLevel::kNone;
+  so.threads = 1;
+  for (bool cond : {true, false}) {
+    auto feeds = test::feeds_for(m, 1);
+    for (auto& [name, v] : feeds)
+      if (name == "cond") v = rt::Tensor::from_vector<bool>(ir::DataType::kBool, {}, std::vector<bool>{cond});
+    ErrorGrowth e = estimate_error_growth(m, low, so, feeds);
+    EXPECT_TRUE(e.bodies_measured);
+    for (const char* n : {"add_big_n", "sub_big_n", "neg_n", "scale_n", "soft_n", "if_n", "loop"})
+      ASSERT_TRUE(e.by_node.count(n)) << n;
+    if (cond) {  // the then branch ran: its Sub cancels
+      EXPECT_GT(e.by_node.at("sub_big_n"), 10 * e.by_node.at("scale_n"));
+      EXPECT_GT(e.by_node.at("sub_big_n"), 10 * e.by_node.at("soft_n"));
+    } else {  // it did not: nothing measured for it (empty tensors), the else branch's Neg adds nothing
+      EXPECT_EQ(e.by_node.at("sub_big_n"), 0);
+      EXPECT_LT(e.by_node.at("neg_n"), 1e-3);
+    }
+  }
+}
+
+TEST(AmpEstimate, FunctionBodyNodesHaveTheirOwnEstimate) {
+  ir::Model m = model_with_sensitive_function();
+  FloatConvertOptions fo;
+  fo.keep_io_types = true;
+  Report r;
+  ir::Model low = convert_float_copy(m, fo, r);
+  rt::SessionOptions so;
+  so.optimization = rt::OptLevel::kNone;
+  so.threads = 1;
+  ErrorGrowth e = estimate_error_growth(m, low, so, test::feeds_for(m, 1));
+  for (const char* n : {"add_big_f", "sub_big_f", "relu_f", "mm", "tanh"})
+    ASSERT_TRUE(e.by_node.count(n)) << n;
+  // The body's Sub cancels; the Relu after it and the main graph's nodes add little.
+  EXPECT_GT(e.by_node.at("sub_big_f"), 10 * e.by_node.at("relu_f"));
+  EXPECT_GT(e.by_node.at("sub_big_f"), 10 * e.by_node.at("mm"));
+}
+
+TEST(Amp, LoopBodyNodesAreSearchedWithTheirOwnEstimates) {
+  ir::Model m = model_with_sensitive_loop();
+  ir::Model original = m;
+  ir::History h(m);
+  const double rtol = 1e-2, atol = 1e-3;
+  AmpOptions o = options(rtol, atol);
+  o.headroom = 0;
+  Report r = convert_amp(h, o, {test::feeds_for(m, 1)});
+  std::string log;
+  for (const auto& d : r.details) log += d + "\n";
+  EXPECT_EQ(r.get("candidates inside subgraphs"), 4) << log;  // add, sub, scale, soft (not the Identity)
+  auto kept = [&](const std::string& name) {
+    return std::any_of(r.details.begin(), r.details.end(), [&](const std::string& d) {
+      return d.find("node '" + name + "' stays float32") != std::string::npos;
+    });
+  };
+  // The Sub that cancels stays float32 (the Add's output stays float32 with it or not: either passes at
+  // this tolerance once the Sub is float32); the tame nodes of the body go float16.
+  EXPECT_TRUE(kept("sub_big_loop")) << log;
+  EXPECT_FALSE(kept("scale_loop")) << log;
+  EXPECT_FALSE(kept("soft_loop")) << log;
+  EXPECT_LE(r.get("nodes kept float32 for accuracy"), 2) << log;
+  EXPECT_FALSE(check::check_model(m).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(m));
+  for (unsigned seed : {2u, 3u}) {  // inputs the search did not see
+    auto feeds = test::feeds_for(original, seed);
+    EXPECT_LE(excess(test::run_model(original, feeds), test::run_model(m, feeds), rtol, atol), 1.0) << seed;
+  }
 }
 
 TEST(Amp, NodesInsideLocalFunctionsAreCandidates) {

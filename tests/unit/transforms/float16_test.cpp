@@ -137,6 +137,60 @@ TEST(Float16, OpBlockListInsideSubgraphs) {
   EXPECT_EQ(then.outputs[0].type.elem, DataType::kFloat16);
 }
 
+// x [batch, 1000]: n = Cast(Shape(x)[0]) to float * 1000 (100,000 for a batch of 100: beyond float16's
+// 65,504), Cast back to int64, the reshape target [n, -1]; and a scale 1 / sqrt(Cast(Shape(x)[1])) that
+// multiplies the data. The first computes integers in float and must stay float32; the second is data.
+ir::Model float_shape_model() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  ir::GraphBuilder b(m.graph);
+  auto X = ir::Type::tensor(DataType::kFloat, ir::Shape{ir::Dim::symbol("batch"), ir::Dim::of(1000)});
+  std::string x = b.input("x", X);
+  auto scalar = [&](const std::string& name, float v) {
+    return b.initializer(ir::make_tensor<float>(name, DataType::kFloat, {}, {v}));
+  };
+  auto to = [](DataType t) { return ir::Attribute::of_int("to", static_cast<int64_t>(t)); };
+  std::string s = b.node("Shape", {x}, {}, "shape");
+  std::string n = b.node("Gather", {s, b.constant_ints("i0", {0})}, {}, "batch");
+  std::string nf = b.node("Cast", {n}, {to(DataType::kFloat)}, "batch_float");
+  std::string big = b.node("Mul", {nf, scalar("k1000", 1000.f)}, {}, "times_1000");
+  std::string back = b.node("Cast", {big}, {to(DataType::kInt64)}, "back_to_int");
+  std::string target =
+      b.node("Concat", {back, b.constant_ints("minus1", {-1})}, {ir::Attribute::of_int("axis", 0)}, "target");
+  std::string r = b.node("Reshape", {x, target}, {}, "reshape");
+  std::string w = b.node("Gather", {s, b.constant_ints("i1", {1})}, {}, "width");
+  std::string wf = b.node("Cast", {w}, {to(DataType::kFloat)}, "width_float");
+  std::string scale = b.node("Div", {scalar("one", 1.f), b.node("Sqrt", {wf}, {}, "sqrt")}, {}, "scale");
+  b.output(b.node("Mul", {r, scale}, {}, "y"),
+           ir::Type::tensor(DataType::kFloat, ir::Shape{ir::Dim::symbol("n"), ir::Dim::symbol("m")}));
+  return m;
+}
+
+TEST(Float16, IntegerValuesComputedInFloatStayFloat32) {
+  ir::Model m = float_shape_model();
+  Report r;
+  FloatConvertOptions o;
+  o.keep_io_types = true;
+  ir::Model out = convert_float_copy(m, o, r);
+  EXPECT_EQ(r.get("shape arithmetic kept float32"), 3);  // batch_float, times_1000, back_to_int
+  EXPECT_FALSE(check::check_model(out).diagnostics.has_errors());
+  EXPECT_TRUE(test::onnx_checker_accepts(out));
+  auto cast_to = [&](const std::string& name) { return node(out.graph, name)->attr("to")->i; };
+  EXPECT_EQ(cast_to("batch_float"), static_cast<int64_t>(DataType::kFloat));
+  EXPECT_EQ(cast_to("width_float"), static_cast<int64_t>(DataType::kFloat16));  // the scale is data
+  EXPECT_EQ(out.graph.find_initializer("k1000")->dtype, DataType::kFloat);
+  // A batch of 100: 100,000 overflows float16; the float32 island keeps it, the output is [100000, 1].
+  std::vector<std::pair<std::string, rt::Value>> feeds = {
+      {"x", rt::Tensor::from_vector<float>(DataType::kFloat, {100, 1000}, std::vector<float>(100000, 0.5f))}};
+  auto want = test::run_model(m, feeds), got = test::run_model(out, feeds);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].size(), want[0].size());
+  for (size_t i = 0; i < want[0].size(); ++i)
+    ASSERT_NEAR(got[0][i], want[0][i], 1e-3 * std::fabs(want[0][i]));
+}
+
 TEST(Float16, UndoRestoresTheModel) {
   ir::Model m = control_flow_model();
   ir::Model original = m;
