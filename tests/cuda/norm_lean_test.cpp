@@ -29,9 +29,9 @@ double atol_for(DataType t) {
   return 4 * type_eps(t);
 }
 
-// About 256k elements in rows of n (an odd count, so the last block of 4 one-warp teams is part-empty).
+// About 131k elements in rows of n (an odd count, so the last block of 4 one-warp teams is part-empty).
 int64_t many_rows(int64_t n) {
-  return (262144 / n) | 1;
+  return (131072 / n) | 1;
 }
 
 class CudaNormLean : public CudaOps {};
@@ -66,7 +66,7 @@ TEST_F(CudaNormLean, SkipLayerNormalizationAtEveryRowSize) {
   uint32_t seed = 9300;
   for (DataType t : kHalfTypes) {
     for (int64_t n : kSizes) {
-      const int64_t rows = (131072 / n) | 1;
+      const int64_t rows = (65536 / n) | 1;
       const rt::Shape shape{2, rows, n}, row_skip{rows, n};
       for (const rt::Shape& skip : {shape, row_skip}) {
         for (const char* op : {"SkipLayerNormalization", "SkipSimplifiedLayerNormalization"}) {
