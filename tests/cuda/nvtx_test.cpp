@@ -10,7 +10,8 @@
 //   - a replay (plain or profiled): that one range and nothing else. NVTX ranges are host-side: a
 //     replayed graph launches no node from the host, so a timeline shows the replay's kernels (with
 //     --cuda-graph-trace=node) under that one range, and the layers' names under the capture's ranges.
-//     Nsight Systems shows ranges opened during a capture at capture time, not at the replays.
+//     Nsight Systems shows ranges opened during a capture at capture time, not at the replays;
+//   - with TESSERA_CUDA_GRAPHS=off (no capture): every run one range a layer again.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -223,6 +224,19 @@ TEST_F(CudaNvtxChild, RangesOfEachRun) {
   for (auto it = at + 1; it != runs.end(); ++it)
     EXPECT_EQ(*it, std::vector<std::string>{kReplayRange}) << "a replay";
   EXPECT_LT(at - runs.begin(), 3) << "the graph was captured late: nothing was replayed after it";
+
+  // TESSERA_CUDA_GRAPHS=off: no capture, every run a range a layer (the timeline with the layers' kernels).
+  setenv("TESSERA_CUDA_GRAPHS", "off", 1);
+  rt::Session off(layers(), {.backend = "cuda", .precision = precision});
+  rec.take();
+  for (int k = 0; k < 3; ++k) {
+    off.run(feeds());
+    r = outermost(rec.take());
+    EXPECT_EQ(r.error, "") << "TESSERA_CUDA_GRAPHS=off, run " << k;
+    EXPECT_EQ(r.top, names) << "TESSERA_CUDA_GRAPHS=off, run " << k;
+  }
+  EXPECT_EQ(off.last_stats().device_graph_replays, 0u);
+  unsetenv("TESSERA_CUDA_GRAPHS");
 }
 
 TEST_F(CudaNvtx, LayerRangesNodeByNodeAtCaptureAndOneRangeAReplay) {
