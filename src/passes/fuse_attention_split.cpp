@@ -14,9 +14,9 @@ struct TargetDim {
   int64_t axis = -1;
 };
 
-// The entries of a Reshape target made of constants, Concat, Unsqueeze/Cast/Identity and Gathers of
-// constant indices from a Shape (without start/end): what exporters write for x.size(0); nullopt for
-// anything else. `nodes` collects the nodes that compute it.
+// The entries of a Reshape target made of constants, Concat, Unsqueeze/Squeeze/Cast/Identity, Shape
+// (with start/end) and Gathers of constant indices from a Shape: what exporters write for x.size(0);
+// nullopt for anything else. `nodes` collects the nodes that compute it.
 std::optional<std::vector<TargetDim>> target_dims(const RuleContext& ctx, const std::string& v,
                                                   std::vector<size_t>& nodes, int depth = 0) {
   const ir::Graph& g = ctx.graph;
@@ -39,31 +39,48 @@ std::optional<std::vector<TargetDim>> target_dims(const RuleContext& ctx, const 
     }
     return out;
   }
-  if (is_op(n, "Unsqueeze") || is_op(n, "Cast") || is_op(n, "Identity")) {
+  if (is_op(n, "Unsqueeze") || is_op(n, "Squeeze") || is_op(n, "Cast") || is_op(n, "Identity")) {
     auto inner = target_dims(ctx, n.inputs[0], nodes, depth + 1);
-    if (!inner || (is_op(n, "Unsqueeze") && inner->size() != 1)) return std::nullopt;
+    const bool one = is_op(n, "Unsqueeze") || is_op(n, "Squeeze");  // of a scalar or a [1]
+    if (!inner || (one && inner->size() != 1)) return std::nullopt;
     return inner;
   }
-  auto shape_of = [&](const std::string& s) -> std::optional<std::pair<std::string, int64_t>> {
-    auto sp = producer(g, s);
-    if (!sp) return std::nullopt;
-    nodes.push_back(*sp);
-    const ir::Node& sh = g.nodes[*sp];
-    if (!is_op(sh, "Shape") || sh.inputs.size() != 1 || sh.attr("start") || sh.attr("end"))
-      return std::nullopt;
+  // A Shape node's input and the axes [start, end) it reports (opset 15's start/end, clamped).
+  struct ShapeOf {
+    std::string of;
+    int64_t start = 0, end = 0;
+  };
+  auto shape_of = [&](size_t at) -> std::optional<ShapeOf> {
+    const ir::Node& sh = g.nodes[at];
+    if (!is_op(sh, "Shape") || sh.inputs.size() != 1) return std::nullopt;
     auto t = value_type(ctx, sh.inputs[0]);
     if (!t || !t->shape) return std::nullopt;
-    return std::pair{sh.inputs[0], static_cast<int64_t>(t->shape->size())};
+    const auto rank = static_cast<int64_t>(t->shape->size());
+    auto clamp = [&](int64_t x) { return std::clamp(x < 0 ? x + rank : x, int64_t{0}, rank); };
+    ShapeOf out{sh.inputs[0], clamp(attr_int(sh, "start", 0)), clamp(attr_int(sh, "end", rank))};
+    if (out.end <= out.start) return std::nullopt;
+    return out;
   };
+  if (is_op(n, "Shape")) {  // Shape(x, start, end) itself: dynamo's sym_size of one axis
+    auto src = shape_of(*p);
+    if (!src) return std::nullopt;
+    std::vector<TargetDim> out;
+    for (int64_t a = src->start; a < src->end; ++a) out.push_back({0, src->of, a});
+    return out;
+  }
   if (is_op(n, "Gather") && n.inputs.size() == 2 && attr_int(n, "axis", 0) == 0) {
     auto idx = constant_ints(g, n.inputs[1]);
-    auto src = shape_of(n.inputs[0]);
-    if (!idx || !src) return std::nullopt;
+    auto sp = producer(g, n.inputs[0]);
+    if (!idx || !sp) return std::nullopt;
+    nodes.push_back(*sp);
+    auto src = shape_of(*sp);
+    if (!src) return std::nullopt;
+    const int64_t len = src->end - src->start;
     std::vector<TargetDim> out;
     for (int64_t i : *idx) {
-      if (i < 0) i += src->second;
-      if (i < 0 || i >= src->second) return std::nullopt;
-      out.push_back({0, src->first, i});
+      if (i < 0) i += len;
+      if (i < 0 || i >= len) return std::nullopt;
+      out.push_back({0, src->of, src->start + i});
     }
     return out;
   }
@@ -143,11 +160,16 @@ std::optional<SplitOperand> split_operand(const RuleContext& ctx, const std::str
     if ((*target)[3].of.empty()) d = (*target)[3].value;
   }
   if (h <= 0 || d < 2 || h * d != *each) return std::nullopt;
+  // Each leading axis kept; one -1 among them is then the one left over, which is P's size too.
+  int inferred = 0;
   for (size_t k = 0; k + 1 < kRank; ++k) {
     if (same_dim(rs[k], ps[k])) continue;
-    if (!target || target->size() != 4 || !keeps_axis(ctx, (*target)[k], k, split, ps, allowzero))
-      return std::nullopt;
+    if (!target || target->size() != 4) return std::nullopt;
+    const TargetDim& t = (*target)[k];
+    if (t.of.empty() && t.value == -1 && ++inferred == 1) continue;
+    if (!keeps_axis(ctx, t, k, split, ps, allowzero)) return std::nullopt;
   }
+  if (inferred > 1) return std::nullopt;
   SplitOperand out;
   out.base = base;
   out.shape = {0, 0, static_cast<int64_t>(split.outputs.size()), h, d};

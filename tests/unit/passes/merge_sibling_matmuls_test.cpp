@@ -62,11 +62,18 @@ ir::Model bert_block(int64_t opset = 17) {
   return m;
 }
 
-// bert_block with a free batch ("batch", a dim_param) as TorchScript exports BERT with dynamic axes: each
-// head split reshapes to [Shape(v)[0], S, H, D], the target computed from the projection's own shape at
-// run time, and the heads merge back to [Shape(x)[0], S, E]. With `dynamo_targets`, the targets are
-// constants with 0 for the batch (copied from the input), as the dynamo exporter writes some of them.
-ir::Model bert_block_free_batch(bool dynamo_targets = false) {
+// How the free batch gets into the head splits' Reshape targets.
+enum class Targets {
+  kShapeGather,  // Concat(Gather(Shape(v), [0]), [S, H, D]): TorchScript's x.size(0)
+  kShapeSlice,   // Concat(Shape(v, start 0, end 1), [S, H, D]) (opset 15+)
+  kZero,         // [0, S, H, D]: copied from the input
+  kMinusOne,     // [-1, S, H, D]: inferred
+};
+
+// bert_block with a free batch ("batch", a dim_param) as BERT is exported with dynamic axes: each head
+// split reshapes to [batch, S, H, D] with the batch given as `targets` says, and the heads merge back to
+// [batch, S, E] likewise.
+ir::Model bert_block_free_batch(Targets targets = Targets::kShapeGather) {
   ir::Model m;
   m.ir_version = 9;
   m.opset_imports = {{"", 17}};
@@ -85,11 +92,13 @@ ir::Model bert_block_free_batch(bool dynamo_targets = false) {
   };
   // [Shape(v)[0], rest...]: the batch read from v at run time.
   auto target = [&](const std::string& v, std::vector<int64_t> rest) {
-    if (dynamo_targets) {
-      rest.insert(rest.begin(), 0);
+    if (targets == Targets::kZero || targets == Targets::kMinusOne) {
+      rest.insert(rest.begin(), targets == Targets::kZero ? 0 : -1);
       return b.constant_ints(fresh(), rest);
     }
-    auto batch = b.node("Gather", {b.node("Shape", {v}), b.constant_ints(fresh(), {0})});
+    auto batch = targets == Targets::kShapeSlice
+                     ? b.node("Shape", {v}, {Attribute::of_int("start", 0), Attribute::of_int("end", 1)})
+                     : b.node("Gather", {b.node("Shape", {v}), b.constant_ints(fresh(), {0})});
     return b.node("Concat", {batch, b.constant_ints(fresh(), rest)}, {Attribute::of_int("axis", 0)});
   };
   auto heads = [&](const std::string& v, std::vector<int64_t> perm) {
@@ -308,14 +317,16 @@ TEST(PassesMergeSiblingMatMuls, ActivationOfFreeBatchMerges) {
 
 // BERT exported with a free batch: Q, K and V merge, and FusedAttention reads them as parts of the packed
 // output through a Reshape that copies the free leading sizes ([0, 0, 3, H, D]): no Split is left, and no
-// Shape node reads what the Split wrote. Equivalent at batch 1, 2 and 5.
+// Shape node reads what the Split wrote. Each form of the head splits' targets; equivalent at batch 1, 2
+// and 5.
 TEST(PassesMergeSiblingMatMuls, BertQkvWithAFreeBatchIsReadPackedByAttention) {
-  for (bool dynamo_targets : {false, true}) {
-    SCOPED_TRACE(dynamo_targets ? "constant targets with 0" : "targets from Shape");
-    ir::Model opt = optimise_and_compare(bert_block_free_batch(dynamo_targets), {}, {1, 2, 5});
+  for (Targets targets : {Targets::kShapeGather, Targets::kShapeSlice, Targets::kZero, Targets::kMinusOne}) {
+    SCOPED_TRACE(static_cast<int>(targets));
+    const bool from_shape = targets == Targets::kShapeGather || targets == Targets::kShapeSlice;
+    ir::Model opt = optimise_and_compare(bert_block_free_batch(targets), {}, {1, 2, 5});
     EXPECT_EQ(count(opt.graph, "MatMulBias"), 2);
     EXPECT_EQ(count(opt.graph, "Split"), 0) << "FusedAttention reads the packed output";
-    EXPECT_EQ(count(opt.graph, "Shape"), dynamo_targets ? 0 : 1)
+    EXPECT_EQ(count(opt.graph, "Shape"), from_shape ? 1 : 0)
         << "only the out-projection's target is left";
     const ir::Node* a = find(opt.graph, "FusedAttention");
     ASSERT_NE(a, nullptr);
