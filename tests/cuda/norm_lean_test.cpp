@@ -14,6 +14,8 @@
 //   tessera_cuda_tests --gtest_filter='CudaNormLean.*'
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "reduce_test_util.h"
 
 namespace tessera::cuda_test {
@@ -145,6 +147,7 @@ void report(const std::string& what, const OneNode& c, double bytes) {
   const Timed t = time_node(c, 20);
   EXPECT_TRUE(t.on_gpu) << what << " did not run on the GPU";
   fmt::print("[norm-lean] {:<58} {:8.2f} us {:6.2f} TB/s\n", what, t.best_us, bytes / (t.best_us * 1e6));
+  std::fflush(stdout);  // each line as it is measured, whatever the log keeps of the end
 }
 
 // Each size at about BERT-base batch 32's element count (4096 x 768 = 3.1M), float16 and bfloat16:
