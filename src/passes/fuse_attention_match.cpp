@@ -5,6 +5,7 @@
 #include <set>
 #include <span>
 
+#include "passes/fuse_attention_split.h"
 #include "passes/fuse_attention_view.h"
 
 namespace tessera::passes::attn {
@@ -332,6 +333,20 @@ std::optional<Operand> operand(const RuleContext& ctx, const std::string& value,
     out.part = c->packed.part;
     if (static_shape(ctx, c->base) != c->packed.shape) out.shape = c->packed.shape;
     chain.insert(chain.end(), c->chain.begin(), c->chain.end());
+    return out;
+  }
+  // A head split of one part of a packed projection of free leading sizes (fuse_attention_split.h): read
+  // from the projection itself; the head split and the Split go when nothing else reads them.
+  if (auto s = split_operand(ctx, op.value, op.axes)) {
+    Operand out;
+    out.value = s->base;
+    out.axes = s->axes;
+    out.part = s->part;
+    out.shape = s->shape;
+    chain.push_back(s->reshape);
+    chain.insert(chain.end(), s->target_nodes.begin(), s->target_nodes.end());
+    if (auto sp = producer(ctx.graph, ctx.graph.nodes[s->reshape].inputs[0])) chain.push_back(*sp);
+    gone.insert(gone.end(), plain_gone.begin(), plain_gone.end());
     return out;
   }
   if (!plain_ok) return std::nullopt;

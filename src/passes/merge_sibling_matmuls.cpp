@@ -166,11 +166,11 @@ ir::Node split_node(RuleContext& ctx, const std::vector<Linear>& ls, const std::
 }
 
 bool merge_sibling_matmuls(RuleContext& ctx, size_t i) {
-  // A static activation only: with free sizes the attention's Reshape targets are computed by Shape
-  // nodes at run time, fuse_attention cannot read the packed output as a view, and the Split would stay
-  // as a copy of it (a dynamic-shape BERT export: 13 us a layer at batch 32 in float16).
-  const ir::Node& n = ctx.graph.nodes[i];
-  if (n.inputs.empty() || !static_shape(ctx, n.inputs[0])) return false;
+  // The activation's leading sizes may be free (a batch or sequence dim_param): the merge needs only the
+  // shared activation, K and the N's static. fuse_attention then reads Q, K and V of a free-batch BERT
+  // export through a Reshape of the packed output that copies the free sizes (fuse_attention_split.h);
+  // before it did, the Split stayed as a copy (13 us a layer at batch 32 in float16), and such
+  // activations were left alone.
   std::vector<Linear> ls = siblings(ctx, i);
   if (ls.empty()) return false;
   const ir::Node& head = ctx.graph.nodes[i];

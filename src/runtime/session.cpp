@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -149,11 +151,37 @@ void Session::open_backends() {
   for (auto& b : backends_) planners_.push_back(std::make_unique<MemoryPlanner>(b.get()));
 }
 
+namespace {
+
+// TESSERA_PREPARE_TIMES=1: the time kernels take to prepare at session build (cuDNN algorithm and plan
+// choices, cuBLASLt heuristics, NVRTC compiles, weight layouts), by operator, printed to stderr when the
+// session is built: where `session_build_ms` (tessera profile's report) goes.
+struct PrepareTimes {
+  bool on = std::getenv("TESSERA_PREPARE_TIMES") != nullptr;
+  std::map<std::string, std::pair<int, double>> by_op;  // op type -> (nodes, ms)
+  template <class F>
+  void time(const std::string& op, F&& f) {
+    if (!on) return f();
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    auto& e = by_op[op];
+    e.first++;
+    e.second += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+  ~PrepareTimes() {
+    for (const auto& [op, e] : by_op)
+      fmt::print(stderr, "prepare {:<24} {:4} nodes {:9.1f} ms\n", op, e.first, e.second);
+  }
+};
+
+}  // namespace
+
 // Lets every kernel prepare its weights now; a weight whose every reader keeps its own layout of it (or
 // that nothing on the host reads, having been copied to a device) is dropped: from the compiled graph,
 // and from the model, whose memory-mapped pages go back to the operating system. A weight goes as soon
 // as its last reader has prepared, so that building the session never holds every weight twice.
 void Session::prepare_kernels() {
+  PrepareTimes times;
   std::function<void(ExecGraph&, bool)> prepare = [&](ExecGraph& g, bool is_main) {
     std::set<int> keep(g.output_slots().begin(), g.output_slots().end());
     keep.insert(g.input_slots().begin(), g.input_slots().end());
@@ -180,7 +208,7 @@ void Session::prepare_kernels() {
     for (auto& en : g.mutable_nodes()) {
       NodePrepare ctx(g, en);
       try {
-        en.kernel->prepare(ctx);
+        times.time(en.node->op_type, [&] { en.kernel->prepare(ctx); });
       } catch (const KernelError& e) {
         throw RunError(fmt::format("{}: {}: {}", g.path(), label_of(*en.node), e.what()));
       } catch (const OutOfMemory& e) {

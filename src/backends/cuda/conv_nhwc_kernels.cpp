@@ -50,7 +50,7 @@ struct NhwcPlan : CudnnConvPlan {
   Depthwise dw;
   std::string key;                       // the configuration's algorithm-cache key
   ConvGraphSpec spec;                    // the configuration as a cuDNN operation graph would run it
-  std::unique_ptr<ConvGraphPlan> graph;  // chosen at session build: conv + Z + bias + act in one plan
+  std::shared_ptr<ConvGraphPlan> graph;  // chosen at session build: conv + Z + bias + act in one plan
 };
 
 // Device memory for one timing at session build, freed when it goes.
@@ -255,23 +255,38 @@ class NhwcConvKernel : public rt::OpKernel {
     // Bias (+ Z) + ReLU is already one cuDNN call writing Y once: not worth the plans' build time (each
     // runtime-compiled one is compiled when finalized).
     if (has_b_ && act_.act == ConvAct::kRelu && p.fused) return;
+    // TESSERA_CUDA_CONV_GRAPH: off (never), on (the fastest plan, not timed against the older path, not
+    // remembered), first (the first plan cuDNN lists that finalizes, untimed, remembered apart from the
+    // timed choices: deterministic, for tests of the caches).
     const char* force = std::getenv("TESSERA_CUDA_CONV_GRAPH");
     const std::string mode = force ? force : "";
     if (mode == "off") return;
-    const std::string key = fmt::format("{}|graph2|b{}z{}|act{}:{}:{}", p.key, int{has_b_}, int{has_z_},
-                                        static_cast<int>(act_.act), act_.p0, act_.p1);
-    if (mode.empty()) {
+    const bool first = mode == "first";
+    const std::string key = fmt::format("{}|graph2|b{}z{}|act{}:{}:{}{}", p.key, int{has_b_}, int{has_z_},
+                                        static_cast<int>(act_.act), act_.p0, act_.p1, first ? "|first" : "");
+    if (mode.empty() || first) {
       if (auto c = cached_algo(key)) {
-        if (c->algo > 0) adopt(p, conv_graph_plans(h, p.spec, 1, kMaxConvWorkspace, c->algo - 1), "cached");
+        if (c->algo <= 0) return;
+        // The plan an earlier session of this process built, else built now (cudnn_graph.h).
+        SharedPlan sp = shared_conv_graph_plan(h, p.spec, key, c->algo - 1);
+        if (!sp.plan) return;
+        adopt(p, std::move(sp.plan), "cached");
+        if (sp.reused) p.path += ", plan reused";  // "(cached)" stays as written: tests look for it
         return;
       }
     }
     std::string why;
-    auto plans = conv_graph_plans(h, p.spec, kGraphCandidates, kMaxConvWorkspace, -1, &why);
+    auto plans = conv_graph_plans(h, p.spec, first ? 1 : kGraphCandidates, kMaxConvWorkspace, -1, &why);
     if (plans.empty()) {
-      if (mode.empty()) remember_algo(key, {0, 0});
+      if (mode.empty() || first) remember_algo(key, {0, 0});
       p.path += fmt::format(" (no graph: {})", why);
       return;
+    }
+    if (first) {
+      std::shared_ptr<ConvGraphPlan> chosen = std::move(plans.front());
+      remember_algo(key, {chosen->index() + 1, 0});
+      share_conv_graph_plan(key, chosen);
+      return adopt(p, std::move(chosen), "TESSERA_CUDA_CONV_GRAPH=first");
     }
     const bool forced = mode == "on";
     const ConvGraphSpec& g = p.spec;
@@ -320,14 +335,18 @@ class NhwcConvKernel : public rt::OpKernel {
     if (forced && best_i < 0) return untimed();
     if (!forced) remember_algo(key, {best_i < 0 ? 0 : plans[static_cast<size_t>(best_i)]->index() + 1, 0});
     if (best_i < 0) return;
-    std::vector<std::unique_ptr<ConvGraphPlan>> chosen;
-    chosen.push_back(std::move(plans[static_cast<size_t>(best_i)]));
+    std::shared_ptr<ConvGraphPlan> chosen = std::move(plans[static_cast<size_t>(best_i)]);
+    if (!forced) share_conv_graph_plan(key, chosen);  // the next session of this process reuses it
     adopt(p, std::move(chosen), forced ? "TESSERA_CUDA_CONV_GRAPH, fastest plan" : "timed faster");
   }
 
   static void adopt(NhwcPlan& p, std::vector<std::unique_ptr<ConvGraphPlan>> plans, const char* why) {
-    if (plans.empty()) return;
-    p.graph = std::move(plans.front());
+    if (!plans.empty()) adopt(p, std::shared_ptr<ConvGraphPlan>(std::move(plans.front())), why);
+  }
+
+  static void adopt(NhwcPlan& p, std::shared_ptr<ConvGraphPlan> plan, const char* why) {
+    if (!plan) return;
+    p.graph = std::move(plan);
     p.path = fmt::format("cuDNN graph conv+epilogue, heuristic place {} ({})", p.graph->index(), why);
   }
 

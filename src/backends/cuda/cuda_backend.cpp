@@ -139,7 +139,11 @@ std::unique_ptr<rt::Event> CudaBackend::create_event() {
 }
 
 // Relaxed mode: other threads' CUDA calls (a plain cudaMalloc above) stay legal during the capture.
+// TESSERA_CUDA_GRAPHS=off declines every capture: the nodes then run one by one from the host, each
+// inside its NVTX range, so that an Nsight Systems timeline shows every layer's range over its kernels
+// (a replay shows one range for the whole graph: docs/cuda.md, Timeline).
 bool CudaBackend::begin_capture() {
+  if (const char* g = std::getenv("TESSERA_CUDA_GRAPHS"); g && std::string_view(g) == "off") return false;
   cudaStream_t s = native(*stream_);
   if (cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed) != cudaSuccess) {
     cudaGetLastError();

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cfloat>
 #include <cstdint>
+#include <map>
+#include <mutex>
 
 #include "backends/cuda/conv_cudnn.h"
 
@@ -62,6 +65,8 @@ constexpr int kSlowFallback = 1000;
 
 // Session build time: at most this many runtime-compiled plans are finalized (compiled) per graph.
 constexpr int kMaxCompiled = 2;
+
+std::atomic<uint64_t> finalized{0};  // conv_graph_plans_finalized()
 
 // Unique ids of the graph's tensors in the variant pack.
 enum Uid : int64_t { kX = 1, kW, kB, kZ, kY, kConv = 101, kAfterZ, kAfterB };
@@ -370,6 +375,7 @@ std::vector<std::unique_ptr<ConvGraphPlan>> conv_graph_plans(cudnnHandle_t h, co
       pb.record(cudnnBackendSetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG,
                                          CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfgs[i]->d));
       if (pb.ok) pb.record(cudnnBackendFinalize(plan));
+      if (pb.ok) finalized.fetch_add(1, std::memory_order_relaxed);
       if (pb.ok)
         pb.record(cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64,
                                            1, &got, &ws));
@@ -390,4 +396,59 @@ std::vector<std::unique_ptr<ConvGraphPlan>> conv_graph_plans(cudnnHandle_t h, co
   return plans;
 }
 
+namespace {
+
+struct PlanCache {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<ConvGraphPlan>> plans;  // by device|key|place
+};
+
+PlanCache& plan_cache() {
+  static auto* c = new PlanCache;  // never destroyed: see cudnn_graph.h
+  return *c;
+}
+
+std::string plan_key(const std::string& key, int index) {
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) cudaGetLastError();
+  return fmt::format("{}|{}|{}", device, key, index);
+}
+
+}  // namespace
+
+SharedPlan shared_conv_graph_plan(cudnnHandle_t h, const ConvGraphSpec& s, const std::string& key,
+                                  int index) {
+  const std::string k = plan_key(key, index);
+  PlanCache& c = plan_cache();
+  {
+    std::lock_guard lock(c.mu);
+    if (auto it = c.plans.find(k); it != c.plans.end()) return {it->second, true};
+  }
+  // Built outside the lock (a runtime-compiled engine takes long); two sessions building the same plan at
+  // once both build it, and the first one kept is shared from then on.
+  auto plans = conv_graph_plans(h, s, 1, kMaxConvWorkspace, index);
+  if (plans.empty()) return {};
+  std::shared_ptr<ConvGraphPlan> plan = std::move(plans.front());
+  std::lock_guard lock(c.mu);
+  auto [it, added] = c.plans.emplace(k, std::move(plan));
+  return {it->second, !added};
+}
+
+void share_conv_graph_plan(const std::string& key, std::shared_ptr<ConvGraphPlan> plan) {
+  if (!plan) return;
+  const std::string k = plan_key(key, plan->index());
+  PlanCache& c = plan_cache();
+  std::lock_guard lock(c.mu);
+  c.plans.emplace(k, std::move(plan));
+}
+
+uint64_t conv_graph_plans_finalized() {
+  return finalized.load(std::memory_order_relaxed);
+}
+
 }  // namespace tessera::cuda
+
+// For tests (tests/cuda/conv_plan_cache_test.cpp), found with dlsym in the loaded backend library.
+extern "C" __attribute__((visibility("default"))) uint64_t tessera_cuda_conv_plans_finalized() {
+  return tessera::cuda::conv_graph_plans_finalized();
+}

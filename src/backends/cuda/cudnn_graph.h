@@ -66,4 +66,24 @@ std::vector<std::unique_ptr<ConvGraphPlan>> conv_graph_plans(cudnnHandle_t h, co
                                                              size_t max_workspace, int only = -1,
                                                              std::string* why = nullptr);
 
+// Finalized plans kept for the process, so that a second session (the studio rebuilding one, a test, a
+// server) does not build again what an earlier one built: finalizing a plan costs milliseconds, and a
+// runtime-compiled engine compiles a kernel (hundreds of ms). Keyed by the device, `key` (the disk cache's
+// key: GPU, cuDNN version, shapes, epilogue) and the plan's place in cuDNN's heuristic list, which is
+// what the disk cache remembers. A plan is finalized with the handle of the session that built it and
+// run with the handle of the session running it (one per stream, same device): cuDNN binds a plan to a
+// device, not to a stream; where it declines such a run, NhwcConv takes its older path (run_graph).
+// The cache is never emptied (plans are small host objects; destroying them at exit could run after
+// cuDNN is gone).
+struct SharedPlan {
+  std::shared_ptr<ConvGraphPlan> plan;  // null when cuDNN no longer finalizes the plan at that place
+  bool reused = false;                  // taken from the process's cache (no plan was built)
+};
+SharedPlan shared_conv_graph_plan(cudnnHandle_t h, const ConvGraphSpec& s, const std::string& key, int index);
+// Puts a plan built elsewhere (timed against others at session build) into the process's cache.
+void share_conv_graph_plan(const std::string& key, std::shared_ptr<ConvGraphPlan> plan);
+// Execution plans this process has finalized so far (every cudnnBackendFinalize of a plan that
+// succeeded): what tests count to see a second session build reuse the first one's.
+uint64_t conv_graph_plans_finalized();
+
 }  // namespace tessera::cuda

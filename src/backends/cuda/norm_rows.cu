@@ -54,20 +54,47 @@ __device__ __forceinline__ float team_sum(float v, float* part) {
 // in flight at once, then two passes over the registers give the mean and the variance as the general
 // kernel does: the row is shifted by its first element, so values near 1000 with a spread of 0.01 keep
 // their digits (x - pivot is exact within a factor of 2 of the pivot).
+
+// Element e of a 16-bit vector as float32, converted again at each use. bfloat16's conversion is a shift,
+// which the compiler would rather do once and keep the floats of the whole row in registers (bfloat16
+// rows took 69-154 registers, and spilled at the lean bound below); an opaque instruction is redone where
+// it is written (52-104 without the bound, 47-64 with it).
+template <class T>
+__device__ __forceinline__ float again(const Pack<T>& p, int e) {
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    const uint32_t word = reinterpret_cast<const uint32_t*>(p.v)[e / 2];
+    uint32_t bits;
+    if (e % 2 == 0) {
+      asm volatile("shl.b32 %0, %1, 16;" : "=r"(bits) : "r"(word));
+    } else {
+      asm volatile("and.b32 %0, %1, 0xffff0000;" : "=r"(bits) : "r"(word));
+    }
+    return __uint_as_float(bits);
+  } else {
+    return load(p.v, e);
+  }
+}
+
 // Registers decide how many rows are in flight. float16 rows of up to 3 vectors a lane in one-warp
-// teams (BERT, GPT-2 and ViT's 768 values) are held to 80 registers, 6 blocks (24 warps) an SM, and the
-// lean form of that case (no sum_bias, mean or inverse deviation; the sum output allowed: the
-// SkipLayerNormalization of BERT, GPT-2 and ViT) to 64, 8 blocks (32 warps): a [4096, 768] batch (BERT
-// at batch 32) is then one wave of 4,224 warps on a 132-SM H100; it took 2 waves of 2,112 at the 127
-// registers of the kernel before the 16-bit rows were converted again in each pass. No spills (ptxas
-// -v: 61 registers); bfloat16 and float32 rows would spill at those bounds and keep their own count.
+// teams (BERT, GPT-2 and ViT's 768 values) are held to 80 registers, 6 blocks (24 warps) an SM. The lean
+// form (16-bit rows without sum_bias, mean or inverse deviation; the sum output allowed: the
+// SkipLayerNormalization of BERT, GPT-2 and ViT, LayerNormalization and SimplifiedLayerNormalization as
+// exported) is held to kLeanRegs = 64 registers whatever the row: 32 warps an SM. A [4096, 768] float16
+// batch (BERT at batch 32) is then one wave of 4,224 warps on a 132-SM H100; it took 2 waves of 2,112 at
+// the 127 registers of the kernel before the 16-bit rows were converted again in each pass. ptxas -v
+// (sm_90, 2026-11-25), no spills: 46-64 registers for every lean instantiation (float16 and bfloat16, 1-4
+// vectors a lane, teams of 1-8 warps); float32 rows keep their own count.
+constexpr int kLeanRegs = 64;
+template <int W>
+constexpr int kThreads = W == 1 ? 128 : 32 * W;
+
 template <class T, int NV, int W, bool Lean>
-constexpr int kMinBlocks = W != 1 || NV > 3 || !std::is_same_v<T, __half> ? 1
-                           : Lean                                         ? 8
-                                                                          : 6;
+constexpr int kMinBlocks = Lean ? 65536 / (kLeanRegs * kThreads<W>)
+                           : W != 1 || NV > 3 || !std::is_same_v<T, __half> ? 1
+                                                                            : 6;
 
 template <class T, int NV, int W, bool Lean = false>
-__global__ void __launch_bounds__(W == 1 ? 128 : 32 * W, (kMinBlocks<T, NV, W, Lean>))
+__global__ void __launch_bounds__(kThreads<W>, (kMinBlocks<T, NV, W, Lean>))
     row_norm_vec_kernel(VecArgs<T> a) {
   if constexpr (Lean) a.sum_bias = nullptr, a.mean = nullptr, a.inv = nullptr;
   using P = Pack<T>;
@@ -115,9 +142,9 @@ __global__ void __launch_bounds__(W == 1 ? 128 : 32 * W, (kMinBlocks<T, NV, W, L
     float v[kRecompute ? 1 : NV][V] = {};  // set below (float32 rows), unused otherwise
     auto val = [&](int j, int e) -> float {
       if constexpr (kRecompute) {
-        float f = load(xp[j].v, e);
-        if (sr) f += load(sp[j].v, e);
-        if (sum_bias) f += load(bp[j].v, e);
+        float f = again(xp[j], e);
+        if (sr) f += again(sp[j], e);
+        if (sum_bias) f += again(bp[j], e);
         return f;
       } else {
         return v[j][e];
@@ -189,10 +216,11 @@ void launch_nv(const VecArgs<T>& a, cudaStream_t s) {
   constexpr int kTeams = W == 1 ? 4 : 1;
   const int64_t blocks = (a.rows + kTeams - 1) / kTeams;
   const auto grid = static_cast<unsigned>(std::min<int64_t>(blocks, int64_t{65535} * 32));
-  if constexpr (W == 1 && NV == 3 && std::is_same_v<T, __half>) {
-    if (!a.sum_bias && !a.mean && !a.inv) return row_norm_vec_kernel<T, NV, W, true><<<grid, 128, 0, s>>>(a);
+  if constexpr (sizeof(T) == 2) {
+    if (!a.sum_bias && !a.mean && !a.inv)
+      return row_norm_vec_kernel<T, NV, W, true><<<grid, kThreads<W>, 0, s>>>(a);
   }
-  row_norm_vec_kernel<T, NV, W><<<grid, W == 1 ? 128 : 32 * W, 0, s>>>(a);
+  row_norm_vec_kernel<T, NV, W><<<grid, kThreads<W>, 0, s>>>(a);
 }
 
 // The smallest instantiated vectors-a-lane count that holds nv: 1-4, and 6 or 8 for float32.

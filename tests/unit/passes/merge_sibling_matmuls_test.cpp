@@ -62,6 +62,61 @@ ir::Model bert_block(int64_t opset = 17) {
   return m;
 }
 
+// How the free batch gets into the head splits' Reshape targets.
+enum class Targets {
+  kShapeGather,  // Concat(Gather(Shape(v), [0]), [S, H, D]): TorchScript's x.size(0)
+  kShapeSlice,   // Concat(Shape(v, start 0, end 1), [S, H, D]) (opset 15+)
+  kZero,         // [0, S, H, D]: copied from the input
+  kMinusOne,     // [-1, S, H, D]: inferred
+};
+
+// bert_block with a free batch ("batch", a dim_param) as BERT is exported with dynamic axes: each head
+// split reshapes to [batch, S, H, D] with the batch given as `targets` says, and the heads merge back to
+// [batch, S, E] likewise.
+ir::Model bert_block_free_batch(Targets targets = Targets::kShapeGather) {
+  ir::Model m;
+  m.ir_version = 9;
+  m.opset_imports = {{"", 17}};
+  GraphBuilder b(m.graph);
+  int counter = 0;
+  auto fresh = [&] { return "c" + std::to_string(counter++); };
+  auto free_batch = [](std::vector<int64_t> rest) {
+    ir::Shape s{Dim::symbol("batch")};
+    for (int64_t d : rest) s.push_back(Dim::of(d));
+    return ir::Type::tensor(DataType::kFloat, s);
+  };
+  auto x = b.input("x", free_batch({kS, kE}));
+  auto linear = [&](const std::string& in, const std::string& name) {
+    auto y = b.node("MatMul", {in, b.random_normal(name + "_w", {kE, kE}, 0.3f)});
+    return b.node("Add", {y, b.random_normal(name + "_b", {kE}, 0.5f)});
+  };
+  // [Shape(v)[0], rest...]: the batch read from v at run time.
+  auto target = [&](const std::string& v, std::vector<int64_t> rest) {
+    if (targets == Targets::kZero || targets == Targets::kMinusOne) {
+      rest.insert(rest.begin(), targets == Targets::kZero ? 0 : -1);
+      return b.constant_ints(fresh(), rest);
+    }
+    auto batch = targets == Targets::kShapeSlice
+                     ? b.node("Shape", {v}, {Attribute::of_int("start", 0), Attribute::of_int("end", 1)})
+                     : b.node("Gather", {b.node("Shape", {v}), b.constant_ints(fresh(), {0})});
+    return b.node("Concat", {batch, b.constant_ints(fresh(), rest)}, {Attribute::of_int("axis", 0)});
+  };
+  auto heads = [&](const std::string& v, std::vector<int64_t> perm) {
+    auto r = b.node("Reshape", {v, target(v, {kS, kH, kD})});
+    return b.node("Transpose", {r}, {Attribute::of_ints("perm", std::move(perm))});
+  };
+  auto q = heads(linear(x, "q"), {0, 2, 1, 3});
+  auto kt = heads(linear(x, "k"), {0, 2, 3, 1});
+  auto v = heads(linear(x, "v"), {0, 2, 1, 3});
+  auto s = b.node("Div", {b.node("MatMul", {q, kt}), b.constant_floats(fresh(), {}, std::sqrt(float(kD)))});
+  s = b.node("Add", {s, b.input("mask", free_batch({1, 1, kS}))});
+  auto p = b.node("Softmax", {s}, {Attribute::of_int("axis", -1)});
+  auto o = b.node("Transpose", {b.node("MatMul", {p, v})}, {Attribute::of_ints("perm", {0, 2, 1, 3})});
+  auto y = linear(b.node("Reshape", {o, target(x, {kS, kE})}), "o");
+  b.output(y, free_batch({kS, kE}));
+  return m;
+}
+
 // x [M, K] read by `count` linear layers of different widths, each output through a Relu.
 ir::Model plain_siblings(bool gemm, bool trans_b, int64_t count = 3) {
   ir::Model m;
@@ -88,13 +143,14 @@ ir::Model plain_siblings(bool gemm, bool trans_b, int64_t count = 3) {
   return m;
 }
 
-std::vector<std::pair<std::string, rt::Value>> feeds(const ir::Model& m) {
+// Random inputs of the graph's input shapes, a free dimension taking `free` (the batch).
+std::vector<std::pair<std::string, rt::Value>> feeds(const ir::Model& m, int64_t free = 3) {
   std::mt19937 rng(11);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<std::pair<std::string, rt::Value>> out;
   for (const auto& in : m.graph.inputs) {
     std::vector<int64_t> dims;
-    for (const auto& d : *in.type.shape) dims.push_back(d.value);
+    for (const auto& d : *in.type.shape) dims.push_back(d.is_static() ? d.value : free);
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
     std::vector<float> v(static_cast<size_t>(n));
@@ -124,16 +180,22 @@ const ir::Node* find(const ir::Graph& g, std::string_view op) {
   return nullptr;
 }
 
-ir::Model optimise_and_compare(const ir::Model& m, std::vector<std::string> disabled = {}) {
+// Optimised for the CUDA-like target, then run against the original on the CPU (free dimensions at each
+// size of `free_sizes`).
+ir::Model optimise_and_compare(const ir::Model& m, std::vector<std::string> disabled = {},
+                               std::vector<int64_t> free_sizes = {3}) {
   ir::Model opt = m;
   optimize(opt, cuda_like_target(std::move(disabled)));
   rt::Session ref(m, {.optimization = rt::OptLevel::kNone, .threads = 1});
   rt::Session got(opt, {.optimization = rt::OptLevel::kNone, .threads = 1});
-  auto want = ref.run(feeds(m));
-  auto have = got.run(feeds(m));
-  EXPECT_EQ(want.size(), have.size());
-  for (size_t i = 0; i < std::min(want.size(), have.size()); ++i)
-    EXPECT_EQ(rt::compare_values(want[i], have[i], {1e-4, 1e-5}), "") << "output " << i;
+  for (int64_t free : free_sizes) {
+    auto want = ref.run(feeds(m, free));
+    auto have = got.run(feeds(m, free));
+    EXPECT_EQ(want.size(), have.size());
+    for (size_t i = 0; i < std::min(want.size(), have.size()); ++i)
+      EXPECT_EQ(rt::compare_values(want[i], have[i], {1e-4, 1e-5}), "")
+          << "output " << i << ", batch " << free;
+  }
   return opt;
 }
 
@@ -237,9 +299,8 @@ TEST(PassesMergeSiblingMatMuls, DifferentKOrNonConstantWeightsStaySeparate) {
   EXPECT_EQ(count(opt.graph, "Split"), 0);
 }
 
-// A batch of free size: the attention's Reshape targets come from Shape nodes at run time, fuse_attention
-// cannot read a packed view, and the Split would stay as a copy: nothing merges.
-TEST(PassesMergeSiblingMatMuls, ActivationOfFreeShapeStaysSeparate) {
+// A batch of free size (a dim_param): the merge needs only the shared activation, K and the N's static.
+TEST(PassesMergeSiblingMatMuls, ActivationOfFreeBatchMerges) {
   ir::Model m;
   m.ir_version = 9;
   m.opset_imports = {{"", 17}};
@@ -247,11 +308,49 @@ TEST(PassesMergeSiblingMatMuls, ActivationOfFreeShapeStaysSeparate) {
   ir::Shape s{Dim::symbol("batch"), Dim::of(kE)};
   auto x = b.input("x", ir::Type::tensor(DataType::kFloat, s));
   for (int k = 0; k < 2; ++k)
-    b.output(b.node("MatMul", {x, b.random_normal(k == 0 ? "w0" : "w1", {kE, kE}, 0.3f)}));
-  ir::Model opt = m;
-  optimize(opt, cuda_like_target());
-  EXPECT_EQ(count(opt.graph, "MatMul"), 2);
-  EXPECT_EQ(count(opt.graph, "Split"), 0);
+    b.output(
+        b.node("Relu", {b.node("MatMul", {x, b.random_normal(k == 0 ? "w0" : "w1", {kE, 8 + k}, 0.3f)})}));
+  ir::Model opt = optimise_and_compare(m, {}, {1, 5});
+  EXPECT_EQ(count(opt.graph, "MatMul"), 1);
+  EXPECT_EQ(count(opt.graph, "Split"), 1);
+}
+
+// BERT exported with a free batch: Q, K and V merge, and FusedAttention reads them as parts of the packed
+// output through a Reshape that copies the free leading sizes ([0, 0, 3, H, D]): no Split is left, and no
+// Shape node reads what the Split wrote. Each form of the head splits' targets; equivalent at batch 1, 2
+// and 5.
+TEST(PassesMergeSiblingMatMuls, BertQkvWithAFreeBatchIsReadPackedByAttention) {
+  for (Targets targets : {Targets::kShapeGather, Targets::kShapeSlice, Targets::kZero, Targets::kMinusOne}) {
+    SCOPED_TRACE(static_cast<int>(targets));
+    const bool from_shape = targets == Targets::kShapeGather || targets == Targets::kShapeSlice;
+    ir::Model opt = optimise_and_compare(bert_block_free_batch(targets), {}, {1, 2, 5});
+    EXPECT_EQ(count(opt.graph, "MatMulBias"), 2);
+    EXPECT_EQ(count(opt.graph, "Split"), 0) << "FusedAttention reads the packed output";
+    EXPECT_EQ(count(opt.graph, "Shape"), from_shape ? 1 : 0)
+        << "only the out-projection's target is left";
+    const ir::Node* a = find(opt.graph, "FusedAttention");
+    ASSERT_NE(a, nullptr);
+    EXPECT_EQ(a->inputs[1], a->inputs[0]);
+    EXPECT_EQ(a->inputs[2], a->inputs[0]);
+    auto view = producer(opt.graph, a->inputs[0]);
+    ASSERT_TRUE(view.has_value());
+    const ir::Node& r = opt.graph.nodes[*view];
+    EXPECT_EQ(r.op_type, "Reshape");
+    const ir::Tensor* target = opt.graph.find_initializer(r.inputs[1]);
+    ASSERT_NE(target, nullptr);
+    EXPECT_EQ(target->as<int64_t>()[0], 0) << "the free batch is copied from the packed output";
+    ASSERT_NE(a->attr("k_part"), nullptr);
+    ASSERT_NE(a->attr("v_part"), nullptr);
+    EXPECT_EQ(a->attr("k_part")->i, 1);
+    EXPECT_EQ(a->attr("v_part")->i, 2);
+  }
+}
+
+// The same model with the attention fusion off: the merge still happens and the Split stays (a copy).
+TEST(PassesMergeSiblingMatMuls, FreeBatchWithoutAttentionKeepsTheSplit) {
+  ir::Model opt = optimise_and_compare(bert_block_free_batch(), {"fuse_attention"}, {1, 4});
+  EXPECT_EQ(count(opt.graph, "MatMulBias"), 2);
+  EXPECT_EQ(count(opt.graph, "Split"), 1);
 }
 
 TEST(PassesMergeSiblingMatMuls, RuleCanBeDisabled) {
