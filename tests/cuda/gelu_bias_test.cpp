@@ -1,11 +1,12 @@
 // BiasGelu's 16-byte kernels on the GPU, each one forced (TESSERA_GELU_BIAS, gelu.cu): the row kernel
-// with 2 or 4 rows an iteration and the flat kernel with 4 or 8 vectors a thread, against the reference
-// kernels (double, rounded once) in float32, float16 and bfloat16 on shapes with a ragged last row block
-// (rows not a multiple of the grid's), a column count that leaves the last block of columns part-empty,
-// and flat blocks cut by the end; then their memory bandwidth at the transformer benchmarks' sizes
-// ([32,128,3072] BERT/GPT-2, [32,197,3072] ViT; float16; bytes read and written over the best per-node
-// device time of 20 runs; H100 HBM3 ~3.35 TB/s peak):
-//   tessera_cuda_tests --gtest_filter='CudaGeluBias*'
+// with 2 rows an iteration on 2112 blocks (the kernel of 2026-11-25 07:00) or on one wave of blocks (the
+// count the occupancy query gives), with 4 rows an iteration on one wave, and the flat kernel with 4 or 8
+// vectors a thread, against the reference kernels (double, rounded once) in float32, float16 and bfloat16
+// on shapes with a ragged last row block (rows not a multiple of the grid's), a column count that leaves
+// the last block of columns part-empty, and flat blocks cut by the end; then their memory bandwidth at the
+// transformer benchmarks' sizes ([32,128,3072] BERT/GPT-2, [32,197,3072] ViT; float16; bytes read and
+// written over the best per-node device time of 20 runs; H100 HBM3 ~3.35 TB/s peak):
+//   tessera_cuda_tests --gtest_filter='CudaGeluBias*:CudaOps.GeluBias*'
 // Tolerance: one unit of the type (what CudaGeluMath checks the erf GELU's float32 math against over every
 // 16-bit input: the exact value's rounding or its neighbour); float32 4 ulp (double math rounded once).
 #include <fmt/format.h>
@@ -18,7 +19,7 @@
 namespace tessera::cuda_test {
 namespace {
 
-constexpr const char* kVariants[] = {"rows2", "rows4", "flat4", "flat8"};
+constexpr const char* kVariants[] = {"rows2", "rows2w", "rows4w", "flat4", "flat8"};
 const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16};
 
 // TESSERA_GELU_BIAS set for the scope, then restored.

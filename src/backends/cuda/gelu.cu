@@ -149,18 +149,34 @@ __global__ void gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restri
     yp[r * cgroups + cg] = bias_gelu<F, T, N>(read_streaming(xp + r * cgroups + cg), b, alpha);
 }
 
-// About 16 blocks of 128 threads an SM on a 132-SM H100; each thread walks rows of its column, R at a
-// time (at least R rows a thread where there are enough rows).
-template <GeluForm F, class T, int N, int R>
+// The resident blocks of `kernel` an SM holds (its registers decide: 33 registers a thread are allocated
+// as 40, so 12 blocks of 128 threads, not 16), times the SMs: one full wave. Host queries, once per kernel
+// (not stream operations: nothing a CUDA graph capture sees).
+template <class K>
+int64_t one_wave(K kernel, int threads) {
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+    sms = 132;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1)
+    per_sm = 1;
+  return int64_t{sms} * per_sm;
+}
+
+// Each thread walks rows of its column, R at a time. Wave false: about 16 blocks of 128 threads an SM on
+// a 132-SM H100 (2112 blocks: 1.33 waves where 12 fit); true: exactly the blocks one wave holds, each
+// thread at least R rows where there are enough.
+template <GeluForm F, class T, int N, int R, bool Wave>
 void gelu_bias_rows(const T* in, const T* b, int64_t bias_len, T* out, int64_t n, float alpha,
                     cudaStream_t s) {
   constexpr int kThreads = 128;
   const auto cgroups = static_cast<int>(bias_len / N);
   const int64_t rows = n / bias_len;
   const unsigned gx = static_cast<unsigned>((cgroups + kThreads - 1) / kThreads);
-  const int64_t want_y = (2112 + gx - 1) / gx;
+  static const int64_t wave = Wave ? one_wave(gelu_bias_rows_kernel<F, T, N, R>, kThreads) : 2112;
+  const int64_t want_y = std::max<int64_t>(1, wave / gx);
   const int64_t per_r = (rows + R - 1) / R;
-  const auto gy = static_cast<unsigned>(std::min<int64_t>({R == 2 ? rows : per_r, want_y, 65535}));
+  const auto gy = static_cast<unsigned>(std::min<int64_t>({R == 2 && !Wave ? rows : per_r, want_y, 65535}));
   gelu_bias_rows_kernel<F, T, N, R><<<dim3(gx, gy), kThreads, 0, s>>>(in, b, out, rows, cgroups, alpha);
 }
 
@@ -206,9 +222,10 @@ void gelu_bias_flat(const T* in, const T* b, int64_t bias_len, T* out, int64_t n
 }
 
 // The BiasGelu kernel TESSERA_GELU_BIAS forces, for measuring one against another (the micro-benchmark
-// in tests/cuda/gelu_bias_test.cpp): "rows2", "rows4" (the row kernel with R = 2 or 4), "flat4", "flat8"
-// (the flat kernel with U = 4 or 8); unset or anything else: the default. Read at each launch.
-enum class BiasKernel { kRows2, kRows4, kFlat4, kFlat8 };
+// in tests/cuda/gelu_bias_test.cpp): "rows2" (the row kernel, 2 rows an iteration, 2112 blocks), "rows2w",
+// "rows4w" (2 or 4 rows an iteration, one wave of blocks), "flat4", "flat8" (the flat kernel, 4 or 8
+// vectors a thread); unset or anything else: the default. Read at each launch.
+enum class BiasKernel { kRows2, kRows2Wave, kRows4Wave, kFlat4, kFlat8 };
 constexpr BiasKernel kDefaultBiasKernel = BiasKernel::kRows2;
 
 BiasKernel bias_kernel() {
@@ -216,7 +233,8 @@ BiasKernel bias_kernel() {
   if (!v) return kDefaultBiasKernel;
   const std::string_view s(v);
   if (s == "rows2") return BiasKernel::kRows2;
-  if (s == "rows4") return BiasKernel::kRows4;
+  if (s == "rows2w") return BiasKernel::kRows2Wave;
+  if (s == "rows4w") return BiasKernel::kRows4Wave;
   if (s == "flat4") return BiasKernel::kFlat4;
   if (s == "flat8") return BiasKernel::kFlat8;
   return kDefaultBiasKernel;
@@ -229,8 +247,10 @@ void gelu_bias_vec(const T* in, const T* b, int64_t bias_len, T* out, int64_t n,
   if (n / N >= (int64_t{1} << 31) && (k == BiasKernel::kFlat4 || k == BiasKernel::kFlat8))
     k = BiasKernel::kRows2;
   switch (k) {
-    case BiasKernel::kRows4:
-      return gelu_bias_rows<F, T, N, 4>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kRows2Wave:
+      return gelu_bias_rows<F, T, N, 2, true>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kRows4Wave:
+      return gelu_bias_rows<F, T, N, 4, true>(in, b, bias_len, out, n, alpha, s);
     case BiasKernel::kFlat4:
       return gelu_bias_flat<F, T, N, 4>(in, b, bias_len, out, n, alpha, s);
     case BiasKernel::kFlat8:
@@ -238,7 +258,7 @@ void gelu_bias_vec(const T* in, const T* b, int64_t bias_len, T* out, int64_t n,
     case BiasKernel::kRows2:
       break;
   }
-  gelu_bias_rows<F, T, N, 2>(in, b, bias_len, out, n, alpha, s);
+  gelu_bias_rows<F, T, N, 2, false>(in, b, bias_len, out, n, alpha, s);
 }
 
 bool aligned16(const void* p) {
