@@ -19,7 +19,7 @@
 namespace tessera::cuda_test {
 namespace {
 
-constexpr const char* kVariants[] = {"rows2", "rows2w", "rows4w", "flat4", "flat8"};
+constexpr const char* kVariants[] = {"rows2", "rows2w", "rows4w", "rows2f", "flat4", "flat8"};
 const DataType kFloatTypes[] = {DataType::kFloat, DataType::kFloat16, DataType::kBFloat16};
 
 // TESSERA_GELU_BIAS set for the scope, then restored.

@@ -125,9 +125,11 @@ __device__ __forceinline__ Pack<T, N> bias_gelu(const Pack<T, N>& xv, const floa
 // With a bias: a [rows, cols] grid of 16-byte vectors, x over the column vectors and y over row strides,
 // so that each thread loads its vector of the bias once (kept in registers) and no thread divides to find
 // its column. R rows an iteration, every load issued before any is used: R times the bytes in flight.
-template <GeluForm F, class T, int N, int R>
-__global__ void gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ y,
-                                      int64_t rows, int cgroups, float alpha) {
+// MinBlocks > 1: registers bounded so that many blocks of 128 threads fit an SM (16: 32 registers).
+template <GeluForm F, class T, int N, int R, int MinBlocks = 1>
+__global__ void __launch_bounds__(128, MinBlocks)
+    gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ y,
+                          int64_t rows, int cgroups, float alpha) {
   const int cg = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (cg >= cgroups) return;
   const Pack<T, N> bv = reinterpret_cast<const Pack<T, N>*>(bias)[cg];
@@ -149,9 +151,9 @@ __global__ void gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restri
     yp[r * cgroups + cg] = bias_gelu<F, T, N>(read_streaming(xp + r * cgroups + cg), b, alpha);
 }
 
-// The resident blocks of `kernel` an SM holds (its registers decide: 33 registers a thread are allocated
-// as 40, so 12 blocks of 128 threads, not 16), times the SMs: one full wave. Host queries, once per kernel
-// (not stream operations: nothing a CUDA graph capture sees).
+// The resident blocks of `kernel` an SM holds (its registers decide: 33-37 registers a thread are
+// allocated as 40, so 12 blocks of 128 threads, not 16), times the SMs: one full wave. Host queries, once per
+// kernel (not stream operations: nothing a CUDA graph capture sees).
 template <class K>
 int64_t one_wave(K kernel, int threads) {
   int dev = 0, sms = 0, per_sm = 0;
@@ -166,18 +168,19 @@ int64_t one_wave(K kernel, int threads) {
 // Each thread walks rows of its column, R at a time. Wave false: about 16 blocks of 128 threads an SM on
 // a 132-SM H100 (2112 blocks: 1.33 waves where 12 fit); true: exactly the blocks one wave holds, each
 // thread at least R rows where there are enough.
-template <GeluForm F, class T, int N, int R, bool Wave>
+template <GeluForm F, class T, int N, int R, bool Wave, int MinBlocks = 1>
 void gelu_bias_rows(const T* in, const T* b, int64_t bias_len, T* out, int64_t n, float alpha,
                     cudaStream_t s) {
   constexpr int kThreads = 128;
   const auto cgroups = static_cast<int>(bias_len / N);
   const int64_t rows = n / bias_len;
   const unsigned gx = static_cast<unsigned>((cgroups + kThreads - 1) / kThreads);
-  static const int64_t wave = Wave ? one_wave(gelu_bias_rows_kernel<F, T, N, R>, kThreads) : 2112;
+  static const int64_t wave = Wave ? one_wave(gelu_bias_rows_kernel<F, T, N, R, MinBlocks>, kThreads) : 2112;
   const int64_t want_y = std::max<int64_t>(1, wave / gx);
   const int64_t per_r = (rows + R - 1) / R;
   const auto gy = static_cast<unsigned>(std::min<int64_t>({R == 2 && !Wave ? rows : per_r, want_y, 65535}));
-  gelu_bias_rows_kernel<F, T, N, R><<<dim3(gx, gy), kThreads, 0, s>>>(in, b, out, rows, cgroups, alpha);
+  gelu_bias_rows_kernel<F, T, N, R, MinBlocks>
+      <<<dim3(gx, gy), kThreads, 0, s>>>(in, b, out, rows, cgroups, alpha);
 }
 
 // With a bias, flat: each thread takes U vectors kThreads apart (every load issued first), a block U *
@@ -223,9 +226,10 @@ void gelu_bias_flat(const T* in, const T* b, int64_t bias_len, T* out, int64_t n
 
 // The BiasGelu kernel TESSERA_GELU_BIAS forces, for measuring one against another (the micro-benchmark
 // in tests/cuda/gelu_bias_test.cpp): "rows2" (the row kernel, 2 rows an iteration, 2112 blocks), "rows2w",
-// "rows4w" (2 or 4 rows an iteration, one wave of blocks), "flat4", "flat8" (the flat kernel, 4 or 8
-// vectors a thread); unset or anything else: the default. Read at each launch.
-enum class BiasKernel { kRows2, kRows2Wave, kRows4Wave, kFlat4, kFlat8 };
+// "rows4w" (2 or 4 rows an iteration, one wave of blocks), "rows2f" (2 rows, registers bounded to 32 so
+// that 16 blocks fit an SM: full occupancy, one wave), "flat4", "flat8" (the flat kernel, 4 or 8 vectors a
+// thread); unset or anything else: the default. Read at each launch.
+enum class BiasKernel { kRows2, kRows2Wave, kRows4Wave, kRows2Full, kFlat4, kFlat8 };
 constexpr BiasKernel kDefaultBiasKernel = BiasKernel::kRows2;
 
 BiasKernel bias_kernel() {
@@ -235,6 +239,7 @@ BiasKernel bias_kernel() {
   if (s == "rows2") return BiasKernel::kRows2;
   if (s == "rows2w") return BiasKernel::kRows2Wave;
   if (s == "rows4w") return BiasKernel::kRows4Wave;
+  if (s == "rows2f") return BiasKernel::kRows2Full;
   if (s == "flat4") return BiasKernel::kFlat4;
   if (s == "flat8") return BiasKernel::kFlat8;
   return kDefaultBiasKernel;
@@ -251,6 +256,8 @@ void gelu_bias_vec(const T* in, const T* b, int64_t bias_len, T* out, int64_t n,
       return gelu_bias_rows<F, T, N, 2, true>(in, b, bias_len, out, n, alpha, s);
     case BiasKernel::kRows4Wave:
       return gelu_bias_rows<F, T, N, 4, true>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kRows2Full:
+      return gelu_bias_rows<F, T, N, 2, true, 16>(in, b, bias_len, out, n, alpha, s);
     case BiasKernel::kFlat4:
       return gelu_bias_flat<F, T, N, 4>(in, b, bias_len, out, n, alpha, s);
     case BiasKernel::kFlat8:
