@@ -1,9 +1,11 @@
 // The flash attention kernel (float16 / bfloat16), FlashAttention-2 style on mma.sync m16n8k16.
 // A block takes 16 * W query rows of one (batch, head); each warp owns 16 rows whose Q fragments stay in
-// registers. Two shapes: W = 4 warps of 16 rows each sharing every 64-key K/V tile (double-buffered
-// through shared memory with cp.async: tile j + 1 is in flight while tile j is multiplied), or, when
-// those blocks would leave SMs idle (batch 1), W = 1 group of 16 rows whose 4 warps split the keys: a
-// stage holds 256 keys, warp k multiplies its tile k, and the warps merge their softmax states at the end.
+// registers. Three shapes: W = 4 warps of 16 rows each sharing every 64-key K/V tile (double-buffered
+// through shared memory with cp.async: tile j + 1 is in flight while tile j is multiplied; a last block
+// of at most 16 rows gives its 4 warps those rows and each a 16-key step of every tile), or, when those
+// blocks would leave SMs idle (batch 1), W groups of 16 rows whose S warps split the keys (W = 1, S = 4:
+// a stage holds 256 keys; W = 2, S = 2: 128 keys), warp k multiplying tile k of the stage, the warps
+// merging their softmax states at the end.
 // S = Q K^T stays in registers (float32), is scaled and masked there and feeds the online softmax
 // (running max and sum per row, base 2, ex2.approx); its exponentials, rounded once to the element type,
 // are the A operand of P V directly (the accumulator layout of m16n8k16 is the A layout of the next
@@ -354,10 +356,6 @@ struct BlockPlan {
   bool split_tail = false;
 };
 
-// The launcher's defaults (TESSERA_FLASH_BLOCK overrides them for measurements and tests).
-constexpr bool kSplitTail = false;
-constexpr bool kOrderBlocks = false;
-
 // W groups of 16 query rows; S warps per group split each stage's S * 64 keys (warp k of a group takes
 // tile k of the stage) and combine their partial softmax states at the end (small grids: BERT or ViT at
 // batch 1 would otherwise have one warp per block walk every key tile alone).
@@ -659,13 +657,13 @@ void launch_typed(const AttnParams& p, BlockPlan plan, cudaStream_t s) {
 
 // What TESSERA_FLASH_BLOCK forces, for measuring one choice against another (the attention
 // micro-benchmark, the tests of each): a block shape, "rows64" (4 warps of 16 rows), "rows128" (8 warps;
-// head size 64 only, others take rows64), "split16" (16 rows, 4 warps splitting the keys), "split32" (2 groups
-// of 16 rows, 2 warps splitting the keys of each; head size 64 only, others take split16), or "auto" (the
-// launcher's choice of shape), followed by any of "+tail" (rows64: a last block of at most 16 rows splits
-// its keys among its warps, BlockPlan::split_tail), "+order" (query blocks dispatched on the grid's z axis,
-// last blocks last; causal: first) and "+plain" (neither: the grid order and blocks of 2026-11-25 07:00).
-// Unset or unknown: the launcher's choice of everything. Read at each launch (a getenv: nothing next to a
-// kernel launch).
+// head size 64 only, others take rows64), "split16" (16 rows, 4 warps splitting the keys), "split32" (2
+// groups of 16 rows, 2 warps splitting the keys of each; head size 64 only, others take split16), or "auto"
+// (the launcher's choice of shape), followed by any of "+tail" (rows64: a last block of at most 16 rows
+// splits its keys among its warps, BlockPlan::split_tail), "+order" (query blocks dispatched on the grid's z
+// axis, last blocks last; causal: first) and "+plain" (neither: the grid order and blocks of 2026-11-25
+// 07:00). Unset or unknown: the launcher's choice of everything (plan_for, launch_rows). Read at each launch
+// (a getenv: nothing next to a kernel launch).
 enum class BlockShape { kAuto, kRows64, kRows128, kSplit16, kSplit32 };
 
 struct Forced {
@@ -691,40 +689,52 @@ Forced forced_choice() {
   return f;
 }
 
-// The grid order: query blocks on z, in the order of decreasing work (causal: the last block sees the most
-// keys; otherwise the last may be short).
-BlockPlan plan_for(const AttnParams& p, const Forced& f) {
+// The grid plan: TESSERA_FLASH_BLOCK's switches, else the launcher's defaults, from the H100 run of
+// 2026-11-25 09:55 (CUPTI, us, 64-row blocks, plain / +tail / +order / both): ViT b32 36.2 / 35.2 / 35.9 /
+// 34.2, GPT-2 b32 13.9 / 13.9 / 13.1 / 12.9, BERT b32 17.5 / 17.5 / 17.8 / 17.8. So: the tail split always
+// (it changes only blocks of <= 16 rows); 64-row blocks' query blocks on z where their work differs (causal:
+// descending; a last block of <= 16 rows: ascending, it is dispatched last), not where every block is
+// alike (BERT: 17.8 against 17.5); other shapes in the plain order (at batch 1 "+order" gained nothing).
+BlockPlan plan_for(const AttnParams& p, const Forced& f, bool rows64) {
   BlockPlan plan;
-  plan.split_tail = f.split_tail.value_or(kSplitTail);
-  if (f.order.value_or(kOrderBlocks)) plan.order = p.right >= 0 ? 2 : 1;
+  plan.split_tail = f.split_tail.value_or(true);
+  const bool causal = p.right >= 0;
+  const int64_t last = p.q_seq % 64;
+  const bool order = f.order.value_or(rows64 && (causal || (last > 0 && last <= 16)));
+  if (order) plan.order = causal ? 2 : 1;
   return plan;
 }
 
 // 4-warp blocks (64 rows) share each K/V tile among more rows; when they would not fill the GPU
-// (BERT at batch 1: 2 x 12 blocks), blocks of 16 rows give four times as many, and their 4 warps split
-// the keys (each a tile of 64 of every 256) instead of one warp walking them all.
+// (BERT at batch 1: 2 x 12 blocks), smaller blocks give more, and warps split the keys instead of one
+// warp walking them all: 2 groups of 16 rows with 2 warps each when the keys fit 2 tiles of 64 (head size
+// 64: BERT/GPT-2 at batch 1, 4.3 / 3.9 us against 16-row blocks' 4.7 / 4.0, whose 4 warps split 256 keys
+// of which 128 are there), else 16 rows with 4 warps (ViT b1: 6.0 us either way).
 template <class T, int D>
 void launch_rows(const AttnParams& p, cudaStream_t s) {
   const Forced f = forced_choice();
-  const BlockPlan plan = plan_for(p, f);
   switch (f.shape) {
     case BlockShape::kRows64:
-      return launch_typed<T, D, 4, 1>(p, plan, s);
+      return launch_typed<T, D, 4, 1>(p, plan_for(p, f, true), s);
     case BlockShape::kRows128:
-      if constexpr (D == 64) return launch_typed<T, D, 8, 1>(p, plan, s);
-      return launch_typed<T, D, 4, 1>(p, plan, s);
+      if constexpr (D == 64) return launch_typed<T, D, 8, 1>(p, plan_for(p, f, false), s);
+      return launch_typed<T, D, 4, 1>(p, plan_for(p, f, true), s);
     case BlockShape::kSplit16:
-      return launch_typed<T, D, 1, 4>(p, plan, s);
+      return launch_typed<T, D, 1, 4>(p, plan_for(p, f, false), s);
     case BlockShape::kSplit32:
-      if constexpr (D == 64) return launch_typed<T, D, 2, 2>(p, plan, s);
-      return launch_typed<T, D, 1, 4>(p, plan, s);
+      if constexpr (D == 64) return launch_typed<T, D, 2, 2>(p, plan_for(p, f, false), s);
+      return launch_typed<T, D, 1, 4>(p, plan_for(p, f, false), s);
     case BlockShape::kAuto:
       break;
   }
   const int64_t blocks4 = (p.q_seq + 63) / 64 * p.q_heads * p.batch;
-  if (blocks4 >= sm_count()) return launch_typed<T, D, 4, 1>(p, plan, s);
-  launch_typed<T, D, 1, 4>(p, plan, s);
+  if (blocks4 >= sm_count()) return launch_typed<T, D, 4, 1>(p, plan_for(p, f, true), s);
+  if constexpr (D == 64) {
+    if (p.keys <= 2 * kKeys) return launch_typed<T, D, 2, 2>(p, plan_for(p, f, false), s);
+  }
+  launch_typed<T, D, 1, 4>(p, plan_for(p, f, false), s);
 }
+
 template <class T>
 void launch_head(const AttnParams& p, cudaStream_t s) {
   switch (p.head) {
