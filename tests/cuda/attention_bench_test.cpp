@@ -71,13 +71,19 @@ TEST_F(CudaAttentionBench, FlashAttentionAtModelShapes) {
     fmt::print("[attention-target] {:<16} {:8.1f} us target {:5.1f} us: {}\n", what, t.best_us, s.target_us,
                t.best_us <= s.target_us ? "met" : "not met");
   }
-  // The same shapes with each block shape forced (TESSERA_FLASH_BLOCK, attention_flash.cu): which one the
-  // launcher should pick where.
-  for (const char* shape : {"rows64", "rows128", "split16"}) {
+  // The same shapes with each block shape and grid plan forced (TESSERA_FLASH_BLOCK, attention_flash.cu):
+  // which one the launcher should pick where (rows128 and split16 at b32 lost to rows64 at 07:02, and auto
+  // takes split16 at b1). "+plain": the blocks and grid order of 2026-11-25 07:00;
+  // "+tail": a last block of <= 16 rows (ViT: 5) splits its keys among its 4 warps; "+order": query blocks
+  // on the grid's z axis (short last blocks dispatched last, causal heavy blocks first); "split32": 2 groups
+  // of 16 rows, each split between 2 warps (twice the blocks of rows64: b32 BERT/GPT-2 fill 2.9 waves,
+  // not 1.45).
+  for (const char* shape : {"rows64+plain", "split32+plain", "rows64+tail", "rows64+order",
+                            "rows64+tail+order", "split32+order", "auto+order", "auto+tail+order"}) {
     setenv("TESSERA_FLASH_BLOCK", shape, 1);
     for (const auto& s : shapes) {
       const Timed t = time_node(attention_node(s.model, s.batch, s.seq, 7), 10);
-      fmt::print("[attention-variant] {:<16} {:<8} {:8.1f} us\n",
+      fmt::print("[attention-variant] {:<16} {:<18} {:8.1f} us\n",
                  fmt::format("{} b{} s{}", s.model, s.batch, s.seq), shape, t.best_us);
     }
   }

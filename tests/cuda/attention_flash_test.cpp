@@ -129,22 +129,36 @@ class ForcedBlock {
   std::optional<std::string> old_;
 };
 
-// Every block shape the launcher has, forced, on shapes where it is not the automatic choice: 64-row
-// blocks on small grids, 128-row blocks (8 warps, head size 64; other heads fall back to 64 rows) and
-// key-split 16-row blocks on any grid. Padding bias, causal, a tail of 5 rows, q_seq != kv_seq.
+// Every block shape and grid plan the launcher has, forced, on shapes where it is not the automatic
+// choice: 64-row blocks on small grids, 128-row blocks (8 warps, head size 64; other heads fall back to 64
+// rows), key-split 16-row blocks on any grid and 32-row blocks of 2 key-split groups (head size 64; others
+// fall back to 16 rows); a last block of at most 16 rows whose 4 warps split its keys ("+tail": tails of
+// 3, 5, 6 and 16 rows, causal, with a padding bias, a batch with every key masked, head size 128, the
+// general path through a negative scale), query blocks on the grid's z axis ("+order": ascending, causal
+// descending). Padding bias, causal, q_seq != kv_seq.
 TEST_F(CudaOps, FlashAttentionEveryBlockShape) {
   const std::vector<FlashCase> cases = {
       {"b2 s128 bias", {2, 128, 12, 64}, {2, 128, 12, 64}, false, {0, 40}},
       {"b2 s197 causal", {2, 197, 6, 64}, {2, 197, 6, 64}, true, {}},
       {"b1 q70 kv300 bias", {1, 70, 4, 64}, {1, 300, 4, 64}, false, {100}},
       {"b2 s100 d80 causal bias", {2, 100, 4, 80}, {2, 100, 4, 80}, true, {3, 50}},
+      {"b3 s197 bias, batch 2 all masked", {3, 197, 2, 64}, {3, 197, 2, 64}, false, {0, 150, 197}},
+      {"b2 s80 d128 bias (tail of 16 rows)", {2, 80, 4, 128}, {2, 80, 4, 128}, false, {0, 17}},
   };
   uint32_t seed = 1700;
-  for (const char* shape : {"rows64", "rows128", "split16"}) {
+  // "+tail" and "+order" are independent switches: one variant has both.
+  for (const char* shape : {"rows64+plain", "rows128+plain", "split16+plain", "rows64+tail+order",
+                            "rows128+order", "split16+order", "split32+order"}) {
     ForcedBlock forced(shape);
     for (const auto& c : cases)
       for (DataType t : {DataType::kFloat16, DataType::kBFloat16})
         expect_flash_matches(fused_node(c, t, seed), t, label(c.what, shape, type_name(t)));
+    // The general path (a negative scale) with a tail of 3 rows.
+    OneNode n = node("Attention", 23, {Attribute::of_float("scale", -0.25f)});
+    n.inputs = {random_tensor(DataType::kFloat16, {2, 4, 67, 64}, -2, 2, seed++),
+                random_tensor(DataType::kFloat16, {2, 4, 67, 64}, -2, 2, seed++),
+                random_tensor(DataType::kFloat16, {2, 4, 67, 64}, -1, 1, seed++)};
+    expect_flash_matches(n, DataType::kFloat16, label("negative scale q67", shape));
   }
 }
 

@@ -1,9 +1,11 @@
 // The flash attention kernel (float16 / bfloat16), FlashAttention-2 style on mma.sync m16n8k16.
 // A block takes 16 * W query rows of one (batch, head); each warp owns 16 rows whose Q fragments stay in
-// registers. Two shapes: W = 4 warps of 16 rows each sharing every 64-key K/V tile (double-buffered
-// through shared memory with cp.async: tile j + 1 is in flight while tile j is multiplied), or, when
-// those blocks would leave SMs idle (batch 1), W = 1 group of 16 rows whose 4 warps split the keys: a
-// stage holds 256 keys, warp k multiplies its tile k, and the warps merge their softmax states at the end.
+// registers. Three shapes: W = 4 warps of 16 rows each sharing every 64-key K/V tile (double-buffered
+// through shared memory with cp.async: tile j + 1 is in flight while tile j is multiplied; a last block
+// of at most 16 rows gives its 4 warps those rows and each a 16-key step of every tile), or, when those
+// blocks would leave SMs idle (batch 1), W groups of 16 rows whose S warps split the keys (W = 1, S = 4:
+// a stage holds 256 keys; W = 2, S = 2: 128 keys), warp k multiplying tile k of the stage, the warps
+// merging their softmax states at the end.
 // S = Q K^T stays in registers (float32), is scaled and masked there and feeds the online softmax
 // (running max and sum per row, base 2, ex2.approx); its exponentials, rounded once to the element type,
 // are the A operand of P V directly (the accumulator layout of m16n8k16 is the A layout of the next
@@ -20,6 +22,7 @@
 // (attn::masked_score: every mask, window and nonpad case).
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <type_traits>
 
@@ -208,13 +211,13 @@ constexpr int kSteps = kKeys / 16;  // 16-key steps of a tile (one mma k-step of
 // when the mask does not depend on the query row. `m` points at key 0 of the (batch, head) slice, keys
 // contiguous. A full tile (no key at or past `end`) with an even-aligned slice reads each thread's two
 // adjacent keys as one pair; otherwise keys at or past `end` (masked anyway) read nothing.
-template <class M>
-__device__ __forceinline__ void load_bias(float (&bv)[kNt][2], const M* m, int j0, int tig, int end) {
-  const bool pairs = j0 + kKeys <= end && reinterpret_cast<uintptr_t>(m) % (2 * sizeof(M)) == 0;
+template <int NT, class M>
+__device__ __forceinline__ void load_bias(float (&bv)[NT][2], const M* m, int j0, int tig, int end) {
+  const bool pairs = j0 + NT * 8 <= end && reinterpret_cast<uintptr_t>(m) % (2 * sizeof(M)) == 0;
   if (pairs) {
     const M* at = m + j0 + tig * 2;
 #pragma unroll
-    for (int n = 0; n < kNt; ++n) {
+    for (int n = 0; n < NT; ++n) {
       if constexpr (std::is_same_v<M, float>) {
         const float2 v = *reinterpret_cast<const float2*>(at + n * 8);
         bv[n][0] = v.x * kLog2e, bv[n][1] = v.y * kLog2e;
@@ -229,7 +232,7 @@ __device__ __forceinline__ void load_bias(float (&bv)[kNt][2], const M* m, int j
     return;
   }
 #pragma unroll
-  for (int n = 0; n < kNt; ++n) {
+  for (int n = 0; n < NT; ++n) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
       const int j = j0 + n * 8 + tig * 2 + e;
@@ -238,15 +241,15 @@ __device__ __forceinline__ void load_bias(float (&bv)[kNt][2], const M* m, int j
   }
 }
 
-// S = Q K^T for a warp's 16 rows and the tile's keys; with Guard, only the first `steps` 16-key steps
-// (the others stay 0 and are masked by the caller).
-template <class T, int D, int Ld, bool Guard>
-__device__ __forceinline__ void qk_product(float (&s)[kNt][4], const uint32_t (&qf)[D / 16][4], const T* ks,
+// S = Q K^T for a warp's 16 rows and NT * 8 keys (a tile, or one 16-key step of it); with Guard, only the
+// first `steps` 16-key steps (the others stay 0 and are masked by the caller).
+template <class T, int D, int Ld, bool Guard, int NT>
+__device__ __forceinline__ void qk_product(float (&s)[NT][4], const uint32_t (&qf)[D / 16][4], const T* ks,
                                            int lane, int steps) {
 #pragma unroll
   for (int kk = 0; kk < D / 16; ++kk) {
 #pragma unroll
-    for (int np = 0; np < kSteps; ++np) {
+    for (int np = 0; np < NT / 2; ++np) {
       if (Guard && np >= steps) continue;
       uint32_t kf[4];
       ldsm_x4(kf, ks + (np * 16 + (lane / 16) * 8 + lane % 8) * Ld + kk * 16 + ((lane / 8) % 2) * 8);
@@ -258,11 +261,11 @@ __device__ __forceinline__ void qk_product(float (&s)[kNt][4], const uint32_t (&
 
 // O += P V: P's accumulator layout is the A layout of the next product. With Guard, only the first
 // `steps` 16-key steps (the others hold zeros).
-template <class T, int D, int Ld, bool Guard>
-__device__ __forceinline__ void pv_product(float (&o)[D / 8][4], const float (&s)[kNt][4], const T* vs,
+template <class T, int D, int Ld, bool Guard, int NT>
+__device__ __forceinline__ void pv_product(float (&o)[D / 8][4], const float (&s)[NT][4], const T* vs,
                                            int lane, int steps) {
 #pragma unroll
-  for (int t = 0; t < kSteps; ++t) {
+  for (int t = 0; t < NT / 2; ++t) {
     if (Guard && t >= steps) continue;
     const uint32_t pa[4] = {pack2<T>(s[2 * t][0], s[2 * t][1]), pack2<T>(s[2 * t][2], s[2 * t][3]),
                             pack2<T>(s[2 * t + 1][0], s[2 * t + 1][1]),
@@ -332,31 +335,60 @@ __device__ __forceinline__ bool combine(float (&o)[D / 8][4], float (&m)[2], flo
 // key-split blocks (small grids) by their count.
 template <int D, int W, int S, ScorePath P>
 constexpr int min_blocks() {
+  // 2 groups of 16 rows, each split between 2 warps (4 warps, 41 KB of shared memory at d = 64): as 4-warp
+  // blocks of 64 rows.
+  if (W == 2 && S == 2 && D <= 64 && P != ScorePath::kGeneral) return 4;
   if (W < 4 || S != 1 || D > 64) return 1;
   return (P == ScorePath::kGeneral ? 12 : 16) / W;  // warps per SM: 8-warp blocks get 2 (1)
 }
+
+// How a launch lays its blocks out (the same for every block of it).
+struct BlockPlan {
+  // Grid order. 0: (q blocks, heads, batch), a (batch, head)'s query blocks dispatched together. 1: (heads,
+  // batch, q blocks), the first query block of every (batch, head) before any second one, so a short last
+  // block (ViT: 197 = 3 * 64 + 5) is dispatched last and fills the last wave's gaps. 2: the same, last query
+  // block first (causal attention: the block with the most keys first).
+  int order = 0;
+  // A 4-warp block whose real rows fit one warp (q_seq - i0 <= 16) gives its 4 warps those 16 rows and
+  // splits each 64-key tile among them (warp k takes the 16-key step k), merging their softmax states at
+  // the end: a quarter of the key loop's math per warp instead of one warp doing all of it while three
+  // only load.
+  bool split_tail = false;
+};
 
 // W groups of 16 query rows; S warps per group split each stage's S * 64 keys (warp k of a group takes
 // tile k of the stage) and combine their partial softmax states at the end (small grids: BERT or ViT at
 // batch 1 would otherwise have one warp per block walk every key tile alone).
 template <class T, int D, int W, int S, ScorePath P>
-__global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_kernel(AttnParams p) {
+__global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>())
+    flash_kernel(AttnParams p, BlockPlan plan) {
   using L = Smem<D, W, S>;
   constexpr int kThreads = W * S * 32;
   constexpr int kRows = 16 * W;
   constexpr int kTile = L::stage_rows;  // keys per stage
   constexpr int ld = L::ld;
   constexpr uint32_t kStageBytes = kTile * ld * 2;
+  // A tail split needs one 16-key step per warp of each 64-key tile.
+  constexpr bool kCanSplitTail = S == 1 && W == kSteps;
   extern __shared__ __align__(128) unsigned char smem_raw[];
   T* smem = reinterpret_cast<T*>(smem_raw);
 
   // int32 rows and keys (flash_attention_fits keeps them below 2^30); int64 only for element offsets.
-  const int i0 = static_cast<int>(blockIdx.x) * kRows;
+  int qblock;
+  int64_t h, b;
+  if (plan.order == 0) {
+    qblock = static_cast<int>(blockIdx.x), h = blockIdx.y, b = blockIdx.z;
+  } else {
+    h = blockIdx.x, b = blockIdx.y;
+    qblock = static_cast<int>(plan.order == 1 ? blockIdx.z : gridDim.z - 1 - blockIdx.z);
+  }
+  const int i0 = qblock * kRows;
   const int q_seq = static_cast<int>(p.q_seq);
-  const int64_t h = blockIdx.y, b = blockIdx.z;
   const int64_t kvh = h / (p.q_heads / p.kv_heads);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int group = warp / S, sub = warp % S;  // the warp's 16 rows, and its tile of each stage
+  const bool tail = kCanSplitTail && plan.split_tail && q_seq - i0 <= 16;  // block-uniform
+  // The warp's 16 rows, and its tile of each stage (tail: its 16-key step of each tile).
+  const int group = tail ? 0 : warp / S, sub = tail ? warp : warp % S;
   const int g = lane / 4, tig = lane % 4;
 
   // The keys the row `i` can see: up to its causal/right limit and the block's end.
@@ -420,6 +452,84 @@ __global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_ker
   for (int kk = 0; kk < D / 16; ++kk)
     ldsm_x4(qf[kk], smem + L::q + (group * 16 + lane % 16) * ld + kk * 16 + (lane / 16) * 8);
 
+  // The warp's NT * 8 keys from j0 (K and V rows at ks, vs in shared memory), of which the first `steps`
+  // 16-key steps hold a key some row of the warp sees (Guard: fewer than NT / 2 may): scores, mask,
+  // online softmax, P V.
+  auto keys_step = [&](auto nt, auto guard, const T* ks, const T* vs, int j0, int steps) {
+    constexpr int NT = decltype(nt)::value;
+    constexpr bool kGuard = decltype(guard)::value;
+    // The row-independent mask's values first, so that their loads overlap the product.
+    [[maybe_unused]] float bv[NT][2];
+    if constexpr (P == ScorePath::kRowBias) {
+      if (p.add.type == MaskType::kFloat)
+        load_bias<NT>(bv, static_cast<const float*>(p.add.p) + bias_base, j0, tig, end);
+      else if (p.add.type == MaskType::kHalf)
+        load_bias<NT>(bv, static_cast<const __half*>(p.add.p) + bias_base, j0, tig, end);
+      else
+        load_bias<NT>(bv, static_cast<const __nv_bfloat16*>(p.add.p) + bias_base, j0, tig, end);
+    }
+
+    float s[NT][4];
+#pragma unroll
+    for (int n = 0; n < NT; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+    qk_product<T, D, ld, kGuard, NT>(s, qf, ks, lane, steps);
+
+    // Scale and mask. Keys below every row's limit (warp-uniform) need no mask; a cut step compares
+    // each key with its row's limit (keys past the block's end are past every limit).
+    [[maybe_unused]] const bool cut = j0 + NT * 8 > lim_lo;
+    [[maybe_unused]] const int rel[2] = {lim[0] - j0 - tig * 2, lim[1] - j0 - tig * 2};
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int r = c / 2;
+        float x = s[n][c];
+        if constexpr (P == ScorePath::kGeneral) {
+          const int64_t j = j0 + n * 8 + tig * 2 + (c & 1);
+          x = rows[r] < q_seq && j < end
+                  ? attn::masked_score(p, attn::softcapped(p, x * p.scale), b, h, rows[r], j, pos[r]) * kLog2e
+                  : -INFINITY;
+        } else {
+          if constexpr (P == ScorePath::kRowBias) x = fmaf(x, scale2, bv[n][c & 1]);
+          if (cut && n * 8 + (c & 1) >= rel[r]) x = -INFINITY;
+        }
+        s[n][c] = x;
+      }
+    }
+
+    // Online softmax: the rows' maxima over the quad's 4 threads, then exponentials. A row with no
+    // visible key yet keeps m = -inf and subtracts 0 (its exponentials are 2^-inf = 0).
+    float alpha[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float t[NT];  // pairwise trees: depth log2 NT instead of a chain of 2 NT dependent operations
+#pragma unroll
+      for (int n = 0; n < NT; ++n) t[n] = fmaxf(s[n][2 * r], s[n][2 * r + 1]);
+      float mx = tree<NT>(t, [](float a, float b) { return fmaxf(a, b); });
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+      const float m_new = fmaxf(m[r], mx);
+      const float mf = (m_new == -INFINITY ? 0.0f : m_new) * f;
+      alpha[r] = ex2(fmaf(m[r], f, -mf));
+#pragma unroll
+      for (int n = 0; n < NT; ++n) {
+        s[n][2 * r] = ex2(fmaf(s[n][2 * r], f, -mf));
+        s[n][2 * r + 1] = ex2(fmaf(s[n][2 * r + 1], f, -mf));
+        t[n] = s[n][2 * r] + s[n][2 * r + 1];
+      }
+      const float part = tree<NT>(t, [](float a, float b) { return a + b; });
+      l[r] = l[r] * alpha[r] + part;  // this thread's share; the quad's shares are added at the end
+      m[r] = m_new;
+    }
+#pragma unroll
+    for (int n = 0; n < kDt; ++n) {
+      o[n][0] *= alpha[0], o[n][1] *= alpha[0];
+      o[n][2] *= alpha[1], o[n][3] *= alpha[1];
+    }
+
+    pv_product<T, D, ld, kGuard, NT>(o, s, vs, lane, steps);
+  };
+
   uint32_t stage = 0;
   for (int js = 0; js < end; js += kTile, stage ^= (S == 1 ? kStageBytes : 0)) {
     if constexpr (S == 1) {
@@ -441,91 +551,31 @@ __global__ void __launch_bounds__(W* S * 32, min_blocks<D, W, S, P>()) flash_ker
       cp_wait<0>();
       __syncthreads();
     }
-    // The warp's tile of the stage, and its 16-key steps that hold a key some row of the warp sees
-    // (warp-uniform); a warp with no real row or no such key only helps load.
-    const int j0 = js + sub * kKeys;
-    const int steps = min(kSteps, max(0, lim_hi - j0 + 15) / 16);
-    if (warp_live && steps > 0) {
-      const T* ks = smem + L::k + stage / 2 + sub * kKeys * ld;
-      const T* vs = smem + L::v + stage / 2 + sub * kKeys * ld;
-
-      // The row-independent mask's values first, so that their loads overlap the product.
-      [[maybe_unused]] float bv[kNt][2];
-      if constexpr (P == ScorePath::kRowBias) {
-        if (p.add.type == MaskType::kFloat)
-          load_bias(bv, static_cast<const float*>(p.add.p) + bias_base, j0, tig, end);
-        else if (p.add.type == MaskType::kHalf)
-          load_bias(bv, static_cast<const __half*>(p.add.p) + bias_base, j0, tig, end);
-        else
-          load_bias(bv, static_cast<const __nv_bfloat16*>(p.add.p) + bias_base, j0, tig, end);
-      }
-
-      float s[kNt][4];
-#pragma unroll
-      for (int n = 0; n < kNt; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-      qk_product<T, D, ld, true>(s, qf, ks, lane, steps);
-
-      // Scale and mask. A tile below every row's limit (block-uniform per warp) needs no mask; a cut
-      // one compares each key with its row's limit (keys past the block's end are past every limit).
-      const bool cut = j0 + kKeys > lim_lo;
-      [[maybe_unused]] const int rel[2] = {lim[0] - j0 - tig * 2, lim[1] - j0 - tig * 2};
-#pragma unroll
-      for (int n = 0; n < kNt; ++n) {
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          const int r = c / 2;
-          float x = s[n][c];
-          if constexpr (P == ScorePath::kGeneral) {
-            const int64_t j = j0 + n * 8 + tig * 2 + (c & 1);
-            x = rows[r] < q_seq && j < end
-                    ? attn::masked_score(p, attn::softcapped(p, x * p.scale), b, h, rows[r], j, pos[r]) *
-                          kLog2e
-                    : -INFINITY;
-          } else {
-            if constexpr (P == ScorePath::kRowBias) x = fmaf(x, scale2, bv[n][c & 1]);
-            if (cut && n * 8 + (c & 1) >= rel[r]) x = -INFINITY;
-          }
-          s[n][c] = x;
-        }
-      }
-
-      // Online softmax: the rows' maxima over the quad's 4 threads, then exponentials. A row with no
-      // visible key yet keeps m = -inf and subtracts 0 (its exponentials are 2^-inf = 0).
-      float alpha[2];
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        float t[kNt];  // pairwise trees: depth 4 instead of a chain of 16 dependent operations
-#pragma unroll
-        for (int n = 0; n < kNt; ++n) t[n] = fmaxf(s[n][2 * r], s[n][2 * r + 1]);
-        float mx = tree<kNt>(t, [](float a, float b) { return fmaxf(a, b); });
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m[r], mx);
-        const float mf = (m_new == -INFINITY ? 0.0f : m_new) * f;
-        alpha[r] = ex2(fmaf(m[r], f, -mf));
-#pragma unroll
-        for (int n = 0; n < kNt; ++n) {
-          s[n][2 * r] = ex2(fmaf(s[n][2 * r], f, -mf));
-          s[n][2 * r + 1] = ex2(fmaf(s[n][2 * r + 1], f, -mf));
-          t[n] = s[n][2 * r] + s[n][2 * r + 1];
-        }
-        const float part = tree<kNt>(t, [](float a, float b) { return a + b; });
-        l[r] = l[r] * alpha[r] + part;  // this thread's share; the quad's shares are added at the end
-        m[r] = m_new;
-      }
-#pragma unroll
-      for (int n = 0; n < kDt; ++n) {
-        o[n][0] *= alpha[0], o[n][1] *= alpha[0];
-        o[n][2] *= alpha[1], o[n][3] *= alpha[1];
-      }
-
-      pv_product<T, D, ld, true>(o, s, vs, lane, steps);
+    const T* ks = smem + L::k + stage / 2;
+    const T* vs = smem + L::v + stage / 2;
+    if (kCanSplitTail && tail) {
+      // The warp's 16-key step of the tile, when some row of the block sees a key of it.
+      const int j0 = js + sub * 16;
+      if (j0 < lim_hi)
+        keys_step(std::integral_constant<int, 2>{}, std::false_type{}, ks + sub * 16 * ld, vs + sub * 16 * ld,
+                  j0, 1);
+    } else {
+      // The warp's tile of the stage, and its 16-key steps that hold a key some row of the warp sees
+      // (warp-uniform); a warp with no real row or no such key only helps load.
+      const int j0 = js + sub * kKeys;
+      const int steps = min(kSteps, max(0, lim_hi - j0 + 15) / 16);
+      if (warp_live && steps > 0)
+        keys_step(std::integral_constant<int, kNt>{}, std::true_type{}, ks + sub * kKeys * ld,
+                  vs + sub * kKeys * ld, j0, steps);
     }
     if constexpr (S > 1) __syncthreads();  // every warp is done with the stage before it is loaded again
   }
   cp_wait<0>();
   if constexpr (S > 1) {
     if (!combine<D, S>(o, m, l, f, reinterpret_cast<float*>(smem_raw), group, sub, lane)) return;
+  } else if constexpr (kCanSplitTail) {
+    static_assert(size_t{W} * (D / 2 + 4) * 32 * 4 <= L::bytes, "the merge buffer fits the tiles' memory");
+    if (tail && !combine<D, W>(o, m, l, f, reinterpret_cast<float*>(smem_raw), 0, sub, lane)) return;
   }
 
   T* yb = static_cast<T*>(p.y) + b * p.y_sb + h * p.y_sh;
@@ -573,7 +623,7 @@ int sm_count() {
 }
 
 template <class T, int D, int W, int S, ScorePath P>
-void launch_path(const AttnParams& p, cudaStream_t s) {
+void launch_path(const AttnParams& p, BlockPlan plan, cudaStream_t s) {
   constexpr size_t bytes = Smem<D, W, S>::bytes;
   // Once, before any launch: not a stream operation, but a CUDA graph capture of a later run should see
   // nothing but launches.
@@ -583,60 +633,106 @@ void launch_path(const AttnParams& p, cudaStream_t s) {
                          static_cast<int>(bytes));
   });
   constexpr int rows = 16 * W;
-  const dim3 grid(static_cast<unsigned>((p.q_seq + rows - 1) / rows), static_cast<unsigned>(p.q_heads),
-                  static_cast<unsigned>(p.batch));
-  flash_kernel<T, D, W, S, P><<<grid, W * S * 32, bytes, s>>>(p);
+  const auto qblocks = static_cast<unsigned>((p.q_seq + rows - 1) / rows);
+  const auto heads = static_cast<unsigned>(p.q_heads), batch = static_cast<unsigned>(p.batch);
+  // The query blocks on the grid's z axis when it holds them (65535).
+  if (qblocks > 65535) plan.order = 0;
+  const dim3 grid = plan.order == 0 ? dim3(qblocks, heads, batch) : dim3(heads, batch, qblocks);
+  flash_kernel<T, D, W, S, P><<<grid, W * S * 32, bytes, s>>>(p, plan);
 }
 
 // One kernel per score path: the general path's code (every mask kind, softcap) inlined into the
 // unrolled score loop would make the common kernels several times larger than the instruction cache.
 template <class T, int D, int W, int S>
-void launch_typed(const AttnParams& p, cudaStream_t s) {
+void launch_typed(const AttnParams& p, BlockPlan plan, cudaStream_t s) {
   switch (score_path(p)) {
     case ScorePath::kPlain:
-      return launch_path<T, D, W, S, ScorePath::kPlain>(p, s);
+      return launch_path<T, D, W, S, ScorePath::kPlain>(p, plan, s);
     case ScorePath::kRowBias:
-      return launch_path<T, D, W, S, ScorePath::kRowBias>(p, s);
+      return launch_path<T, D, W, S, ScorePath::kRowBias>(p, plan, s);
     default:
-      return launch_path<T, D, W, S, ScorePath::kGeneral>(p, s);
+      return launch_path<T, D, W, S, ScorePath::kGeneral>(p, plan, s);
   }
 }
 
-// The block shape TESSERA_FLASH_BLOCK forces, for measuring one against another (the attention
-// micro-benchmark, the tests of each shape): "rows64" (4 warps of 16 rows), "rows128" (8 warps; head size
-// 64 only, others take rows64), "split16" (16 rows, 4 warps splitting the keys); unset or anything else:
-// the choice of launch_rows. Read at each launch (a getenv: nothing next to a kernel launch).
-enum class BlockShape { kAuto, kRows64, kRows128, kSplit16 };
+// What TESSERA_FLASH_BLOCK forces, for measuring one choice against another (the attention
+// micro-benchmark, the tests of each): a block shape, "rows64" (4 warps of 16 rows), "rows128" (8 warps;
+// head size 64 only, others take rows64), "split16" (16 rows, 4 warps splitting the keys), "split32" (2
+// groups of 16 rows, 2 warps splitting the keys of each; head size 64 only, others take split16), or "auto"
+// (the launcher's choice of shape), followed by any of "+tail" (rows64: a last block of at most 16 rows
+// splits its keys among its warps, BlockPlan::split_tail), "+order" (query blocks dispatched on the grid's z
+// axis, last blocks last; causal: first) and "+plain" (neither: the grid order and blocks of 2026-11-25
+// 07:00). Unset or unknown: the launcher's choice of everything (plan_for, launch_rows). Read at each launch
+// (a getenv: nothing next to a kernel launch).
+enum class BlockShape { kAuto, kRows64, kRows128, kSplit16, kSplit32 };
 
-BlockShape forced_block_shape() {
+struct Forced {
+  BlockShape shape = BlockShape::kAuto;
+  std::optional<bool> split_tail, order;
+};
+
+Forced forced_choice() {
+  Forced f;
   const char* v = std::getenv("TESSERA_FLASH_BLOCK");
-  if (!v) return BlockShape::kAuto;
-  const std::string_view s(v);
-  if (s == "rows64") return BlockShape::kRows64;
-  if (s == "rows128") return BlockShape::kRows128;
-  if (s == "split16") return BlockShape::kSplit16;
-  return BlockShape::kAuto;
+  if (!v) return f;
+  std::string_view s(v);
+  const size_t plus = s.find('+');
+  const std::string_view shape = s.substr(0, plus);
+  if (shape == "rows64") f.shape = BlockShape::kRows64;
+  if (shape == "rows128") f.shape = BlockShape::kRows128;
+  if (shape == "split16") f.shape = BlockShape::kSplit16;
+  if (shape == "split32") f.shape = BlockShape::kSplit32;
+  const std::string_view flags = plus == std::string_view::npos ? std::string_view() : s.substr(plus);
+  if (flags.find("+plain") != std::string_view::npos) f.split_tail = f.order = false;
+  if (flags.find("+tail") != std::string_view::npos) f.split_tail = true;
+  if (flags.find("+order") != std::string_view::npos) f.order = true;
+  return f;
+}
+
+// The grid plan: TESSERA_FLASH_BLOCK's switches, else the launcher's defaults, from the H100 run of
+// 2026-11-25 09:55 (CUPTI, us, 64-row blocks, plain / +tail / +order / both): ViT b32 36.2 / 35.2 / 35.9 /
+// 34.2, GPT-2 b32 13.9 / 13.9 / 13.1 / 12.9, BERT b32 17.5 / 17.5 / 17.8 / 17.8. So: the tail split always
+// (it changes only blocks of <= 16 rows); 64-row blocks' query blocks on z where their work differs (causal:
+// descending; a last block of <= 16 rows: ascending, it is dispatched last), not where every block is
+// alike (BERT: 17.8 against 17.5); other shapes in the plain order (at batch 1 "+order" gained nothing).
+BlockPlan plan_for(const AttnParams& p, const Forced& f, bool rows64) {
+  BlockPlan plan;
+  plan.split_tail = f.split_tail.value_or(true);
+  const bool causal = p.right >= 0;
+  const int64_t last = p.q_seq % 64;
+  const bool order = f.order.value_or(rows64 && (causal || (last > 0 && last <= 16)));
+  if (order) plan.order = causal ? 2 : 1;
+  return plan;
 }
 
 // 4-warp blocks (64 rows) share each K/V tile among more rows; when they would not fill the GPU
-// (BERT at batch 1: 2 x 12 blocks), blocks of 16 rows give four times as many, and their 4 warps split
-// the keys (each a tile of 64 of every 256) instead of one warp walking them all.
+// (BERT at batch 1: 2 x 12 blocks), smaller blocks give more, and warps split the keys instead of one
+// warp walking them all: 2 groups of 16 rows with 2 warps each when the keys fit 2 tiles of 64 (head size
+// 64: BERT/GPT-2 at batch 1, 4.3 / 3.9 us against 16-row blocks' 4.7 / 4.0, whose 4 warps split 256 keys
+// of which 128 are there), else 16 rows with 4 warps (ViT b1: 6.0 us either way).
 template <class T, int D>
 void launch_rows(const AttnParams& p, cudaStream_t s) {
-  switch (forced_block_shape()) {
+  const Forced f = forced_choice();
+  switch (f.shape) {
     case BlockShape::kRows64:
-      return launch_typed<T, D, 4, 1>(p, s);
+      return launch_typed<T, D, 4, 1>(p, plan_for(p, f, true), s);
     case BlockShape::kRows128:
-      if constexpr (D == 64) return launch_typed<T, D, 8, 1>(p, s);
-      return launch_typed<T, D, 4, 1>(p, s);
+      if constexpr (D == 64) return launch_typed<T, D, 8, 1>(p, plan_for(p, f, false), s);
+      return launch_typed<T, D, 4, 1>(p, plan_for(p, f, true), s);
     case BlockShape::kSplit16:
-      return launch_typed<T, D, 1, 4>(p, s);
+      return launch_typed<T, D, 1, 4>(p, plan_for(p, f, false), s);
+    case BlockShape::kSplit32:
+      if constexpr (D == 64) return launch_typed<T, D, 2, 2>(p, plan_for(p, f, false), s);
+      return launch_typed<T, D, 1, 4>(p, plan_for(p, f, false), s);
     case BlockShape::kAuto:
       break;
   }
   const int64_t blocks4 = (p.q_seq + 63) / 64 * p.q_heads * p.batch;
-  if (blocks4 >= sm_count()) return launch_typed<T, D, 4, 1>(p, s);
-  launch_typed<T, D, 1, 4>(p, s);
+  if (blocks4 >= sm_count()) return launch_typed<T, D, 4, 1>(p, plan_for(p, f, true), s);
+  if constexpr (D == 64) {
+    if (p.keys <= 2 * kKeys) return launch_typed<T, D, 2, 2>(p, plan_for(p, f, false), s);
+  }
+  launch_typed<T, D, 1, 4>(p, plan_for(p, f, false), s);
 }
 
 template <class T>

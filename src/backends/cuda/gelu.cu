@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 #include <type_traits>
 
 #include "backends/cuda/device_types.cuh"
@@ -101,11 +103,33 @@ __global__ void gelu_vec_kernel(const T* x, const T* bias, int64_t bias_len, T* 
   }
 }
 
-// With a bias: a [rows, cols] grid of 16-byte vectors, x over the column vectors and y over row strides,
-// so that each thread loads its vector of the bias once and no thread divides to find its column.
+// x is read once (the product's output, last used here): streaming loads (evict-first), so that L2
+// keeps y for the next product, which reads it.
+template <class T, int N>
+__device__ __forceinline__ Pack<T, N> read_streaming(const Pack<T, N>* p) {
+  Pack<T, N> v;
+  *reinterpret_cast<int4*>(&v) = __ldcs(reinterpret_cast<const int4*>(p));
+  return v;
+}
+
 template <GeluForm F, class T, int N>
-__global__ void gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ y,
-                                      int64_t rows, int cgroups, float alpha) {
+__device__ __forceinline__ Pack<T, N> bias_gelu(const Pack<T, N>& xv, const float (&b)[N], float alpha) {
+  float v[N];
+#pragma unroll
+  for (int e = 0; e < N; ++e) v[e] = gelu<F, T>(load(xv.v, e) + b[e], alpha);
+  Pack<T, N> out;
+  store_rounded(out.v, v);
+  return out;
+}
+
+// With a bias: a [rows, cols] grid of 16-byte vectors, x over the column vectors and y over row strides,
+// so that each thread loads its vector of the bias once (kept in registers) and no thread divides to find
+// its column. R rows an iteration, every load issued before any is used: R times the bytes in flight.
+// MinBlocks > 1: registers bounded so that many blocks of 128 threads fit an SM (16: 32 registers).
+template <GeluForm F, class T, int N, int R, int MinBlocks = 1>
+__global__ void __launch_bounds__(128, MinBlocks)
+    gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ y,
+                          int64_t rows, int cgroups, float alpha) {
   const int cg = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (cg >= cgroups) return;
   const Pack<T, N> bv = reinterpret_cast<const Pack<T, N>*>(bias)[cg];
@@ -114,44 +138,134 @@ __global__ void gelu_bias_rows_kernel(const T* __restrict__ x, const T* __restri
   for (int e = 0; e < N; ++e) b[e] = load(bv.v, e);
   const auto* xp = reinterpret_cast<const Pack<T, N>*>(x);
   auto* yp = reinterpret_cast<Pack<T, N>*>(y);
-  auto apply = [&](const Pack<T, N>& xv) {
-    float v[N];
-#pragma unroll
-    for (int e = 0; e < N; ++e) v[e] = gelu<F, T>(load(xv.v, e) + b[e], alpha);
-    Pack<T, N> out;
-    store_rounded(out.v, v);
-    return out;
-  };
-  // x is read once (the product's output, last used here): streaming loads (evict-first), so that L2
-  // keeps y for the next product, which reads it.
-  auto read = [&](int64_t i) {
-    Pack<T, N> v;
-    *reinterpret_cast<int4*>(&v) = __ldcs(reinterpret_cast<const int4*>(xp + i));
-    return v;
-  };
-  // Two rows an iteration, both loads issued before either is used: twice the bytes in flight.
   const int64_t stride = gridDim.y;
   int64_t r = blockIdx.y;
-  for (; r + stride < rows; r += 2 * stride) {
-    const int64_t i = r * cgroups + cg, k = i + stride * cgroups;
-    const Pack<T, N> x0 = read(i), x1 = read(k);
-    yp[i] = apply(x0);
-    yp[k] = apply(x1);
+  for (; r + (R - 1) * stride < rows; r += R * stride) {
+    Pack<T, N> xv[R];
+#pragma unroll
+    for (int k = 0; k < R; ++k) xv[k] = read_streaming(xp + (r + k * stride) * cgroups + cg);
+#pragma unroll
+    for (int k = 0; k < R; ++k) yp[(r + k * stride) * cgroups + cg] = bias_gelu<F, T, N>(xv[k], b, alpha);
   }
-  if (r < rows) yp[r * cgroups + cg] = apply(read(r * cgroups + cg));
+  for (; r < rows; r += stride)
+    yp[r * cgroups + cg] = bias_gelu<F, T, N>(read_streaming(xp + r * cgroups + cg), b, alpha);
 }
 
-// About 16 blocks of 128 threads an SM on a 132-SM H100; each thread walks rows of its column.
-template <GeluForm F, class T, int N>
+// The resident blocks of `kernel` an SM holds (its registers decide: 33-37 registers a thread are
+// allocated as 40, so 12 blocks of 128 threads, not 16), times the SMs: one full wave. Host queries, once per
+// kernel (not stream operations: nothing a CUDA graph capture sees).
+template <class K>
+int64_t one_wave(K kernel, int threads) {
+  int dev = 0, sms = 0, per_sm = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1)
+    sms = 132;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0) != cudaSuccess || per_sm < 1)
+    per_sm = 1;
+  return int64_t{sms} * per_sm;
+}
+
+// Each thread walks rows of its column, R at a time. Wave false: about 16 blocks of 128 threads an SM on
+// a 132-SM H100 (2112 blocks: 1.33 waves where 12 fit); true: exactly the blocks one wave holds, each
+// thread at least R rows where there are enough.
+template <GeluForm F, class T, int N, int R, bool Wave, int MinBlocks = 1>
 void gelu_bias_rows(const T* in, const T* b, int64_t bias_len, T* out, int64_t n, float alpha,
                     cudaStream_t s) {
   constexpr int kThreads = 128;
   const auto cgroups = static_cast<int>(bias_len / N);
   const int64_t rows = n / bias_len;
   const unsigned gx = static_cast<unsigned>((cgroups + kThreads - 1) / kThreads);
-  const int64_t want_y = (2112 + gx - 1) / gx;
-  const auto gy = static_cast<unsigned>(std::min<int64_t>({rows, want_y, 65535}));
-  gelu_bias_rows_kernel<F, T, N><<<dim3(gx, gy), kThreads, 0, s>>>(in, b, out, rows, cgroups, alpha);
+  static const int64_t wave = Wave ? one_wave(gelu_bias_rows_kernel<F, T, N, R, MinBlocks>, kThreads) : 2112;
+  const int64_t want_y = std::max<int64_t>(1, wave / gx);
+  const int64_t per_r = (rows + R - 1) / R;
+  const auto gy = static_cast<unsigned>(std::min<int64_t>({R == 2 && !Wave ? rows : per_r, want_y, 65535}));
+  gelu_bias_rows_kernel<F, T, N, R, MinBlocks>
+      <<<dim3(gx, gy), kThreads, 0, s>>>(in, b, out, rows, cgroups, alpha);
+}
+
+// With a bias, flat: each thread takes U vectors kThreads apart (every load issued first), a block U *
+// kThreads consecutive vectors, as many blocks as that makes (no grid-stride loop: the blocks' end is
+// spread over a few short waves instead of one long one). The bias vector of each is found with one
+// 32-bit remainder (vecs < 2^31) and read through the read-only cache.
+template <GeluForm F, class T, int N, int U>
+__global__ void __launch_bounds__(256)
+    gelu_bias_flat_kernel(const T* __restrict__ x, const T* __restrict__ bias, T* __restrict__ y,
+                          uint32_t vecs, uint32_t cgroups, float alpha) {
+  const uint32_t v0 = blockIdx.x * (256u * U) + threadIdx.x;
+  const auto* xp = reinterpret_cast<const Pack<T, N>*>(x);
+  const auto* bp = reinterpret_cast<const Pack<T, N>*>(bias);
+  auto* yp = reinterpret_cast<Pack<T, N>*>(y);
+  Pack<T, N> xv[U], bv[U];
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const uint32_t v = v0 + u * 256u;
+    if (v < vecs) {
+      xv[u] = read_streaming(xp + v);
+      *reinterpret_cast<int4*>(&bv[u]) = __ldg(reinterpret_cast<const int4*>(bp + v % cgroups));
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) {
+    const uint32_t v = v0 + u * 256u;
+    if (v >= vecs) continue;
+    float b[N];
+#pragma unroll
+    for (int e = 0; e < N; ++e) b[e] = load(bv[u].v, e);
+    yp[v] = bias_gelu<F, T, N>(xv[u], b, alpha);
+  }
+}
+
+template <GeluForm F, class T, int N, int U>
+void gelu_bias_flat(const T* in, const T* b, int64_t bias_len, T* out, int64_t n, float alpha,
+                    cudaStream_t s) {
+  const auto vecs = static_cast<uint32_t>(n / N);
+  const unsigned blocks = (vecs + 256u * U - 1) / (256u * U);
+  gelu_bias_flat_kernel<F, T, N, U>
+      <<<blocks, 256, 0, s>>>(in, b, out, vecs, static_cast<uint32_t>(bias_len / N), alpha);
+}
+
+// The BiasGelu kernel TESSERA_GELU_BIAS forces, for measuring one against another (the micro-benchmark
+// in tests/cuda/gelu_bias_test.cpp): "rows2" (the row kernel, 2 rows an iteration, 2112 blocks), "rows2w",
+// "rows4w" (2 or 4 rows an iteration, one wave of blocks), "rows2f" (2 rows, registers bounded to 32 so
+// that 16 blocks fit an SM: full occupancy, one wave), "flat4", "flat8" (the flat kernel, 4 or 8 vectors a
+// thread); unset or anything else: the default. Read at each launch.
+enum class BiasKernel { kRows2, kRows2Wave, kRows4Wave, kRows2Full, kFlat4, kFlat8 };
+constexpr BiasKernel kDefaultBiasKernel = BiasKernel::kRows2;
+
+BiasKernel bias_kernel() {
+  const char* v = std::getenv("TESSERA_GELU_BIAS");
+  if (!v) return kDefaultBiasKernel;
+  const std::string_view s(v);
+  if (s == "rows2") return BiasKernel::kRows2;
+  if (s == "rows2w") return BiasKernel::kRows2Wave;
+  if (s == "rows4w") return BiasKernel::kRows4Wave;
+  if (s == "rows2f") return BiasKernel::kRows2Full;
+  if (s == "flat4") return BiasKernel::kFlat4;
+  if (s == "flat8") return BiasKernel::kFlat8;
+  return kDefaultBiasKernel;
+}
+
+template <GeluForm F, class T, int N>
+void gelu_bias_vec(const T* in, const T* b, int64_t bias_len, T* out, int64_t n, float alpha,
+                   cudaStream_t s) {
+  BiasKernel k = bias_kernel();
+  if (n / N >= (int64_t{1} << 31) && (k == BiasKernel::kFlat4 || k == BiasKernel::kFlat8))
+    k = BiasKernel::kRows2;
+  switch (k) {
+    case BiasKernel::kRows2Wave:
+      return gelu_bias_rows<F, T, N, 2, true>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kRows4Wave:
+      return gelu_bias_rows<F, T, N, 4, true>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kRows2Full:
+      return gelu_bias_rows<F, T, N, 2, true, 16>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kFlat4:
+      return gelu_bias_flat<F, T, N, 4>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kFlat8:
+      return gelu_bias_flat<F, T, N, 8>(in, b, bias_len, out, n, alpha, s);
+    case BiasKernel::kRows2:
+      break;
+  }
+  gelu_bias_rows<F, T, N, 2, false>(in, b, bias_len, out, n, alpha, s);
 }
 
 bool aligned16(const void* p) {
@@ -165,7 +279,7 @@ void run(const T* in, const T* b, int64_t bias_len, T* out, int64_t n, float alp
       n % kVec == 0 && aligned16(in) && aligned16(out) && (!b || (bias_len % kVec == 0 && aligned16(b)));
   // A bias of at least 32 vectors: the row kernel (fewer idle lanes than columns otherwise).
   if (vec && b && bias_len >= 32 * kVec && bias_len / kVec < (int64_t{1} << 30))
-    return gelu_bias_rows<F, T, kVec>(in, b, bias_len, out, n, alpha, s);
+    return gelu_bias_vec<F, T, kVec>(in, b, bias_len, out, n, alpha, s);
   if (vec)
     return gelu_vec_kernel<F, T, kVec>
         <<<grid_for(n / kVec), 256, 0, s>>>(in, b, bias_len, out, n / kVec, alpha);
