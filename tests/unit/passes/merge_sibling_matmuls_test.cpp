@@ -326,8 +326,7 @@ TEST(PassesMergeSiblingMatMuls, BertQkvWithAFreeBatchIsReadPackedByAttention) {
     ir::Model opt = optimise_and_compare(bert_block_free_batch(targets), {}, {1, 2, 5});
     EXPECT_EQ(count(opt.graph, "MatMulBias"), 2);
     EXPECT_EQ(count(opt.graph, "Split"), 0) << "FusedAttention reads the packed output";
-    EXPECT_EQ(count(opt.graph, "Shape"), from_shape ? 1 : 0)
-        << "only the out-projection's target is left";
+    EXPECT_EQ(count(opt.graph, "Shape"), from_shape ? 1 : 0) << "only the out-projection's target is left";
     const ir::Node* a = find(opt.graph, "FusedAttention");
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->inputs[1], a->inputs[0]);

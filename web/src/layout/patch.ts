@@ -117,6 +117,68 @@ export function appendedLayout(
   };
 }
 
+/** The edges of a patched layout: those of the layout before it copied with their routes, or new ones
+ *  (no route), in order; `finish` makes the layout. */
+class EdgeRows {
+  readonly src: Int32Array;
+  readonly dst: Int32Array;
+  readonly leafEdge: Int32Array;
+  readonly edgeFrom: Int32Array;
+  readonly starts: Int32Array;
+  readonly pts: Float32Array;
+  m = 0; // edges so far
+  np = 0; // route points so far
+
+  constructor(cap: number, routeFloats: number) {
+    this.src = new Int32Array(cap);
+    this.dst = new Int32Array(cap);
+    this.leafEdge = new Int32Array(cap);
+    this.edgeFrom = new Int32Array(cap);
+    this.starts = new Int32Array(cap + 1);
+    this.pts = new Float32Array(routeFloats);
+  }
+
+  /** Edge e of `prev`, drawn as before, now standing for leaf edge k. */
+  copy(prev: HierResult, e: number, k: number): void {
+    this.push(prev.edgeSrcItem[e], prev.edgeDstItem[e], k, e);
+    for (let j = prev.routeStart[e]; j < prev.routeStart[e + 1]; j++, this.np++) {
+      this.pts[2 * this.np] = prev.routePts[2 * j];
+      this.pts[2 * this.np + 1] = prev.routePts[2 * j + 1];
+    }
+  }
+
+  /** A new edge from item a to item b for leaf edge k, routed later. */
+  push(a: number, b: number, k: number, from = -1): void {
+    const m = this.m++;
+    [this.src[m], this.dst[m], this.leafEdge[m], this.edgeFrom[m], this.starts[m]] = [a, b, k, from, this.np];
+  }
+
+  finish(prev: HierResult, items: Float32Array[]): HierResult {
+    const [itemX, itemY, itemW, itemH] = items;
+    const m = this.m;
+    this.starts[m] = this.np;
+    return {
+      ...prev,
+      itemX,
+      itemY,
+      itemW,
+      itemH,
+      edgeSrcItem: this.src.subarray(0, m),
+      edgeDstItem: this.dst.subarray(0, m),
+      edgeLeaf: this.leafEdge.subarray(0, m),
+      routeStart: this.starts.subarray(0, m + 1),
+      routePts: this.pts.subarray(0, 2 * this.np),
+      relaid: new Int32Array(0),
+      edgeFrom: this.edgeFrom.subarray(0, m),
+    };
+  }
+}
+
+/** The item boxes of `prev`, copied to be patched. */
+function itemCopies(prev: HierResult): Float32Array[] {
+  return [prev.itemX.slice(), prev.itemY.slice(), prev.itemW.slice(), prev.itemH.slice()];
+}
+
 /** Leaves `removed` made tombstones (group -1, size 0) and their edges dropped (`edgeIndex`: each old
  *  edge's new index, -1 when dropped): each removed leaf must have floated or been hidden in a collapsed
  *  group, no group retitled to another width, and no lifted edge may lose the leaf edge it stood for. */
@@ -131,24 +193,15 @@ export function removedLayout(
   if (g.groupParent.length !== prev.groupState.length || !sameLabels(prevLabelW, g.groupLabelW)) return null;
   const gone = new Set(removed);
   for (const i of removed) if (!wasFloating(i) && !Number.isNaN(prev.itemX[i])) return null;
-  const itemX = prev.itemX.slice();
-  const itemY = prev.itemY.slice();
-  const itemW = prev.itemW.slice();
-  const itemH = prev.itemH.slice();
+  const items = itemCopies(prev);
+  const [itemX, itemY, itemW, itemH] = items;
   for (const i of removed) {
     itemX[i] = itemY[i] = NaN;
     itemW[i] = g.leafW[i];
     itemH[i] = g.leafH[i];
   }
   const m0 = prev.edgeSrcItem.length;
-  const src = new Int32Array(m0);
-  const dst = new Int32Array(m0);
-  const leafEdge = new Int32Array(m0);
-  const edgeFrom = new Int32Array(m0);
-  const starts = new Int32Array(m0 + 1);
-  const pts = new Float32Array(prev.routePts.length);
-  let m = 0;
-  let np = 0; // points copied
+  const rows = new EdgeRows(m0, prev.routePts.length);
   for (let e = 0; e < m0; e++) {
     const a = prev.edgeSrcItem[e];
     const b = prev.edgeDstItem[e];
@@ -157,32 +210,9 @@ export function removedLayout(
       if (gone.has(a) || gone.has(b)) continue; // an edge of a removed leaf shown: it goes with it
       return null; // a lifted edge whose leaf edge went: another may stand for it, or none
     }
-    src[m] = a;
-    dst[m] = b;
-    leafEdge[m] = k;
-    edgeFrom[m] = e;
-    starts[m] = np;
-    for (let j = prev.routeStart[e]; j < prev.routeStart[e + 1]; j++, np++) {
-      pts[2 * np] = prev.routePts[2 * j];
-      pts[2 * np + 1] = prev.routePts[2 * j + 1];
-    }
-    m++;
+    rows.copy(prev, e, k);
   }
-  starts[m] = np;
-  return {
-    ...prev,
-    itemX,
-    itemY,
-    itemW,
-    itemH,
-    edgeSrcItem: src.subarray(0, m),
-    edgeDstItem: dst.subarray(0, m),
-    edgeLeaf: leafEdge.subarray(0, m),
-    routeStart: starts.subarray(0, m + 1),
-    routePts: pts.subarray(0, 2 * np),
-    relaid: new Int32Array(0),
-    edgeFrom: edgeFrom.subarray(0, m),
-  };
+  return rows.finish(prev, items);
 }
 
 /** Whether leaf i floats at its pin in an expanded group (it takes no slot: nothing moves with it). */
@@ -231,10 +261,8 @@ export function relinkedLayout(
   if (g.groupParent.length !== ng || n + ng !== prev.itemX.length) return null;
   const floats = (i: number) => floatsIn(g, state, i);
   const mine = new Set(relinked);
-  const itemX = prev.itemX.slice();
-  const itemY = prev.itemY.slice();
-  const itemW = prev.itemW.slice();
-  const itemH = prev.itemH.slice();
+  const items = itemCopies(prev);
+  const [itemX, itemY, itemW, itemH] = items;
   for (const i of relinked) {
     if (floats(i)) [itemX[i], itemY[i]] = [g.pinned![2 * i], g.pinned![2 * i + 1]];
     else if (collapsedTop(g, state, i) < 0) return null; // its links shape its group's layout
@@ -242,17 +270,9 @@ export function relinkedLayout(
     itemH[i] = g.leafH[i];
   }
   const m0 = prev.edgeSrcItem.length;
-  const cap = m0 + Math.max(0, g.edgeSrc.length - kept);
-  const src = new Int32Array(cap);
-  const dst = new Int32Array(cap);
-  const leafEdge = new Int32Array(cap);
-  const edgeFrom = new Int32Array(cap);
-  const starts = new Int32Array(cap + 1);
-  const pts = new Float32Array(prev.routePts.length);
-  const items = n + ng;
+  const rows = new EdgeRows(m0 + Math.max(0, g.edgeSrc.length - kept), prev.routePts.length);
+  const count = n + ng;
   const seen = new Set<number>();
-  let m = 0;
-  let np = 0;
   for (let e = 0; e < m0; e++) {
     const a = prev.edgeSrcItem[e];
     const b = prev.edgeDstItem[e];
@@ -261,13 +281,8 @@ export function relinkedLayout(
       if (mine.has(a) || mine.has(b)) continue; // drawn straight to a floating leaf: it goes
       return null; // a lifted edge whose leaf edge went: another may stand for it, or none
     }
-    if (a >= n || b >= n) seen.add(a * items + b);
-    [src[m], dst[m], leafEdge[m], edgeFrom[m], starts[m]] = [a, b, k, e, np];
-    for (let j = prev.routeStart[e]; j < prev.routeStart[e + 1]; j++, np++) {
-      pts[2 * np] = prev.routePts[2 * j];
-      pts[2 * np + 1] = prev.routePts[2 * j + 1];
-    }
-    m++;
+    if (a >= n || b >= n) seen.add(a * count + b);
+    rows.copy(prev, e, k);
   }
   const rep = (i: number) => {
     const top = collapsedTop(g, state, i);
@@ -278,25 +293,10 @@ export function relinkedLayout(
     const rb = rep(g.edgeDst[e]);
     if (ra === rb) continue;
     const lifted = ra >= n || rb >= n;
-    if (lifted && seen.has(ra * items + rb)) continue;
+    if (lifted && seen.has(ra * count + rb)) continue;
     if (!floats(ra) && !floats(rb)) return null; // a new pair in some group's layout
-    if (lifted) seen.add(ra * items + rb);
-    [src[m], dst[m], leafEdge[m], edgeFrom[m], starts[m]] = [ra, rb, e, -1, np];
-    m++;
+    if (lifted) seen.add(ra * count + rb);
+    rows.push(ra, rb, e);
   }
-  starts[m] = np;
-  return {
-    ...prev,
-    itemX,
-    itemY,
-    itemW,
-    itemH,
-    edgeSrcItem: src.subarray(0, m),
-    edgeDstItem: dst.subarray(0, m),
-    edgeLeaf: leafEdge.subarray(0, m),
-    routeStart: starts.subarray(0, m + 1),
-    routePts: pts.subarray(0, 2 * np),
-    relaid: new Int32Array(0),
-    edgeFrom: edgeFrom.subarray(0, m),
-  };
+  return rows.finish(prev, items);
 }
