@@ -40,8 +40,8 @@ Model mlp_model() {
 
 // A model amp takes a while on: `layers` x (MatMul, Tanh) on a [512, 512] input, so that a job can be
 // watched and cancelled while it runs (uncancelled, the search takes seconds; the test acts within
-// milliseconds of its first progress event). The weights are pseudo-random at scale 1/sqrt(width), so that the
-// values stay in Tanh's curved range: float16 then differs from float32 at every layer (a structured or
+// milliseconds of its first progress event). The weights are pseudo-random at scale 1/sqrt(width), so that
+// the values stay in Tanh's curved range: float16 then differs from float32 at every layer (a structured or
 // larger weight saturates Tanh to exactly +-1 in both, and the whole model passes in float16 at once).
 Model slow_model(int layers) {
   using namespace tessera::ir;
