@@ -12,6 +12,8 @@ export const chromiumArgs = [
 ];
 
 const artifacts = process.env.STUDIO_ARTIFACTS ?? '../build/studio-e2e';
+// Another port lets two checkouts run the suite at once.
+const port = Number(process.env.STUDIO_PREVIEW_PORT ?? 4179);
 
 export default defineConfig({
   testDir: 'e2e',
@@ -22,13 +24,14 @@ export default defineConfig({
   reporter: [['list']],
   use: {
     launchOptions: { executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: chromiumArgs },
+    baseURL: `http://127.0.0.1:${port}/`,
     viewport: { width: 1280, height: 800 },
     screenshot: 'only-on-failure',
     trace: 'off',
   },
   webServer: {
-    command: 'npx vite preview --port 4179 --strictPort',
-    url: 'http://127.0.0.1:4179/',
+    command: `npx vite preview --port ${port} --strictPort`,
+    url: `http://127.0.0.1:${port}/`,
     reuseExistingServer: false,
     timeout: 30_000,
   },

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { artifact, ready } from './util';
 
 async function open(page: Page, query: string): Promise<void> {
-  await page.goto(`http://127.0.0.1:4179/?${query}`);
+  await page.goto(`/?${query}`);
   await ready(page);
 }
 
@@ -289,7 +289,7 @@ test('export options: background, grid and colour scheme, through the dialog and
 
 test('Escape cancels a layout in progress; the next one runs', async ({ page }) => {
   // 50,000 nodes expanded whole: the worker lays them out for a second or more on this machine.
-  await page.goto('http://127.0.0.1:4179/?fixture=synthetic&nodes=50000&expand=all');
+  await page.goto('/?fixture=synthetic&nodes=50000&expand=all');
   const status = page.locator('#status');
   await expect(status).toHaveText(/laying out/, { timeout: 60_000 });
   await page.keyboard.press('Escape');
