@@ -12,6 +12,7 @@
 #include <functional>
 #include <random>
 
+#include "dynamo_mha.h"
 #include "ir/builder.h"
 #include "onnx/onnx_io.h"
 #include "passes/fuse_attention_view.h"
@@ -147,13 +148,8 @@ ir::Model mha_model() {
 
 // ViT-B/16's dynamo export (torch.nn.MultiheadAttention, batch_first, decomposed by torch.onnx's
 // dynamo exporter), node for node as the H100 profile of the bench's model lists them (7 Transposes and
-// 3 Gathers a layer, S=197 in the real model; kVitS = 13 here, not a multiple of anything):
-//   x [B,S,E] -Transpose-> [S,B,E] -MatMul+Add-> proj [S,B,3E] -Reshape-> [S,B,3,E] -Unsqueeze(0)->
-//   [1,S,B,3,E] -Transpose(3,1,2,0,4)-> [3,S,B,1,E] -Squeeze(3)-> [3,S,B,E] -Gather(0|1|2)-> [S,B,E]
-//   -Reshape-> [S,B*H,D] -Transpose(1,0,2)-> [B*H,S,D] -Reshape-> [B,H,S,D]
-// then torchlib's scaled_dot_product_attention: K -Reshape-> [B*H,S,D] -Transpose(0,2,1)-> -Reshape->
-// [B,H,D,S], Q and K^T each multiplied by sqrt(1/sqrt(D)), MatMul, Softmax, MatMul with V, and the
-// output -Transpose(2,0,1,3)-> [S,B,H,D] -Reshape-> [S*B,E] -MatMul-> (out projection).
+// 3 Gathers a layer, S=197 in the real model; kVitS = 13 here, not a multiple of anything): x [B,S,E]
+// -Transpose-> [S,B,E], the attention of dynamo_mha.h, -MatMul-> (out projection).
 constexpr int64_t kVitS = 13;
 ir::Model vit_dynamo_model(int64_t batch = kB) {
   ir::Model m;
@@ -162,33 +158,11 @@ ir::Model vit_dynamo_model(int64_t batch = kB) {
   GraphBuilder b(m.graph);
   int counter = 0;
   auto fresh = [&] { return "c" + std::to_string(counter++); };
-  auto ints = [&](std::vector<int64_t> v) { return b.constant_ints(fresh(), std::move(v)); };
-  auto tr = [&](const std::string& v, std::vector<int64_t> perm) {
-    return b.node("Transpose", {v}, {Attribute::of_ints("perm", std::move(perm))});
-  };
   const int64_t S = kVitS, B = batch;
-  auto x = tr(b.input("x", F({B, S, kE})), {1, 0, 2});
-  auto proj = b.node("Add", {b.node("MatMul", {x, b.random_normal("w_in", {kE, 3 * kE}, 0.3f)}),
-                             b.random_normal("b_in", {3 * kE}, 0.3f)});
-  auto packed = b.node("Reshape", {proj, ints({S, B, 3, kE})});
-  packed = b.node("Unsqueeze", {packed, ints({0})});
-  packed = tr(packed, {3, 1, 2, 0, 4});
-  packed = b.node("Squeeze", {packed, ints({3})});
-  auto head = [&](int64_t which) {
-    auto idx = b.initializer(ir::make_tensor(fresh(), DataType::kInt64, {}, std::vector<int64_t>{which}));
-    auto sel = b.node("Gather", {packed, idx}, {Attribute::of_int("axis", 0)});
-    auto t = tr(b.node("Reshape", {sel, ints({S, B * kH, kD})}), {1, 0, 2});
-    return b.node("Reshape", {t, ints({B, kH, S, kD})});
-  };
-  auto q = head(0), k = head(1), v = head(2);
-  auto kt = tr(b.node("Reshape", {k, ints({-1, S, kD})}), {0, 2, 1});
-  kt = b.node("Reshape", {kt, ints({B, kH, kD, S})});
-  const float root = std::sqrt(1.0f / std::sqrt(float(kD)));
-  q = b.node("Mul", {q, b.constant_floats(fresh(), {}, root)});
-  kt = b.node("Mul", {kt, b.constant_floats(fresh(), {}, root)});
-  auto p = b.node("Softmax", {b.node("MatMul", {q, kt})}, {Attribute::of_int("axis", -1)});
-  auto o = tr(b.node("MatMul", {p, v}), {2, 0, 1, 3});
-  o = b.node("Reshape", {o, ints({S * B, kE})});
+  auto x = b.node("Transpose", {b.input("x", F({B, S, kE}))}, {Attribute::of_ints("perm", {1, 0, 2})});
+  auto w_in = b.random_normal("w_in", {kE, 3 * kE}, 0.3f);
+  auto b_in = b.random_normal("b_in", {3 * kE}, 0.3f);
+  auto o = dynamo_mha::attention(b, x, {S, B, kH, kD}, w_in, b_in, fresh);
   auto y = b.node("MatMul", {o, b.random_normal("w_out", {kE, kE}, 0.3f)});
   b.output(y, F({S * B, kE}));
   return m;

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <random>
 
+#include "dynamo_mha.h"
 #include "ir/builder.h"
 #include "passes/pipeline.h"
 #include "runtime/pass_target.h"
@@ -54,27 +55,9 @@ std::string encoder_layer(GraphBuilder& b, const std::string& x, int64_t B, int 
   };
   const int64_t S = kS;
   auto xt = tr(ln(x), {1, 0, 2});
-  auto proj = b.node("Add", {b.node("MatMul", {xt, b.random_normal(fresh(), {kE, 3 * kE}, 0.3f)}),
-                             b.random_normal(fresh(), {3 * kE}, 0.3f)});
-  auto packed = b.node("Reshape", {proj, ints({S, B, 3, kE})});
-  packed = b.node("Unsqueeze", {packed, ints({0})});
-  packed = tr(packed, {3, 1, 2, 0, 4});
-  packed = b.node("Squeeze", {packed, ints({3})});
-  auto head = [&](int64_t which) {
-    auto idx = b.initializer(ir::make_tensor(fresh(), DataType::kInt64, {}, std::vector<int64_t>{which}));
-    auto sel = b.node("Gather", {packed, idx}, {Attribute::of_int("axis", 0)});
-    auto t = tr(b.node("Reshape", {sel, ints({S, B * kH, kD})}), {1, 0, 2});
-    return b.node("Reshape", {t, ints({B, kH, S, kD})});
-  };
-  auto q = head(0), k = head(1), v = head(2);
-  auto kt = tr(b.node("Reshape", {k, ints({-1, S, kD})}), {0, 2, 1});
-  kt = b.node("Reshape", {kt, ints({B, kH, kD, S})});
-  const float root = std::sqrt(1.0f / std::sqrt(float(kD)));
-  q = b.node("Mul", {q, b.constant_floats(fresh(), {}, root)});
-  kt = b.node("Mul", {kt, b.constant_floats(fresh(), {}, root)});
-  auto p = b.node("Softmax", {b.node("MatMul", {q, kt})}, {Attribute::of_int("axis", -1)});
-  auto o = tr(b.node("MatMul", {p, v}), {2, 0, 1, 3});
-  o = b.node("Reshape", {o, ints({S * B, kE})});
+  auto w_in = b.random_normal(fresh(), {kE, 3 * kE}, 0.3f);
+  auto b_in = b.random_normal(fresh(), {3 * kE}, 0.3f);
+  auto o = dynamo_mha::attention(b, xt, {S, B, kH, kD}, w_in, b_in, fresh);
   o = b.node("Gemm", {o, b.random_normal(fresh(), {kE, kE}, 0.3f), b.random_normal(fresh(), {kE}, 0.1f)},
              {Attribute::of_int("transB", 1)});
   o = tr(b.node("Reshape", {o, ints({S, B, kE})}), {1, 0, 2});
