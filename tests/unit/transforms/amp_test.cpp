@@ -17,6 +17,10 @@
 namespace tessera::transforms {
 namespace {
 
+ir::Type F(const std::vector<int64_t>& dims) {
+  return test::float_type(dims);
+}
+
 double excess(const std::vector<std::vector<double>>& ref, const std::vector<std::vector<double>>& got,
               double rtol, double atol) {
   double worst = 0;
@@ -29,16 +33,8 @@ double excess(const std::vector<std::vector<double>>& ref, const std::vector<std
 // x [4,16] -> MatMul(w1) -> Add(b) -> Exp -> ReduceSum -> Div (a softmax by hand) -> MatMul(w2) -> Tanh:
 // every node in the main graph, so each can be kept float32.
 ir::Model dense_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
-  auto F = [](std::vector<int64_t> d) {
-    ir::Shape s;
-    for (int64_t x : d) s.push_back(ir::Dim::of(x));
-    return ir::Type::tensor(ir::DataType::kFloat, s);
-  };
   std::string x = b.input("x", F({4, 16}));
   std::string mm = b.node("MatMul", {x, b.random_normal("w1", {16, 16}, 0.7f)}, {}, "mm");
   std::string add = b.node("Add", {mm, b.random_normal("b1", {16}, 0.5f)}, {}, "add");
@@ -54,11 +50,6 @@ ir::Model dense_model() {
 // 1000 + v keeps a step of 0.5, so the then-branch's Add and Sub must stay float32; everything else can
 // be float16. Only a search that looks inside the If's bodies can find that.
 ir::Model model_with_sensitive_branch() {
-  auto F = [](std::vector<int64_t> d) {
-    ir::Shape s;
-    for (int64_t x : d) s.push_back(ir::Dim::of(x));
-    return ir::Type::tensor(ir::DataType::kFloat, s);
-  };
   ir::Graph then_g;
   then_g.name = "then";
   {
@@ -75,10 +66,7 @@ ir::Model model_with_sensitive_branch() {
     ir::GraphBuilder b(else_g);
     b.output(b.node("Neg", {"mm"}, {}, "neg_else"), F({4, 16}));
   }
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({4, 16}));
   std::string cond = b.input("cond", ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
@@ -95,11 +83,6 @@ ir::Model model_with_sensitive_branch() {
 // 1000); scale = Mul(sub_big, 0.75); soft = Tanh(scale) } -> Tanh. In float16, 1000 + h keeps a step of
 // 0.5, so the body's Add and Sub break any tight tolerance; Mul and Tanh do not.
 ir::Model model_with_sensitive_loop() {
-  auto F = [](std::vector<int64_t> d) {
-    ir::Shape s;
-    for (int64_t x : d) s.push_back(ir::Dim::of(x));
-    return ir::Type::tensor(ir::DataType::kFloat, s);
-  };
   ir::Graph body;
   body.name = "body";
   {
@@ -117,10 +100,7 @@ ir::Model model_with_sensitive_loop() {
     b.output(b.node("Identity", {cond}, {}, "cond_out"), ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
     b.output(b.node("Tanh", {scaled}, {}, "soft_loop"), F({4, 16}));
   }
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({4, 16}));
   std::string mm = b.node("MatMul", {x, b.random_normal("w", {16, 16}, 0.25f)}, {}, "mm");
@@ -135,11 +115,6 @@ ir::Model model_with_sensitive_loop() {
 // x [4,16] -> MatMul(w) -> custom.Big -> Tanh, where custom.Big's body is Add(1000) -> Sub(1000) -> Relu:
 // the body's Add and Sub must stay float32, the rest (the body's Relu too) can be float16.
 ir::Model model_with_sensitive_function(bool offset_parameter = false) {
-  auto F = [](std::vector<int64_t> d) {
-    ir::Shape s;
-    for (int64_t x : d) s.push_back(ir::Dim::of(x));
-    return ir::Type::tensor(ir::DataType::kFloat, s);
-  };
   ir::Function f;
   f.name = "Big";
   f.domain = "custom";
@@ -160,10 +135,8 @@ ir::Model model_with_sensitive_function(bool offset_parameter = false) {
     std::string back = b.node("Sub", {big, k}, {}, "sub_big_f");
     f.body.outputs.push_back({b.node("Relu", {back}, {}, "relu_f"), {}, {}, {}});
   }
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}, {"custom", 1}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
+  m.opset_imports.push_back({"custom", 1});
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({4, 16}));
   std::string mm = b.node("MatMul", {x, b.random_normal("w", {16, 16}, 0.25f)}, {}, "mm");
@@ -210,16 +183,8 @@ ir::Model model_with_function_called_in_two_types() {
 // x [4,16] -> 6 x (MatMul -> Tanh), with Add(1000) -> Sub(1000) after the third layer: a chain long
 // enough for trials to start from a checkpoint past its beginning.
 ir::Model chain_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
-  auto F = [](std::vector<int64_t> d) {
-    ir::Shape s;
-    for (int64_t x : d) s.push_back(ir::Dim::of(x));
-    return ir::Type::tensor(ir::DataType::kFloat, s);
-  };
   std::string v = b.input("x", F({4, 16}));
   std::string k =
       b.initializer(ir::make_tensor("k1000", ir::DataType::kFloat, {}, std::vector<float>{1000.f}));
@@ -237,10 +202,7 @@ ir::Model chain_model() {
 // float16 neither is. The models have the same nodes and wiring; only a Cast target differs. The Constant
 // comes first, so the optimiser's first edit folds it before any rule asks for a type.
 ir::Model two_casts(ir::DataType t) {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   ir::Type f = ir::Type::tensor(ir::DataType::kFloat, ir::Shape{ir::Dim::of(4)});
   std::string x = b.input("x", f);
@@ -375,11 +337,6 @@ TEST(AmpEstimate, LoopBodyNodesHaveTheirOwnEstimate) {
 // x [4,16], cond -> MatMul(w) -> Loop(3) { If(cond) { then: Sub(Add(h, 1000), 1000); else: Neg(h) } ->
 // Mul(0.75) -> Tanh } -> Tanh: the cancelling Sub two levels down.
 ir::Model model_with_nested_sensitive_branch() {
-  auto F = [](std::vector<int64_t> d) {
-    ir::Shape s;
-    for (int64_t x : d) s.push_back(ir::Dim::of(x));
-    return ir::Type::tensor(ir::DataType::kFloat, s);
-  };
   ir::Graph then_g;
   then_g.name = "then";
   {
@@ -412,10 +369,7 @@ ir::Model model_with_nested_sensitive_branch() {
     b.output(b.node("Identity", {c}, {}, "cond_out_n"), ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));
     b.output(b.node("Tanh", {scaled}, {}, "soft_n"), F({4, 16}));
   }
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({4, 16}));
   b.input("cond", ir::Type::tensor(ir::DataType::kBool, ir::Shape{}));

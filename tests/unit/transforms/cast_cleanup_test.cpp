@@ -44,10 +44,7 @@ ir::Graph unary_body(const std::string& name, const std::string& op, const std::
 // With Relu, Abs, Tanh, Neg and Exp kept float32, each body computes in float32 and its parent reads the
 // result in float32: a plain conversion casts to float16 at the body's end and back in the parent.
 ir::Model boundary_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({2, 4}));
   std::string cond = b.input("cond", Type::tensor(DataType::kBool, ir::Shape{}));
@@ -175,10 +172,7 @@ TEST(CastCleanup, IntegerRoundTripIsNotARedundantPair) {
 // With pre, acc_add and post kept float32 the Loop node itself still converts: its state becomes float16,
 // cast to it before the loop, back to float32 on entry to the body, to float16 on exit and back after.
 ir::Model carried_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({2, 4}));
   std::string pre = b.node("Relu", {x}, {}, "pre");
@@ -254,10 +248,7 @@ TEST(CastCleanup, LoopStateFromAFloat16NodeKeepsItsCasts) {
 // main: s0 float [2,4], xs float [3,2,4] -> Relu 'pre' -> Scan(state, xs) body { s + x 'sacc'; Abs(x) }
 //   -> final state -> Tanh 'post' -> z; scan output ys -> output.
 TEST(CastCleanup, ScanStateCastPairsCancel) {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string s0 = b.input("s0", F({2, 4}));
   std::string xs = b.input("xs", F({3, 2, 4}));

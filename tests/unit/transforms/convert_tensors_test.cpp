@@ -16,10 +16,7 @@ using ir::DataType;
 
 // y = Add(x, Cast(w64, to=float)) with w64 a double initializer; Clip's bounds from double Constants.
 ir::Model double_weights_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", ir::Type::tensor(DataType::kFloat, ir::Shape{ir::Dim::of(4)}));
   std::string w =
@@ -73,10 +70,7 @@ TEST(ConvertTensors, AttributesByNodeAndName) {
 }
 
 TEST(ConvertTensors, ListAttributesBetweenFloatsAndInts) {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   b.node("Constant", {}, {Attribute::of_floats("value_floats", {1.0f, 2.5f})}, "c");
   ir::History h(m);

@@ -141,10 +141,7 @@ TEST(Float16, OpBlockListInsideSubgraphs) {
 // 65,504), Cast back to int64, the reshape target [n, -1]; and a scale 1 / sqrt(Cast(Shape(x)[1])) that
 // multiplies the data. The first computes integers in float and must stay float32; the second is data.
 ir::Model float_shape_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   auto X = ir::Type::tensor(DataType::kFloat, ir::Shape{ir::Dim::symbol("batch"), ir::Dim::of(1000)});
   std::string x = b.input("x", X);

@@ -20,10 +20,7 @@ ir::Type F(std::vector<int64_t> dims) {
 
 // x [2,8] -> layer0/{mm, add, act: LeakyRelu alpha 0.1} -> layer1/{mm, add, act: alpha 0.2} -> y
 ir::Model layered_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string v = b.input("x", F({2, 8}));
   for (int l = 0; l < 2; ++l) {
@@ -80,10 +77,7 @@ TEST(FunctionCreate, OneGroupByNames) {
 //   x' = LayerNormalization(MatMul(h, w2) + b2 + a)
 // The second LayerNormalization's epsilon differs in layer 2 (an attribute parameter).
 ir::Model bert_like_stack(int layers = 3) {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", F({2, 6, 16}));
   std::string embed = b.node("LayerNormalization",

@@ -33,10 +33,7 @@ ir::Model layer_model() {
 
 // input [2,8] -> Relu -> r (output)
 ir::Model host_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string in = b.input("input", F({2, 8}));
   b.output(b.node("Relu", {in}, {}, "relu"), F({2, 8}));

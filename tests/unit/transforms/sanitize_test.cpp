@@ -23,10 +23,7 @@ using ir::Dim;
 //   i = Identity(r); y = Add(i, ReduceSum(big))               Identity goes
 //   dead = Neg(x)                                             goes; 'unused' initializer goes
 ir::Model foldable_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x =
       b.input("x", ir::Type::tensor(DataType::kFloat, ir::Shape{Dim::symbol("batch"), Dim::of(4)}));
@@ -132,10 +129,7 @@ TEST(Sanitize, UndoRestoresTheModel) {
 //   t2 = Concat(Unsqueeze(b, [0] again, another initializer), [48]); y2 = Reshape(x, t2)
 //   r = Slice(s, -1:0:-1) (4, 4, 3: a negative step); y3 = Cast(r) to float, a graph output
 ir::Model shape_arithmetic_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   ir::Shape xs{Dim::symbol("batch"), Dim::of(3), Dim::of(4), Dim::of(4)};
   std::string x = b.input("x", ir::Type::tensor(DataType::kFloat, xs));

@@ -16,10 +16,7 @@ using ir::Dim;
 
 // x [?, 3, ?, ?] -> Conv (3 -> 2 channels, 1x1) -> Relu -> GlobalAveragePool -> Flatten -> y
 ir::Model image_model() {
-  ir::Model m;
-  m.ir_version = 8;
-  m.opset_imports = {{"", 17}};
-  m.graph.name = "main";
+  ir::Model m = test::opset17_model();
   ir::GraphBuilder b(m.graph);
   std::string x = b.input("x", ir::Type::tensor(DataType::kFloat, ir::Shape{Dim::unknown(), Dim::of(3),
                                                                             Dim::unknown(), Dim::unknown()}));

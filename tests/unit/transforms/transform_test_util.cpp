@@ -17,6 +17,20 @@
 
 namespace tessera::transforms::test {
 
+ir::Model opset17_model() {
+  ir::Model m;
+  m.ir_version = 8;
+  m.opset_imports = {{"", 17}};
+  m.graph.name = "main";
+  return m;
+}
+
+ir::Type float_type(const std::vector<int64_t>& dims) {
+  ir::Shape s;
+  for (int64_t d : dims) s.push_back(ir::Dim::of(d));
+  return ir::Type::tensor(ir::DataType::kFloat, s);
+}
+
 namespace fs = std::filesystem;
 using ir::Attribute;
 using ir::DataType;

@@ -13,6 +13,11 @@
 
 namespace tessera::transforms::test {
 
+// An empty model for a test to build: IR 8, opset "" 17, main graph "main".
+ir::Model opset17_model();
+// float32 of static `dims`.
+ir::Type float_type(const std::vector<int64_t>& dims);
+
 // main: x float [2,4], cond bool []
 //   mm = MatMul(x, w[4,4]); add = Add(mm, Constant c[4]); softmax = Softmax(add)
 //   if(cond) then { relu: Relu(softmax) } else { Mul(softmax, two) }      -> y_if
