@@ -187,4 +187,25 @@ KeyMask read_key_mask(const rt::KernelContext& ctx, size_t input, std::string_vi
   return m;
 }
 
+AttentionCore masked_core(const MaskedAttention& a, const KeyMask& mask, const AttentionBias& bias) {
+  AttentionCore core;
+  core.batch = a.batch;
+  core.heads = core.kv_heads = a.heads;
+  core.q_seq = a.q_seq;
+  core.capacity = a.capacity;
+  core.head = a.head;
+  core.v_head = a.v_head;
+  core.keys.assign(static_cast<size_t>(a.batch), a.total);
+  core.scale = a.scale && *a.scale != 0.0f ? *a.scale : 1.0f / std::sqrt(static_cast<float>(a.head));
+  core.mask = [&mask, &bias, a](int64_t b, int64_t h, int64_t i, float* row) {
+    const float* add = bias.present ? bias.row(b, h, i) : nullptr;
+    for (int64_t j = 0; j < a.total; ++j) {
+      if (mask.masked(b, i, j)) row[j] += a.filter;
+      if (add) row[j] += add[j];
+      if (a.causal && j > a.past + i) row[j] = std::numeric_limits<float>::lowest();
+    }
+  };
+  return core;
+}
+
 }  // namespace tessera::ops::contrib_attn

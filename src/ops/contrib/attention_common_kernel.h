@@ -116,4 +116,17 @@ struct KeyMask {
 KeyMask read_key_mask(const rt::KernelContext& ctx, size_t input, std::string_view what, int64_t batch,
                       int64_t q_seq, int64_t past, int64_t total, bool extended);
 
+// What Attention and MultiHeadAttention share: the core for `heads` query and key heads, every batch
+// attending to `total` keys of a `capacity`-row buffer, with their score adjustments: a masked key gets
+// `filter` added, the bias is added, and with `causal` query row i sees keys up to past + i. An explicit
+// scale of 0 means the default 1/sqrt(head), as ONNX Runtime reads it. `mask` and `bias` are captured by
+// reference: they must outlive the core's run.
+struct MaskedAttention {
+  int64_t batch = 0, heads = 0, q_seq = 0, capacity = 0, total = 0, head = 0, v_head = 0, past = 0;
+  std::optional<float> scale;
+  float filter = 0.0f;
+  bool causal = false;
+};
+AttentionCore masked_core(const MaskedAttention& a, const KeyMask& mask, const AttentionBias& bias);
+
 }  // namespace tessera::ops::contrib_attn

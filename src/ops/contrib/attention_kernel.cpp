@@ -164,26 +164,9 @@ class ContribAttention : public rt::OpKernel {
 
     ca::KeyMask mask = ca::read_key_mask(ctx, kMaskIndex, "mask_index", batch, seq, past_len, total, true);
     ca::AttentionBias ab = ca::read_attention_bias(ctx, kAttentionBias, dt, batch, heads_, seq, total);
-    ca::AttentionCore core;
-    core.batch = batch;
-    core.heads = core.kv_heads = heads_;
-    core.q_seq = seq;
-    core.capacity = capacity;
-    core.head = head;
-    core.v_head = v_head;
-    core.keys.assign(static_cast<size_t>(batch), total);
-    // ONNX Runtime reads an explicit scale of 0 as "use the default".
-    core.scale = scale_ && *scale_ != 0.0f ? *scale_ : 1.0f / std::sqrt(static_cast<float>(head));
-    const float filter = mask_filter_;
-    const bool causal = unidirectional_;
-    core.mask = [&, filter, causal](int64_t b, int64_t h, int64_t i, float* row) {
-      const float* add = ab.present ? ab.row(b, h, i) : nullptr;
-      for (int64_t j = 0; j < total; ++j) {
-        if (mask.masked(b, i, j)) row[j] += filter;
-        if (add) row[j] += add[j];
-        if (causal && j > past_len + i) row[j] = std::numeric_limits<float>::lowest();
-      }
-    };
+    ca::AttentionCore core = ca::masked_core(
+        {batch, heads_, seq, capacity, total, head, v_head, past_len, scale_, mask_filter_, unidirectional_},
+        mask, ab);
     std::vector<float> y;
     core.run(ctx, q, k, v, y, nullptr);
     ca::store_floats(ctx.output(kOutput, dt, {batch, seq, vh}), y, "Attention output");

@@ -225,26 +225,8 @@ class MultiHeadAttention : public rt::OpKernel {
     ca::KeyMask mask =
         ca::read_key_mask(ctx, kKeyPaddingMask, "key_padding_mask", batch, seq, past, total, false);
     ca::AttentionBias ab = ca::read_attention_bias(ctx, kAttentionBias, dt, batch, n, seq, total);
-    ca::AttentionCore core;
-    core.batch = batch;
-    core.heads = core.kv_heads = n;
-    core.q_seq = seq;
-    core.capacity = total;
-    core.head = head;
-    core.v_head = v_head;
-    core.keys.assign(static_cast<size_t>(batch), total);
-    // ONNX Runtime reads an explicit scale of 0 as "use the default".
-    core.scale = scale_ && *scale_ != 0.0f ? *scale_ : 1.0f / std::sqrt(static_cast<float>(head));
-    const float filter = mask_filter_;
-    const bool causal = unidirectional_;
-    core.mask = [&, filter, causal](int64_t b, int64_t h, int64_t i, float* row) {
-      const float* add = ab.present ? ab.row(b, h, i) : nullptr;
-      for (int64_t j = 0; j < total; ++j) {
-        if (mask.masked(b, i, j)) row[j] += filter;
-        if (add) row[j] += add[j];
-        if (causal && j > past + i) row[j] = std::numeric_limits<float>::lowest();
-      }
-    };
+    ca::AttentionCore core = ca::masked_core(
+        {batch, n, seq, total, total, head, v_head, past, scale_, mask_filter_, unidirectional_}, mask, ab);
     std::vector<float> y, qk;
     const bool want_qk = ctx.wants_output(kQk);
     if (want_qk) {
