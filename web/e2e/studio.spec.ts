@@ -1126,6 +1126,75 @@ test('creates a float8 initializer from values typed in and edits it: rounded an
   expect(await read(3)).toBe('nan');
 });
 
+test('creates a float8e8m0 initializer, edits a value and changes its shape in the tensor editor, one undo', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('scales');
+  await page.getByTestId('init-dtype').selectOption('float8e8m0');
+  // No zero in the type: nothing is generated, values are typed in.
+  await expect(page.getByTestId('init-fill')).toHaveValue('values');
+  await page.getByTestId('init-values').fill('[[3, 0.5], [1e-45, inf]]');
+  let v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  const read = (i: number) => page.evaluate(`window.__tessera.initializerAt("scales", ${i})`);
+  // round_mode "up" and saturation, as Cast's defaults.
+  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([4, 0.5, 2 ** -127, 2 ** 127]);
+  await page.locator('[data-edit="scales"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float8e8m0 [2, 2]');
+  await expect(page.locator('[data-cell="1,0"]')).toHaveValue('2^-127');
+  await expect(page.locator('[data-cell="1,1"]')).toHaveValue('2^127');
+  await page.locator('[data-cell="0,1"]').fill('0');
+  await page.locator('[data-cell="0,1"]').dispatchEvent('change');
+  await expect(page.getByTestId('tensor-error')).toContainText('float8e8m0 has no zero');
+  await page.locator('[data-cell="0,1"]').fill('100');
+  await page.locator('[data-cell="0,1"]').dispatchEvent('change');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128'); // up to the next power of two
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  expect(await read(1)).toBe(128);
+  // The shape: [2, 2] -> [3, 2], the two new values 1 (the type has no zero); the editor reopens on it.
+  await page.locator('[data-edit="scales"]').click();
+  await page.getByTestId('tensor-shape').fill('[3, -2]');
+  await expect(page.getByTestId('tensor-shape-note')).toHaveText(
+    'dimension 1 is -2; dimensions are 0 or more',
+  );
+  await page.getByTestId('tensor-shape').fill('[3, 2]');
+  await expect(page.getByTestId('tensor-shape-note')).toHaveText(
+    '4 -> 6 elements: the values stay first, the 2 new ones are 1 (the type has no zero)',
+  );
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-reshape').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float8e8m0 [3, 2]');
+  await expect(page.locator('[data-cell="2,1"]')).toHaveValue('1');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128');
+  await page.screenshot({ path: artifact('studio-tensor-editor-reshaped-e8m0.png') });
+  const shape = () =>
+    page.evaluate(() => {
+      const g = (
+        window as unknown as {
+          __tessera: { graph: { initializers: Array<{ name: string; shape: number[] }> } };
+        }
+      ).__tessera.graph;
+      return g.initializers.find((i) => i.name === 'scales')?.shape;
+    });
+  expect(await shape()).toEqual([3, 2]);
+  expect(await read(5)).toBe(1);
+  await page.locator('.dialog-close').click();
+  // One undo step gives the [2, 2] tensor back.
+  v = await t<number>(page, 'graphVersion');
+  await t(page, 'undo()');
+  await settle(page, v);
+  expect(await shape()).toEqual([2, 2]);
+  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([4, 128, 2 ** -127, 2 ** 127]);
+});
+
 test("a Loop's body lists the main graph's initializers; deleting one disconnects the body's reader, one undo", async ({
   page,
 }) => {

@@ -55,6 +55,7 @@ const PAGED_TYPES = new Set([
   'float8e5m2',
   'float8e5m2fnuz',
   'float4e2m1',
+  'float8e8m0',
 ]);
 
 export interface Shell {
@@ -1182,21 +1183,36 @@ export class App {
     return this.run({ type: 'delete_initializer', name });
   }
 
-  /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
-  async editInitializer(name: string): Promise<void> {
+  /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). `shape`:
+   *  its shape when the graph shown may not have it yet (the editor reopened after a shape change). */
+  async editInitializer(name: string, shape?: number[]): Promise<void> {
     await this.guard(async () => {
       const info = this.graph?.initializers.find((i) => i.name === name);
-      const n = info ? info.shape.reduce((a, b) => a * b, 1) : 0;
-      if (info && n > EDIT_LIMIT) return this.editLargeInitializer(name, info.dtype, info.shape);
+      const dims = shape ?? info?.shape;
+      const n = dims ? dims.reduce((a, b) => a * b, 1) : 0;
+      if (info && dims && n > EDIT_LIMIT) return this.editLargeInitializer(name, info.dtype, dims);
       const t = await this.client!.initializer(this.doc!.id, name, EDIT_LIMIT, this.graphPath);
       const grid = new TensorGrid(t.dtype, t.shape, t.values ?? []);
       this.dialog(`Edit initializer ${name}`, [
-        tensorEditor(grid, async (v) => {
-          const a = await this.run({ type: 'replace_initializer', tensor: { name, ...v } });
-          if (a) clear(this.shell.dialogs);
-        }),
+        tensorEditor(
+          grid,
+          async (v) => {
+            const a = await this.run({ type: 'replace_initializer', tensor: { name, ...v } });
+            if (a) clear(this.shell.dialogs);
+          },
+          undefined,
+          (dims) => this.reshapeInitializer(name, dims),
+        ),
       ]);
     });
+  }
+
+  /** The tensor editor's shape change of an initializer (reshape_initializer, one undo step: the same
+   *  count keeps the values, a larger one fills with zero, a smaller one cuts); the editor reopens on the
+   *  result, paged if it grew past what it loads whole. */
+  private async reshapeInitializer(name: string, shape: number[]): Promise<void> {
+    const a = await this.run({ type: 'reshape_initializer', name, shape });
+    if (a) await this.editInitializer(name, shape);
   }
 
   /** The tensor editor on an initializer too large to load whole: it fetches the page it shows, and
@@ -1219,7 +1235,12 @@ export class App {
       if (a) clear(this.shell.dialogs);
     };
     this.dialog(`Edit initializer ${name}`, [
-      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+      tensorEditor(
+        grid,
+        () => Promise.reject(new Error('a paged tensor is applied by parts')),
+        apply,
+        (dims) => this.reshapeInitializer(name, dims),
+      ),
     ]);
   }
 
@@ -1237,27 +1258,47 @@ export class App {
       }
       const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
       this.dialog(`Edit ${name}`, [
-        tensorEditor(grid, async (v) => {
-          // The tensor keeps its own name, if it had one (an attribute's tensor may have none).
-          const own = (value as TensorValue & { name?: string }).name;
-          const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
-          const a = await (nodes.length === 1
-            ? this.run(this.at(nodes[0], { type: 'set_attribute', node: nodes[0].id, attribute }))
-            : this.runBatch(
-                `Set ${name} on ${nodes.length} nodes`,
-                nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute })),
-              ));
-          if (a) clear(this.shell.dialogs);
-        }),
+        tensorEditor(
+          grid,
+          async (v) => {
+            // The tensor keeps its own name, if it had one (an attribute's tensor may have none).
+            const own = (value as TensorValue & { name?: string }).name;
+            const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
+            const a = await (nodes.length === 1
+              ? this.run(this.at(nodes[0], { type: 'set_attribute', node: nodes[0].id, attribute }))
+              : this.runBatch(
+                  `Set ${name} on ${nodes.length} nodes`,
+                  nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute })),
+                ));
+            if (a) clear(this.shell.dialogs);
+          },
+          undefined,
+          (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+        ),
       ]);
     } catch (e) {
       this.toast(String((e as Error).message), true);
     }
   }
 
+  /** The tensor editor's shape change of a tensor attribute on every selected node (reshape_attribute,
+   *  one undo step), then the editor reopened on the first node's result. */
+  private async reshapeTensorAttribute(
+    nodes: ApiNode[],
+    name: string,
+    value: TensorValue,
+    shape: number[],
+  ): Promise<void> {
+    const cmds = nodes.map((n) => this.at(n, { type: 'reshape_attribute', node: n.id, name, shape }));
+    const label = nodes.length === 1 ? `Reshape ${name}` : `Reshape ${name} on ${nodes.length} nodes`;
+    const a = await (cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(label, cmds));
+    if (a) await this.editTensorAttribute(nodes, name, { ...value, shape, values: undefined });
+  }
+
   /** A list parameter (ints, floats, strings) in the tensor editor, as one row of cells checked against
-   *  its element type; Apply sets it on every selected node (one undo step). Its length stays: a longer
-   *  or shorter list is typed in the parameter's text. */
+   *  its element type; Apply sets it on every selected node (one undo step). Its length is changed with
+   *  the shape row (one dimension): the editor reopens on the list grown with zeros (empty strings) or
+   *  cut, and nothing is set until Apply. */
   private editListAttribute(
     nodes: ApiNode[],
     name: string,
@@ -1267,14 +1308,26 @@ export class App {
     const dtype = type === 'ints' ? 'int64' : type === 'floats' ? 'float' : 'string';
     const grid = new TensorGrid(dtype, [values.length], values);
     this.dialog(`Edit ${name}`, [
-      tensorEditor(grid, async (v) => {
-        const attribute = { name, type, value: v.values };
-        const cmds = nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
-        const a = await (cmds.length === 1
-          ? this.run(cmds[0])
-          : this.runBatch(`Set ${name} on ${nodes.length} nodes`, cmds));
-        if (a) clear(this.shell.dialogs);
-      }),
+      tensorEditor(
+        grid,
+        async (v) => {
+          const attribute = { name, type, value: v.values };
+          const cmds = nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
+          const a = await (cmds.length === 1
+            ? this.run(cmds[0])
+            : this.runBatch(`Set ${name} on ${nodes.length} nodes`, cmds));
+          if (a) clear(this.shell.dialogs);
+        },
+        undefined,
+        async (shape) => {
+          if (shape.length !== 1) throw new Error(`a list has one dimension, not ${shape.length}`);
+          const fill = type === 'strings' ? '' : 0;
+          const cells = [...grid.values()].slice(0, shape[0]);
+          while (cells.length < shape[0]) cells.push(fill);
+          this.editListAttribute(nodes, name, type, cells as Array<number | string>);
+        },
+        true,
+      ),
     ]);
   }
 
@@ -1305,7 +1358,12 @@ export class App {
       if (a) clear(this.shell.dialogs);
     };
     this.dialog(`Edit ${name}`, [
-      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+      tensorEditor(
+        grid,
+        () => Promise.reject(new Error('a paged tensor is applied by parts')),
+        apply,
+        (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+      ),
     ]);
   }
 

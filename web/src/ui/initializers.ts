@@ -40,6 +40,7 @@ const DTYPES = [
   'float8e5m2',
   'float8e5m2fnuz',
   'float4e2m1',
+  'float8e8m0',
 ];
 const FILLS: Array<[string, string]> = [
   ['values', 'values typed in'],
@@ -57,9 +58,11 @@ const WIDE_FLOATS = new Set(['float', 'double', 'float16', 'bfloat16']);
 
 /** The fills a type can be created with, as the seed allows: standard normal values for floating point
  *  types of two bytes or more, positive integers for integer types of a byte or more, negative ones for
- *  the signed among them, zeros for every type (values typed in, .npy and external data for all). */
+ *  the signed among them, zeros for every type that has a zero (all but float8e8m0, which the seed does
+ *  not know); values typed in, .npy and external data for all. */
 export function fillsFor(dtype: string): Set<string> {
-  const ok = new Set(['values', 'zeros', 'npy', 'external']);
+  const ok = new Set(['values', 'npy', 'external']);
+  if (dtype !== 'float8e8m0') ok.add('zeros');
   if (WIDE_FLOATS.has(dtype)) ok.add('normal');
   if (SIGNED.has(dtype) || UNSIGNED.has(dtype)) ok.add('uniform_int_pos');
   if (SIGNED.has(dtype)) ok.add('uniform_int_neg');
@@ -307,7 +310,7 @@ export class InitializerPanel {
     const allowFills = () => {
       const ok = fillsFor(dtype.value);
       for (const o of fill.options) o.disabled = !ok.has(o.value);
-      if (!ok.has(fill.value)) fill.value = 'zeros';
+      if (!ok.has(fill.value)) fill.value = ok.has('zeros') ? 'zeros' : 'values';
     };
     dtype.addEventListener('change', allowFills);
     const file = h('input', { type: 'file', accept: '.npy', 'data-testid': 'init-npy' });
