@@ -194,6 +194,7 @@ export class InitializerPanel {
         ),
       );
     }
+    this.updateAttach();
   }
 
   private async preview(name: string, path?: GraphPath): Promise<void> {
@@ -209,6 +210,7 @@ export class InitializerPanel {
    *  (the input becomes free; the initializer stays). */
   showNode(node: ApiNode | undefined): void {
     this.node = node;
+    this.updateAttach();
     clear(this.nodeBox);
     const all = [...this.inits, ...this.outer];
     const names = new Set(all.map((i) => i.name));
@@ -271,15 +273,33 @@ export class InitializerPanel {
     }
   }
 
+  /** The selected node's first free input (of its inputs and its schema's), or -1. */
+  private freeInput(node: ApiNode | undefined): number {
+    if (!node) return -1;
+    const op = this.a.registry().get(registryKey(node.domain, node.op_type));
+    const count = Math.max(node.inputs.length, op?.inputs.length ?? 0);
+    for (let k = 0; k < count; k++) if (!node.inputs[k]) return k;
+    return -1;
+  }
+
+  /** The attach buttons are enabled only while the node selected has a free input (the seed's "Connect
+   *  Initializer", enabled when the selected node has a free terminal); their title says why not. */
+  private updateAttach(): void {
+    const k = this.freeInput(this.node);
+    const why = !this.node ? 'Select a node with a free input first' : `${this.node.name} has no free input`;
+    for (const b of this.list.querySelectorAll<HTMLButtonElement>('button[data-attach]')) {
+      b.disabled = k < 0;
+      b.title = k < 0 ? why : `Feed input ${k} of ${this.node!.name}`;
+    }
+  }
+
   /** Connects the initializer to the selected node's first free input (the first free one of the schema). */
   private async attach(name: string): Promise<void> {
     const [node] = this.a.selected();
     if (!node)
       return void (this.out.textContent = 'Select a node first: the initializer feeds its first free input.');
-    const op = this.a.registry().get(registryKey(node.domain, node.op_type));
-    const count = Math.max(node.inputs.length, op?.inputs.length ?? 0);
-    for (let k = 0; k < count; k++)
-      if (!node.inputs[k]) return void this.a.run({ type: 'connect', node: node.id, index: k, value: name });
+    const k = this.freeInput(node);
+    if (k >= 0) return void this.a.run({ type: 'connect', node: node.id, index: k, value: name });
     this.out.textContent = `${node.name} has no free input`;
   }
 
