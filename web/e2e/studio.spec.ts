@@ -1168,6 +1168,7 @@ test('creates a float8e8m0 initializer, edits a value and changes its shape in t
   await expect(page.getByTestId('tensor-shape-note')).toHaveText(
     '4 -> 6 elements: the values stay first, the 2 new ones are 1 (the type has no zero)',
   );
+  await page.screenshot({ path: artifact('studio-tensor-editor-shape-note.png') });
   v = await t<number>(page, 'graphVersion');
   await page.getByTestId('tensor-reshape').click();
   await settle(page, v);
