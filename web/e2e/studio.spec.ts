@@ -490,6 +490,22 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   await expect
     .poll(async () => (await attrs()).find((a) => a.name === 'value')!.value.values)
     .toEqual([1, 2, 3, 4, 5, 6]);
+  // Its shape changed in the editor (reshape_attribute): grown to [4, 2], the two new values zero; the
+  // editor reopens on it; one undo step gives [2, 3] back.
+  type Shaped = { name: string; value: { shape: number[]; values: number[] } };
+  const valueOf = async () =>
+    (await t<{ attributes: Shaped[] }>(page, 'node("k")')).attributes.find((a) => a.name === 'value')!.value;
+  await page.locator('[data-tensor-edit="value"]').click();
+  await page.getByTestId('tensor-shape').fill('[4, 2]');
+  const vr = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-reshape').click();
+  await settle(page, vr);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [4, 2]');
+  await expect(page.locator('[data-cell="3,1"]')).toHaveValue('0');
+  expect(await valueOf()).toMatchObject({ shape: [4, 2], values: [1, 2, 3, 4, 5, 6, 0, 0] });
+  await page.locator('.dialog-close').click();
+  await page.evaluate('window.__tessera.undo()');
+  await expect.poll(async () => (await valueOf()).shape).toEqual([2, 3]);
 
   // A tensor the graph answer leaves out (over 64 values, and a NaN): fetched when the editor opens.
   const big = Array.from({ length: 100 }, (_, i) => (i === 3 ? 'nan' : i));
@@ -554,6 +570,24 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   const permOf = async () =>
     (await t<{ attributes: ListAttr[] }>(page, 'node("tr")')).attributes.find((a) => a.name === 'perm');
   expect(await permOf()).toMatchObject({ type: 'ints', value: [0, 1, 2] });
+  // Its length changed with the shape row: in the browser (the cell edited before is kept, the new one
+  // is 0), set on Apply.
+  await page.locator('[data-tensor-edit="perm"]').click();
+  await page.locator('[data-cell="0,2"]').fill('3');
+  await page.locator('[data-cell="0,2"]').dispatchEvent('change');
+  await page.getByTestId('tensor-shape').fill('[2, 2]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-error')).toHaveText('a list has one dimension, not 2');
+  await page.getByTestId('tensor-shape').fill('[4]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('int64 [4]');
+  await expect(page.locator('[data-cell="0,3"]')).toHaveValue('0');
+  await page.locator('[data-cell="0,3"]').fill('2');
+  await page.locator('[data-cell="0,3"]').dispatchEvent('change');
+  const v4 = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v4);
+  expect(await permOf()).toMatchObject({ type: 'ints', value: [0, 1, 3, 2] });
 });
 
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
