@@ -588,6 +588,29 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   await page.getByTestId('tensor-apply').click();
   await settle(page, v4);
   expect(await permOf()).toMatchObject({ type: 'ints', value: [0, 1, 3, 2] });
+  // A list parameter not set yet has the button too: it opens empty and is given its length there.
+  const bare = {
+    type: 'add_node',
+    node: { name: 'tr2', op_type: 'Transpose', inputs: ['k_out'], outputs: ['tr2_out'] },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(bare)})`);
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(4);
+  await page.evaluate("window.__tessera.select(['tr2'])");
+  await page.getByText('Default values').click(); // an unset parameter is listed among the defaults
+  await page.locator('[data-tensor-edit="perm"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('int64 [0]');
+  await page.getByTestId('tensor-shape').fill('[2]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('int64 [2]');
+  await page.locator('[data-cell="0,0"]').fill('1');
+  await page.locator('[data-cell="0,0"]').dispatchEvent('change');
+  const v5 = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v5);
+  const perm2 = (await t<{ attributes: ListAttr[] }>(page, 'node("tr2")')).attributes.find(
+    (a) => a.name === 'perm',
+  );
+  expect(perm2).toMatchObject({ type: 'ints', value: [1, 0] });
 });
 
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {

@@ -27,7 +27,7 @@ import { InitializerPanel } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
-import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
+import { EDIT_LIMIT, TensorGrid, resizedValues, tensorEditor } from '../ui/tensoreditor';
 import { extractInitial, runJob, transformForm, type JobView, type TransformSpec } from '../ui/transforms';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
@@ -138,7 +138,7 @@ export class App {
       void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
     });
     this.params = new ParamEditor(shell.right, {
-      editTensor: (nodes, name, value) => void this.editTensorAttribute(nodes, name, value),
+      editTensor: (nodes, name, value, unset) => void this.editTensorAttribute(nodes, name, value, unset),
       editList: (nodes, name, type, values) => this.editListAttribute(nodes, name, type, values),
       rename: (n, name) => void this.run(this.at(n, { type: 'rename_node', node: n.id, name })),
       setAttr: (nodes, attr) =>
@@ -1246,7 +1246,12 @@ export class App {
 
   /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). Values
    *  the graph answer left out (a tensor of over 64 values, or with a NaN) are fetched first. */
-  async editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): Promise<void> {
+  async editTensorAttribute(
+    nodes: ApiNode[],
+    name: string,
+    value: TensorValue,
+    unset = false,
+  ): Promise<void> {
     try {
       const n = value.shape.reduce((a, b) => a * b, 1);
       if (n > EDIT_LIMIT) return this.editLargeTensorAttribute(nodes, name, value);
@@ -1273,7 +1278,19 @@ export class App {
             if (a) clear(this.shell.dialogs);
           },
           undefined,
-          (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+          // An attribute not set yet has no tensor on the server to reshape: resized here, set on Apply.
+          unset
+            ? async (dims) => {
+                const values = resizedValues(
+                  grid.values(),
+                  dims.reduce((a, b) => a * b, 1),
+                  value.dtype,
+                );
+                const next = { ...value, shape: dims, values } as TensorValue;
+                await this.editTensorAttribute(nodes, name, next, true);
+              }
+            : (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+          unset,
         ),
       ]);
     } catch (e) {
@@ -1321,9 +1338,7 @@ export class App {
         undefined,
         async (shape) => {
           if (shape.length !== 1) throw new Error(`a list has one dimension, not ${shape.length}`);
-          const fill = type === 'strings' ? '' : 0;
-          const cells = [...grid.values()].slice(0, shape[0]);
-          while (cells.length < shape[0]) cells.push(fill);
+          const cells = resizedValues(grid.values(), shape[0], dtype);
           this.editListAttribute(nodes, name, type, cells as Array<number | string>);
         },
         true,

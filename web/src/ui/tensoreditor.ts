@@ -16,7 +16,7 @@ export const EDIT_LIMIT = 1 << 16;
 const PAGE_ROWS = 64;
 const PAGE_COLS = 32;
 
-type Scalar = number | string | boolean;
+export type Scalar = number | string | boolean;
 
 const INT_RANGE: Record<string, [number, number]> = {
   int4: [-8, 7],
@@ -179,6 +179,16 @@ export function parseShapeText(text: string, dtype: string): number[] {
       `[${dims.join(', ')}] would take ${bytes} bytes; the studio holds at most ${MAX_TENSOR_BYTES} a tensor`,
     );
   return dims;
+}
+
+/** `values` grown to `n` with the type's zero (empty strings; 1 for float8e8m0, which has no zero) or
+ *  cut: a shape change made in the browser (a list, or a tensor attribute not set yet), as the server's
+ *  reshape_* commands make it. */
+export function resizedValues(values: Scalar[], n: number, dtype: string): Scalar[] {
+  const fill: Scalar = dtype === 'string' ? '' : dtype === 'float8e8m0' ? 1 : dtype === 'bool' ? false : 0;
+  const out = values.slice(0, n);
+  while (out.length < n) out.push(fill);
+  return out;
 }
 
 /** What a shape change does to the values, said before it is applied. */

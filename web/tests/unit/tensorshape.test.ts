@@ -1,7 +1,7 @@
 // The tensor editor's shape row: the shape typed in (checked as the server checks it: whole dimensions
 // of 0 or more, a count that does not overflow, at most 1 GiB) and what the change does to the values.
 import { describe, expect, it } from 'vitest';
-import { MAX_TENSOR_BYTES, parseShapeText, shapeChangeNote } from '../../src/ui/tensoreditor';
+import { MAX_TENSOR_BYTES, parseShapeText, resizedValues, shapeChangeNote } from '../../src/ui/tensoreditor';
 
 describe('tensor editor shape', () => {
   it('reads the list syntax, bare lists and 2x3, a scalar as []', () => {
@@ -42,5 +42,14 @@ describe('tensor editor shape', () => {
     );
     expect(shapeChangeNote([5], [2], 'float')).toBe('5 -> 2 elements: the first 2 values stay, 3 are cut');
     expect(shapeChangeNote([1], [], 'float')).toBe('1 element: the values stay, in the same order');
+  });
+
+  it("resizes values in the browser as the server does: the type's zero added, or cut", () => {
+    expect(resizedValues([1, 2], 4, 'int64')).toEqual([1, 2, 0, 0]);
+    expect(resizedValues(['a'], 2, 'string')).toEqual(['a', '']);
+    expect(resizedValues([4], 3, 'float8e8m0')).toEqual([4, 1, 1]);
+    expect(resizedValues([true], 2, 'bool')).toEqual([true, false]);
+    expect(resizedValues([1, 2, 3], 1, 'float')).toEqual([1]);
+    expect(resizedValues([], 0, 'float')).toEqual([]);
   });
 });
