@@ -1251,6 +1251,32 @@ test('creates a float8e8m0 initializer, edits a value and changes its shape in t
   await settle(page, v);
   expect(await shape()).toEqual([2, 2]);
   expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([4, 128, 2 ** -127, 2 ** 127]);
+
+  // An initializer replaced from a .npy file in its editor: the file's type must be the initializer's
+  // (the seed's rule); its shape replaces the old one; one undo step.
+  await page.locator('[data-edit="conv_out_0.bias"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [3]');
+  await page.getByTestId('tensor-npy').setInputFiles({
+    name: 'ints.npy',
+    mimeType: 'application/octet-stream',
+    buffer: npyFile('<i8', [5]),
+  });
+  await expect(page.getByTestId('tensor-npy-error')).toHaveText(
+    'ints.npy: the file holds int64, the initializer float',
+  );
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-npy').setInputFiles({
+    name: 'bias.npy',
+    mimeType: 'application/octet-stream',
+    buffer: npyFile('<f4', [5]),
+  });
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [5]');
+  await page.locator('.dialog-close').click();
+  v = await t<number>(page, 'graphVersion');
+  await t(page, 'undo()');
+  await settle(page, v);
+  await expect(page.locator('[data-init="conv_out_0.bias"]')).toContainText('float[3]');
 });
 
 test("a Loop's body lists the main graph's initializers; deleting one disconnects the body's reader, one undo", async ({

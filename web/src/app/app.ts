@@ -23,7 +23,7 @@ import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
 import { Explorer } from '../ui/explorer';
-import { InitializerPanel } from '../ui/initializers';
+import { InitializerPanel, npyReplaceRow } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
@@ -1203,8 +1203,16 @@ export class App {
           undefined,
           (dims) => this.reshapeInitializer(name, dims),
         ),
+        npyReplaceRow(t.dtype, (npy, shape) => this.replaceFromNpy(name, t.dtype, npy, shape)),
       ]);
     });
+  }
+
+  /** An initializer replaced by a .npy file of its type (replace_initializer, one undo step; the shape is
+   *  the file's), then the editor reopened on it. */
+  private async replaceFromNpy(name: string, dtype: string, npy: string, shape: number[]): Promise<void> {
+    const a = await this.run({ type: 'replace_initializer', tensor: { name, dtype, npy_base64: npy } });
+    if (a) await this.editInitializer(name, shape);
   }
 
   /** The tensor editor's shape change of an initializer (reshape_initializer, one undo step: the same
@@ -1241,6 +1249,7 @@ export class App {
         apply,
         (dims) => this.reshapeInitializer(name, dims),
       ),
+      npyReplaceRow(dtype, (npy, dims) => this.replaceFromNpy(name, dtype, npy, dims)),
     ]);
   }
 

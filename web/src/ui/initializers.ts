@@ -69,6 +69,37 @@ export function fillsFor(dtype: string): Set<string> {
   return ok;
 }
 
+/** The tensor editor's "replace from .npy" row for an existing initializer: the file's header is read
+ *  and its type checked against the initializer's first (the seed: the data type must match the NumPy
+ *  file's), then `load` sends it (its shape may differ: it replaces the tensor, one undo step). */
+export function npyReplaceRow(
+  dtype: string,
+  load: (npyBase64: string, shape: number[]) => Promise<void>,
+): HTMLElement {
+  const err = h('span', { className: 'error-text', 'data-testid': 'tensor-npy-error' });
+  const file = h('input', {
+    type: 'file',
+    accept: '.npy',
+    'data-testid': 'tensor-npy',
+    title: `A .npy file of ${dtype} values replaces the tensor (its shape too)`,
+  });
+  file.addEventListener('change', () => {
+    const f = file.files?.[0];
+    if (!f) return;
+    void f.arrayBuffer().then(async (buf) => {
+      try {
+        const hd = parseNpyHeader(buf);
+        if (hd.dtype !== dtype) throw new Error(`the file holds ${hd.dtype}, the initializer ${dtype}`);
+        err.textContent = '';
+        await load(toBase64(buf), hd.shape);
+      } catch (e) {
+        err.textContent = `${f.name}: ${(e as Error).message}`;
+      }
+    });
+  });
+  return h('div', { className: 'tensor-npy-row' }, 'replace from .npy ', file, err);
+}
+
 export function parseShape(text: string): number[] {
   const v = parseValue('ints', text.trim() || '[]') as number[];
   v.forEach((d, k) => {
