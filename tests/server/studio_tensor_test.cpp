@@ -340,6 +340,95 @@ TEST_F(StudioTensors, Float8AndFloat4TensorsAreReadCreatedAndEdited) {
   EXPECT_EQ(code("q", 1), 0x0fu);  // (-6, 0)
 }
 
+// float8e8m0 over HTTP: read as powers of two, written as Cast's defaults round ("up", saturating),
+// zero and negative values refused naming the element, a paged window read as numbers.
+TEST_F(StudioTensors, E8M0TensorsAreReadCreatedAndEdited) {
+  tessera::ir::Model m = relu_model();
+  // codes 0x7f (1), 0x00 (2^-127), 0xfe (2^127), 0xff (NaN)
+  m.graph.initializers.push_back(
+      bits_tensor("s", DataType::kFloat8E8M0, {4}, std::string("\x7f\x00\xfe\xff", 4)));
+  tessera::onnx::save_model(m, root_ / "e.onnx");
+  start();
+  std::string id = open("e.onnx");
+  EXPECT_EQ(get(at(id, "s")).second["values"], json({1.0, 0x1p-127, 0x1p127, "nan"}));
+  EXPECT_EQ(get(at(id, "s") + "?offset=1&limit=2").second["values"], json({0x1p-127, 0x1p127}));
+  auto [s1, a1] = set(id, "s", 0, "float8e8m0", {3, 1e-45, "inf"});
+  ASSERT_EQ(s1, 200) << a1.dump();
+  EXPECT_EQ(get(at(id, "s")).second["values"], json({4.0, 0x1p-127, 0x1p127, "nan"}));
+  auto [s2, a2] = set(id, "s", 1, "float8e8m0", {2, 0});
+  EXPECT_EQ(s2, 400);
+  EXPECT_NE(error_of(a2).find("'values'[1] is 0; float8e8m0 has no zero"), std::string::npos) << a2.dump();
+  auto [s3, a3] = set(id, "s", 0, "float8e8m0", {-1});
+  EXPECT_EQ(s3, 400);
+  EXPECT_NE(error_of(a3).find("'values'[0] (-1) is negative; float8e8m0 has no sign"), std::string::npos)
+      << a3.dump();
+  ASSERT_EQ(post("/api/documents/" + id + "/save", json::object()).first, 200);
+  tessera::ir::Model back = tessera::onnx::load_model(root_ / "e.onnx");
+  std::span<const std::byte> b = back.graph.find_initializer("s")->bytes();
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(b.data()), b.size()),
+            std::string("\x81\x00\xfe\xff", 4));
+}
+
+// reshape_initializer over HTTP: a reader's type changes and the checker says so in the answer; one undo
+// restores the tensor and clears the diagnostic; a bad shape is refused naming the initializer.
+TEST_F(StudioTensors, ReshapingAnInitializerReChecksItsReadersAndUndoesInOneStep) {
+  tessera::ir::Model m = relu_model();
+  m.graph.initializers.push_back(
+      tessera::ir::make_tensor<float>("k", DataType::kFloat, {4}, std::vector<float>{1, 2, 3, 4}));
+  std::string r = m.graph.nodes[0].outputs[0];
+  tessera::ir::Node add;
+  add.name = "add_k";
+  add.op_type = "Add";
+  add.inputs = {r, "k"};
+  add.outputs = {"added"};
+  m.graph.add_node(std::move(add));
+  m.graph.outputs.push_back(tessera::ir::ValueInfo{"added", {}, {}, {}});
+  tessera::onnx::save_model(m, root_ / "r.onnx");
+  start();
+  std::string id = open("r.onnx");
+  auto reshape = [&](json shape) {
+    return post(
+        "/api/documents/" + id + "/commands",
+        json{{"command", {{"type", "reshape_initializer"}, {"name", "k"}, {"shape", std::move(shape)}}}});
+  };
+  auto [s1, a1] = reshape({2, 2});  // [N, 4] + [2, 2]: no longer broadcasts
+  ASSERT_EQ(s1, 200) << a1.dump();
+  EXPECT_EQ(a1["document"]["undo"], "Reshape initializer 'k' to [2, 2]");
+  EXPECT_NE(a1["diagnostics"].dump().find("add_k"), std::string::npos) << a1["diagnostics"].dump();
+  auto [s2, a2] = reshape({6});
+  ASSERT_EQ(s2, 200) << a2.dump();
+  json got = get(at(id, "k")).second;
+  EXPECT_EQ(got["shape"], json({6}));
+  EXPECT_EQ(got["values"], json({1.0, 2.0, 3.0, 4.0, 0.0, 0.0}));
+  auto [s3, a3] = reshape({2, -1});
+  EXPECT_EQ(s3, 409) << a3.dump();
+  EXPECT_EQ(error_of(a3),
+            "initializer 'k': dimension 1 of the new shape [2, -1] is -1; dimensions are 0 or more");
+  ASSERT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 200);
+  auto [s4, a4] = post("/api/documents/" + id + "/undo", std::string());
+  ASSERT_EQ(s4, 200) << a4.dump();
+  EXPECT_EQ(get(at(id, "k")).second["values"], json({1.0, 2.0, 3.0, 4.0}));
+  EXPECT_EQ(a4["diagnostics"].size(), 0u) << a4["diagnostics"].dump();
+}
+
+// A graph output naming the initializer: delete_initializer is refused naming the output, and the
+// document is unchanged (nothing to undo).
+TEST_F(StudioTensors, DeletingAnInitializerAGraphOutputNamesIsRefused) {
+  tessera::ir::Model m = nested_model();
+  m.graph.outputs.push_back(tessera::ir::ValueInfo{"trips", {}, {}, {}});
+  tessera::onnx::save_model(m, root_ / "n.onnx");
+  start();
+  std::string id = open("n.onnx");
+  auto [s, a] = post("/api/documents/" + id + "/commands",
+                     json{{"command", {{"type", "delete_initializer"}, {"name", "trips"}}}});
+  EXPECT_EQ(s, 409) << a.dump();
+  EXPECT_NE(error_of(a).find("initializer 'trips' is returned by output 1 of graph 'main'"),
+            std::string::npos)
+      << a.dump();
+  EXPECT_NE(get(at(id, "trips")).first, 404);
+  EXPECT_EQ(post("/api/documents/" + id + "/undo", std::string()).first, 409);
+}
+
 // delete_initializer over HTTP: the Loop that reads it in the main graph and a node of its body that
 // reads it from the outer scope are disconnected; one undo restores both.
 TEST_F(StudioTensors, DeletingAnInitializerDisconnectsItsReadersInSubgraphs) {

@@ -490,6 +490,22 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   await expect
     .poll(async () => (await attrs()).find((a) => a.name === 'value')!.value.values)
     .toEqual([1, 2, 3, 4, 5, 6]);
+  // Its shape changed in the editor (reshape_attribute): grown to [4, 2], the two new values zero; the
+  // editor reopens on it; one undo step gives [2, 3] back.
+  type Shaped = { name: string; value: { shape: number[]; values: number[] } };
+  const valueOf = async () =>
+    (await t<{ attributes: Shaped[] }>(page, 'node("k")')).attributes.find((a) => a.name === 'value')!.value;
+  await page.locator('[data-tensor-edit="value"]').click();
+  await page.getByTestId('tensor-shape').fill('[4, 2]');
+  const vr = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-reshape').click();
+  await settle(page, vr);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [4, 2]');
+  await expect(page.locator('[data-cell="3,1"]')).toHaveValue('0');
+  expect(await valueOf()).toMatchObject({ shape: [4, 2], values: [1, 2, 3, 4, 5, 6, 0, 0] });
+  await page.locator('.dialog-close').click();
+  await page.evaluate('window.__tessera.undo()');
+  await expect.poll(async () => (await valueOf()).shape).toEqual([2, 3]);
 
   // A tensor the graph answer leaves out (over 64 values, and a NaN): fetched when the editor opens.
   const big = Array.from({ length: 100 }, (_, i) => (i === 3 ? 'nan' : i));
@@ -554,6 +570,47 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   const permOf = async () =>
     (await t<{ attributes: ListAttr[] }>(page, 'node("tr")')).attributes.find((a) => a.name === 'perm');
   expect(await permOf()).toMatchObject({ type: 'ints', value: [0, 1, 2] });
+  // Its length changed with the shape row: in the browser (the cell edited before is kept, the new one
+  // is 0), set on Apply.
+  await page.locator('[data-tensor-edit="perm"]').click();
+  await page.locator('[data-cell="0,2"]').fill('3');
+  await page.locator('[data-cell="0,2"]').dispatchEvent('change');
+  await page.getByTestId('tensor-shape').fill('[2, 2]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-error')).toHaveText('a list has one dimension, not 2');
+  await page.getByTestId('tensor-shape').fill('[4]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('int64 [4]');
+  await expect(page.locator('[data-cell="0,3"]')).toHaveValue('0');
+  await page.locator('[data-cell="0,3"]').fill('2');
+  await page.locator('[data-cell="0,3"]').dispatchEvent('change');
+  const v4 = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v4);
+  expect(await permOf()).toMatchObject({ type: 'ints', value: [0, 1, 3, 2] });
+  // A list parameter not set yet has the button too: it opens empty and is given its length there.
+  const bare = {
+    type: 'add_node',
+    node: { name: 'tr2', op_type: 'Transpose', inputs: ['k_out'], outputs: ['tr2_out'] },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(bare)})`);
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(4);
+  await page.evaluate("window.__tessera.select(['tr2'])");
+  await page.getByText('Default values').click(); // an unset parameter is listed among the defaults
+  await page.locator('[data-tensor-edit="perm"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('int64 [0]');
+  await page.getByTestId('tensor-shape').fill('[2]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('int64 [2]');
+  await page.locator('[data-cell="0,0"]').fill('1');
+  await page.locator('[data-cell="0,0"]').dispatchEvent('change');
+  const v5 = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v5);
+  const perm2 = (await t<{ attributes: ListAttr[] }>(page, 'node("tr2")')).attributes.find(
+    (a) => a.name === 'perm',
+  );
+  expect(perm2).toMatchObject({ type: 'ints', value: [1, 0] });
 });
 
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
@@ -1124,6 +1181,102 @@ test('creates a float8 initializer from values typed in and edits it: rounded an
   await settle(page, v);
   expect(await read(1)).toBe(448);
   expect(await read(3)).toBe('nan');
+});
+
+test('creates a float8e8m0 initializer, edits a value and changes its shape in the tensor editor, one undo', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('scales');
+  await page.getByTestId('init-dtype').selectOption('float8e8m0');
+  // No zero in the type: nothing is generated, values are typed in.
+  await expect(page.getByTestId('init-fill')).toHaveValue('values');
+  await page.getByTestId('init-values').fill('[[3, 0.5], [1e-45, inf]]');
+  let v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  const read = (i: number) => page.evaluate(`window.__tessera.initializerAt("scales", ${i})`);
+  // round_mode "up" and saturation, as Cast's defaults.
+  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([4, 0.5, 2 ** -127, 2 ** 127]);
+  await page.locator('[data-edit="scales"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float8e8m0 [2, 2]');
+  await expect(page.locator('[data-cell="1,0"]')).toHaveValue('2^-127');
+  await expect(page.locator('[data-cell="1,1"]')).toHaveValue('2^127');
+  await page.locator('[data-cell="0,1"]').fill('0');
+  await page.locator('[data-cell="0,1"]').dispatchEvent('change');
+  await expect(page.getByTestId('tensor-error')).toContainText('float8e8m0 has no zero');
+  await page.locator('[data-cell="0,1"]').fill('100');
+  await page.locator('[data-cell="0,1"]').dispatchEvent('change');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128'); // up to the next power of two
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  expect(await read(1)).toBe(128);
+  // The shape: [2, 2] -> [3, 2], the two new values 1 (the type has no zero); the editor reopens on it.
+  await page.locator('[data-edit="scales"]').click();
+  await page.getByTestId('tensor-shape').fill('[3, -2]');
+  await expect(page.getByTestId('tensor-shape-note')).toHaveText(
+    'dimension 1 is -2; dimensions are 0 or more',
+  );
+  await page.getByTestId('tensor-shape').fill('[3, 2]');
+  await expect(page.getByTestId('tensor-shape-note')).toHaveText(
+    '4 -> 6 elements: the values stay first, the 2 new ones are 1 (the type has no zero)',
+  );
+  await page.screenshot({ path: artifact('studio-tensor-editor-shape-note.png') });
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-reshape').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float8e8m0 [3, 2]');
+  await expect(page.locator('[data-cell="2,1"]')).toHaveValue('1');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128');
+  await page.screenshot({ path: artifact('studio-tensor-editor-reshaped-e8m0.png') });
+  const shape = () =>
+    page.evaluate(() => {
+      const g = (
+        window as unknown as {
+          __tessera: { graph: { initializers: Array<{ name: string; shape: number[] }> } };
+        }
+      ).__tessera.graph;
+      return g.initializers.find((i) => i.name === 'scales')?.shape;
+    });
+  expect(await shape()).toEqual([3, 2]);
+  expect(await read(5)).toBe(1);
+  await page.locator('.dialog-close').click();
+  // One undo step gives the [2, 2] tensor back.
+  v = await t<number>(page, 'graphVersion');
+  await t(page, 'undo()');
+  await settle(page, v);
+  expect(await shape()).toEqual([2, 2]);
+  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([4, 128, 2 ** -127, 2 ** 127]);
+
+  // An initializer replaced from a .npy file in its editor: the file's type must be the initializer's
+  // (the seed's rule); its shape replaces the old one; one undo step.
+  await page.locator('[data-edit="conv_out_0.bias"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [3]');
+  await page.getByTestId('tensor-npy').setInputFiles({
+    name: 'ints.npy',
+    mimeType: 'application/octet-stream',
+    buffer: npyFile('<i8', [5]),
+  });
+  await expect(page.getByTestId('tensor-npy-error')).toHaveText(
+    'ints.npy: the file holds int64, the initializer float',
+  );
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-npy').setInputFiles({
+    name: 'bias.npy',
+    mimeType: 'application/octet-stream',
+    buffer: npyFile('<f4', [5]),
+  });
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [5]');
+  await page.locator('.dialog-close').click();
+  v = await t<number>(page, 'graphVersion');
+  await t(page, 'undo()');
+  await settle(page, v);
+  await expect(page.locator('[data-init="conv_out_0.bias"]')).toContainText('float[3]');
 });
 
 test("a Loop's body lists the main graph's initializers; deleting one disconnects the body's reader, one undo", async ({

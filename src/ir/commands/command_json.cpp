@@ -103,6 +103,21 @@ Tensor values_tensor(const json& j, const std::string& name, const std::string& 
   return tensor_from_json(t, where);
 }
 
+// {"shape": [2, 3]}: the new shape of a reshape_* command. Negative dimensions pass, for the command to
+// refuse naming the tensor.
+std::vector<int64_t> shape_of(const json& j, const std::string& where) {
+  const json& s = require_field(j, "shape", where);
+  if (!s.is_array()) throw JsonError(fmt::format("{}'shape' must be an array of integers", where));
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!s[i].is_number_integer() ||
+        (s[i].is_number_unsigned() && s[i].get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)))
+      throw JsonError(fmt::format("{}'shape'[{}] must be an integer, not {}", where, i, s[i].dump()));
+    dims.push_back(s[i].get<int64_t>());
+  }
+  return dims;
+}
+
 using Reader = std::function<std::unique_ptr<Command>(const json&, const std::string&)>;
 
 const std::map<std::string, Reader, std::less<>>& readers() {
@@ -172,6 +187,16 @@ const std::map<std::string, Reader, std::less<>>& readers() {
       {"delete_initializer",
        [](const json& j, const std::string& w) {
          return std::make_unique<DeleteInitializer>(path_of(j, w), string_field(j, "name", w));
+       }},
+      {"reshape_initializer",
+       [](const json& j, const std::string& w) {
+         return std::make_unique<ReshapeInitializer>(path_of(j, w), string_field(j, "name", w),
+                                                     shape_of(j, w));
+       }},
+      {"reshape_attribute",
+       [](const json& j, const std::string& w) {
+         return std::make_unique<ReshapeAttribute>(path_of(j, w), node_of(j, w), string_field(j, "name", w),
+                                                   shape_of(j, w));
        }},
       {"set_attribute_values",
        [](const json& j, const std::string& w) {

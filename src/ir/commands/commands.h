@@ -11,5 +11,6 @@
 #include "ir/commands/node_commands.h"       // IWYU pragma: export
 #include "ir/commands/rename_value.h"        // IWYU pragma: export
 #include "ir/commands/replace_graph.h"       // IWYU pragma: export
+#include "ir/commands/reshape_tensor.h"      // IWYU pragma: export
 #include "ir/commands/value_commands.h"      // IWYU pragma: export
 #include "ir/commands/wiring_commands.h"     // IWYU pragma: export

@@ -1,6 +1,7 @@
 #include "ir/commands/delete_initializer.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -29,10 +30,35 @@ void DeleteInitializer::collect(const Graph& g, const GraphPath& p, BatchCommand
   }
 }
 
+// Graph outputs that name the initializer, in `g` and in the subgraphs that see it ("output 0 of graph
+// main").
+void DeleteInitializer::outputs_naming(const Graph& g, std::vector<std::string>& found) const {
+  for (size_t k = 0; k < g.outputs.size(); ++k) {
+    if (g.outputs[k].name == name_) found.push_back(fmt::format("output {} of graph {}", k, graph_label(g)));
+  }
+  for (const Node& n : g.nodes) {
+    for (const Attribute& a : n.attributes) {
+      for (const auto& sub : a.graphs) {
+        if (!defines_value(*sub, name_)) outputs_naming(*sub, found);
+      }
+    }
+  }
+}
+
 void DeleteInitializer::apply(Model& m) {
   const Graph& g = graph(m);
   if (!g.find_initializer(name_)) {
     throw CommandError(fmt::format("initializer '{}' does not exist in graph {}", name_, graph_label(g)));
+  }
+  // A graph output naming it cannot be disconnected as a node input is (an output has no empty form, and
+  // dropping it would change what the graph, or the If/Loop around a subgraph, returns): refused, naming
+  // each such output, before anything changes.
+  std::vector<std::string> outputs;
+  if (!g.find_input(name_)) outputs_naming(g, outputs);
+  if (!outputs.empty()) {
+    throw CommandError(
+        fmt::format("initializer '{}' is returned by {}: remove that output or give it another value first",
+                    name_, fmt::join(outputs, ", ")));
   }
   // Recomputed on redo from the same state, so it finds the same inputs.
   auto steps = std::make_unique<BatchCommand>(description());

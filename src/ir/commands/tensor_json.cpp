@@ -86,6 +86,10 @@ const ops::float8::MiniFloat* minifloat(DataType t) {
 bool is_packed(DataType t) {
   return dtype_bits(t) == 4;
 }
+// float8e8m0, an exponent alone (2^(code - 127), 0xFF NaN, no sign, no zero): shown and taken as numbers.
+bool is_e8m0(DataType t) {
+  return t == DataType::kFloat8E8M0;
+}
 
 double float_value(const json& v, const std::string& what) {
   return json_float_value(v, what);
@@ -208,6 +212,43 @@ Tensor minifloats_from_values(const Tensor& like, const json& values, const std:
   return tensor_of(like, codes);
 }
 
+// The float8e8m0 code of a typed `x`, as Cast to it gives it with its defaults (round_mode "up": a value
+// between two powers of two becomes the larger; saturate=1: beyond 2^127, infinity included, 2^127, and
+// below 2^-127 the smallest value, 2^-127). Rounded from the exact value (a double), so 2^-127 itself,
+// a float subnormal, stays code 0 and every value read from a tensor writes back as its code. NaN is
+// 0xFF. The type has no sign and no zero: a negative value or zero is refused rather than stored as
+// something else.
+uint8_t e8m0_code(double x, const std::string& what) {
+  if (std::isnan(x)) return 0xFF;
+  if (std::signbit(x)) {
+    throw JsonError(
+        fmt::format("{} ({}) is negative; float8e8m0 has no sign (its values are the powers of "
+                    "two 2^-127 to 2^127)",
+                    what, x));
+  }
+  if (x == 0) {
+    throw JsonError(
+        fmt::format("{} is 0; float8e8m0 has no zero (its smallest value is 2^-127, about 5.9e-39)", what));
+  }
+  if (std::isinf(x)) return 0xFE;
+  int e2 = 0;
+  double m = std::frexp(x, &e2);  // x = m * 2^e2, m in [0.5, 1)
+  int e = e2 - 1;                 // floor(log2(x))
+  if (m != 0.5) ++e;              // not a power of two: up to the next one
+  if (e < -127) return 0;
+  if (e > 127) return 0xFE;
+  return static_cast<uint8_t>(e + 127);
+}
+
+Tensor e8m0_from_values(const Tensor& like, const json& values, const std::string& where) {
+  std::vector<uint8_t> codes(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    std::string what = fmt::format("{}'values'[{}]", where, i);
+    codes[i] = e8m0_code(float_value(values[i], what), what);
+  }
+  return tensor_of(like, codes);
+}
+
 Tensor from_values(const Tensor& like, const json& values, const std::string& where) {
   if (!values.is_array()) throw JsonError(fmt::format("{}'values' must be an array", where));
   int64_t n = *like.numel();
@@ -226,6 +267,7 @@ Tensor from_values(const Tensor& like, const json& values, const std::string& wh
   if (is_half(like.dtype)) return half_from_values(like, values, where);
   if (is_nibble(like.dtype)) return nibbles_from_values(like, values, where);
   if (minifloat(like.dtype)) return minifloats_from_values(like, values, where);
+  if (is_e8m0(like.dtype)) return e8m0_from_values(like, values, where);
   Tensor out;
   bool ok = visit_numeric(like.dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -282,6 +324,12 @@ Tensor from_fill(const Tensor& like, const json& fill, const std::string& where)
   int64_t n = *like.numel();
   if (like.dtype == DataType::kString) throw JsonError(fmt::format("{}string tensors cannot be filled", w));
   if (is_nibble(like.dtype) || minifloat(like.dtype)) return small_type_fill(like, kind, w);
+  if (is_e8m0(like.dtype)) {
+    throw JsonError(
+        fmt::format("{}float8e8m0 has no zero and no generator: type its values (powers of two, "
+                    "2^-127 to 2^127)",
+                    w));
+  }
   if (kind.starts_with("uniform_int_") && is_half(like.dtype)) {
     throw JsonError(fmt::format("{}'{}' needs an integer type of a byte or more, not {}", w, kind,
                                 dtype_name(like.dtype)));
@@ -419,6 +467,12 @@ json tensor_values_json(const Tensor& t, size_t limit, size_t offset) {
     }
     return out;
   }
+  if (is_e8m0(t.dtype)) {
+    size_t count = std::min(b.size(), static_cast<size_t>(t.numel().value_or(0)));
+    for (size_t i = offset; i < count && i - offset < limit; ++i)
+      out.push_back(float_json(ops::float8::e8m0_to_float(static_cast<uint8_t>(b[i]))));
+    return out;
+  }
   visit_numeric(t.dtype, [&](auto zero) {
     using T = decltype(zero);
     using S = Storage<T>;
@@ -450,10 +504,12 @@ json tensor_to_json(const Tensor& t, size_t max_values) {
     return j;
   }
   if (!n) return j;
-  // Previews (a limit given) also write the 16-bit floats, the 4-bit integers, the float8 types and
-  // float4e2m1 as numbers, which the tensor editor takes back; whole tensors of them travel as raw bytes,
-  // exactly. Values with a NaN or an infinity (strings in JSON) are left out of the graph answer.
-  bool preview = max_values != SIZE_MAX && (is_half(t.dtype) || is_nibble(t.dtype) || minifloat(t.dtype));
+  // Previews (a limit given) also write the 16-bit floats, the 4-bit integers, the float8 types (e8m0
+  // too) and float4e2m1 as numbers, which the tensor editor takes back; whole tensors of them travel as
+  // raw bytes, exactly. Values with a NaN or an infinity (strings in JSON) are left out of the graph
+  // answer.
+  bool preview = max_values != SIZE_MAX &&
+                 (is_half(t.dtype) || is_nibble(t.dtype) || minifloat(t.dtype) || is_e8m0(t.dtype));
   if (static_cast<uint64_t>(*n) <= max_values && (has_json_values(t.dtype) || preview)) {
     json v = tensor_values_json(t, static_cast<size_t>(*n));
     bool finite = t.dtype == DataType::kString ||

@@ -89,6 +89,42 @@ TEST(DeleteInitializer, ReadersOfAGraphInputOfTheSameNameKeepIt) {
   EXPECT_EQ(del.disconnected(), 0u);
 }
 
+// A graph output naming the initializer cannot be left empty like a node input: the deletion is refused,
+// naming every such output (in the graph and in subgraphs that see it), and nothing changes.
+TEST(DeleteInitializer, AGraphOutputNamingItIsRefusedNamingTheOutput) {
+  Model m = model_with_subgraph_readers();
+  m.graph.outputs.push_back(ValueInfo{"w", Type::tensor(DataType::kFloat, Shape{}), {}, {}});
+  Graph& then = subgraph(m.graph, "if", "then_branch");
+  then.outputs.push_back(ValueInfo{"w", Type::tensor(DataType::kFloat, Shape{}), {}, {}});
+  // b1 returns its own 'w': not the one deleted, so not named.
+  subgraph(m.graph, "multi", "branches", 1)
+      .outputs.push_back(ValueInfo{"w", Type::tensor(DataType::kFloat, Shape{}), {}, {}});
+  DeleteInitializer del(kMain, "w");
+  expect_refused(
+      m, del,
+      "initializer 'w' is returned by output 2 of graph 'main', output 1 of graph 'then': remove that "
+      "output or give it another value first");
+}
+
+TEST(DeleteInitializer, ASubgraphOutputNamingItIsRefusedThroughTheJsonCommand) {
+  Model m = model_with_subgraph_readers();
+  Graph& deep = subgraph(subgraph(m.graph, "if", "then_branch"), "holder", "body");
+  deep.outputs.push_back(ValueInfo{"w", Type::tensor(DataType::kFloat, Shape{}), {}, {}});
+  Model before = m;
+  History h(m);
+  try {
+    h.execute(command_from_json(json{{"type", "delete_initializer"}, {"name", "w"}}));
+    ADD_FAILURE() << "deleted";
+  } catch (const CommandError& e) {
+    EXPECT_STREQ(
+        e.what(),
+        "initializer 'w' is returned by output 1 of graph 'deep': remove that output or give it another "
+        "value first");
+  }
+  EXPECT_TRUE(identical(m, before));
+  EXPECT_FALSE(h.can_undo());
+}
+
 TEST(DeleteInitializer, AMissingInitializerIsRefused) {
   Model m = small_model();
   DeleteInitializer del(kMain, "nope");

@@ -23,11 +23,11 @@ import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
 import { Explorer } from '../ui/explorer';
-import { InitializerPanel } from '../ui/initializers';
+import { InitializerPanel, npyReplaceRow } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
-import { EDIT_LIMIT, TensorGrid, tensorEditor } from '../ui/tensoreditor';
+import { EDIT_LIMIT, TensorGrid, resizedValues, tensorEditor } from '../ui/tensoreditor';
 import { extractInitial, runJob, transformForm, type JobView, type TransformSpec } from '../ui/transforms';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
@@ -55,6 +55,7 @@ const PAGED_TYPES = new Set([
   'float8e5m2',
   'float8e5m2fnuz',
   'float4e2m1',
+  'float8e8m0',
 ]);
 
 export interface Shell {
@@ -137,7 +138,7 @@ export class App {
       void this.addNode(key, (x0 + x1) / 2, (y0 + y1) / 2);
     });
     this.params = new ParamEditor(shell.right, {
-      editTensor: (nodes, name, value) => void this.editTensorAttribute(nodes, name, value),
+      editTensor: (nodes, name, value, unset) => void this.editTensorAttribute(nodes, name, value, unset),
       editList: (nodes, name, type, values) => this.editListAttribute(nodes, name, type, values),
       rename: (n, name) => void this.run(this.at(n, { type: 'rename_node', node: n.id, name })),
       setAttr: (nodes, attr) =>
@@ -1182,21 +1183,44 @@ export class App {
     return this.run({ type: 'delete_initializer', name });
   }
 
-  /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). */
-  async editInitializer(name: string): Promise<void> {
+  /** The tensor editor on an initializer of the graph shown; Apply replaces it (one undo step). `shape`:
+   *  its shape when the graph shown may not have it yet (the editor reopened after a shape change). */
+  async editInitializer(name: string, shape?: number[]): Promise<void> {
     await this.guard(async () => {
       const info = this.graph?.initializers.find((i) => i.name === name);
-      const n = info ? info.shape.reduce((a, b) => a * b, 1) : 0;
-      if (info && n > EDIT_LIMIT) return this.editLargeInitializer(name, info.dtype, info.shape);
+      const dims = shape ?? info?.shape;
+      const n = dims ? dims.reduce((a, b) => a * b, 1) : 0;
+      if (info && dims && n > EDIT_LIMIT) return this.editLargeInitializer(name, info.dtype, dims);
       const t = await this.client!.initializer(this.doc!.id, name, EDIT_LIMIT, this.graphPath);
       const grid = new TensorGrid(t.dtype, t.shape, t.values ?? []);
       this.dialog(`Edit initializer ${name}`, [
-        tensorEditor(grid, async (v) => {
-          const a = await this.run({ type: 'replace_initializer', tensor: { name, ...v } });
-          if (a) clear(this.shell.dialogs);
-        }),
+        tensorEditor(
+          grid,
+          async (v) => {
+            const a = await this.run({ type: 'replace_initializer', tensor: { name, ...v } });
+            if (a) clear(this.shell.dialogs);
+          },
+          undefined,
+          (dims) => this.reshapeInitializer(name, dims),
+        ),
+        npyReplaceRow(t.dtype, (npy, shape) => this.replaceFromNpy(name, t.dtype, npy, shape)),
       ]);
     });
+  }
+
+  /** An initializer replaced by a .npy file of its type (replace_initializer, one undo step; the shape is
+   *  the file's), then the editor reopened on it. */
+  private async replaceFromNpy(name: string, dtype: string, npy: string, shape: number[]): Promise<void> {
+    const a = await this.run({ type: 'replace_initializer', tensor: { name, dtype, npy_base64: npy } });
+    if (a) await this.editInitializer(name, shape);
+  }
+
+  /** The tensor editor's shape change of an initializer (reshape_initializer, one undo step: the same
+   *  count keeps the values, a larger one fills with zero, a smaller one cuts); the editor reopens on the
+   *  result, paged if it grew past what it loads whole. */
+  private async reshapeInitializer(name: string, shape: number[]): Promise<void> {
+    const a = await this.run({ type: 'reshape_initializer', name, shape });
+    if (a) await this.editInitializer(name, shape);
   }
 
   /** The tensor editor on an initializer too large to load whole: it fetches the page it shows, and
@@ -1219,13 +1243,24 @@ export class App {
       if (a) clear(this.shell.dialogs);
     };
     this.dialog(`Edit initializer ${name}`, [
-      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+      tensorEditor(
+        grid,
+        () => Promise.reject(new Error('a paged tensor is applied by parts')),
+        apply,
+        (dims) => this.reshapeInitializer(name, dims),
+      ),
+      npyReplaceRow(dtype, (npy, dims) => this.replaceFromNpy(name, dtype, npy, dims)),
     ]);
   }
 
   /** The tensor editor on a tensor attribute of the selected nodes; Apply sets it (one undo step). Values
    *  the graph answer left out (a tensor of over 64 values, or with a NaN) are fetched first. */
-  async editTensorAttribute(nodes: ApiNode[], name: string, value: TensorValue): Promise<void> {
+  async editTensorAttribute(
+    nodes: ApiNode[],
+    name: string,
+    value: TensorValue,
+    unset = false,
+  ): Promise<void> {
     try {
       const n = value.shape.reduce((a, b) => a * b, 1);
       if (n > EDIT_LIMIT) return this.editLargeTensorAttribute(nodes, name, value);
@@ -1237,27 +1272,59 @@ export class App {
       }
       const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
       this.dialog(`Edit ${name}`, [
-        tensorEditor(grid, async (v) => {
-          // The tensor keeps its own name, if it had one (an attribute's tensor may have none).
-          const own = (value as TensorValue & { name?: string }).name;
-          const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
-          const a = await (nodes.length === 1
-            ? this.run(this.at(nodes[0], { type: 'set_attribute', node: nodes[0].id, attribute }))
-            : this.runBatch(
-                `Set ${name} on ${nodes.length} nodes`,
-                nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute })),
-              ));
-          if (a) clear(this.shell.dialogs);
-        }),
+        tensorEditor(
+          grid,
+          async (v) => {
+            // The tensor keeps its own name, if it had one (an attribute's tensor may have none).
+            const own = (value as TensorValue & { name?: string }).name;
+            const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
+            const a = await (nodes.length === 1
+              ? this.run(this.at(nodes[0], { type: 'set_attribute', node: nodes[0].id, attribute }))
+              : this.runBatch(
+                  `Set ${name} on ${nodes.length} nodes`,
+                  nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute })),
+                ));
+            if (a) clear(this.shell.dialogs);
+          },
+          undefined,
+          // An attribute not set yet has no tensor on the server to reshape: resized here, set on Apply.
+          unset
+            ? async (dims) => {
+                const values = resizedValues(
+                  grid.values(),
+                  dims.reduce((a, b) => a * b, 1),
+                  value.dtype,
+                );
+                const next = { ...value, shape: dims, values } as TensorValue;
+                await this.editTensorAttribute(nodes, name, next, true);
+              }
+            : (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+          unset,
+        ),
       ]);
     } catch (e) {
       this.toast(String((e as Error).message), true);
     }
   }
 
+  /** The tensor editor's shape change of a tensor attribute on every selected node (reshape_attribute,
+   *  one undo step), then the editor reopened on the first node's result. */
+  private async reshapeTensorAttribute(
+    nodes: ApiNode[],
+    name: string,
+    value: TensorValue,
+    shape: number[],
+  ): Promise<void> {
+    const cmds = nodes.map((n) => this.at(n, { type: 'reshape_attribute', node: n.id, name, shape }));
+    const label = nodes.length === 1 ? `Reshape ${name}` : `Reshape ${name} on ${nodes.length} nodes`;
+    const a = await (cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(label, cmds));
+    if (a) await this.editTensorAttribute(nodes, name, { ...value, shape, values: undefined });
+  }
+
   /** A list parameter (ints, floats, strings) in the tensor editor, as one row of cells checked against
-   *  its element type; Apply sets it on every selected node (one undo step). Its length stays: a longer
-   *  or shorter list is typed in the parameter's text. */
+   *  its element type; Apply sets it on every selected node (one undo step). Its length is changed with
+   *  the shape row (one dimension): the editor reopens on the list grown with zeros (empty strings) or
+   *  cut, and nothing is set until Apply. */
   private editListAttribute(
     nodes: ApiNode[],
     name: string,
@@ -1267,14 +1334,24 @@ export class App {
     const dtype = type === 'ints' ? 'int64' : type === 'floats' ? 'float' : 'string';
     const grid = new TensorGrid(dtype, [values.length], values);
     this.dialog(`Edit ${name}`, [
-      tensorEditor(grid, async (v) => {
-        const attribute = { name, type, value: v.values };
-        const cmds = nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
-        const a = await (cmds.length === 1
-          ? this.run(cmds[0])
-          : this.runBatch(`Set ${name} on ${nodes.length} nodes`, cmds));
-        if (a) clear(this.shell.dialogs);
-      }),
+      tensorEditor(
+        grid,
+        async (v) => {
+          const attribute = { name, type, value: v.values };
+          const cmds = nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
+          const a = await (cmds.length === 1
+            ? this.run(cmds[0])
+            : this.runBatch(`Set ${name} on ${nodes.length} nodes`, cmds));
+          if (a) clear(this.shell.dialogs);
+        },
+        undefined,
+        async (shape) => {
+          if (shape.length !== 1) throw new Error(`a list has one dimension, not ${shape.length}`);
+          const cells = resizedValues(grid.values(), shape[0], dtype);
+          this.editListAttribute(nodes, name, type, cells as Array<number | string>);
+        },
+        true,
+      ),
     ]);
   }
 
@@ -1305,7 +1382,12 @@ export class App {
       if (a) clear(this.shell.dialogs);
     };
     this.dialog(`Edit ${name}`, [
-      tensorEditor(grid, () => Promise.reject(new Error('a paged tensor is applied by parts')), apply),
+      tensorEditor(
+        grid,
+        () => Promise.reject(new Error('a paged tensor is applied by parts')),
+        apply,
+        (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+      ),
     ]);
   }
 

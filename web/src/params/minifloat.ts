@@ -49,3 +49,26 @@ export function roundMiniFloat(dtype: string, x: number): number {
   if (v === 0) return sign < 0 && !f.noNegZero ? -0 : 0;
   return sign * v;
 }
+
+/** float8e8m0: an exponent alone, the values 2^-127 (code 0) to 2^127 (0xFE), 0xFF NaN; no sign, no zero. */
+export const E8M0 = 'float8e8m0';
+
+/** The value of float8e8m0 that `x` is stored as, as the server stores it (src/ir/commands/tensor_json.cpp):
+ *  ONNX Cast's defaults, round_mode "up" (a value between two powers of two becomes the larger) and
+ *  saturate=1 (past 2^127, infinity included, 2^127; below 2^-127, 2^-127). Throws for zero and negative
+ *  values, which the type cannot hold. */
+export function roundE8M0(x: number): number {
+  if (Number.isNaN(x)) return NaN;
+  if (x < 0 || Object.is(x, -0))
+    throw new Error(
+      `${Object.is(x, -0) ? '-0' : x} is negative; float8e8m0 has no sign (its values are the powers of two 2^-127 to 2^127)`,
+    );
+  if (x === 0) throw new Error('float8e8m0 has no zero (its smallest value is 2^-127, about 5.9e-39)');
+  if (x === Infinity) return 2 ** 127;
+  // floor(log2(x)), exactly: Math.log2 may be off by one next to a power of two.
+  let e = Math.floor(Math.log2(x));
+  if (2 ** e > x) e--;
+  else if (2 ** (e + 1) <= x) e++;
+  if (2 ** e !== x) e++; // not a power of two: up to the next one
+  return 2 ** Math.min(127, Math.max(-127, e));
+}

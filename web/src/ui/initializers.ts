@@ -40,6 +40,7 @@ const DTYPES = [
   'float8e5m2',
   'float8e5m2fnuz',
   'float4e2m1',
+  'float8e8m0',
 ];
 const FILLS: Array<[string, string]> = [
   ['values', 'values typed in'],
@@ -57,13 +58,46 @@ const WIDE_FLOATS = new Set(['float', 'double', 'float16', 'bfloat16']);
 
 /** The fills a type can be created with, as the seed allows: standard normal values for floating point
  *  types of two bytes or more, positive integers for integer types of a byte or more, negative ones for
- *  the signed among them, zeros for every type (values typed in, .npy and external data for all). */
+ *  the signed among them, zeros for every type that has a zero (all but float8e8m0, which the seed does
+ *  not know); values typed in, .npy and external data for all. */
 export function fillsFor(dtype: string): Set<string> {
-  const ok = new Set(['values', 'zeros', 'npy', 'external']);
+  const ok = new Set(['values', 'npy', 'external']);
+  if (dtype !== 'float8e8m0') ok.add('zeros');
   if (WIDE_FLOATS.has(dtype)) ok.add('normal');
   if (SIGNED.has(dtype) || UNSIGNED.has(dtype)) ok.add('uniform_int_pos');
   if (SIGNED.has(dtype)) ok.add('uniform_int_neg');
   return ok;
+}
+
+/** The tensor editor's "replace from .npy" row for an existing initializer: the file's header is read
+ *  and its type checked against the initializer's first (the seed: the data type must match the NumPy
+ *  file's), then `load` sends it (its shape may differ: it replaces the tensor, one undo step). */
+export function npyReplaceRow(
+  dtype: string,
+  load: (npyBase64: string, shape: number[]) => Promise<void>,
+): HTMLElement {
+  const err = h('span', { className: 'error-text', 'data-testid': 'tensor-npy-error' });
+  const file = h('input', {
+    type: 'file',
+    accept: '.npy',
+    'data-testid': 'tensor-npy',
+    title: `A .npy file of ${dtype} values replaces the tensor (its shape too)`,
+  });
+  file.addEventListener('change', () => {
+    const f = file.files?.[0];
+    if (!f) return;
+    void f.arrayBuffer().then(async (buf) => {
+      try {
+        const hd = parseNpyHeader(buf);
+        if (hd.dtype !== dtype) throw new Error(`the file holds ${hd.dtype}, the initializer ${dtype}`);
+        err.textContent = '';
+        await load(toBase64(buf), hd.shape);
+      } catch (e) {
+        err.textContent = `${f.name}: ${(e as Error).message}`;
+      }
+    });
+  });
+  return h('div', { className: 'tensor-npy-row' }, 'replace from .npy ', file, err);
 }
 
 export function parseShape(text: string): number[] {
@@ -191,6 +225,7 @@ export class InitializerPanel {
         ),
       );
     }
+    this.updateAttach();
   }
 
   private async preview(name: string, path?: GraphPath): Promise<void> {
@@ -206,6 +241,7 @@ export class InitializerPanel {
    *  (the input becomes free; the initializer stays). */
   showNode(node: ApiNode | undefined): void {
     this.node = node;
+    this.updateAttach();
     clear(this.nodeBox);
     const all = [...this.inits, ...this.outer];
     const names = new Set(all.map((i) => i.name));
@@ -268,15 +304,33 @@ export class InitializerPanel {
     }
   }
 
+  /** The selected node's first free input (of its inputs and its schema's), or -1. */
+  private freeInput(node: ApiNode | undefined): number {
+    if (!node) return -1;
+    const op = this.a.registry().get(registryKey(node.domain, node.op_type));
+    const count = Math.max(node.inputs.length, op?.inputs.length ?? 0);
+    for (let k = 0; k < count; k++) if (!node.inputs[k]) return k;
+    return -1;
+  }
+
+  /** The attach buttons are enabled only while the node selected has a free input (the seed's "Connect
+   *  Initializer", enabled when the selected node has a free terminal); their title says why not. */
+  private updateAttach(): void {
+    const k = this.freeInput(this.node);
+    const why = !this.node ? 'Select a node with a free input first' : `${this.node.name} has no free input`;
+    for (const b of this.list.querySelectorAll<HTMLButtonElement>('button[data-attach]')) {
+      b.disabled = k < 0;
+      b.title = k < 0 ? why : `Feed input ${k} of ${this.node!.name}`;
+    }
+  }
+
   /** Connects the initializer to the selected node's first free input (the first free one of the schema). */
   private async attach(name: string): Promise<void> {
     const [node] = this.a.selected();
     if (!node)
       return void (this.out.textContent = 'Select a node first: the initializer feeds its first free input.');
-    const op = this.a.registry().get(registryKey(node.domain, node.op_type));
-    const count = Math.max(node.inputs.length, op?.inputs.length ?? 0);
-    for (let k = 0; k < count; k++)
-      if (!node.inputs[k]) return void this.a.run({ type: 'connect', node: node.id, index: k, value: name });
+    const k = this.freeInput(node);
+    if (k >= 0) return void this.a.run({ type: 'connect', node: node.id, index: k, value: name });
     this.out.textContent = `${node.name} has no free input`;
   }
 
@@ -307,7 +361,7 @@ export class InitializerPanel {
     const allowFills = () => {
       const ok = fillsFor(dtype.value);
       for (const o of fill.options) o.disabled = !ok.has(o.value);
-      if (!ok.has(fill.value)) fill.value = 'zeros';
+      if (!ok.has(fill.value)) fill.value = ok.has('zeros') ? 'zeros' : 'values';
     };
     dtype.addEventListener('change', allowFills);
     const file = h('input', { type: 'file', accept: '.npy', 'data-testid': 'init-npy' });

@@ -27,7 +27,8 @@ export interface ParamActions {
   deleteFunction(f: FunctionKey): void;
   editFunctionAttributes(k: number): void;
   /** Opens the tensor editor on a tensor attribute's value (the same on every node in `nodes`). */
-  editTensor(nodes: ApiNode[], name: string, value: TensorValue): void;
+  /** `unset`: the attribute has no value yet (an empty float tensor opens, shaped in the editor). */
+  editTensor(nodes: ApiNode[], name: string, value: TensorValue, unset?: boolean): void;
   /** Opens the tensor editor on a list attribute (ints, floats, strings) as one row of cells. */
   editList(nodes: ApiNode[], name: string, type: AttrType, values: Array<number | string>): void;
 }
@@ -35,6 +36,8 @@ export interface ParamActions {
 const C_IDENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** List parameters the tensor editor also edits (the seed: "any tensor/list type parameter"). */
 const LIST_TYPES = new Set<AttrType>(['ints', 'floats', 'strings']);
+/** What the tensor editor opens on for a tensor parameter not set yet: no values, float. */
+const EMPTY_TENSOR: TensorValue = { dtype: 'float', shape: [0], values: [] };
 
 interface AttrRow {
   name: string;
@@ -189,17 +192,26 @@ export class ParamEditor {
     });
     input.addEventListener('change', commit);
     // Larger tensors are edited as a grid; values the graph answer left out (over 64, or a NaN) are
-    // fetched when it opens.
-    const tensor = r.value as TensorValue | undefined;
-    const list =
-      LIST_TYPES.has(r.type) && Array.isArray(r.value) ? (r.value as Array<number | string>) : null;
+    // fetched when it opens. Every tensor and list parameter has the button, as the seed says, one not
+    // set yet too (it opens on its default or empty, to be shaped in the editor, in the browser: the
+    // server has no tensor of it to reshape; set on Apply); not one whose value differs between the
+    // selected nodes.
+    const unset = !r.isSet;
+    const tensor = (r.value as TensorValue | undefined) ?? (unset ? EMPTY_TENSOR : undefined);
+    const list = !LIST_TYPES.has(r.type)
+      ? null
+      : Array.isArray(r.value)
+        ? (r.value as Array<number | string>)
+        : r.value === undefined && unset
+          ? []
+          : null;
     const grid =
       r.type === 'tensor' && editable && tensor
         ? h('button', {
             text: 'grid…',
             title: 'Edit the values in the tensor editor',
             'data-tensor-edit': r.name,
-            onclick: () => this.actions.editTensor(nodes, r.name, tensor),
+            onclick: () => this.actions.editTensor(nodes, r.name, tensor, unset),
           })
         : list
           ? h('button', {

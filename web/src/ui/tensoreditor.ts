@@ -6,7 +6,7 @@
 // only the page shown is fetched (a window of rows, GET initializers/{name}?offset&limit&rows&stride),
 // and Apply sends the edited cells alone, as runs of consecutive elements (set_initializer_values).
 import type { TensorValue } from '../api/types';
-import { MINIFLOATS, roundMiniFloat } from '../params/minifloat';
+import { E8M0, MINIFLOATS, roundE8M0, roundMiniFloat } from '../params/minifloat';
 import { wireValue } from '../params/parse';
 import { clear, h } from './dom';
 
@@ -16,7 +16,7 @@ export const EDIT_LIMIT = 1 << 16;
 const PAGE_ROWS = 64;
 const PAGE_COLS = 32;
 
-type Scalar = number | string | boolean;
+export type Scalar = number | string | boolean;
 
 const INT_RANGE: Record<string, [number, number]> = {
   int4: [-8, 7],
@@ -51,14 +51,19 @@ export function parseCell(dtype: string, text: string): Scalar {
   const m = /^[+-]?(inf|nan)$/i.exec(t);
   if (m) {
     const v = m[1].toLowerCase() === 'nan' ? NaN : t.startsWith('-') ? -Infinity : Infinity;
+    if (dtype === E8M0) return roundE8M0(v);
     return MINIFLOATS[dtype] ? roundMiniFloat(dtype, v) : v;
   }
+  // float8e8m0 holds powers of two: also written 2^k (how the editor shows the far ones).
+  const pow = /^2\s*(\^|\*\*)\s*([+-]?\d+)$/.exec(t);
+  if (pow && dtype === E8M0) return roundE8M0(2 ** Math.max(-200, Math.min(200, Number(pow[2]))));
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) throw new Error(`'${t}' is not a number`);
   const v = Number(t);
   if (dtype === 'float16' && Math.abs(v) > 65504)
     throw new Error(`${t} is out of the range of float16 (largest finite 65504)`);
   // float8 and float4 round and saturate as the server stores them: the cell shows what is kept.
   if (MINIFLOATS[dtype]) return roundMiniFloat(dtype, v);
+  if (dtype === E8M0) return roundE8M0(v);
   return v;
 }
 
@@ -69,6 +74,7 @@ const U32 = new Uint32Array(F32.buffer);
 function roundTo(dtype: string, x: number): number {
   if (dtype === 'double') return x;
   if (MINIFLOATS[dtype]) return roundMiniFloat(dtype, x);
+  if (dtype === E8M0) return roundE8M0(x);
   F32[0] = x;
   if (dtype === 'bfloat16') {
     // Round to nearest even on the 16 bits kept.
@@ -94,12 +100,21 @@ export function formatCell(v: Scalar, dtype = ''): string {
   if (typeof v === 'number') {
     if (Number.isNaN(v)) return 'nan';
     if (!Number.isFinite(v)) return v > 0 ? 'inf' : '-inf';
+    if (dtype === E8M0) return formatE8M0(v);
     if (FLOATS.has(dtype) && v !== 0) return shortestFloat(dtype, v);
   }
   return String(v);
 }
 
 const FLOATS = new Set(['float', 'double', 'float16', 'bfloat16', ...Object.keys(MINIFLOATS)]);
+
+/** A float8e8m0 value (a power of two): its digits from 2^-10 to 2^20 (0.0009765625 to 1048576), beyond
+ *  them 2^k, which is exact and short where the digits are neither (2^-127 is 5.877471754111438e-39). */
+function formatE8M0(v: number): string {
+  const k = Math.round(Math.log2(v));
+  if (2 ** k !== v) return String(v); // not a value of the type (not stored yet)
+  return k >= -10 && k <= 20 ? String(v) : `2^${k}`;
+}
 
 function shortestFloat(dtype: string, v: number): string {
   const want = roundTo(dtype, v);
@@ -129,6 +144,62 @@ export function cellWidth(texts: string[]): number {
   let w = 4;
   for (const t of texts) w = Math.max(w, t.length);
   return Math.min(w + 2, 28);
+}
+
+/** The most bytes the server holds of one tensor: a shape change past it is refused (also there). */
+export const MAX_TENSOR_BYTES = 2 ** 30;
+
+/** Bits an element of `dtype` takes (strings counted as one byte, as the server counts them). */
+function elementBits(dtype: string): number {
+  if (/^(u?int4|float4e2m1)$/.test(dtype)) return 4;
+  if (/^(u?int8|bool|string|float8.*)$/.test(dtype)) return 8;
+  if (/^(u?int16|float16|bfloat16)$/.test(dtype)) return 16;
+  if (/^(u?int64|double)$/.test(dtype)) return 64;
+  return 32;
+}
+
+/** A new shape typed in the editor ("[2, 3]", "2, 3", "2x3", "[]" for a scalar), checked for the tensor:
+ *  whole dimensions of 0 or more, an element count that does not overflow, and a size the server holds
+ *  (1 GiB). Throws with a sentence naming what is wrong. */
+export function parseShapeText(text: string, dtype: string): number[] {
+  const t = text.trim().replace(/^\[/, '').replace(/\]$/, '').trim();
+  const parts = t ? t.split(/\s*[,x×]\s*/) : [];
+  const dims = parts.map((p, k) => {
+    if (!/^[+-]?\d+$/.test(p)) throw new Error(`dimension ${k} ('${p}') is not a whole number`);
+    const d = Number(p);
+    if (d < 0) throw new Error(`dimension ${k} is ${d}; dimensions are 0 or more`);
+    return d;
+  });
+  const n = dims.reduce((a, b) => a * b, 1);
+  if (!Number.isSafeInteger(n))
+    throw new Error(`[${dims.join(', ')}] has more elements than a tensor can count`);
+  const bytes = Math.ceil((n * elementBits(dtype)) / 8);
+  if (bytes > MAX_TENSOR_BYTES)
+    throw new Error(
+      `[${dims.join(', ')}] would take ${bytes} bytes; the studio holds at most ${MAX_TENSOR_BYTES} a tensor`,
+    );
+  return dims;
+}
+
+/** `values` grown to `n` with the type's zero (empty strings; 1 for float8e8m0, which has no zero) or
+ *  cut: a shape change made in the browser (a list, or a tensor attribute not set yet), as the server's
+ *  reshape_* commands make it. */
+export function resizedValues(values: Scalar[], n: number, dtype: string): Scalar[] {
+  const fill: Scalar = dtype === 'string' ? '' : dtype === 'float8e8m0' ? 1 : dtype === 'bool' ? false : 0;
+  const out = values.slice(0, n);
+  while (out.length < n) out.push(fill);
+  return out;
+}
+
+/** What a shape change does to the values, said before it is applied. */
+export function shapeChangeNote(from: number[], to: number[], dtype: string): string {
+  const count = (s: number[]) => s.reduce((a, b) => a * b, 1);
+  const [a, b] = [count(from), count(to)];
+  const fill =
+    dtype === 'string' ? 'empty strings' : dtype === 'float8e8m0' ? '1 (the type has no zero)' : 'zeros';
+  if (a === b) return `${a} element${a === 1 ? '' : 's'}: the values stay, in the same order`;
+  if (b > a) return `${a} -> ${b} elements: the values stay first, the ${b - a} new ones are ${fill}`;
+  return `${a} -> ${b} elements: the first ${b} values stay, ${a - b} are cut`;
 }
 
 /** Fetches `rows` runs of `limit` values, the i-th from flat element `offset + i * stride`. */
@@ -214,6 +285,12 @@ export class TensorGrid {
     this.edits.set(i, v);
   }
 
+  /** Every value, the edited ones included (a grid loaded whole). */
+  values(): Scalar[] {
+    if (!this.all) throw new Error('a paged tensor is not held whole');
+    return [...this.all];
+  }
+
   /** The whole tensor (a grid loaded whole). */
   tensor(): TensorValue {
     if (!this.all) throw new Error('a paged tensor is applied as runs of edited values');
@@ -266,11 +343,61 @@ function snapBesideHeaders(scroller: HTMLElement, table: HTMLTableElement): void
   });
 }
 
-/** The editor's DOM: slice pickers, a page of cells, paging, and Apply. */
+/** The shape row: the new shape typed in, what it does to the values, and the button that applies it
+ *  (`reshape`, one undo step; the caller reopens the editor on the result). Cells edited but not applied
+ *  must be applied first: a shape change would lose them. */
+function shapeRow(
+  grid: TensorGrid,
+  err: HTMLElement,
+  reshape: (shape: number[]) => Promise<void>,
+  keepsEdits: boolean,
+): HTMLElement {
+  const note = h('span', { className: 'tensor-shape-note', 'data-testid': 'tensor-shape-note' });
+  const input = h('input', {
+    type: 'text',
+    value: `[${grid.shape.join(', ')}]`,
+    title: 'The new shape: the same count keeps the values; a larger one fills, a smaller one cuts',
+    'data-testid': 'tensor-shape',
+    oninput: () => {
+      try {
+        note.textContent = shapeChangeNote(grid.shape, parseShapeText(input.value, grid.dtype), grid.dtype);
+        input.classList.remove('bad');
+      } catch (e) {
+        note.textContent = (e as Error).message;
+        input.classList.add('bad');
+      }
+    },
+  });
+  const button = h('button', {
+    text: 'Change shape',
+    'data-testid': 'tensor-reshape',
+    onclick: () => {
+      try {
+        const dims = parseShapeText(input.value, grid.dtype);
+        if (dims.join() === grid.shape.join() && dims.length === grid.shape.length) return;
+        if (grid.edits.size && !keepsEdits)
+          throw new Error(
+            `apply the ${grid.edits.size} edited cell(s) first: changing the shape would lose them`,
+          );
+        err.textContent = '';
+        reshape(dims).catch((e: unknown) => (err.textContent = String((e as Error).message ?? e)));
+      } catch (e) {
+        err.textContent = (e as Error).message;
+      }
+    },
+  });
+  return h('div', { className: 'tensor-shape-row' }, 'shape ', input, button, note);
+}
+
+/** The editor's DOM: the shape (changeable when `reshape` is given; `reshapeKeepsEdits` when it takes
+ *  the cells edited along, a list resized before Apply), slice pickers, a page of cells, paging, and
+ *  Apply. */
 export function tensorEditor(
   grid: TensorGrid,
   apply: (t: TensorValue) => Promise<void>,
   applyRuns?: (runs: Array<{ offset: number; values: Scalar[] }>) => Promise<void>,
+  reshape?: (shape: number[]) => Promise<void>,
+  reshapeKeepsEdits = false,
 ): HTMLElement {
   const err = h('div', { className: 'error-text', 'data-testid': 'tensor-error' });
   const table = h('table', { className: 'tensor-grid', 'data-testid': 'tensor-grid' });
@@ -344,7 +471,8 @@ export function tensorEditor(
             try {
               grid.set(r, c, cell.value);
               // A float8 or float4 cell shows the value kept (rounded, saturated), not the text typed.
-              if (MINIFLOATS[grid.dtype]) cell.value = formatCell(grid.get(r, c)!, grid.dtype);
+              if (MINIFLOATS[grid.dtype] || grid.dtype === E8M0)
+                cell.value = formatCell(grid.get(r, c)!, grid.dtype);
               // A longer value than the column had: this cell grows (its column follows it).
               const w = cellWidth([cell.value]);
               if (w > widths[c - pos.c]) cell.style.width = `${w}ch`;
@@ -382,6 +510,7 @@ export function tensorEditor(
     'div',
     { className: 'tensor-editor', 'data-testid': 'tensor-editor' },
     h('div', { text: `${grid.dtype} [${grid.shape.join(', ')}]` }),
+    reshape ? shapeRow(grid, err, reshape, reshapeKeepsEdits) : null,
     pickers.length ? h('div', { className: 'tensor-lead' }, 'slice ', ...pickers) : null,
     where,
     paging,

@@ -11,7 +11,8 @@ describe('generated initializers', () => {
     expect(gen('uint16')).toEqual(['zeros', 'uniform_int_pos']);
     for (const small of ['float8e4m3fn', 'float8e5m2fnuz', 'float4e2m1', 'int4', 'uint4', 'bool'])
       expect(gen(small)).toEqual(['zeros']);
-    for (const d of ['float8e5m2', 'int4'])
+    expect(gen('float8e8m0')).toEqual([]); // no zero, no generator: values typed in
+    for (const d of ['float8e5m2', 'int4', 'float8e8m0'])
       for (const f of ['values', 'npy', 'external']) expect(fillsFor(d).has(f)).toBe(true);
   });
 });
