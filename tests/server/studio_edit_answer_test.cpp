@@ -33,7 +33,7 @@ TEST_F(Studio, EditAnswersSayWhereTheServersTimeWent) {
   int64_t node = g["nodes"][0]["id"];
   std::string cmds = "/api/documents/" + id + "/commands";
   json rename{{"command", {{"type", "rename_node"}, {"node", node}, {"name", "renamed"}}}};
-  for (const std::string path : {cmds, "/api/documents/" + id + "/undo"}) {
+  for (const std::string& path : {cmds, "/api/documents/" + id + "/undo"}) {
     auto r = client_->Post(path.c_str(), auth(), path == cmds ? rename.dump() : "{}", "application/json");
     ASSERT_TRUE(r) << path;
     ASSERT_EQ(r->status, 200) << r->body;

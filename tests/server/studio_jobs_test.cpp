@@ -218,7 +218,9 @@ TEST_F(StudioJobs, AmpTakesInputsFromNpyFilesAndReportsWhatStayedFloat32) {
   EXPECT_GE(count(log, "nodes kept float32 for accuracy"), 1) << log.dump();
   EXPECT_NE(log["details"].dump().find("stays float32"), std::string::npos) << log.dump();
   EXPECT_NE(log["details"].dump().find("x the tolerance"), std::string::npos) << log.dump();
-  if (log["changed"] == true) ASSERT_EQ(post("/api/documents/" + doc + "/undo", std::string()).first, 200);
+  if (log["changed"] == true) {
+    ASSERT_EQ(post("/api/documents/" + doc + "/undo", std::string()).first, 200);
+  }
   // A loose tolerance: everything float16, within it on these inputs.
   json loose =
       wait_job(start_job(doc, "amp", {{"inputs", {{"x", "x.npy"}}}, {"atol", 1.0}, {"rtol", 0.5}})["id"]);

@@ -94,7 +94,7 @@ TEST(ReshapeInitializer, StringsGrowEmptyAndE8M0GrowsWithOne) {
 // Growing or cutting makes the values the model's own; a plain reshape keeps the external reference.
 TEST(ReshapeInitializer, ExternalDataIsKeptByAReshapeAndDroppedByAResize) {
   Tensor t = tensor_of({{"name", "x"}, {"dtype", "uint8"}, {"shape", {4}}, {"values", {1, 2, 3, 4}}});
-  t.external = ExternalData{"w.bin", 0, 4};
+  t.external = ExternalData{"w.bin", 0, 4, ""};
   Model m = with(t);
   ReshapeInitializer same(kMain, "x", {2, 2});
   expect_round_trip(m, same, [](const Model& after) {
@@ -110,7 +110,7 @@ TEST(ReshapeInitializer, ExternalDataIsKeptByAReshapeAndDroppedByAResize) {
   ext.name = "far";
   ext.dtype = DataType::kFloat;
   ext.dims = {8};
-  ext.external = ExternalData{"w.bin", 0, 32};
+  ext.external = ExternalData{"w.bin", 0, 32, ""};
   m.graph.initializers.push_back(ext);
   ReshapeInitializer far_same(kMain, "far", {2, 4});
   expect_round_trip(m, far_same);
