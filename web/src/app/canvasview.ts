@@ -100,7 +100,10 @@ export class CanvasView {
     this.marquee = document.createElement('div');
     this.marquee.className = 'marquee';
     canvas.parentElement!.appendChild(this.marquee);
-    new ResizeObserver(() => this.renderer.resize()).observe(canvas);
+    // The canvas is sized from its stage (it is larger: the cached view around it), so the stage is
+    // observed; measured now too, so that a graph opened before the observer's first call is framed.
+    new ResizeObserver(() => this.renderer.resize()).observe(canvas.parentElement!);
+    this.renderer.resize();
     this.bind();
   }
 
@@ -589,8 +592,8 @@ export class CanvasView {
     const [x, y, w, h] = this.scene!.leafRect(i);
     const c = this.renderer.camera;
     c.scale = Math.max(c.scale, 0.8);
-    c.tx = this.canvas.width / 2 - (x + w / 2) * c.scale;
-    c.ty = this.canvas.height / 2 - (y + h / 2) * c.scale;
+    c.tx = this.renderer.viewW / 2 - (x + w / 2) * c.scale;
+    c.ty = this.renderer.viewH / 2 - (y + h / 2) * c.scale;
     this.renderer.request();
     return true;
   }
@@ -612,7 +615,7 @@ export class CanvasView {
     if (c.scale >= 0.6) return;
     const [x0, y0, x1] = this.scene.bounds;
     c.scale = 0.8;
-    c.tx = this.canvas.width / 2 - ((x0 + x1) / 2) * c.scale;
+    c.tx = this.renderer.viewW / 2 - ((x0 + x1) / 2) * c.scale;
     c.ty = 30 - y0 * c.scale;
     this.renderer.request();
   }
@@ -624,7 +627,7 @@ export class CanvasView {
   }
 
   zoomToBox(x0: number, y0: number, x1: number, y1: number, maxScale = 8): void {
-    const { width, height } = this.canvas;
+    const { viewW: width, viewH: height } = this.renderer;
     const s = Math.min(width / Math.max(1, x1 - x0), height / Math.max(1, y1 - y0), maxScale);
     const c = this.renderer.camera;
     c.scale = Math.max(s, 1e-4);
@@ -648,10 +651,15 @@ export class CanvasView {
     this.renderer.request();
   }
 
-  /** Pixel (device) coordinates of a mouse event on the canvas. */
+  /** The view's rectangle on the page (the stage; the canvas is larger and moves while panning). */
+  viewRect(): DOMRect {
+    return this.canvas.parentElement!.getBoundingClientRect();
+  }
+
+  /** Pixel (device) coordinates of a mouse event in the view. */
   px(ev: MouseEvent): [number, number] {
-    const r = this.canvas.getBoundingClientRect();
-    const dpr = this.canvas.width / Math.max(1, r.width);
+    const r = this.viewRect();
+    const dpr = this.renderer.viewW / Math.max(1, r.width);
     return [(ev.clientX - r.left) * dpr, (ev.clientY - r.top) * dpr];
   }
 
@@ -749,8 +757,7 @@ export class CanvasView {
       this.renderer.overlay = [fx, fy, ...this.renderer.toWorld(x, y)];
       this.renderer.request();
     } else {
-      const r = this.canvas.getBoundingClientRect();
-      const k = r.width / this.canvas.width;
+      const k = this.viewRect().width / this.renderer.viewW;
       Object.assign(this.marquee.style, {
         display: 'block',
         left: `${Math.min(x, d.x) * k}px`,

@@ -26,6 +26,8 @@ export interface FrameStats {
   cacheRenders: number; // frames that re-rendered the scene (the others were a blit of the cache)
   partialRenders: number; // frames that re-rendered only the changed part of the cache
   marginRenders: number; // frames that rendered the cache's margins after a re-render of the view
+  moves: number; // frames that only moved the canvas (a CSS transform: no WebGL work at all)
+  recentres: number; // cache re-renders around a camera that came to rest near the cache's edge
   frameMs: number[]; // CPU time of the last frames
   intervals: number[]; // time between the last frames (rAF), for fps
   drawn: { items: number; rects: number; lines: number; glyphs: number };
@@ -61,12 +63,18 @@ export class Renderer {
     cacheRenders: 0,
     partialRenders: 0,
     marginRenders: 0,
+    moves: 0,
+    recentres: 0,
     frameMs: [],
     intervals: [],
     drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 },
     lod: 'near',
   };
   onFrame: (() => void) | null = null;
+  /** The view's size in device pixels: the stage the canvas is shown in. The canvas itself is larger
+   *  (the cached view: the view plus a margin on every side), placed so that its middle is the view. */
+  viewW = 1;
+  viewH = 1;
 
   private progs!: Record<'rect' | 'line' | 'glyph' | 'grid', WebGLProgram>;
   private baseRects!: InstancedLayer;
@@ -222,26 +230,33 @@ export class Renderer {
   /** The visible world rectangle. */
   view(): [number, number, number, number] {
     const c = this.camera;
-    return [
-      -c.tx / c.scale,
-      -c.ty / c.scale,
-      (this.canvas.width - c.tx) / c.scale,
-      (this.canvas.height - c.ty) / c.scale,
-    ];
+    return [-c.tx / c.scale, -c.ty / c.scale, (this.viewW - c.tx) / c.scale, (this.viewH - c.ty) / c.scale];
   }
 
   toWorld(px: number, py: number): [number, number] {
     return [(px - this.camera.tx) / this.camera.scale, (py - this.camera.ty) / this.camera.scale];
   }
 
+  /** Measures the stage and sizes the canvas to the cached view around it (see cacheLayout). */
   resize(): void {
     const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(this.canvas.clientWidth * dpr));
-    const h = Math.max(1, Math.round(this.canvas.clientHeight * dpr));
-    if (this.canvas.width !== w || this.canvas.height !== h) {
-      this.canvas.width = w;
-      this.canvas.height = h;
+    const host = this.canvas.parentElement ?? this.canvas;
+    const w = Math.max(1, Math.round(host.clientWidth * dpr));
+    const h = Math.max(1, Math.round(host.clientHeight * dpr));
+    const box = cacheLayout(w, h);
+    this.viewW = w;
+    this.viewH = h;
+    if (this.canvas.width !== box.w || this.canvas.height !== box.h) {
+      this.canvas.width = box.w;
+      this.canvas.height = box.h;
+      this.shown = ''; // a resized canvas is cleared: the next frame presents again
     }
+    Object.assign(this.canvas.style, {
+      left: `${-box.mx / dpr}px`,
+      top: `${-box.my / dpr}px`,
+      width: `${box.w / dpr}px`,
+      height: `${box.h / dpr}px`,
+    });
     // Before the first scene there is nothing to draw: a frame then would only wait for the shaders'
     // compilation (hundreds of ms under SwiftShader) while the graph's requests wait behind it.
     if (this.scene) this.request();
@@ -257,34 +272,45 @@ export class Renderer {
     this.onFrame?.();
   }
 
-  /** Draws now: the scene from the cache when the camera only moved within it, else re-rendered. */
+  /** Draws now. The canvas is the cached view (the view plus half a view on every side); while the
+   *  camera only pans within it and nothing changed, a frame just moves the canvas with a CSS transform
+   *  (the compositor's work, no WebGL call). Otherwise the changed part of the cache is rendered again and
+   *  presented. Under SwiftShader a blit and present per pan frame cost the GPU process a frame's fill. */
   draw(): void {
-    this.prepare();
-    const gl = this.gl;
-    const W = this.canvas.width;
-    const H = this.canvas.height;
+    const W = this.viewW;
+    const H = this.viewH;
     const { scale, tx, ty } = this.camera;
-    const mx = Math.round(W * CACHE_MARGIN);
-    const my = Math.round(H * CACHE_MARGIN);
+    const { mx, my, w: cw, h: ch } = cacheLayout(W, H);
     const c = this.cache;
-    const dx = c ? Math.round(c.tx - tx) : 0;
-    const dy = c ? Math.round(c.ty - ty) : 0;
+    const dx = c ? Math.round(tx - c.tx) : 0;
+    const dy = c ? Math.round(ty - c.ty) : 0;
     const valid =
       c &&
       c.valid &&
-      c.w === W + 2 * mx &&
-      c.h === H + 2 * my &&
+      c.w === cw &&
+      c.h === ch &&
       c.scale === scale &&
       Math.abs(dx) <= mx &&
       Math.abs(dy) <= my;
+    if (
+      valid &&
+      !this.dirty.length &&
+      !this.margins.length &&
+      !this.overlay.length &&
+      this.shown === 'cache'
+    ) {
+      this.stats.moves++;
+      this.moveCanvas(dx, dy);
+      this.scheduleRecentre(dx, dy, mx, my);
+      return;
+    }
+    this.prepare();
     if (!valid) {
-      // The view first, the margins around it (3 times its pixels, for panning by blits) with the next
-      // frame, or before a pan needs them: under software rendering the fill is most of a frame's cost,
-      // so a new graph, a zoom step or a changed scene shows in a quarter of the time.
+      // The view first, the margins around it (3 times its pixels) with the next frame, or before a pan
+      // needs them: under software rendering the fill is most of a frame's cost, so a new graph, a zoom
+      // step or a changed scene shows in a quarter of the time.
       this.dirty = [];
       const cam = { scale, tx: tx + mx, ty: ty + my };
-      const cw = W + 2 * mx;
-      const ch = H + 2 * my;
       const w = (x: number, y: number): [number, number] => [(x - cam.tx) / scale, (y - cam.ty) / scale];
       const [x0, y0] = w(0, 0);
       const [x1, y1] = w(cw, ch);
@@ -304,28 +330,51 @@ export class Renderer {
       if (edit) this.stats.partialRenders++;
       else this.stats.marginRenders++;
     }
-    const cc = this.cache!;
-    const ox = Math.round(cc.tx - tx);
-    const oy = Math.round(cc.ty - ty);
-    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
-    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
-    gl.blitFramebuffer(
-      mx + ox,
-      my - oy,
-      mx + ox + W,
-      my - oy + H,
-      0,
-      0,
-      W,
-      H,
-      gl.COLOR_BUFFER_BIT,
-      gl.NEAREST,
-    );
-    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
-    if (this.overlay.length) this.drawOverlay(W, H);
+    this.present(mx, my);
   }
 
-  private drawOverlay(W: number, H: number): void {
+  /** Copies the cache to the canvas (its drawing buffer is not preserved between presents), draws the
+   *  overlay over it and places the canvas for the camera. */
+  private present(mx: number, my: number): void {
+    const gl = this.gl;
+    const cc = this.cache!;
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
+    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
+    gl.blitFramebuffer(0, 0, cc.w, cc.h, 0, 0, cc.w, cc.h, gl.COLOR_BUFFER_BIT, gl.NEAREST);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
+    // The overlay is drawn in the canvas's pixels, which the transform moves with the cache.
+    if (this.overlay.length)
+      this.drawOverlay(cc.w, cc.h, { scale: cc.scale, tx: cc.tx + mx, ty: cc.ty + my });
+    this.shown = this.overlay.length ? 'overlay' : 'cache';
+    this.moveCanvas(Math.round(this.camera.tx - cc.tx), Math.round(this.camera.ty - cc.ty));
+  }
+
+  /** Shows the cache moved by (dx, dy) device pixels from where it was rendered. */
+  private moveCanvas(dx: number, dy: number): void {
+    const dpr = window.devicePixelRatio || 1;
+    const t = dx || dy ? `translate(${dx / dpr}px, ${dy / dpr}px)` : '';
+    if (t !== this.transform) this.canvas.style.transform = this.transform = t;
+  }
+
+  /** Once the camera rests far from where the cache was rendered, renders it again around the view, so
+   *  that the next pan has a full margin on every side (the picture on screen stays the same). */
+  private scheduleRecentre(dx: number, dy: number, mx: number, my: number): void {
+    clearTimeout(this.recentreTimer);
+    if (Math.abs(dx) <= mx * RECENTRE_AFTER && Math.abs(dy) <= my * RECENTRE_AFTER) return;
+    this.recentreTimer = window.setTimeout(() => {
+      if (!this.cache?.valid) return;
+      this.cache.valid = false;
+      this.stats.recentres++;
+      this.request();
+    }, RECENTRE_REST_MS);
+  }
+  private recentreTimer = 0;
+  /** What the canvas shows: '' (nothing presented yet, or cleared by a resize), the cache, or the
+   *  cache with an overlay (the next frame presents again to take it off). */
+  private shown: '' | 'cache' | 'overlay' = '';
+  private transform = '';
+
+  private drawOverlay(W: number, H: number, cam: Camera): void {
     const gl = this.gl;
     const o = this.b.overlay;
     o.reset();
@@ -342,7 +391,7 @@ export class Renderer {
     gl.viewport(0, 0, W, H);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
-    this.setView(this.progs.line, this.camera, W, H);
+    this.setView(this.progs.line, cam, W, H);
     this.overlayLines.draw();
   }
 
@@ -482,8 +531,18 @@ interface Cache {
   valid: boolean;
 }
 
-/** The cache covers the view plus this fraction of it on each side: panning within it is a blit. */
+/** The cache covers the view plus this fraction of it on each side: panning within it moves the canvas. */
 const CACHE_MARGIN = 0.5;
+/** A camera resting this long, moved more than this fraction of the margin, re-renders the cache. */
+const RECENTRE_REST_MS = 300;
+const RECENTRE_AFTER = 0.5;
+
+/** The cached view for a view of w x h device pixels: its size and the margins on each side. */
+export function cacheLayout(w: number, h: number): { w: number; h: number; mx: number; my: number } {
+  const mx = Math.round(w * CACHE_MARGIN);
+  const my = Math.round(h * CACHE_MARGIN);
+  return { w: w + 2 * mx, h: h + 2 * my, mx, my };
+}
 /** Scenes up to this many items keep all their boxes and edges in the base layers. */
 const WHOLE_SCENE_ITEMS = 4000;
 
