@@ -138,6 +138,10 @@ export function installHook(app: App): void {
     get stats() {
       return r.stats;
     },
+    /** The CSS transform moving the cached view (panning): '' when it is shown where it was rendered. */
+    get transform() {
+      return r.canvas.style.transform;
+    },
     get camera() {
       return { ...r.camera };
     },

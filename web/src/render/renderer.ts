@@ -282,8 +282,7 @@ export class Renderer {
     const { scale, tx, ty } = this.camera;
     const { mx, my, w: cw, h: ch } = cacheLayout(W, H);
     const c = this.cache;
-    const dx = c ? Math.round(tx - c.tx) : 0;
-    const dy = c ? Math.round(ty - c.ty) : 0;
+    const [dx, dy] = c ? cacheOffset(this.camera, c) : [0, 0];
     const valid =
       c &&
       c.valid &&
@@ -301,7 +300,7 @@ export class Renderer {
     ) {
       this.stats.moves++;
       this.moveCanvas(dx, dy);
-      this.scheduleRecentre(dx, dy, mx, my);
+      this.scheduleRecentre();
       return;
     }
     this.prepare();
@@ -346,7 +345,7 @@ export class Renderer {
     if (this.overlay.length)
       this.drawOverlay(cc.w, cc.h, { scale: cc.scale, tx: cc.tx + mx, ty: cc.ty + my });
     this.shown = this.overlay.length ? 'overlay' : 'cache';
-    this.moveCanvas(Math.round(this.camera.tx - cc.tx), Math.round(this.camera.ty - cc.ty));
+    this.moveCanvas(...cacheOffset(this.camera, cc));
   }
 
   /** Shows the cache moved by (dx, dy) device pixels from where it was rendered. */
@@ -358,15 +357,25 @@ export class Renderer {
 
   /** Once the camera rests far from where the cache was rendered, renders it again around the view, so
    *  that the next pan has a full margin on every side (the picture on screen stays the same). */
-  private scheduleRecentre(dx: number, dy: number, mx: number, my: number): void {
+  private scheduleRecentre(): void {
     clearTimeout(this.recentreTimer);
-    if (Math.abs(dx) <= mx * RECENTRE_AFTER && Math.abs(dy) <= my * RECENTRE_AFTER) return;
+    if (!this.offCentre()) return;
     this.recentreTimer = window.setTimeout(() => {
-      if (!this.cache?.valid) return;
-      this.cache.valid = false;
+      if (!this.offCentre()) return; // rendered again meanwhile (a zoom, an edit)
+      this.cache!.valid = false;
       this.stats.recentres++;
       this.request();
     }, RECENTRE_REST_MS);
+  }
+
+  /** Whether the view is more than RECENTRE_AFTER of the margin away from the valid cache's centre. */
+  private offCentre(): boolean {
+    const c = this.cache;
+    if (!c?.valid) return false;
+    const { mx, my } = cacheLayout(this.viewW, this.viewH);
+    const dx = Math.abs(this.camera.tx - c.tx);
+    const dy = Math.abs(this.camera.ty - c.ty);
+    return c.scale === this.camera.scale && (dx > mx * RECENTRE_AFTER || dy > my * RECENTRE_AFTER);
   }
   private recentreTimer = 0;
   /** What the canvas shows: '' (nothing presented yet, or cleared by a resize), the cache, or the
@@ -536,6 +545,13 @@ const CACHE_MARGIN = 0.5;
 /** A camera resting this long, moved more than this fraction of the margin, re-renders the cache. */
 const RECENTRE_REST_MS = 300;
 const RECENTRE_AFTER = 0.5;
+
+/** Where the cache, rendered for the camera `at`, is shown for `camera` (same scale): moved by this many
+ *  device pixels, whole ones (so edges and text stay on the pixel grid they were rendered on). A world
+ *  point x is at x * scale + at.tx + mx in the cache, and the canvas sits at -mx + dx in the view. */
+export function cacheOffset(camera: Camera, at: { tx: number; ty: number }): [number, number] {
+  return [Math.round(camera.tx - at.tx), Math.round(camera.ty - at.ty)];
+}
 
 /** The cached view for a view of w x h device pixels: its size and the margins on each side. */
 export function cacheLayout(w: number, h: number): { w: number; h: number; mx: number; my: number } {
