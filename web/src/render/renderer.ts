@@ -329,17 +329,20 @@ export class Renderer {
       if (edit) this.stats.partialRenders++;
       else this.stats.marginRenders++;
     }
-    this.present(mx, my);
+    // Margins still to render (the next frame does, before any pan shows them): only the view is copied.
+    this.present(mx, my, this.margins.length ? [mx, my, W, H] : null);
   }
 
-  /** Copies the cache to the canvas (its drawing buffer is not preserved between presents), draws the
-   *  overlay over it and places the canvas for the camera. */
-  private present(mx: number, my: number): void {
+  /** Copies the cache to the canvas (its drawing buffer is not preserved between presents), or only
+   *  `part` of it (x, y from the top, w, h), draws the overlay over it and places the canvas. */
+  private present(mx: number, my: number, part: [number, number, number, number] | null): void {
     const gl = this.gl;
     const cc = this.cache!;
+    const [x, yTop, w, h] = part ?? [0, 0, cc.w, cc.h];
+    const y = cc.h - yTop - h; // GL's rows go up
     gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
     gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
-    gl.blitFramebuffer(0, 0, cc.w, cc.h, 0, 0, cc.w, cc.h, gl.COLOR_BUFFER_BIT, gl.NEAREST);
+    gl.blitFramebuffer(x, y, x + w, y + h, x, y, x + w, y + h, gl.COLOR_BUFFER_BIT, gl.NEAREST);
     gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
     // The overlay is drawn in the canvas's pixels, which the transform moves with the cache.
     if (this.overlay.length)
