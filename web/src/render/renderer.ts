@@ -27,6 +27,7 @@ export interface FrameStats {
   partialRenders: number; // frames that re-rendered only the changed part of the cache
   marginRenders: number; // frames that rendered the cache's margins after a re-render of the view
   moves: number; // frames that only moved the canvas (a CSS transform: no WebGL work at all)
+  presents: number; // frames that copied the cache (or the part in view) to the canvas
   recentres: number; // cache re-renders around a camera that came to rest near the cache's edge
   frameMs: number[]; // CPU time of the last frames
   intervals: number[]; // time between the last frames (rAF), for fps
@@ -64,6 +65,7 @@ export class Renderer {
     partialRenders: 0,
     marginRenders: 0,
     moves: 0,
+    presents: 0,
     recentres: 0,
     frameMs: [],
     intervals: [],
@@ -291,17 +293,20 @@ export class Renderer {
       c.scale === scale &&
       Math.abs(dx) <= mx &&
       Math.abs(dy) <= my;
-    if (
-      valid &&
-      !this.dirty.length &&
-      !this.margins.length &&
-      !this.overlay.length &&
-      this.shown === 'cache'
-    ) {
-      this.stats.moves++;
-      this.moveCanvas(dx, dy);
-      this.scheduleRecentre();
-      return;
+    const moved = dx !== this.shownAt[0] || dy !== this.shownAt[1];
+    if (valid && !this.dirty.length && !this.overlay.length && this.shown !== 'overlay') {
+      if (this.shown === 'cache' && !this.margins.length) {
+        this.stats.moves++;
+        this.moveCanvas(dx, dy);
+        this.scheduleRecentre();
+        return;
+      }
+      if (this.shown === 'view' && !moved) {
+        // The canvas shows the view already: the margins go into the cache, nothing is presented
+        // (a present copies and clears the canvas's buffer, four times the view's pixels).
+        if (this.margins.length) this.renderMargins();
+        return;
+      }
     }
     this.prepare();
     if (!valid) {
@@ -321,16 +326,27 @@ export class Renderer {
       this.cache!.tx = tx;
       this.cache!.ty = ty;
       this.stats.cacheRenders++;
-    } else if (this.dirty.length || this.margins.length) {
-      const edit = this.dirty.length > 0;
+    } else if (this.dirty.length) {
       this.renderCache(c.w, c.h, { scale, tx: c.tx + mx, ty: c.ty + my }, [...this.dirty, ...this.margins]);
       this.dirty = [];
       this.margins = [];
-      if (edit) this.stats.partialRenders++;
-      else this.stats.marginRenders++;
-    }
-    // Margins still to render (the next frame does, before any pan shows them): only the view is copied.
-    this.present(mx, my, this.margins.length ? [mx, my, W, H] : null);
+      this.stats.partialRenders++;
+    } else if (this.margins.length) this.renderMargins();
+    // A pan (the camera moved since the last present) needs the whole cache on the canvas, margins
+    // rendered; otherwise only what the view shows is copied, and the first frame that moves the canvas
+    // copies the rest.
+    const [ox, oy] = cacheOffset(this.camera, this.cache!);
+    const whole = valid && moved && !this.margins.length;
+    this.present(mx, my, whole ? null : [mx - ox, my - oy, W, H]);
+  }
+
+  private renderMargins(): void {
+    const c = this.cache!;
+    const { mx, my } = cacheLayout(this.viewW, this.viewH);
+    this.prepare();
+    this.renderCache(c.w, c.h, { scale: c.scale, tx: c.tx + mx, ty: c.ty + my }, this.margins);
+    this.margins = [];
+    this.stats.marginRenders++;
   }
 
   /** Copies the cache to the canvas (its drawing buffer is not preserved between presents), or only
@@ -347,8 +363,10 @@ export class Renderer {
     // The overlay is drawn in the canvas's pixels, which the transform moves with the cache.
     if (this.overlay.length)
       this.drawOverlay(cc.w, cc.h, { scale: cc.scale, tx: cc.tx + mx, ty: cc.ty + my });
-    this.shown = this.overlay.length ? 'overlay' : 'cache';
-    this.moveCanvas(...cacheOffset(this.camera, cc));
+    this.shown = this.overlay.length ? 'overlay' : part ? 'view' : 'cache';
+    this.shownAt = cacheOffset(this.camera, cc);
+    this.stats.presents++;
+    this.moveCanvas(...this.shownAt);
   }
 
   /** Shows the cache moved by (dx, dy) device pixels from where it was rendered. */
@@ -381,9 +399,11 @@ export class Renderer {
     return c.scale === this.camera.scale && (dx > mx * RECENTRE_AFTER || dy > my * RECENTRE_AFTER);
   }
   private recentreTimer = 0;
-  /** What the canvas shows: '' (nothing presented yet, or cleared by a resize), the cache, or the
-   *  cache with an overlay (the next frame presents again to take it off). */
-  private shown: '' | 'cache' | 'overlay' = '';
+  /** What the canvas shows: '' (nothing presented yet, or cleared by a resize), the whole cache, only
+   *  the part in view (at offset shownAt), or the cache with an overlay (the next frame presents again
+   *  to take it off). */
+  private shown: '' | 'view' | 'cache' | 'overlay' = '';
+  private shownAt: [number, number] = [NaN, NaN];
   private transform = '';
 
   private drawOverlay(W: number, H: number, cam: Camera): void {
