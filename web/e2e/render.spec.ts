@@ -384,4 +384,27 @@ test('panning moves the cached view without rendering it, and leaves the picture
   const after = await stageShot(page);
   expect(await pixelsDiffering(page, before, after)).toBe(0);
   expect(await hook<string>(page, 'transform')).toBe('');
+
+  // An edit presents only the part in view; the pan after it shows the rest of the cache, edit included.
+  const names = (await hook<Array<{ name: string; kind: string }>>(page, 'leaves()')).filter(
+    (l) => l.kind === 'node',
+  );
+  type Hook = { __tessera: { nodeCenter(n: string): [number, number] | null } };
+  const shown = await page.evaluate(
+    (ns) =>
+      ns.find((n) => {
+        const [x, y] = (window as unknown as Hook).__tessera.nodeCenter(n) ?? [0, 0];
+        return x > 400 && x < 900 && y > 120 && y < 600; // in view, the cache's margins beside it
+      })!,
+    names.map((l) => l.name),
+  );
+  const presents = await hook<number>(page, 'stats.presents');
+  expect(await hook(page, `patchNode(${JSON.stringify(shown)}, {"severity": "error"})`)).toBe(true);
+  await stageShot(page);
+  expect(await hook<number>(page, 'stats.presents')).toBe(presents + 1);
+  await middleDrag(page, -90, 60, 4);
+  const edited = await stageShot(page);
+  await page.screenshot({ path: artifact('render-panned-after-edit.png') });
+  await hook(page, 'cacheDigest(true)');
+  expect(await pixelsDiffering(page, edited, await stageShot(page))).toBe(0);
 });
