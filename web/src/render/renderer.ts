@@ -568,6 +568,7 @@ const CACHE_MARGIN = 0.5;
 /** A camera resting this long, moved more than this fraction of the margin, re-renders the cache. */
 const RECENTRE_REST_MS = 300;
 const RECENTRE_AFTER = 0.5;
+const MAX_CACHE_SIDE = 8192;
 
 /** Where the cache, rendered for the camera `at`, is shown for `camera` (same scale): moved by this many
  *  device pixels, whole ones (so edges and text stay on the pixel grid they were rendered on). A world
@@ -578,8 +579,10 @@ export function cacheOffset(camera: Camera, at: { tx: number; ty: number }): [nu
 
 /** The cached view for a view of w x h device pixels: its size and the margins on each side. */
 export function cacheLayout(w: number, h: number): { w: number; h: number; mx: number; my: number } {
-  const mx = Math.round(w * CACHE_MARGIN);
-  const my = Math.round(h * CACHE_MARGIN);
+  // Narrower margins on a very large view (a 4K screen at 2x): the canvas and the cache texture stay
+  // within MAX_CACHE_SIDE pixels a side (textures that size are supported everywhere WebGL2 runs here).
+  const mx = Math.max(0, Math.min(Math.round(w * CACHE_MARGIN), Math.floor((MAX_CACHE_SIDE - w) / 2)));
+  const my = Math.max(0, Math.min(Math.round(h * CACHE_MARGIN), Math.floor((MAX_CACHE_SIDE - h) / 2)));
   return { w: w + 2 * mx, h: h + 2 * my, mx, my };
 }
 /** Scenes up to this many items keep all their boxes and edges in the base layers. */

@@ -13,6 +13,12 @@ describe('cached view', () => {
     expect(cacheLayout(1, 1)).toEqual({ w: 3, h: 3, mx: 1, my: 1 });
   });
 
+  it('keeps narrower margins on a very large view, never past 8192 pixels a side', () => {
+    expect(cacheLayout(7000, 4000)).toEqual({ w: 8192, h: 8000, mx: 596, my: 2000 });
+    expect(cacheLayout(9000, 100).mx).toBe(0); // no margin left: panning then re-renders
+    expect(cacheLayout(9000, 100).w).toBe(9000);
+  });
+
   it('shows a world point where the camera puts it after a pan, within half a pixel', () => {
     const { mx, my } = cacheLayout(800, 600);
     const at = { scale: 0.8, tx: 123.25, ty: -47.5 }; // the camera the cache was rendered for
