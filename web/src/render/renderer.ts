@@ -449,7 +449,9 @@ export class Renderer {
       (W - cam.tx) / cam.scale,
       (H - cam.ty) / cam.scale,
     ];
-    this.rebuild(lod, region);
+    // The detail layers (terminals, text) only for what this pass draws: the view alone on a graph's
+    // first frame (a quarter of the cache's items), an edit's rectangles; the base covers the cache.
+    this.rebuild(lod, region, only ? detailRegion(only, region, cam.scale) : region);
     gl.bindFramebuffer(gl.FRAMEBUFFER, c.fb);
     gl.viewport(0, 0, W, H);
     // One pass per changed box: each clears and redraws just its pixels (the instance data is shared).
@@ -511,7 +513,7 @@ export class Renderer {
 
   /** Instance data for `region`: the base layers cover a wider area (rebuilt when the region leaves it,
    *  or all of the graph when it is small enough or zoomed out), the detail layers just the region. */
-  private rebuild(lod: Lod, region: Region): void {
+  private rebuild(lod: Lod, region: Region, detail: Region): void {
     const s = this.scene;
     if (!s) {
       for (const layer of [this.baseRects, this.edges, this.detailRects, this.glyphs]) layer.count = 0;
@@ -540,7 +542,7 @@ export class Renderer {
       this.edges.upload(this.b.lines.data, this.b.lines.count);
       this.baseLod = baseLod;
     }
-    const items = s.buildDetail(region, lod, this.b.detail, this.b.glyphs);
+    const items = s.buildDetail(detail, lod, this.b.detail, this.b.glyphs);
     this.detailRects.upload(this.b.detail.data, this.b.detail.count);
     this.glyphs.upload(this.b.glyphs.data, this.b.glyphs.count);
     this.stats.drawn = {
@@ -599,6 +601,28 @@ export function marginStrips(outer: Region, inner: Region): Region[] {
     [a1, b0, x1, b1],
   ];
   return strips.filter(([p0, q0, p1, q1]) => p1 > p0 && q1 > q0);
+}
+
+/** Decorations (terminals, badges, outlines) reach this far out of an item's rectangle, in world units
+ *  (or pixels, whichever is more): items that close to a drawn region are drawn with it. */
+const DECORATION_SLACK = 12;
+
+/** The world rectangle whose items a pass drawing `only` (inside `region`) needs: their union, widened
+ *  by the decorations' reach, within `region`. */
+export function detailRegion(only: Region[], region: Region, scale: number): Region {
+  const pad = Math.max(DECORATION_SLACK, DECORATION_SLACK / scale);
+  const u: Region = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const r of only) {
+    if (!r.every(Number.isFinite)) continue; // an item that has no place (hidden, removed): nothing to draw
+    [u[0], u[1], u[2], u[3]] = [Math.min(u[0], r[0]), Math.min(u[1], r[1]), Math.max(u[2], r[2]), Math.max(u[3], r[3])]; // prettier-ignore
+  }
+  if (u[0] > u[2]) return [region[0], region[1], region[0], region[1]];
+  return [
+    Math.max(region[0], u[0] - pad),
+    Math.max(region[1], u[1] - pad),
+    Math.min(region[2], u[2] + pad),
+    Math.min(region[3], u[3] + pad),
+  ];
 }
 
 function contains(outer: Region, inner: Region): boolean {

@@ -1,7 +1,7 @@
 // The cached view behind panning (render/renderer.ts): the canvas is the view plus a margin on every
 // side, and a pan moves it by whole pixels. A world point must land where the camera puts it.
 import { describe, expect, it } from 'vitest';
-import { cacheLayout, cacheOffset } from '../../src/render/renderer';
+import { cacheLayout, cacheOffset, detailRegion } from '../../src/render/renderer';
 
 describe('cached view', () => {
   it('is the view plus half of it on every side, for odd sizes too', () => {
@@ -42,5 +42,34 @@ describe('cached view', () => {
         expect(Number.isInteger(dx) && Number.isInteger(dy)).toBe(true);
       }
     }
+  });
+
+  it('builds the detail of a pass for its rectangles and what decorates them, within the cache', () => {
+    const cache: [number, number, number, number] = [0, 0, 1000, 800];
+    // Two edited rectangles: their union, widened by 12 world units (more when zoomed out: 12 pixels).
+    expect(
+      detailRegion(
+        [
+          [100, 100, 150, 120],
+          [300, 50, 320, 90],
+        ],
+        cache,
+        1,
+      ),
+    ).toEqual([88, 38, 332, 132]);
+    expect(detailRegion([[100, 100, 150, 120]], cache, 0.5)).toEqual([76, 76, 174, 144]);
+    // Never past the cache: the view of a first frame at its edge.
+    expect(detailRegion([[-5, 700, 1010, 820]], cache, 2)).toEqual([0, 688, 1000, 800]);
+    // A changed region without a place (a removed node's NaN rectangle) does not spoil the others.
+    expect(
+      detailRegion(
+        [
+          [NaN, NaN, NaN, NaN],
+          [100, 100, 150, 120],
+        ],
+        cache,
+        1,
+      ),
+    ).toEqual([88, 88, 162, 132]);
   });
 });
