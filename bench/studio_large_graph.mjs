@@ -60,6 +60,7 @@ async function pan(page, seconds) {
   return page.evaluate(async (secs) => {
     const t = window.__tessera;
     const f0 = t.stats.frames;
+    const m0 = t.stats.moves ?? 0;
     const t0 = performance.now();
     let dir = 1;
     await new Promise((done) => {
@@ -75,7 +76,9 @@ async function pan(page, seconds) {
     const frames = t.stats.frames - f0;
     const ms = t.stats.frameMs.slice(-Math.min(frames, 200));
     ms.sort((a, b) => a - b);
-    return { fps: (frames * 1000) / (performance.now() - t0), cpuMedianMs: ms[Math.floor(ms.length / 2)] ?? 0 };
+    // Frames that only moved the canvas (CSS transform), not rendered or presented with WebGL.
+    const moved = ((t.stats.moves ?? 0) - m0) / Math.max(1, frames);
+    return { fps: (frames * 1000) / (performance.now() - t0), cpuMedianMs: ms[Math.floor(ms.length / 2)] ?? 0, moved };
   }, seconds);
 }
 
@@ -95,7 +98,7 @@ const cases = [...sizes.map((n) => ({ n, query: `nodes=${n}&expand=all`, label: 
 if (!args.includes('--no-scoped'))
   cases.push({ n: 50000, query: 'nodes=50000&scoped=1', label: '50,000 in scopes, opened collapsed' });
 for (const { n, query, label } of cases) {
-  const res = { first: [], layout: [], fitFps: [], nearFps: [], drawnFit: 0, drawnNear: 0, cpuFit: [], cpuNear: [] };
+  const res = { first: [], layout: [], fitFps: [], nearFps: [], drawnFit: 0, drawnNear: 0, cpuFit: [], cpuNear: [], moved: [] };
   for (let r = 0; r < runs; r++) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`${base}?fixture=synthetic&${query}`);
@@ -117,6 +120,7 @@ for (const { n, query, label } of cases) {
     const near = await pan(page, panSeconds);
     res.nearFps.push(near.fps);
     res.cpuNear.push(near.cpuMedianMs);
+    res.moved.push(fit.moved, near.moved);
     res.drawnNear = await page.evaluate(() => window.__tessera.stats.drawn.items);
     await page.close();
   }
@@ -131,6 +135,11 @@ for (const { n, query, label } of cases) {
     nearCpuMs: median(res.cpuNear),
     drawnFit: res.drawnFit,
     drawnNear: res.drawnNear,
+    firstRuns: res.first.map(Math.round),
+    fitRuns: res.fitFps.map((v) => +v.toFixed(1)),
+    nearRuns: res.nearFps.map((v) => +v.toFixed(1)),
+    movedShare: +median(res.moved).toFixed(2),
+    load: os.loadavg()[0].toFixed(1),
   };
   rows.push(row);
   console.log(JSON.stringify(row));

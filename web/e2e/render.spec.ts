@@ -299,3 +299,112 @@ test('Escape cancels a layout in progress; the next one runs', async ({ page }) 
   await ready(page, 60_000);
   expect(await hook<number>(page, 'visibleItems')).toBeGreaterThan(50_000);
 });
+
+/** The stage (the view) as the compositor shows it, once the frames asked for are drawn. */
+async function stageShot(page: Page): Promise<Buffer> {
+  await page.evaluate(
+    () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(null)))),
+  );
+  return page.getByTestId('canvas').screenshot();
+}
+
+/** Pixels of two PNGs of the same size that differ by more than `tol` in a channel (decoded in the page). */
+async function pixelsDiffering(page: Page, a: Buffer, b: Buffer, tol = 8): Promise<number> {
+  return page.evaluate(
+    async ([x, y, t]) => {
+      const rgba = async (b64: string) => {
+        const img = await createImageBitmap(await (await fetch(`data:image/png;base64,${b64}`)).blob());
+        const c = new OffscreenCanvas(img.width, img.height);
+        const ctx = c.getContext('2d')!;
+        ctx.drawImage(img, 0, 0);
+        return ctx.getImageData(0, 0, img.width, img.height).data;
+      };
+      const [p, q] = [await rgba(x as string), await rgba(y as string)];
+      if (p.length !== q.length) return -1;
+      let n = 0;
+      for (let i = 0; i < p.length; i += 4)
+        if (
+          Math.max(Math.abs(p[i] - q[i]), Math.abs(p[i + 1] - q[i + 1]), Math.abs(p[i + 2] - q[i + 2])) >
+          (t as number)
+        )
+          n++;
+      return n;
+    },
+    [a.toString('base64'), b.toString('base64'), tol],
+  );
+}
+
+/** Pans with the middle button by (dx, dy) CSS pixels in whole-pixel steps. */
+async function middleDrag(page: Page, dx: number, dy: number, steps: number): Promise<void> {
+  const box = (await page.getByTestId('canvas').boundingBox())!;
+  const x = Math.round(box.x + box.width / 2);
+  const y = Math.round(box.y + box.height / 2);
+  await page.mouse.move(x, y);
+  await page.mouse.down({ button: 'middle' });
+  for (let k = 1; k <= steps; k++)
+    await page.mouse.move(x + Math.round((dx * k) / steps), y + Math.round((dy * k) / steps));
+  await page.mouse.up({ button: 'middle' });
+}
+
+test('panning moves the cached view without rendering it, and leaves the picture a full render gives', async ({
+  page,
+}) => {
+  await open(page, 'fixture=synthetic&nodes=2000');
+  await hook(page, 'setCamera(0.8, 300, -200)'); // names drawn; integer offsets: pixels comparable
+  await hook(page, 'cacheDigest()'); // the margins rendered too
+  const s0 = await hook<{ cacheRenders: number; moves: number; recentres: number }>(page, 'stats');
+  // Within the cached view (half a view each side) and under the recentring distance: no WebGL frame.
+  await middleDrag(page, 120, -70, 6);
+  const panned = await stageShot(page);
+  const s1 = await hook<{ cacheRenders: number; moves: number; marginRenders: number }>(page, 'stats');
+  expect(s1.cacheRenders).toBe(s0.cacheRenders);
+  expect(s1.moves).toBeGreaterThan(s0.moves);
+  expect(await hook<number>(page, 'camera.tx')).toBe(420);
+  await page.screenshot({ path: artifact('render-panned.png') });
+  await hook(page, 'cacheDigest(true)'); // rendered again from scratch at the same camera
+  const full = await stageShot(page);
+  expect(await pixelsDiffering(page, panned, full)).toBe(0);
+
+  // Past the cached view's edge: rendered again (the view first), no blank border once at rest.
+  const box = (await page.getByTestId('canvas').boundingBox())!;
+  const r0 = await hook<number>(page, 'stats.cacheRenders');
+  await middleDrag(page, -Math.round(box.width * 0.8), Math.round(box.height * 0.7), 8);
+  const far = await stageShot(page);
+  expect(await hook<number>(page, 'stats.cacheRenders')).toBeGreaterThan(r0);
+  await page.screenshot({ path: artifact('render-panned-far.png') });
+  await hook(page, 'cacheDigest(true)');
+  expect(await pixelsDiffering(page, far, await stageShot(page))).toBe(0);
+
+  // A pan that ends far off centre (more than half the margin) re-renders the cache around the view
+  // once the camera rests: the picture does not change.
+  const rec = await hook<number>(page, 'stats.recentres');
+  await middleDrag(page, Math.round(box.width * 0.35), 0, 5);
+  const before = await stageShot(page);
+  await expect.poll(() => hook<number>(page, 'stats.recentres')).toBe(rec + 1);
+  const after = await stageShot(page);
+  expect(await pixelsDiffering(page, before, after)).toBe(0);
+  expect(await hook<string>(page, 'transform')).toBe('');
+
+  // An edit presents only the part in view; the pan after it shows the rest of the cache, edit included.
+  const names = (await hook<Array<{ name: string; kind: string }>>(page, 'leaves()')).filter(
+    (l) => l.kind === 'node',
+  );
+  type Hook = { __tessera: { nodeCenter(n: string): [number, number] | null } };
+  const shown = await page.evaluate(
+    (ns) =>
+      ns.find((n) => {
+        const [x, y] = (window as unknown as Hook).__tessera.nodeCenter(n) ?? [0, 0];
+        return x > 400 && x < 900 && y > 120 && y < 600; // in view, the cache's margins beside it
+      })!,
+    names.map((l) => l.name),
+  );
+  const presents = await hook<number>(page, 'stats.presents');
+  expect(await hook(page, `patchNode(${JSON.stringify(shown)}, {"severity": "error"})`)).toBe(true);
+  await stageShot(page);
+  expect(await hook<number>(page, 'stats.presents')).toBe(presents + 1);
+  await middleDrag(page, -90, 60, 4);
+  const edited = await stageShot(page);
+  await page.screenshot({ path: artifact('render-panned-after-edit.png') });
+  await hook(page, 'cacheDigest(true)');
+  expect(await pixelsDiffering(page, edited, await stageShot(page))).toBe(0);
+});

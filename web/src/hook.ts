@@ -9,8 +9,8 @@ export function installHook(app: App): void {
   const r = c.renderer;
   /** Page (CSS) coordinates of a world point. */
   const toPage = (x: number, y: number): [number, number] => {
-    const rect = r.canvas.getBoundingClientRect();
-    const k = rect.width / r.canvas.width;
+    const rect = c.viewRect();
+    const k = rect.width / r.viewW;
     return [
       rect.left + (x * r.camera.scale + r.camera.tx) * k,
       rect.top + (y * r.camera.scale + r.camera.ty) * k,
@@ -137,6 +137,10 @@ export function installHook(app: App): void {
     },
     get stats() {
       return r.stats;
+    },
+    /** The CSS transform moving the cached view (panning): '' when it is shown where it was rendered. */
+    get transform() {
+      return r.canvas.style.transform;
     },
     get camera() {
       return { ...r.camera };

@@ -100,7 +100,10 @@ export class CanvasView {
     this.marquee = document.createElement('div');
     this.marquee.className = 'marquee';
     canvas.parentElement!.appendChild(this.marquee);
-    new ResizeObserver(() => this.renderer.resize()).observe(canvas);
+    // The canvas is sized from its stage (it is larger: the cached view around it), so the stage is
+    // observed; measured now too, so that a graph opened before the observer's first call is framed.
+    new ResizeObserver(() => this.renderer.resize()).observe(canvas.parentElement!);
+    this.renderer.resize();
     this.bind();
   }
 
@@ -120,7 +123,7 @@ export class CanvasView {
       registry: this.registry,
       bodies: this.bodies,
     });
-    this.liveLeaves = this.vm.leaves.filter((l) => !l.removed).length;
+    this.liveLeaves = countLive(this.vm.leaves);
     this.groups = buildGroups(this.vm);
     this.expanded = this.expandOnLoad
       ? new Uint8Array(this.groups.parent.length).fill(1)
@@ -456,13 +459,19 @@ export class CanvasView {
   /** The layout input for the view model as it is, with the user's pins and the floating leaves. */
   private hier(): HierGraph {
     const hg = hierGraph(this.vm!, this.groups!, this.pinnedArray());
-    hg.floating = Uint8Array.from(this.vm!.leaves, (l) => (this.floating.has(l.key) ? 1 : 0));
+    const leaves = this.vm!.leaves;
+    hg.floating = new Uint8Array(leaves.length);
+    // A plain loop, and none when nothing floats (a graph just opened): Uint8Array.from with a mapping
+    // function over 50,000 leaves was milliseconds of the first render's critical path.
+    if (this.floating.size)
+      for (let i = 0; i < leaves.length; i++) hg.floating[i] = this.floating.has(leaves[i].key) ? 1 : 0;
     return hg;
   }
 
   private pinnedArray(): Float32Array {
     const vm = this.vm!;
     const a = new Float32Array(vm.leaves.length * 2).fill(NaN);
+    if (!this.pins.size) return a;
     vm.leaves.forEach((l, i) => {
       const p = this.pins.get(l.key);
       if (p) [a[2 * i], a[2 * i + 1]] = p;
@@ -589,8 +598,8 @@ export class CanvasView {
     const [x, y, w, h] = this.scene!.leafRect(i);
     const c = this.renderer.camera;
     c.scale = Math.max(c.scale, 0.8);
-    c.tx = this.canvas.width / 2 - (x + w / 2) * c.scale;
-    c.ty = this.canvas.height / 2 - (y + h / 2) * c.scale;
+    c.tx = this.renderer.viewW / 2 - (x + w / 2) * c.scale;
+    c.ty = this.renderer.viewH / 2 - (y + h / 2) * c.scale;
     this.renderer.request();
     return true;
   }
@@ -612,7 +621,7 @@ export class CanvasView {
     if (c.scale >= 0.6) return;
     const [x0, y0, x1] = this.scene.bounds;
     c.scale = 0.8;
-    c.tx = this.canvas.width / 2 - ((x0 + x1) / 2) * c.scale;
+    c.tx = this.renderer.viewW / 2 - ((x0 + x1) / 2) * c.scale;
     c.ty = 30 - y0 * c.scale;
     this.renderer.request();
   }
@@ -624,7 +633,7 @@ export class CanvasView {
   }
 
   zoomToBox(x0: number, y0: number, x1: number, y1: number, maxScale = 8): void {
-    const { width, height } = this.canvas;
+    const { viewW: width, viewH: height } = this.renderer;
     const s = Math.min(width / Math.max(1, x1 - x0), height / Math.max(1, y1 - y0), maxScale);
     const c = this.renderer.camera;
     c.scale = Math.max(s, 1e-4);
@@ -648,10 +657,15 @@ export class CanvasView {
     this.renderer.request();
   }
 
-  /** Pixel (device) coordinates of a mouse event on the canvas. */
+  /** The view's rectangle on the page (the stage; the canvas is larger and moves while panning). */
+  viewRect(): DOMRect {
+    return this.canvas.parentElement!.getBoundingClientRect();
+  }
+
+  /** Pixel (device) coordinates of a mouse event in the view. */
   px(ev: MouseEvent): [number, number] {
-    const r = this.canvas.getBoundingClientRect();
-    const dpr = this.canvas.width / Math.max(1, r.width);
+    const r = this.viewRect();
+    const dpr = this.renderer.viewW / Math.max(1, r.width);
     return [(ev.clientX - r.left) * dpr, (ev.clientY - r.top) * dpr];
   }
 
@@ -749,8 +763,7 @@ export class CanvasView {
       this.renderer.overlay = [fx, fy, ...this.renderer.toWorld(x, y)];
       this.renderer.request();
     } else {
-      const r = this.canvas.getBoundingClientRect();
-      const k = r.width / this.canvas.width;
+      const k = this.viewRect().width / this.renderer.viewW;
       Object.assign(this.marquee.style, {
         display: 'block',
         left: `${Math.min(x, d.x) * k}px`,
@@ -806,6 +819,12 @@ export class CanvasView {
     else if (hit?.kind === 'terminal') this.events.terminalDoubleClick(hit);
     else if (hit?.kind === 'node') this.events.nodeDoubleClick(hit.leaf);
   }
+}
+
+function countLive(leaves: Leaf[]): number {
+  let n = 0;
+  for (const l of leaves) if (!l.removed) n++;
+  return n;
 }
 
 function sameArray(a: ArrayLike<number>, b: ArrayLike<number>): boolean {

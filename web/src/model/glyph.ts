@@ -20,11 +20,9 @@ export function textWidth(s: string, size: number): number {
 }
 
 export function leafSize(leaf: Leaf): [number, number] {
-  const textW = Math.max(
-    textWidth(leaf.op, FONT.title),
-    textWidth(leaf.name, FONT.body),
-    ...leaf.lines.map((l) => textWidth(l, FONT.body)),
-  );
+  // A loop, not a spread of mapped lines: called for every leaf on the first render's critical path.
+  let textW = Math.max(textWidth(leaf.op, FONT.title), textWidth(leaf.name, FONT.body));
+  for (const l of leaf.lines) textW = Math.max(textW, textWidth(l, FONT.body));
   const terms = Math.max(leaf.inputs.length, leaf.outputs.length);
   const w = Math.min(MAX_W, Math.max(MIN_W, textW + 2 * PAD, terms * TERM_SPACING + 12));
   const h = HEADER_H + LINE_H * (1 + leaf.lines.length) + PAD;

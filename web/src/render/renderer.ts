@@ -26,6 +26,9 @@ export interface FrameStats {
   cacheRenders: number; // frames that re-rendered the scene (the others were a blit of the cache)
   partialRenders: number; // frames that re-rendered only the changed part of the cache
   marginRenders: number; // frames that rendered the cache's margins after a re-render of the view
+  moves: number; // frames that only moved the canvas (a CSS transform: no WebGL work at all)
+  presents: number; // frames that copied the cache (or the part in view) to the canvas
+  recentres: number; // cache re-renders around a camera that came to rest near the cache's edge
   frameMs: number[]; // CPU time of the last frames
   intervals: number[]; // time between the last frames (rAF), for fps
   drawn: { items: number; rects: number; lines: number; glyphs: number };
@@ -61,12 +64,19 @@ export class Renderer {
     cacheRenders: 0,
     partialRenders: 0,
     marginRenders: 0,
+    moves: 0,
+    presents: 0,
+    recentres: 0,
     frameMs: [],
     intervals: [],
     drawn: { items: 0, rects: 0, lines: 0, glyphs: 0 },
     lod: 'near',
   };
   onFrame: (() => void) | null = null;
+  /** The view's size in device pixels: the stage the canvas is shown in. The canvas itself is larger
+   *  (the cached view: the view plus a margin on every side), placed so that its middle is the view. */
+  viewW = 1;
+  viewH = 1;
 
   private progs!: Record<'rect' | 'line' | 'glyph' | 'grid', WebGLProgram>;
   private baseRects!: InstancedLayer;
@@ -222,26 +232,33 @@ export class Renderer {
   /** The visible world rectangle. */
   view(): [number, number, number, number] {
     const c = this.camera;
-    return [
-      -c.tx / c.scale,
-      -c.ty / c.scale,
-      (this.canvas.width - c.tx) / c.scale,
-      (this.canvas.height - c.ty) / c.scale,
-    ];
+    return [-c.tx / c.scale, -c.ty / c.scale, (this.viewW - c.tx) / c.scale, (this.viewH - c.ty) / c.scale];
   }
 
   toWorld(px: number, py: number): [number, number] {
     return [(px - this.camera.tx) / this.camera.scale, (py - this.camera.ty) / this.camera.scale];
   }
 
+  /** Measures the stage and sizes the canvas to the cached view around it (see cacheLayout). */
   resize(): void {
     const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(this.canvas.clientWidth * dpr));
-    const h = Math.max(1, Math.round(this.canvas.clientHeight * dpr));
-    if (this.canvas.width !== w || this.canvas.height !== h) {
-      this.canvas.width = w;
-      this.canvas.height = h;
+    const host = this.canvas.parentElement ?? this.canvas;
+    const w = Math.max(1, Math.round(host.clientWidth * dpr));
+    const h = Math.max(1, Math.round(host.clientHeight * dpr));
+    const box = cacheLayout(w, h);
+    this.viewW = w;
+    this.viewH = h;
+    if (this.canvas.width !== box.w || this.canvas.height !== box.h) {
+      this.canvas.width = box.w;
+      this.canvas.height = box.h;
+      this.shown = ''; // a resized canvas is cleared: the next frame presents again
     }
+    Object.assign(this.canvas.style, {
+      left: `${-box.mx / dpr}px`,
+      top: `${-box.my / dpr}px`,
+      width: `${box.w / dpr}px`,
+      height: `${box.h / dpr}px`,
+    });
     // Before the first scene there is nothing to draw: a frame then would only wait for the shaders'
     // compilation (hundreds of ms under SwiftShader) while the graph's requests wait behind it.
     if (this.scene) this.request();
@@ -257,34 +274,47 @@ export class Renderer {
     this.onFrame?.();
   }
 
-  /** Draws now: the scene from the cache when the camera only moved within it, else re-rendered. */
+  /** Draws now. The canvas is the cached view (the view plus half a view on every side); while the
+   *  camera only pans within it and nothing changed, a frame just moves the canvas with a CSS transform
+   *  (the compositor's work, no WebGL call). Otherwise the changed part of the cache is rendered again and
+   *  presented. Under SwiftShader a blit and present per pan frame cost the GPU process a frame's fill. */
   draw(): void {
-    this.prepare();
-    const gl = this.gl;
-    const W = this.canvas.width;
-    const H = this.canvas.height;
+    const W = this.viewW;
+    const H = this.viewH;
     const { scale, tx, ty } = this.camera;
-    const mx = Math.round(W * CACHE_MARGIN);
-    const my = Math.round(H * CACHE_MARGIN);
+    const { mx, my, w: cw, h: ch } = cacheLayout(W, H);
     const c = this.cache;
-    const dx = c ? Math.round(c.tx - tx) : 0;
-    const dy = c ? Math.round(c.ty - ty) : 0;
+    const [dx, dy] = c ? cacheOffset(this.camera, c) : [0, 0];
     const valid =
       c &&
       c.valid &&
-      c.w === W + 2 * mx &&
-      c.h === H + 2 * my &&
+      c.w === cw &&
+      c.h === ch &&
       c.scale === scale &&
       Math.abs(dx) <= mx &&
       Math.abs(dy) <= my;
+    const moved = dx !== this.shownAt[0] || dy !== this.shownAt[1];
+    if (valid && !this.dirty.length && !this.overlay.length && this.shown !== 'overlay') {
+      if (this.shown === 'cache' && !this.margins.length) {
+        this.stats.moves++;
+        this.moveCanvas(dx, dy);
+        this.scheduleRecentre();
+        return;
+      }
+      if (this.shown === 'view' && !moved) {
+        // The canvas shows the view already: the margins go into the cache, nothing is presented
+        // (a present copies and clears the canvas's buffer, four times the view's pixels).
+        if (this.margins.length) this.renderMargins();
+        return;
+      }
+    }
+    this.prepare();
     if (!valid) {
-      // The view first, the margins around it (3 times its pixels, for panning by blits) with the next
-      // frame, or before a pan needs them: under software rendering the fill is most of a frame's cost,
-      // so a new graph, a zoom step or a changed scene shows in a quarter of the time.
+      // The view first, the margins around it (3 times its pixels) with the next frame, or before a pan
+      // needs them: under software rendering the fill is most of a frame's cost, so a new graph, a zoom
+      // step or a changed scene shows in a quarter of the time.
       this.dirty = [];
       const cam = { scale, tx: tx + mx, ty: ty + my };
-      const cw = W + 2 * mx;
-      const ch = H + 2 * my;
       const w = (x: number, y: number): [number, number] => [(x - cam.tx) / scale, (y - cam.ty) / scale];
       const [x0, y0] = w(0, 0);
       const [x1, y1] = w(cw, ch);
@@ -296,36 +326,87 @@ export class Renderer {
       this.cache!.tx = tx;
       this.cache!.ty = ty;
       this.stats.cacheRenders++;
-    } else if (this.dirty.length || this.margins.length) {
-      const edit = this.dirty.length > 0;
+    } else if (this.dirty.length) {
       this.renderCache(c.w, c.h, { scale, tx: c.tx + mx, ty: c.ty + my }, [...this.dirty, ...this.margins]);
       this.dirty = [];
       this.margins = [];
-      if (edit) this.stats.partialRenders++;
-      else this.stats.marginRenders++;
-    }
-    const cc = this.cache!;
-    const ox = Math.round(cc.tx - tx);
-    const oy = Math.round(cc.ty - ty);
-    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
-    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
-    gl.blitFramebuffer(
-      mx + ox,
-      my - oy,
-      mx + ox + W,
-      my - oy + H,
-      0,
-      0,
-      W,
-      H,
-      gl.COLOR_BUFFER_BIT,
-      gl.NEAREST,
-    );
-    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
-    if (this.overlay.length) this.drawOverlay(W, H);
+      this.stats.partialRenders++;
+    } else if (this.margins.length) this.renderMargins();
+    // A pan (the camera moved since the last present) needs the whole cache on the canvas, margins
+    // rendered; otherwise only what the view shows is copied, and the first frame that moves the canvas
+    // copies the rest.
+    const [ox, oy] = cacheOffset(this.camera, this.cache!);
+    const whole = valid && moved && !this.margins.length;
+    this.present(mx, my, whole ? null : [mx - ox, my - oy, W, H]);
   }
 
-  private drawOverlay(W: number, H: number): void {
+  private renderMargins(): void {
+    const c = this.cache!;
+    const { mx, my } = cacheLayout(this.viewW, this.viewH);
+    this.prepare();
+    this.renderCache(c.w, c.h, { scale: c.scale, tx: c.tx + mx, ty: c.ty + my }, this.margins);
+    this.margins = [];
+    this.stats.marginRenders++;
+  }
+
+  /** Copies the cache to the canvas (its drawing buffer is not preserved between presents), or only
+   *  `part` of it (x, y from the top, w, h), draws the overlay over it and places the canvas. */
+  private present(mx: number, my: number, part: [number, number, number, number] | null): void {
+    const gl = this.gl;
+    const cc = this.cache!;
+    const [x, yTop, w, h] = part ?? [0, 0, cc.w, cc.h];
+    const y = cc.h - yTop - h; // GL's rows go up
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, cc.fb);
+    gl.bindFramebuffer(gl.DRAW_FRAMEBUFFER, null);
+    gl.blitFramebuffer(x, y, x + w, y + h, x, y, x + w, y + h, gl.COLOR_BUFFER_BIT, gl.NEAREST);
+    gl.bindFramebuffer(gl.READ_FRAMEBUFFER, null);
+    // The overlay is drawn in the canvas's pixels, which the transform moves with the cache.
+    if (this.overlay.length)
+      this.drawOverlay(cc.w, cc.h, { scale: cc.scale, tx: cc.tx + mx, ty: cc.ty + my });
+    this.shown = this.overlay.length ? 'overlay' : part ? 'view' : 'cache';
+    this.shownAt = cacheOffset(this.camera, cc);
+    this.stats.presents++;
+    this.moveCanvas(...this.shownAt);
+  }
+
+  /** Shows the cache moved by (dx, dy) device pixels from where it was rendered. */
+  private moveCanvas(dx: number, dy: number): void {
+    const dpr = window.devicePixelRatio || 1;
+    const t = dx || dy ? `translate(${dx / dpr}px, ${dy / dpr}px)` : '';
+    if (t !== this.transform) this.canvas.style.transform = this.transform = t;
+  }
+
+  /** Once the camera rests far from where the cache was rendered, renders it again around the view, so
+   *  that the next pan has a full margin on every side (the picture on screen stays the same). */
+  private scheduleRecentre(): void {
+    clearTimeout(this.recentreTimer);
+    if (!this.offCentre()) return;
+    this.recentreTimer = window.setTimeout(() => {
+      if (!this.offCentre()) return; // rendered again meanwhile (a zoom, an edit)
+      this.cache!.valid = false;
+      this.stats.recentres++;
+      this.request();
+    }, RECENTRE_REST_MS);
+  }
+
+  /** Whether the view is more than RECENTRE_AFTER of the margin away from the valid cache's centre. */
+  private offCentre(): boolean {
+    const c = this.cache;
+    if (!c?.valid) return false;
+    const { mx, my } = cacheLayout(this.viewW, this.viewH);
+    const dx = Math.abs(this.camera.tx - c.tx);
+    const dy = Math.abs(this.camera.ty - c.ty);
+    return c.scale === this.camera.scale && (dx > mx * RECENTRE_AFTER || dy > my * RECENTRE_AFTER);
+  }
+  private recentreTimer = 0;
+  /** What the canvas shows: '' (nothing presented yet, or cleared by a resize), the whole cache, only
+   *  the part in view (at offset shownAt), or the cache with an overlay (the next frame presents again
+   *  to take it off). */
+  private shown: '' | 'view' | 'cache' | 'overlay' = '';
+  private shownAt: [number, number] = [NaN, NaN];
+  private transform = '';
+
+  private drawOverlay(W: number, H: number, cam: Camera): void {
     const gl = this.gl;
     const o = this.b.overlay;
     o.reset();
@@ -342,7 +423,7 @@ export class Renderer {
     gl.viewport(0, 0, W, H);
     gl.enable(gl.BLEND);
     gl.blendFunc(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA);
-    this.setView(this.progs.line, this.camera, W, H);
+    this.setView(this.progs.line, cam, W, H);
     this.overlayLines.draw();
   }
 
@@ -368,7 +449,9 @@ export class Renderer {
       (W - cam.tx) / cam.scale,
       (H - cam.ty) / cam.scale,
     ];
-    this.rebuild(lod, region);
+    // The detail layers (terminals, text) only for what this pass draws: the view alone on a graph's
+    // first frame (a quarter of the cache's items), an edit's rectangles; the base covers the cache.
+    this.rebuild(lod, region, only ? detailRegion(only, region, cam.scale) : region);
     gl.bindFramebuffer(gl.FRAMEBUFFER, c.fb);
     gl.viewport(0, 0, W, H);
     // One pass per changed box: each clears and redraws just its pixels (the instance data is shared).
@@ -430,7 +513,7 @@ export class Renderer {
 
   /** Instance data for `region`: the base layers cover a wider area (rebuilt when the region leaves it,
    *  or all of the graph when it is small enough or zoomed out), the detail layers just the region. */
-  private rebuild(lod: Lod, region: Region): void {
+  private rebuild(lod: Lod, region: Region, detail: Region): void {
     const s = this.scene;
     if (!s) {
       for (const layer of [this.baseRects, this.edges, this.detailRects, this.glyphs]) layer.count = 0;
@@ -459,7 +542,7 @@ export class Renderer {
       this.edges.upload(this.b.lines.data, this.b.lines.count);
       this.baseLod = baseLod;
     }
-    const items = s.buildDetail(region, lod, this.b.detail, this.b.glyphs);
+    const items = s.buildDetail(detail, lod, this.b.detail, this.b.glyphs);
     this.detailRects.upload(this.b.detail.data, this.b.detail.count);
     this.glyphs.upload(this.b.glyphs.data, this.b.glyphs.count);
     this.stats.drawn = {
@@ -482,8 +565,28 @@ interface Cache {
   valid: boolean;
 }
 
-/** The cache covers the view plus this fraction of it on each side: panning within it is a blit. */
+/** The cache covers the view plus this fraction of it on each side: panning within it moves the canvas. */
 const CACHE_MARGIN = 0.5;
+/** A camera resting this long, moved more than this fraction of the margin, re-renders the cache. */
+const RECENTRE_REST_MS = 300;
+const RECENTRE_AFTER = 0.5;
+const MAX_CACHE_SIDE = 8192;
+
+/** Where the cache, rendered for the camera `at`, is shown for `camera` (same scale): moved by this many
+ *  device pixels, whole ones (so edges and text stay on the pixel grid they were rendered on). A world
+ *  point x is at x * scale + at.tx + mx in the cache, and the canvas sits at -mx + dx in the view. */
+export function cacheOffset(camera: Camera, at: { tx: number; ty: number }): [number, number] {
+  return [Math.round(camera.tx - at.tx), Math.round(camera.ty - at.ty)];
+}
+
+/** The cached view for a view of w x h device pixels: its size and the margins on each side. */
+export function cacheLayout(w: number, h: number): { w: number; h: number; mx: number; my: number } {
+  // Narrower margins on a very large view (a 4K screen at 2x): the canvas and the cache texture stay
+  // within MAX_CACHE_SIDE pixels a side (textures that size are supported everywhere WebGL2 runs here).
+  const mx = Math.max(0, Math.min(Math.round(w * CACHE_MARGIN), Math.floor((MAX_CACHE_SIDE - w) / 2)));
+  const my = Math.max(0, Math.min(Math.round(h * CACHE_MARGIN), Math.floor((MAX_CACHE_SIDE - h) / 2)));
+  return { w: w + 2 * mx, h: h + 2 * my, mx, my };
+}
 /** Scenes up to this many items keep all their boxes and edges in the base layers. */
 const WHOLE_SCENE_ITEMS = 4000;
 
@@ -498,6 +601,28 @@ export function marginStrips(outer: Region, inner: Region): Region[] {
     [a1, b0, x1, b1],
   ];
   return strips.filter(([p0, q0, p1, q1]) => p1 > p0 && q1 > q0);
+}
+
+/** Decorations (terminals, badges, outlines) reach this far out of an item's rectangle, in world units
+ *  (or pixels, whichever is more): items that close to a drawn region are drawn with it. */
+const DECORATION_SLACK = 12;
+
+/** The world rectangle whose items a pass drawing `only` (inside `region`) needs: their union, widened
+ *  by the decorations' reach, within `region`. */
+export function detailRegion(only: Region[], region: Region, scale: number): Region {
+  const pad = Math.max(DECORATION_SLACK, DECORATION_SLACK / scale);
+  const u: Region = [Infinity, Infinity, -Infinity, -Infinity];
+  for (const r of only) {
+    if (!r.every(Number.isFinite)) continue; // an item that has no place (hidden, removed): nothing to draw
+    [u[0], u[1], u[2], u[3]] = [Math.min(u[0], r[0]), Math.min(u[1], r[1]), Math.max(u[2], r[2]), Math.max(u[3], r[3])]; // prettier-ignore
+  }
+  if (u[0] > u[2]) return [region[0], region[1], region[0], region[1]];
+  return [
+    Math.max(region[0], u[0] - pad),
+    Math.max(region[1], u[1] - pad),
+    Math.min(region[2], u[2] + pad),
+    Math.min(region[3], u[3] + pad),
+  ];
 }
 
 function contains(outer: Region, inner: Region): boolean {

@@ -403,7 +403,9 @@ export class Scene {
     rects.reset();
     glyphs.reset();
     if (lod === 'far') return 0;
-    const inView = this.items.query(view[0], view[1], view[2], view[3]);
+    // In item order, whatever the region: where decorations overlap, a pass drawing part of the view
+    // (an edit, a first frame) must stack them as a pass drawing all of it does.
+    const inView = Int32Array.from(this.items.query(view[0], view[1], view[2], view[3])).sort();
     const l = this.lay;
     for (const i of inView) {
       if (i >= this.n) {
