@@ -165,6 +165,7 @@ Report import_layer(ir::History& h, const json& o, const TransformContext& ctx) 
   if (path.empty()) throw HttpError{400, "option 'path' (the model to import) is missing"};
   if (opts.name.empty()) throw HttpError{400, "option 'name' (the layer's operator name) is missing"};
   std::filesystem::path file = ctx.resolve(path);
+  if (ctx.job) ctx.job->progress(0, fmt::format("reading '{}'", path));
   ir::Model other;
   try {
     other = onnx::load_model(file);
@@ -396,6 +397,7 @@ TransformJobs::Work transform_work(std::shared_ptr<Document> doc, const std::str
       job.progress(0, "extracting");
       Report report;
       ir::Model out;
+      transforms::ObserverScope observed(&job);
       try {
         out = transforms::extract(snap.model, opts, report);
       } catch (const transforms::TransformError& e) {
@@ -423,6 +425,7 @@ TransformJobs::Work transform_work(std::shared_ptr<Document> doc, const std::str
     Report report;
     job.progress(0, name);
     try {
+      transforms::ObserverScope observed(&job);
       report = runner(scratch, options, TransformContext{resolve, &job});
     } catch (const transforms::TransformError& e) {
       throw HttpError{422, e.what()};

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "runtime/session.h"
+
 namespace tessera::server {
 
 namespace {
@@ -13,6 +15,8 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kProgressEvery = std::chrono::milliseconds(100);
 // Finished jobs kept for their answers to be fetched; past it the oldest finished go.
 constexpr size_t kKeptJobs = 32;
+// When cancel stops a job's engine run a second time (TransformJobs::cancel).
+constexpr auto kSecondStop = std::chrono::milliseconds(30);
 }  // namespace
 
 struct TransformJobs::Job : JobControl {
@@ -21,6 +25,8 @@ struct TransformJobs::Job : JobControl {
   Clock::time_point started = Clock::now();
   std::atomic<bool> cancel{false};
   std::thread thread;
+  std::mutex run_mutex;        // guards `run`
+  rt::Session* run = nullptr;  // the engine run in progress on the job's thread, if any
   // Under owner->mutex_:
   std::string state = "running";
   double fraction = 0;
@@ -44,8 +50,18 @@ struct TransformJobs::Job : JobControl {
     }
     if (push) owner->events_.publish("job", owner->get(id));
   }
-  void check() const override {
+  void check() override {
     if (cancel.load()) throw JobCancelled{};
+  }
+  void running(rt::Session* session) override {
+    std::lock_guard lock(run_mutex);
+    run = session;
+    if (run && cancel.load()) run->cancel();
+  }
+  // Stops the engine run in progress, if any (after its current node).
+  void stop_run() {
+    std::lock_guard lock(run_mutex);
+    if (run) run->cancel();
   }
 
   // Called with owner->mutex_ held.
@@ -162,8 +178,31 @@ json TransformJobs::cancel(const std::string& id) {
     if (job->state == "running") job->cancel = true;
     j = job->to_json();
   }
-  if (j["state"] == "running") events_.publish("job", j);
+  if (j["state"] != "running") return j;
+  job->stop_run();
+  events_.publish("job", j);
+  // A run that was registered but had not started yet clears its session's cancel flag as it starts
+  // (Session::run): stopped once more a little later, it ends too. A run that starts after this sees
+  // the job's flag when it registers (Job::running).
+  std::this_thread::sleep_for(kSecondStop);
+  job->stop_run();
   return j;
+}
+
+json TransformJobs::list() {
+  json jobs = json::array();
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<Job>> all;
+  for (auto& [id, job] : jobs_) all.push_back(job);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a->started < b->started; });
+  for (const auto& job : all) {
+    json j = job->to_json();
+    if (j.contains("answer") && j["answer"].contains("log")) j["log"] = j["answer"]["log"];
+    j.erase("answer");
+    j.erase("document");
+    jobs.push_back(std::move(j));
+  }
+  return {{"jobs", std::move(jobs)}};
 }
 
 std::optional<std::string> TransformJobs::busy(const std::string& doc) {

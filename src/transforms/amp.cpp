@@ -19,6 +19,7 @@
 #include "transforms/amp_estimate.h"
 #include "transforms/amp_suffix.h"
 #include "transforms/float16.h"
+#include "transforms/observed_run.h"
 #include "transforms/specialise.h"
 #include "transforms/standalone.h"
 
@@ -80,7 +81,7 @@ class Searcher {
   Searcher(const ir::Model& m, const AmpOptions& o, const std::vector<Feeds>& feeds)
       : m_(m), o_(o), feeds_(feeds), runner_(m, o.session, feeds, o.checkpoints) {
     rt::Session s(m, o.session);
-    for (const auto& f : feeds) refs_.push_back(s.run(f));
+    for (const auto& f : feeds) refs_.push_back(observed_run(s, f));
   }
 
   Outcome test(const std::vector<std::string>& blocked) {
@@ -573,6 +574,8 @@ std::vector<Feeds> shuffled_feeds(const Feeds& feeds, int sets, uint64_t seed) {
 
 Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>& feeds) {
   if (feeds.empty()) throw TransformError("convert amp needs at least one set of inputs");
+  // Its progress is its own (AmpOptions::progress): the float16 conversion of each trial reports none.
+  QuietProgress quiet;
   // A function called with different input types (or attribute values) has no one typing for its body:
   // a copy per call signature, so each copy's nodes are candidates of their own.
   ir::Model m = h.model();
