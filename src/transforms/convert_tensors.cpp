@@ -148,10 +148,11 @@ Report convert_tensors(ir::History& h, const TensorConvertOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw TransformError(e.what());
   }
-  batch.commit();
-  if (report.get("tensors converted") == 0) report.warnings.push_back("no tensor matched the selection");
+  // Checked before the batch is recorded: a cancel here still leaves the model as it was.
   report_progress(0.9, "type-checking the result");
   auto checked = check::check_model(h.model());
+  batch.commit();
+  if (report.get("tensors converted") == 0) report.warnings.push_back("no tensor matched the selection");
   if (checked.diagnostics.has_errors()) {
     report.warnings.push_back(
         fmt::format("the converted model does not type-check ({} errors; see tessera check)",

@@ -71,6 +71,26 @@ Model slow_model(int layers, int64_t width = 512) {
   return m;
 }
 
+// A model whose one run takes about a second here (longer under load) in little memory: `layers` x
+// (MatMul by the graph input w, Tanh) on [width, width] values. The weight is an input, not an
+// initializer, so that the kernels keep no packed copy of it per layer.
+Model long_run_model(int layers, int64_t width) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  Type t = Type::tensor(DataType::kFloat, Shape{Dim::of(width), Dim::of(width)});
+  std::string v = b.input("x", t), w = b.input("w", t);
+  for (int l = 0; l < layers; ++l) {
+    v = b.node("MatMul", {v, w}, {}, fmt::format("mm{}", l));
+    v = b.node("Tanh", {v}, {}, fmt::format("tanh{}", l));
+  }
+  b.output(v);
+  return m;
+}
+
 struct StreamEvent {
   uint64_t id = 0;
   std::string type;
@@ -275,18 +295,20 @@ TEST_F(StudioJobs, ProgressIsPushedCancelStopsTheJobAndEditsWaitMeanwhile) {
             200);
 }
 
-// Cancel lands within half a second even in the middle of one engine run that takes seconds (amp's
+// Cancel lands within half a second even in the middle of one engine run that takes a second or more (amp's
 // reference run here; its instrumented and trial runs go through the same hook): the job's cancel stops
 // the session's run between nodes instead of waiting for the next trial.
 TEST_F(StudioJobs, CancelStopsAmpWithinHalfASecondInTheMiddleOfALongRun) {
-  Model m = slow_model(32, 1024);
+  Model m = long_run_model(48, 1024);
   // How long one whole run takes here (the reference run runs the model twice: the given inputs and
   // one shuffled set).
   double whole = 0;
   {
     tessera::rt::Session s(m, {.optimization = *tessera::rt::opt_level_from_name("basic")});
-    std::vector<std::pair<std::string, tessera::rt::Value>> feeds = {
-        {"x", tessera::rt::Value(tessera::rt::Tensor::zeros(DataType::kFloat, {1024, 1024}))}};
+    auto zeros = [] {
+      return tessera::rt::Value(tessera::rt::Tensor::zeros(DataType::kFloat, {1024, 1024}));
+    };
+    std::vector<std::pair<std::string, tessera::rt::Value>> feeds = {{"x", zeros()}, {"w", zeros()}};
     s.run(feeds);  // warm
     auto t0 = Clock::now();
     s.run(feeds);

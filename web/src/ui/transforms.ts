@@ -126,9 +126,8 @@ export const TRANSFORMS: TransformSpec[] = [
     id: 'extract',
     label: 'Extract…',
     help:
-      'A subgraph (NODE:ATTR of an If/Loop/Scan), a local function (DOMAIN:NAME) or a cut between ' +
-      'tensors: the model from the input tensors to the output tensors, as a new model in a new tab. ' +
-      'Give one of the three.',
+      'A subgraph (NODE:ATTR of an If/Loop/Scan), a local function (DOMAIN:NAME) or a cut from input ' +
+      'to output tensors, as a new model in a new tab. Give one of the three.',
     options: [
       { key: 'subgraph', label: 'subgraph NODE:ATTR', kind: 'text' },
       { key: 'function', label: 'local function DOMAIN:NAME', kind: 'text' },
