@@ -88,6 +88,7 @@ TransformJobs::~TransformJobs() {
     jobs = jobs_;
   }
   for (auto& [id, job] : jobs) {
+    job->stop_run();  // a server closing does not wait for an engine run to end
     if (job->thread.joinable()) job->thread.join();
   }
 }
