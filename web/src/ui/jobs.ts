@@ -102,9 +102,18 @@ export class JobList {
     const before = this.jobs.get(j.id);
     if (!foldJob(this.jobs, j)) return;
     for (const fn of this.changed) fn();
-    // An end seen live that no dialog follows: this page applies it (a dialog's runJob applies its own).
-    const ended = before?.state === 'running' && j.state !== 'running';
-    if (live && ended && j.state === 'succeeded' && !followedJobs.has(j.id)) void this.applyUnfollowed(j.id);
+    const ended = live && before?.state === 'running' && j.state !== 'running';
+    if (!ended) return;
+    // A dialog's runJob applies its own job; a job no dialog follows is applied here.
+    const followed = followedJobs.get(j.id);
+    if (!followed && j.state === 'succeeded') return void this.applyUnfollowed(j.id);
+    // How it ended is told where no dialog shows it (the dialog was closed).
+    if (!followed?.()) {
+      const what = `${j.transform} on ${this.host.docName(j.doc)}`;
+      if (j.state === 'failed') this.host.toast(`${what} failed: ${j.error ?? 'see Model > Jobs'}`, true);
+      else if (j.state === 'cancelled') this.host.toast(`${what} cancelled: the model is unchanged`);
+      else this.host.toast(`${what} finished`);
+    }
   }
 
   private async applyUnfollowed(id: string): Promise<void> {

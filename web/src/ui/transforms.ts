@@ -231,6 +231,8 @@ export interface JobApi {
 export interface JobView {
   update(job: JobInfo): void;
   onCancel(cancel: () => void): void;
+  /** Whether the view is on screen (a closed dialog's is not); missing: always. */
+  shown?(): boolean;
 }
 
 /** A job's line in its dialog: "sanitize: running… 3.2 s", "amp: model runs 35 % (12.0 s)". */
@@ -244,8 +246,9 @@ export function jobStatus(j: JobInfo): string {
   return `${j.stage || 'running'}…${pct} (${secs})`;
 }
 
-/** The jobs a runJob of this page follows: it applies their result, so the jobs list (jobs.ts) does not. */
-export const followedJobs = new Set<string>();
+/** The jobs a runJob of this page follows, with whether its view is on screen: runJob applies their
+ *  result, so the jobs list (jobs.ts) does not, and tells how they ended only when the view is gone. */
+export const followedJobs = new Map<string, () => boolean>();
 
 /** With no event for this long, the job is asked for (an event lost on a reconnect, a slow proxy). */
 const QUIET_MS = 2000;
@@ -262,7 +265,7 @@ export async function runJob(
   quietMs = QUIET_MS,
 ): Promise<JobInfo> {
   const first = await api.startJob(doc, transform, options);
-  followedJobs.add(first.id);
+  followedJobs.set(first.id, () => view.shown?.() ?? true);
   view.update(first);
   view.onCancel(() => void api.cancelJob(first.id).catch(() => undefined));
   const ended = await new Promise<JobInfo>((resolve, reject) => {
@@ -523,6 +526,7 @@ export function transformForm(
     onCancel: (fn) => {
       cancel.onclick = () => ((cancel.disabled = true), fn());
     },
+    shown: () => form.isConnected,
   };
   const button = h('button', {
     text: 'Apply',
@@ -553,7 +557,7 @@ export function transformForm(
       }
     },
   });
-  return h(
+  const form = h(
     'div',
     { className: 'transform-form' },
     h('div', { className: 'hint', text: spec.help }),
@@ -563,4 +567,5 @@ export function transformForm(
     err,
     log,
   );
+  return form;
 }

@@ -129,7 +129,7 @@ describe('the jobs list', () => {
     const s = fakeServer([job({ id: 'j7', seconds: 1 })], { j7: done('j7'), j8: done('j8') });
     const list = new JobList(s.api, s.host);
     await list.start();
-    followedJobs.add('j8');
+    followedJobs.set('j8', () => true);
     s.source.emit('job', job({ id: 'j8', seconds: 1 }));
     s.source.emit('job', job({ id: 'j8', state: 'succeeded', seconds: 2 }));
     s.source.emit('job', job({ id: 'j7', state: 'succeeded', seconds: 5 }));
@@ -140,6 +140,23 @@ describe('the jobs list', () => {
     const again = fakeServer([done('j9')], {});
     await new JobList(again.api, again.host).start();
     expect(again.applied).toEqual([]);
+  });
+
+  it('tells how a followed job ended only when its dialog was closed', async () => {
+    const s = fakeServer([], {});
+    const list = new JobList(s.api, s.host);
+    await list.start();
+    let shown = true;
+    followedJobs.set('j20', () => shown);
+    followedJobs.set('j21', () => shown);
+    s.source.emit('job', job({ id: 'j20', transform: 'fp16', seconds: 1 }));
+    s.source.emit('job', job({ id: 'j20', transform: 'fp16', state: 'failed', error: 'bad', seconds: 2 }));
+    expect(s.toasts).toEqual([]); // its dialog shows it
+    shown = false;
+    s.source.emit('job', job({ id: 'j21', seconds: 1 }));
+    s.source.emit('job', job({ id: 'j21', state: 'failed', error: "node 'x' is missing", seconds: 2 }));
+    expect(s.toasts).toEqual(["amp on model d1 failed: node 'x' is missing"]);
+    expect(s.applied).toEqual([]); // the dialog's runJob applies what succeeds
   });
 
   it('follows a job a dialog started, so the list leaves it to the dialog', async () => {
