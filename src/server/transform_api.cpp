@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <functional>
 #include <map>
+#include <random>
 
 #include "io/npy.h"
 #include "onnx/onnx_io.h"
@@ -195,9 +197,18 @@ std::map<std::string, std::string> text_map(const json& o, const char* key) {
   return out;
 }
 
+// Integers 1-9 written into a tensor of zeros of an integer type of a byte or more: the low byte of each
+// element (little-endian), the others staying zero.
+void small_integers(rt::Tensor& t, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const size_t size = static_cast<size_t>(ir::dtype_bits(t.dtype()) / 8);
+  auto* p = static_cast<std::byte*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[static_cast<size_t>(i) * size] = std::byte(1 + rng() % 9);
+}
+
 // A random value for graph input `vi`: normal floats, integers 1-9 (valid token ids and indices for
-// most models), false booleans; free dimensions 1 unless `shape` gives them. Generated like the
-// initializer editor's fills (ir_json.h), reproducible from `seed`.
+// most models; the initializer editor's integer fill spans the whole type), false booleans; free
+// dimensions 1 unless `shape` gives them. Reproducible from `seed`.
 rt::Value random_input(const ir::ValueInfo& vi, const std::string& shape, uint64_t seed) {
   if (!vi.type.is_tensor())
     throw HttpError{400,
@@ -220,15 +231,17 @@ rt::Value random_input(const ir::ValueInfo& vi, const std::string& shape, uint64
     throw HttpError{400, fmt::format("option 'shapes'['{}']: rank {} given, the input has rank {}", vi.name,
                                      dims.size(), vi.type.shape->size())};
   ir::DataType t = vi.type.elem;
-  const char* kind = ir::dtype_is_float(t)      ? "normal"
-                     : t == ir::DataType::kBool ? "zeros"
-                                                : "uniform_int_pos";
+  const bool bytes = ir::dtype_bits(t) >= 8;  // 4-bit integers keep the editor's fill (1-7 or 1-15)
+  const bool ints = !ir::dtype_is_float(t) && t != ir::DataType::kBool;
+  const char* kind = ir::dtype_is_float(t) ? "normal" : ints && !bytes ? "uniform_int_pos" : "zeros";
   json j{{"name", vi.name},
          {"dtype", ir::dtype_name(t)},
          {"shape", dims},
          {"fill", {{"kind", kind}, {"seed", seed}}}};
   try {
-    return rt::Value(rt::Tensor::from_ir(ir::tensor_from_json(j)).clone());
+    rt::Tensor values = rt::Tensor::from_ir(ir::tensor_from_json(j)).clone();
+    if (ints && bytes) small_integers(values, seed);
+    return rt::Value(std::move(values));
   } catch (const std::exception& e) {
     throw HttpError{400, fmt::format("input '{}': no random values: {}", vi.name, e.what())};
   }

@@ -80,6 +80,7 @@ class Searcher {
  public:
   Searcher(const ir::Model& m, const AmpOptions& o, const std::vector<Feeds>& feeds)
       : m_(m), o_(o), feeds_(feeds), runner_(m, o.session, feeds, o.checkpoints) {
+    check_cancel();
     rt::Session s(m, o.session);
     for (const auto& f : feeds) refs_.push_back(observed_run(s, f));
   }
@@ -587,6 +588,7 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   report.add("candidates inside subgraphs", c.in_subgraphs - c.in_functions);
   report.add("candidates inside local functions", c.in_functions);
   std::optional<Searcher> found;
+  check_cancel();  // between the steps that take time on a large model (a cancel waits for the step)
   try {
     found.emplace(m, o, feeds);
   } catch (const std::exception& e) {

@@ -295,6 +295,26 @@ TEST_F(StudioJobs, ProgressIsPushedCancelStopsTheJobAndEditsWaitMeanwhile) {
             200);
 }
 
+// Random integer inputs are small (1-9): token ids that index a 10-row embedding table.
+TEST_F(StudioJobs, AmpRandomIntegerInputsAreValidIndices) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  auto ids = b.input("ids", Type::tensor(DataType::kInt64, Shape{Dim::symbol("batch"), Dim::of(16)}));
+  std::vector<float> table(10 * 3);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = 0.1f * static_cast<float>(i);
+  b.initializer(make_tensor<float>("table", DataType::kFloat, {10, 3}, table));
+  b.output(b.node("Tanh", {b.node("Gather", {"table", ids}, {}, "embed")}, {}, "act"));
+  tessera::onnx::save_model(m, root_ / "embed.onnx");
+  start();
+  std::string doc = open("embed.onnx");
+  json end = wait_job(start_job(doc, "amp", {{"shapes", {{"ids", "2x16"}}}, {"atol", 1.0}})["id"]);
+  EXPECT_EQ(end["state"], "succeeded") << end.dump();
+}
+
 // Cancel lands within half a second even in the middle of one engine run that takes a second or more (amp's
 // reference run here; its instrumented and trial runs go through the same hook): the job's cancel stops
 // the session's run between nodes instead of waiting for the next trial.
