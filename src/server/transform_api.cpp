@@ -441,7 +441,11 @@ TransformJobs::Work transform_work(std::shared_ptr<Document> doc, const std::str
       transforms::ObserverScope observed(&job);
       report = runner(scratch, options, TransformContext{resolve, &job});
     } catch (const transforms::TransformError& e) {
+      job.check();  // a failure the cancel caused (a session build it stopped) is the cancel
       throw HttpError{422, e.what()};
+    } catch (const std::exception&) {
+      job.check();
+      throw;
     }
     std::string step = scratch.undo_count() ? scratch.undo_description() : name;
     std::lock_guard lock(doc->mutex());

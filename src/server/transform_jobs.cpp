@@ -15,8 +15,6 @@ using Clock = std::chrono::steady_clock;
 constexpr auto kProgressEvery = std::chrono::milliseconds(100);
 // Finished jobs kept for their answers to be fetched; past it the oldest finished go.
 constexpr size_t kKeptJobs = 32;
-// When cancel stops a job's engine run a second time (TransformJobs::cancel).
-constexpr auto kSecondStop = std::chrono::milliseconds(30);
 }  // namespace
 
 struct TransformJobs::Job : JobControl {
@@ -53,6 +51,7 @@ struct TransformJobs::Job : JobControl {
   void check() override {
     if (cancel.load()) throw JobCancelled{};
   }
+  const std::atomic<bool>* cancel_flag() const override { return &cancel; }
   void running(rt::Session* session) override {
     std::lock_guard lock(run_mutex);
     run = session;
@@ -180,13 +179,10 @@ json TransformJobs::cancel(const std::string& id) {
     j = job->to_json();
   }
   if (j["state"] != "running") return j;
+  // After the flag: a run about to start reads the flag once it has cleared its own (Session::run), a
+  // session being built stops between its steps, and the run in progress stops after its node.
   job->stop_run();
   events_.publish("job", j);
-  // A run that was registered but had not started yet clears its session's cancel flag as it starts
-  // (Session::run): stopped once more a little later, it ends too. A run that starts after this sees
-  // the job's flag when it registers (Job::running).
-  std::this_thread::sleep_for(kSecondStop);
-  job->stop_run();
   return j;
 }
 

@@ -573,7 +573,11 @@ std::vector<Feeds> shuffled_feeds(const Feeds& feeds, int sets, uint64_t seed) {
   return out;
 }
 
-Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>& feeds) {
+Report convert_amp(ir::History& h, const AmpOptions& given, const std::vector<Feeds>& feeds) {
+  // Every session of the search stops building once a cancel is asked (a large model's takes a second).
+  AmpOptions o = given;
+  if (const Observer* observer = current_observer(); observer && !o.session.cancel)
+    o.session.cancel = observer->cancel_flag();
   if (feeds.empty()) throw TransformError("convert amp needs at least one set of inputs");
   // Its progress is its own (AmpOptions::progress): the float16 conversion of each trial reports none.
   QuietProgress quiet;

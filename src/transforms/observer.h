@@ -9,6 +9,7 @@
 // of a transformation (amp's trials count a failed run as a failed trial) swallows it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <string>
@@ -28,6 +29,9 @@ class Observer {
   virtual void check() = 0;
   // The engine run starting on this thread (nullptr: it ended), for a cancel to stop it between nodes.
   virtual void running(rt::Session* session) = 0;
+  // A flag set once the work was asked to stop, for sessions to read while they build
+  // (rt::SessionOptions::cancel); nullptr: none.
+  virtual const std::atomic<bool>* cancel_flag() const { return nullptr; }
 };
 
 // Installs `observer` on this thread for the scope's lifetime (the one before comes back after).

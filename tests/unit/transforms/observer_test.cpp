@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -191,6 +192,34 @@ TEST(TransformObserver, ObservedRunsStopWithTheObserversException) {
   EXPECT_EQ(c.session, nullptr);
   c.stop_when_running = false;
   EXPECT_THROW(observed_run(s, feeds), Stop);  // already stopped: no run starts
+}
+
+// The runtime's side (rt::SessionOptions::cancel): a session whose caller's flag is set stops building,
+// and starts no run, however its own cancel() flag was left.
+TEST(TransformObserver, ASessionReadsItsCallersCancelFlag) {
+  ir::Model m = test::control_flow_model();
+  auto feeds = test::feeds_for(m);
+  std::atomic<bool> flag{true};
+  rt::SessionOptions o{.optimization = rt::OptLevel::kNone, .threads = 1};
+  o.cancel = &flag;
+  try {
+    rt::Session never(m, o);
+    ADD_FAILURE() << "the session was built";
+  } catch (const rt::RunError& e) {
+    EXPECT_EQ(std::string(e.what()), "session build cancelled");
+  }
+  flag = false;
+  rt::Session s(m, o);
+  EXPECT_EQ(s.run(feeds).size(), 1u);
+  flag = true;
+  try {
+    s.run(feeds);
+    ADD_FAILURE() << "the run started";
+  } catch (const rt::RunError& e) {
+    EXPECT_EQ(std::string(e.what()), "run cancelled");
+  }
+  flag = false;
+  EXPECT_EQ(s.run(feeds).size(), 1u);
 }
 
 }  // namespace
