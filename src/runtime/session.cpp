@@ -128,6 +128,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   CompileOptions co;
   co.model = &model_;
   co.types = &typed.value_types;
+  co.cancel = opts_.cancel;
   for (auto& b : backends_) co.backends.push_back(b.get());
   try {
     graph_ = ExecGraph::compile(model_.graph, co);

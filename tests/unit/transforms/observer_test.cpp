@@ -12,6 +12,7 @@
 
 #include "ir/commands/history.h"
 #include "runtime/session.h"
+#include "transforms/amp.h"
 #include "transforms/convert_tensors.h"
 #include "transforms/extract.h"
 #include "transforms/float16.h"
@@ -220,6 +221,25 @@ TEST(TransformObserver, ASessionReadsItsCallersCancelFlag) {
   }
   flag = false;
   EXPECT_EQ(s.run(feeds).size(), 1u);
+}
+
+// amp builds its sessions with the observer's flag: set, the first session build stops.
+TEST(TransformObserver, AmpSessionsTakeTheObserversCancelFlag) {
+  class Flagged : public Recorder {
+   public:
+    const std::atomic<bool>* cancel_flag() const override { return &flag; }
+    std::atomic<bool> flag{true};
+  } observer;
+  ir::Model m = test::control_flow_model();
+  ir::History h(m);
+  ObserverScope scope(&observer);
+  try {
+    convert_amp(h, {}, {test::feeds_for(m)});
+    ADD_FAILURE() << "amp ran";
+  } catch (const TransformError& e) {
+    EXPECT_NE(std::string(e.what()).find("session build cancelled"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(h.undo_count(), 0u);
 }
 
 }  // namespace
