@@ -120,6 +120,7 @@ std::unique_ptr<ExecGraph> ExecGraph::compile(const ir::Graph& g, const CompileO
     defined.insert(s);
   }
   for (const auto& init : g.initializers) {
+    if (opts.cancel && opts.cancel->load()) throw CompileError("session build cancelled");
     int s = slot(init.name);
     eg->constants_.emplace_back(s, Value(Tensor::from_ir(init)));
     defined.insert(s);

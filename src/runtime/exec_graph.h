@@ -14,6 +14,7 @@
 // shape, Shape's output), so a shape computation never travels to the device and back.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -53,6 +54,9 @@ struct CompileOptions {
   // Inferred value types (check::CheckResult::value_types), handed to the kernels; may be null.
   const std::unordered_map<std::string, ir::Type>* types = nullptr;
   std::string graph_path;  // for messages: "main", "main/If_0:then_branch"
+  // SessionOptions::cancel: once set, compilation stops between weights (copying a large model's takes
+  // a second) with CompileError "session build cancelled".
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 class ExecGraph {

@@ -92,9 +92,15 @@ std::string label_of(const ir::Node& n) {
                         : fmt::format("node '{}' ({})", n.name, n.op_type);
 }
 
+// The caller's cancel flag (SessionOptions::cancel), checked between the steps of building a session.
+void stop_if_cancelled(const SessionOptions& o) {
+  if (o.cancel && o.cancel->load()) throw RunError("session build cancelled");
+}
+
 }  // namespace
 
 Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)), opts_(std::move(opts)) {
+  stop_if_cancelled(opts_);
   auto checked = check::check_model(model_);
   if (checked.diagnostics.has_errors())
     throw RunError("the model does not type-check:" + first_errors(checked.diagnostics));
@@ -103,6 +109,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   } catch (const std::runtime_error& e) {  // functions calling each other recursively
     throw RunError(fmt::format("cannot inline the model's functions: {}", e.what()));
   }
+  stop_if_cancelled(opts_);
   open_backends();
   std::vector<const Backend*> kernels_of;
   for (auto& b : backends_) kernels_of.push_back(b.get());
@@ -112,6 +119,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   for (auto& r : passes::optimize(model_, target))
     rewrites_.emplace_back(std::move(r.rule), std::move(r.node));
   precision_ = lower_precision(model_, target.precision, *backends_.front());
+  stop_if_cancelled(opts_);
 
   pool_ = std::make_unique<ThreadPool>(opts_.threads);
   pool_->set_cancel_flag(&cancel_);
@@ -120,6 +128,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   CompileOptions co;
   co.model = &model_;
   co.types = &typed.value_types;
+  co.cancel = opts_.cancel;
   for (auto& b : backends_) co.backends.push_back(b.get());
   try {
     graph_ = ExecGraph::compile(model_.graph, co);
@@ -128,6 +137,7 @@ Session::Session(ir::Model model, SessionOptions opts) : model_(std::move(model)
   } catch (const OutOfMemory& e) {
     throw RunError(fmt::format("copying the weights to the device: {}", e.what()));
   }
+  stop_if_cancelled(opts_);
   prepare_kernels();
   stats_.prepared_weight_bytes = prepared_bytes(*graph_);
   for (const auto& in : model_.graph.inputs)
@@ -206,6 +216,7 @@ void Session::prepare_kernels() {
     for (const auto& [s, readers] : unreleased)
       if (readers == 0) drop(s);  // read on a device only, through its copy
     for (auto& en : g.mutable_nodes()) {
+      stop_if_cancelled(opts_);
       NodePrepare ctx(g, en);
       try {
         times.time(en.node->op_type, [&] { en.kernel->prepare(ctx); });
@@ -416,6 +427,8 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
                                 const std::vector<std::string>& fetch, const RunOptions& ro) {
   std::lock_guard lock(run_mu_);
   cancel_ = false;
+  // After the reset: a caller that sets its flag before calling cancel() is never missed.
+  if (opts_.cancel && opts_.cancel->load()) throw RunError("run cancelled");
   const auto& g = model_.graph;
   std::vector<Value> ins(g.inputs.size());
   std::vector<bool> given(g.inputs.size(), false);

@@ -54,6 +54,11 @@ struct SessionOptions {
   // Replay a model that runs wholly on the GPU as one captured device graph (CUDA graphs) from its
   // second run with the same input shapes on (re-captured when they change). executor.h.
   bool device_graphs = true;
+  // A flag of the caller's (a studio job's Cancel; only read here): once set, the session's building
+  // stops between its steps and kernels, and no run starts (RunError "... cancelled"). A run in
+  // progress is stopped by cancel(); set the flag first, then call cancel(), and a run that was about
+  // to start cannot miss it.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 using passes::kFusedFromKey;

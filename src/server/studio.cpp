@@ -917,7 +917,9 @@ json Studio::adopt_model(ir::Model model, const std::string& name) {
 void Studio::route_jobs(const httplib::Request& req, httplib::Response& res,
                         const std::vector<std::string>& parts) {
   const std::string& m = req.method;
-  if (parts.size() == 3 && m == "GET") {
+  if (parts.size() == 2 && m == "GET") {
+    answer(res, 200, jobs_->list());
+  } else if (parts.size() == 3 && m == "GET") {
     answer(res, 200, jobs_->get(parts[2]));
   } else if (parts.size() == 4 && parts[3] == "cancel" && m == "POST") {
     answer(res, 200, jobs_->cancel(parts[2]));

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cstddef>
 #include <functional>
 #include <map>
+#include <random>
 
 #include "io/npy.h"
 #include "onnx/onnx_io.h"
@@ -165,6 +167,7 @@ Report import_layer(ir::History& h, const json& o, const TransformContext& ctx) 
   if (path.empty()) throw HttpError{400, "option 'path' (the model to import) is missing"};
   if (opts.name.empty()) throw HttpError{400, "option 'name' (the layer's operator name) is missing"};
   std::filesystem::path file = ctx.resolve(path);
+  if (ctx.job) ctx.job->progress(0, fmt::format("reading '{}'", path));
   ir::Model other;
   try {
     other = onnx::load_model(file);
@@ -194,9 +197,18 @@ std::map<std::string, std::string> text_map(const json& o, const char* key) {
   return out;
 }
 
+// Integers 1-9 written into a tensor of zeros of an integer type of a byte or more: the low byte of each
+// element (little-endian), the others staying zero.
+void small_integers(rt::Tensor& t, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const size_t size = static_cast<size_t>(ir::dtype_bits(t.dtype()) / 8);
+  auto* p = static_cast<std::byte*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[static_cast<size_t>(i) * size] = std::byte(1 + rng() % 9);
+}
+
 // A random value for graph input `vi`: normal floats, integers 1-9 (valid token ids and indices for
-// most models), false booleans; free dimensions 1 unless `shape` gives them. Generated like the
-// initializer editor's fills (ir_json.h), reproducible from `seed`.
+// most models; the initializer editor's integer fill spans the whole type), false booleans; free
+// dimensions 1 unless `shape` gives them. Reproducible from `seed`.
 rt::Value random_input(const ir::ValueInfo& vi, const std::string& shape, uint64_t seed) {
   if (!vi.type.is_tensor())
     throw HttpError{400,
@@ -219,15 +231,17 @@ rt::Value random_input(const ir::ValueInfo& vi, const std::string& shape, uint64
     throw HttpError{400, fmt::format("option 'shapes'['{}']: rank {} given, the input has rank {}", vi.name,
                                      dims.size(), vi.type.shape->size())};
   ir::DataType t = vi.type.elem;
-  const char* kind = ir::dtype_is_float(t)      ? "normal"
-                     : t == ir::DataType::kBool ? "zeros"
-                                                : "uniform_int_pos";
+  const bool bytes = ir::dtype_bits(t) >= 8;  // 4-bit integers keep the editor's fill (1-7 or 1-15)
+  const bool ints = !ir::dtype_is_float(t) && t != ir::DataType::kBool;
+  const char* kind = ir::dtype_is_float(t) ? "normal" : ints && !bytes ? "uniform_int_pos" : "zeros";
   json j{{"name", vi.name},
          {"dtype", ir::dtype_name(t)},
          {"shape", dims},
          {"fill", {{"kind", kind}, {"seed", seed}}}};
   try {
-    return rt::Value(rt::Tensor::from_ir(ir::tensor_from_json(j)).clone());
+    rt::Tensor values = rt::Tensor::from_ir(ir::tensor_from_json(j)).clone();
+    if (ints && bytes) small_integers(values, seed);
+    return rt::Value(std::move(values));
   } catch (const std::exception& e) {
     throw HttpError{400, fmt::format("input '{}': no random values: {}", vi.name, e.what())};
   }
@@ -396,6 +410,7 @@ TransformJobs::Work transform_work(std::shared_ptr<Document> doc, const std::str
       job.progress(0, "extracting");
       Report report;
       ir::Model out;
+      transforms::ObserverScope observed(&job);
       try {
         out = transforms::extract(snap.model, opts, report);
       } catch (const transforms::TransformError& e) {
@@ -423,9 +438,14 @@ TransformJobs::Work transform_work(std::shared_ptr<Document> doc, const std::str
     Report report;
     job.progress(0, name);
     try {
+      transforms::ObserverScope observed(&job);
       report = runner(scratch, options, TransformContext{resolve, &job});
     } catch (const transforms::TransformError& e) {
+      job.check();  // a failure the cancel caused (a session build it stopped) is the cancel
       throw HttpError{422, e.what()};
+    } catch (const std::exception&) {
+      job.check();
+      throw;
     }
     std::string step = scratch.undo_count() ? scratch.undo_description() : name;
     std::lock_guard lock(doc->mutex());

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "runtime/session.h"
+
 namespace tessera::server {
 
 namespace {
@@ -21,6 +23,8 @@ struct TransformJobs::Job : JobControl {
   Clock::time_point started = Clock::now();
   std::atomic<bool> cancel{false};
   std::thread thread;
+  std::mutex run_mutex;        // guards `run`
+  rt::Session* run = nullptr;  // the engine run in progress on the job's thread, if any
   // Under owner->mutex_:
   std::string state = "running";
   double fraction = 0;
@@ -44,8 +48,19 @@ struct TransformJobs::Job : JobControl {
     }
     if (push) owner->events_.publish("job", owner->get(id));
   }
-  void check() const override {
+  void check() override {
     if (cancel.load()) throw JobCancelled{};
+  }
+  const std::atomic<bool>* cancel_flag() const override { return &cancel; }
+  void running(rt::Session* session) override {
+    std::lock_guard lock(run_mutex);
+    run = session;
+    if (run && cancel.load()) run->cancel();
+  }
+  // Stops the engine run in progress, if any (after its current node).
+  void stop_run() {
+    std::lock_guard lock(run_mutex);
+    if (run) run->cancel();
   }
 
   // Called with owner->mutex_ held.
@@ -72,6 +87,7 @@ TransformJobs::~TransformJobs() {
     jobs = jobs_;
   }
   for (auto& [id, job] : jobs) {
+    job->stop_run();  // a server closing does not wait for an engine run to end
     if (job->thread.joinable()) job->thread.join();
   }
 }
@@ -162,8 +178,28 @@ json TransformJobs::cancel(const std::string& id) {
     if (job->state == "running") job->cancel = true;
     j = job->to_json();
   }
-  if (j["state"] == "running") events_.publish("job", j);
+  if (j["state"] != "running") return j;
+  // After the flag: a run about to start reads the flag once it has cleared its own (Session::run), a
+  // session being built stops between its steps, and the run in progress stops after its node.
+  job->stop_run();
+  events_.publish("job", j);
   return j;
+}
+
+json TransformJobs::list() {
+  json jobs = json::array();
+  std::lock_guard lock(mutex_);
+  std::vector<std::shared_ptr<Job>> all;
+  for (auto& [id, job] : jobs_) all.push_back(job);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a->started < b->started; });
+  for (const auto& job : all) {
+    json j = job->to_json();
+    if (j.contains("answer") && j["answer"].contains("log")) j["log"] = j["answer"]["log"];
+    j.erase("answer");
+    j.erase("document");
+    jobs.push_back(std::move(j));
+  }
+  return {{"jobs", std::move(jobs)}};
 }
 
 std::optional<std::string> TransformJobs::busy(const std::string& doc) {

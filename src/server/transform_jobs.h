@@ -17,22 +17,20 @@
 
 #include "server/document.h"
 #include "server/events.h"
+#include "transforms/observer.h"
 
 namespace tessera::server {
 
 // Thrown by JobControl once the job was asked to stop; a job's work lets it pass.
 struct JobCancelled {};
 
-// What a job's work sees of its job: where to report progress, and whether it was cancelled.
-class JobControl {
- public:
-  virtual ~JobControl() = default;
-  // Records how far the work is (0 to 1) and what it is doing, pushed as an event (at most one per
-  // 100 ms but the first); throws JobCancelled once cancel was asked.
-  virtual void progress(double fraction, const std::string& stage) = 0;
-  // Throws JobCancelled once cancel was asked.
-  virtual void check() const = 0;
-};
+// What a job's work sees of its job: where to report progress, and whether it was cancelled. It is the
+// transformations' observer (transforms/observer.h): installed on the job's thread, it gets their
+// progress, and its cancel stops the engine run in progress (amp's runs) between nodes.
+//   progress(): records how far the work is (0 to 1) and what it is doing, pushed as an event (at most
+//     one per 100 ms but the first); throws JobCancelled once cancel was asked.
+//   check(): throws JobCancelled once cancel was asked.
+class JobControl : public transforms::Observer {};
 
 class TransformJobs {
  public:
@@ -56,6 +54,9 @@ class TransformJobs {
   // Asks the job to stop; it ends "cancelled" at its next check (a job past its last check, already
   // applying its result, ends "succeeded"). The answer is the job's JSON.
   json cancel(const std::string& id);
+  // Every job kept (running ones and the last finished), oldest first, without their answers:
+  // {"jobs": [job JSON with "log" when it has one]}.
+  json list();
   // The sentence a refused edit of `doc` answers while a job runs on it; nullopt when none runs.
   std::optional<std::string> busy(const std::string& doc);
 

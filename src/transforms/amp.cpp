@@ -19,6 +19,7 @@
 #include "transforms/amp_estimate.h"
 #include "transforms/amp_suffix.h"
 #include "transforms/float16.h"
+#include "transforms/observed_run.h"
 #include "transforms/specialise.h"
 #include "transforms/standalone.h"
 
@@ -79,8 +80,9 @@ class Searcher {
  public:
   Searcher(const ir::Model& m, const AmpOptions& o, const std::vector<Feeds>& feeds)
       : m_(m), o_(o), feeds_(feeds), runner_(m, o.session, feeds, o.checkpoints) {
+    check_cancel();
     rt::Session s(m, o.session);
-    for (const auto& f : feeds) refs_.push_back(s.run(f));
+    for (const auto& f : feeds) refs_.push_back(observed_run(s, f));
   }
 
   Outcome test(const std::vector<std::string>& blocked) {
@@ -571,8 +573,14 @@ std::vector<Feeds> shuffled_feeds(const Feeds& feeds, int sets, uint64_t seed) {
   return out;
 }
 
-Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>& feeds) {
+Report convert_amp(ir::History& h, const AmpOptions& given, const std::vector<Feeds>& feeds) {
+  // Every session of the search stops building once a cancel is asked (a large model's takes a second).
+  AmpOptions o = given;
+  if (const Observer* observer = current_observer(); observer && !o.session.cancel)
+    o.session.cancel = observer->cancel_flag();
   if (feeds.empty()) throw TransformError("convert amp needs at least one set of inputs");
+  // Its progress is its own (AmpOptions::progress): the float16 conversion of each trial reports none.
+  QuietProgress quiet;
   // A function called with different input types (or attribute values) has no one typing for its body:
   // a copy per call signature, so each copy's nodes are candidates of their own.
   ir::Model m = h.model();
@@ -584,6 +592,7 @@ Report convert_amp(ir::History& h, const AmpOptions& o, const std::vector<Feeds>
   report.add("candidates inside subgraphs", c.in_subgraphs - c.in_functions);
   report.add("candidates inside local functions", c.in_functions);
   std::optional<Searcher> found;
+  check_cancel();  // between the steps that take time on a large model (a cancel waits for the step)
   try {
     found.emplace(m, o, feeds);
   } catch (const std::exception& e) {

@@ -10,6 +10,7 @@
 
 #include "check/checker.h"
 #include "passes/inline_functions.h"
+#include "transforms/observed_run.h"
 #include "transforms/standalone.h"
 
 namespace tessera::transforms {
@@ -35,7 +36,7 @@ std::unordered_map<std::string, rt::Value> run_fetching_all(const ir::Model& m, 
     }
   }
   rt::Session s(std::move(probe), o);
-  std::vector<rt::Value> got = s.run(feeds);
+  std::vector<rt::Value> got = observed_run(s, feeds);
   std::unordered_map<std::string, rt::Value> by_name;
   for (size_t i = 0; i < got.size() && i < s.outputs().size(); ++i)
     by_name.emplace(s.outputs()[i].name, got[i]);

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "check/checker.h"
+#include "transforms/observed_run.h"
 #include "transforms/transform.h"
 
 namespace tessera::transforms {
@@ -229,7 +230,7 @@ std::vector<std::vector<rt::Value>> SuffixRunner::run_from(const ir::Model& mode
         feeds.emplace_back(v, value);
       }
     }
-    std::vector<rt::Value> got = s.run(feeds);
+    std::vector<rt::Value> got = observed_run(s, feeds);
     std::unordered_map<std::string, rt::Value> by_name;
     for (size_t i = 0; i < got.size() && i < s.outputs().size(); ++i)
       by_name.emplace(s.outputs()[i].name, got[i]);

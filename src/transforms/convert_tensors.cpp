@@ -8,6 +8,7 @@
 
 #include "check/checker.h"
 #include "ir/commands/commands.h"
+#include "transforms/observer.h"
 #include "transforms/tensor_convert.h"
 
 namespace tessera::transforms {
@@ -33,7 +34,9 @@ struct Converter {
 
   void initializers(const ir::GraphPath& path, const ir::Graph& g, const std::string& where) {
     if (!all_initializers && !init_re) return;
+    Steps steps("converting initializers", where == "main" ? g.initializers.size() : 0, 0, 0.8);
     for (const auto& t : g.initializers) {
+      if (where == "main") steps.at(static_cast<size_t>(&t - g.initializers.data()));
       if (t.dtype != o.from || (init_re && !std::regex_search(t.name, *init_re))) continue;
       ConversionStats st;
       ir::Tensor c = convert_tensor(t, o.to, &st);
@@ -145,9 +148,11 @@ Report convert_tensors(ir::History& h, const TensorConvertOptions& o) {
   } catch (const std::invalid_argument& e) {
     throw TransformError(e.what());
   }
+  // Checked before the batch is recorded: a cancel here still leaves the model as it was.
+  report_progress(0.9, "type-checking the result");
+  auto checked = check::check_model(h.model());
   batch.commit();
   if (report.get("tensors converted") == 0) report.warnings.push_back("no tensor matched the selection");
-  auto checked = check::check_model(h.model());
   if (checked.diagnostics.has_errors()) {
     report.warnings.push_back(
         fmt::format("the converted model does not type-check ({} errors; see tessera check)",

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "check/checker.h"
+#include "transforms/observer.h"
 #include "transforms/standalone.h"
 
 namespace tessera::transforms {
@@ -35,6 +36,7 @@ std::string first_error(const check::Diagnostics& d) {
 }
 
 void require_checks(const ir::Model& out, const std::string& what) {
+  report_progress(0.8, "type-checking the result");
   auto checked = check::check_model(out);
   if (checked.diagnostics.has_errors())
     throw TransformError(
@@ -153,6 +155,7 @@ ir::Model extract_function(const ir::Model& m, const std::string& key, Report& r
                     "types to extract it with",
                     key));
   }
+  report_progress(0.4, "typing the cut's inputs and outputs");
   TypeMap types = main_types(m);
   ir::Model out;
   out.ir_version = m.ir_version;
@@ -202,7 +205,9 @@ ir::Model extract_cut(const ir::Model& m, const ExtractOptions& o, Report& repor
   // reaches a model input the cut does not list.
   std::vector<std::pair<std::string, std::string>> stack;  // value, the node that reads it
   for (const auto& v : o.outputs) stack.emplace_back(v, "");
+  Steps steps("walking back from the outputs", g.nodes.size(), 0, 0.4);
   while (!stack.empty()) {
+    steps.at(seen.size());
     auto [v, reader] = stack.back();
     stack.pop_back();
     if (v.empty()) continue;

@@ -13,6 +13,7 @@
 #include "ir/commands/rename_value.h"
 #include "ops/registry.h"
 #include "transforms/cast_cleanup.h"
+#include "transforms/observer.h"
 #include "transforms/shape_floats.h"
 #include "transforms/specialise.h"
 #include "transforms/standalone.h"
@@ -335,7 +336,10 @@ void GraphConverter::note_conversion(const std::string& what, const ir::Tensor& 
 }
 
 void GraphConverter::convert_initializers() {
-  for (auto& t : g_.initializers) {
+  Steps steps("converting initializers", is_main_ ? g_.initializers.size() : 0, 0.1, 0.6);
+  for (size_t i = 0; i < g_.initializers.size(); ++i) {
+    ir::Tensor& t = g_.initializers[i];
+    if (is_main_) steps.at(i);
     if (t.dtype != DataType::kFloat || kept_.count(t.name)) continue;
     ConversionStats st;
     t = cached_convert(t, &st);
@@ -495,7 +499,9 @@ void GraphConverter::run() {
   convert_initializers();
   std::vector<ir::Node> out = std::move(head_);
   out.reserve(g_.nodes.size() + after_.size() + out.size());
+  Steps steps("converting nodes", is_main_ ? g_.nodes.size() : 0, 0.6, 0.8);
   for (auto& n : g_.nodes) {
+    if (is_main_) steps.at(static_cast<size_t>(&n - g_.nodes.data()));
     if (dropped_.count(n.id)) continue;
     bool keep32 = blocked_.count(n.id) || quiet_blocked_.count(n.id);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -611,6 +617,7 @@ ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, R
     throw TransformError(
         fmt::format("cannot convert to {}: the target is float16 or bfloat16", ir::dtype_name(o.to)));
   }
+  report_progress(0, "type-checking the model");
   auto before = check::check_model(m);
   if (before.diagnostics.has_errors()) {
     throw TransformError(fmt::format("the model does not type-check before conversion ({} errors):{}",
@@ -637,8 +644,11 @@ ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, R
   for (int round = 0;; ++round) {
     Report r;
     ir::Model out = convert_once(m, o, r, retry, types);
+    report_progress(0.8, round ? fmt::format("type-checking the result (round {})", round + 1)
+                               : std::string("type-checking the result"));
     auto after = check::check_model(out);
     if (!after.diagnostics.has_errors()) {
+      report_progress(0.9, "removing redundant Casts");
       remove_casts_checked(out, r);
       report = std::move(r);
       return out;
@@ -657,6 +667,7 @@ ir::Model convert_float_copy(const ir::Model& m, const FloatConvertOptions& o, R
 Report convert_float(ir::History& h, const FloatConvertOptions& options) {
   Report report;
   ir::Model out = convert_float_copy(h.model(), options, report);
+  report_progress(0.95, "recording the edit");
   commit(h, options.to == DataType::kFloat16 ? "Convert to float16" : "Convert to bfloat16", std::move(out));
   return report;
 }

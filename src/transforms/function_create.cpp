@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "transforms/observer.h"
+
 namespace tessera::transforms {
 
 namespace {
@@ -287,13 +289,16 @@ Report create_function(ir::History& h, const FunctionCreateOptions& o) {
   }
   if (!o.scope.empty())
     for (auto& grp : scope_groups(g, o.scope)) groups.push_back(std::move(grp));
+  report_progress(0.05, "finding the groups");
   if (o.find_repeats) {
     if (!groups.empty()) throw TransformError("--find-repeats finds the groups itself: give no other group");
     groups = repeated_groups(g);
   }
   if (groups.empty()) throw TransformError("give --nodes, --prefix, --scope or --find-repeats");
   std::unordered_set<size_t> taken;
+  Steps checking("checking the groups", groups.size(), 0.2, 0.6);
   for (auto& grp : groups) {
+    checking.at(static_cast<size_t>(&grp - groups.data()));
     for (size_t i : grp.nodes)
       if (!taken.insert(i).second)
         throw TransformError(fmt::format("node {} is in two groups", node_name(g.nodes[i])));
@@ -339,7 +344,9 @@ Report create_function(ir::History& h, const FunctionCreateOptions& o) {
 
   ir::Model out = m;
   std::vector<bool> removed(g.nodes.size(), false);
+  Steps replacing("replacing the groups with calls", groups.size(), 0.6, 0.9);
   for (size_t j = 0; j < groups.size(); ++j) {
+    replacing.at(j);
     ir::Node call;
     call.name = NameTable(out).fresh(fmt::format("{}_{}", o.name, j));
     call.op_type = o.name;
@@ -373,6 +380,7 @@ Report create_function(ir::History& h, const FunctionCreateOptions& o) {
   report.add("function nodes", static_cast<int64_t>(groups[0].nodes.size()));
   report.add("attribute parameters", static_cast<int64_t>(params.size()));
   for (const auto& [p, v] : params) report.details.push_back(fmt::format("attribute parameter '{}'", p));
+  report_progress(0.95, "recording the edit");
   commit(h, fmt::format("Create function '{}'", o.name), std::move(out));
   return report;
 }

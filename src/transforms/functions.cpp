@@ -6,6 +6,7 @@
 
 #include "ir/commands/commands.h"
 #include "passes/inline_functions.h"
+#include "transforms/observer.h"
 
 namespace tessera::transforms {
 
@@ -69,6 +70,7 @@ Report inline_function(ir::History& h, const std::string& key) {
   }
   Report report;
   int replaced = 0;
+  report_progress(0.05, "inlining the calls");
   try {
     replaced = passes::inline_functions(copy);
   } catch (const std::runtime_error& e) {
@@ -77,7 +79,9 @@ Report inline_function(ir::History& h, const std::string& key) {
   report.add("calls inlined", replaced);
   ir::Model out = m;
   out.graph = std::move(copy.graph);
+  Steps removing("removing functions left uncalled", m.functions.size(), 0.7, 0.9);
   for (const auto& f : m.functions) {
+    removing.at(static_cast<size_t>(&f - m.functions.data()));
     bool chosen = key.empty() || key_of(f) == key || (f.domain.empty() && f.name == key);
     if (!chosen) continue;
     std::erase_if(out.functions,
@@ -89,6 +93,7 @@ Report inline_function(ir::History& h, const std::string& key) {
       out.functions.push_back(f);  // still called from another function's body
     }
   }
+  report_progress(0.95, "recording the edit");
   commit(h, key.empty() ? "Inline functions" : fmt::format("Inline function '{}'", key), std::move(out));
   return report;
 }
@@ -96,7 +101,9 @@ Report inline_function(ir::History& h, const std::string& key) {
 Report delete_function(ir::History& h, const std::string& key) {
   const ir::Function& f = find(h.model(), key);
   Report report;
+  report_progress(0.1, "counting the calls");
   report.add("calls left as custom operators", static_cast<int64_t>(count_calls(h.model(), f)));
+  report_progress(0.8, "removing the function");
   try {
     h.execute(std::make_unique<ir::RemoveFunction>(f.domain, f.name, f.overload));
   } catch (const ir::CommandError& e) {

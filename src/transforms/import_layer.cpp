@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ir/commands/commands.h"
+#include "transforms/observer.h"
 
 namespace tessera::transforms {
 
@@ -31,7 +32,9 @@ ir::Function as_function(const ir::Model& other, const ImportLayerOptions& o, Re
   ir::Graph& body = f.body;
   body.name = o.name;
   NameTable names(other.graph);
+  Steps steps("carrying initializers as constants", other.graph.initializers.size(), 0.1, 0.7);
   for (const auto& t : other.graph.initializers) {
+    steps.at(static_cast<size_t>(&t - other.graph.initializers.data()));
     ir::Node c = constant_node(t);
     c.name = names.fresh(c.name);
     body.add_node(std::move(c));
@@ -73,6 +76,7 @@ Report import_layer(ir::History& h, const ir::Model& other, const ImportLayerOpt
     throw TransformError(fmt::format("the model already has a function '{}:{}'", o.domain, o.name));
   Report report;
   ir::Function f = as_function(other, o, report);
+  report_progress(0.8, "adding the function");
   ir::BatchScope batch(h, fmt::format("Import layer '{}'", o.name));
   try {
     for (const auto& g : other.functions) {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "check/checker.h"
+#include "transforms/observer.h"
 
 namespace tessera::transforms {
 
@@ -89,6 +90,7 @@ ir::Model set_shapes_copy(const ir::Model& m, const SetShapesOptions& o, Report&
     report.add("dimension variables set");
     report.details.push_back(fmt::format("input '{}': {}", d.input, vi.type.to_string()));
   }
+  report_progress(0.05, "inferring shapes");
   auto checked = check::check_model(out);
   if (checked.diagnostics.has_errors()) {
     throw TransformError(fmt::format("with these input shapes the model does not type-check: {}",
@@ -96,7 +98,9 @@ ir::Model set_shapes_copy(const ir::Model& m, const SetShapesOptions& o, Report&
   }
   std::unordered_map<std::string, size_t> vi_index;
   for (size_t i = 0; i < g.value_info.size(); ++i) vi_index[g.value_info[i].name] = i;
+  Steps steps("storing value types", g.nodes.size(), 0.6, 0.9);
   for (const auto& n : g.nodes) {
+    steps.at(static_cast<size_t>(&n - g.nodes.data()));
     for (const auto& v : n.outputs) {
       auto it = checked.value_types.find(v);
       if (v.empty() || it == checked.value_types.end()) continue;
@@ -125,6 +129,7 @@ ir::Model set_shapes_copy(const ir::Model& m, const SetShapesOptions& o, Report&
 Report set_shapes(ir::History& h, const SetShapesOptions& options) {
   Report report;
   ir::Model out = set_shapes_copy(h.model(), options, report);
+  report_progress(0.95, "recording the edit");
   commit(h, "Set input shapes", std::move(out));
   return report;
 }

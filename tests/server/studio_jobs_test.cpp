@@ -7,8 +7,10 @@
 #include <chrono>
 #include <cmath>
 #include <functional>
+#include <iostream>
 
 #include "io/npy.h"
+#include "runtime/session.h"
 #include "server/studio_fixture.h"
 #include "transforms/user_tools.h"
 
@@ -43,14 +45,14 @@ Model mlp_model() {
 // milliseconds of its first progress event). The weights are pseudo-random at scale 1/sqrt(width), so that
 // the values stay in Tanh's curved range: float16 then differs from float32 at every layer (a structured or
 // larger weight saturates Tanh to exactly +-1 in both, and the whole model passes in float16 at once).
-Model slow_model(int layers) {
+Model slow_model(int layers, int64_t width = 512) {
   using namespace tessera::ir;
   Model m;
   m.ir_version = 8;
   m.opset_imports.push_back({"", 17});
   m.graph.name = "main";
   GraphBuilder b(m.graph);
-  constexpr int64_t kWidth = 512;
+  const int64_t kWidth = width;
   std::string v = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::of(kWidth), Dim::of(kWidth)}));
   std::vector<float> w(kWidth * kWidth);
   uint64_t state = 0x9e3779b97f4a7c15ull;
@@ -63,6 +65,26 @@ Model slow_model(int layers) {
     std::string name = fmt::format("W{}", l);
     b.initializer(make_tensor<float>(name, DataType::kFloat, {kWidth, kWidth}, w));
     v = b.node("MatMul", {v, name}, {}, fmt::format("mm{}", l));
+    v = b.node("Tanh", {v}, {}, fmt::format("tanh{}", l));
+  }
+  b.output(v);
+  return m;
+}
+
+// A model whose one run takes about a second here (longer under load) in little memory: `layers` x
+// (MatMul by the graph input w, Tanh) on [width, width] values. The weight is an input, not an
+// initializer, so that the kernels keep no packed copy of it per layer.
+Model long_run_model(int layers, int64_t width) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  Type t = Type::tensor(DataType::kFloat, Shape{Dim::of(width), Dim::of(width)});
+  std::string v = b.input("x", t), w = b.input("w", t);
+  for (int l = 0; l < layers; ++l) {
+    v = b.node("MatMul", {v, w}, {}, fmt::format("mm{}", l));
     v = b.node("Tanh", {v}, {}, fmt::format("tanh{}", l));
   }
   b.output(v);
@@ -273,6 +295,150 @@ TEST_F(StudioJobs, ProgressIsPushedCancelStopsTheJobAndEditsWaitMeanwhile) {
                  json{{"command", {{"type", "rename_node"}, {"node", "tanh0"}, {"name", "t"}}}})
                 .first,
             200);
+}
+
+// Random integer inputs are small (1-9): token ids that index a 10-row embedding table.
+TEST_F(StudioJobs, AmpRandomIntegerInputsAreValidIndices) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  auto ids = b.input("ids", Type::tensor(DataType::kInt64, Shape{Dim::symbol("batch"), Dim::of(16)}));
+  std::vector<float> table(10 * 3);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = 0.1f * static_cast<float>(i);
+  b.initializer(make_tensor<float>("table", DataType::kFloat, {10, 3}, table));
+  b.output(b.node("Tanh", {b.node("Gather", {"table", ids}, {}, "embed")}, {}, "act"));
+  tessera::onnx::save_model(m, root_ / "embed.onnx");
+  start();
+  std::string doc = open("embed.onnx");
+  json end = wait_job(start_job(doc, "amp", {{"shapes", {{"ids", "2x16"}}}, {"atol", 1.0}})["id"]);
+  EXPECT_EQ(end["state"], "succeeded") << end.dump();
+}
+
+// Cancel lands within half a second even in the middle of one engine run that takes a second or more (amp's
+// reference run here; its instrumented and trial runs go through the same hook): the job's cancel stops
+// the session's run between nodes instead of waiting for the next trial.
+TEST_F(StudioJobs, CancelStopsAmpWithinHalfASecondInTheMiddleOfALongRun) {
+  Model m = long_run_model(48, 1024);
+  // How long one whole run takes here (the reference run runs the model twice: the given inputs and
+  // one shuffled set).
+  double whole = 0;
+  {
+    tessera::rt::Session s(m, {.optimization = *tessera::rt::opt_level_from_name("basic")});
+    auto zeros = [] {
+      return tessera::rt::Value(tessera::rt::Tensor::zeros(DataType::kFloat, {1024, 1024}));
+    };
+    std::vector<std::pair<std::string, tessera::rt::Value>> feeds = {{"x", zeros()}, {"w", zeros()}};
+    s.run(feeds);  // warm
+    auto t0 = Clock::now();
+    s.run(feeds);
+    whole = std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+  RecordProperty("whole_run_s", std::to_string(whole));
+  tessera::onnx::save_model(m, root_ / "long.onnx");
+  start();
+  std::string doc = open("long.onnx");
+  json job = start_job(doc, "amp", {{"rtol", 0}, {"atol", 1e-9}});
+  std::string id = job["id"];
+  // Asked for, not read from the events: progress events come at most every 100 ms, and the stage
+  // before this one may hide it.
+  json now;
+  for (auto until = Clock::now() + std::chrono::seconds(30); Clock::now() < until;) {
+    now = get("/api/jobs/" + id).second;
+    if (now["stage"] == "reference run" || now["state"] != "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(now["stage"], "reference run") << now.dump();
+  // Well inside the reference runs (two whole runs, after a session build).
+  std::this_thread::sleep_for(std::chrono::duration<double>(std::min(whole * 0.75, 1.5)));
+  auto t0 = Clock::now();
+  auto [cs, c] = post("/api/jobs/" + id + "/cancel", std::string());
+  ASSERT_EQ(cs, 200) << c.dump();
+  ASSERT_EQ(c["state"], "running") << "the job was no longer running: " << c.dump();
+  json end;
+  while (Clock::now() - t0 < std::chrono::seconds(30)) {
+    end = get("/api/jobs/" + id).second;
+    if (end["state"] != "running") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  double latency = std::chrono::duration<double>(Clock::now() - t0).count();
+  RecordProperty("cancel_latency_s", std::to_string(latency));
+  EXPECT_EQ(end["state"], "cancelled") << end.dump();
+  EXPECT_EQ(end["stage"], "reference run") << end.dump();
+  EXPECT_LT(latency, 0.5) << "cancel took " << latency << " s; a whole run takes " << whole << " s";
+  std::cout << "whole run " << whole << " s, cancel latency " << latency << " s\n";
+  EXPECT_GT(whole, 2 * latency) << "the model runs too fast here to show a run being stopped";
+  EXPECT_EQ(version(doc), 0);
+}
+
+// The transformations other than amp and sanitize report where they are: the job's last stage is one
+// of theirs, not the stage the job starts with (its name).
+TEST_F(StudioJobs, EveryTransformationReportsItsStages) {
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  tessera::onnx::save_model(nested_model(), root_ / "nested.onnx");
+  start();
+  std::string doc = open("mlp.onnx");
+  struct Run {
+    std::string transform;
+    json options;
+    std::string last_stage;
+  };
+  std::vector<Run> runs = {
+      {"fp16", json::object(), "recording the edit"},
+      {"bf16", json::object(), "recording the edit"},
+      {"convert_tensors", {{"to", "float16"}}, "type-checking the result"},
+      {"set_shapes",
+       {{"dim_params", {{{"input", "x"}, {"axis", 0}, {"name", "batch"}}}}},
+       "recording the edit"},
+      {"function_create", {{"name", "Block"}, {"nodes", "mm,add"}}, "recording the edit"},
+      {"function_inline", {{"function", "local:Block"}}, "recording the edit"},
+      {"import_layer", {{"name", "Nested"}, {"path", "nested.onnx"}}, "adding the function"},
+      {"function_delete", {{"function", "local:Nested"}}, "removing the function"},
+      {"extract", {{"inputs", "x"}, {"outputs", "relu"}}, "type-checking the result"},
+  };
+  for (const Run& r : runs) {
+    json end = wait_job(start_job(doc, r.transform, r.options)["id"]);
+    EXPECT_EQ(end["state"], "succeeded") << r.transform << ": " << end.dump();
+    EXPECT_EQ(end["stage"], r.last_stage) << r.transform << ": " << end.dump();
+    EXPECT_EQ(end["progress"], 1.0) << r.transform;
+  }
+}
+
+// GET /api/jobs: what a reloaded page shows in its jobs list: every job kept, oldest first, with its
+// state, progress and log, without the answers (fetched one by one).
+TEST_F(StudioJobs, TheJobListShowsRunningAndRecentJobs) {
+  tessera::onnx::save_model(mlp_model(), root_ / "mlp.onnx");
+  tessera::onnx::save_model(slow_model(24), root_ / "slow.onnx");
+  start();
+  EXPECT_EQ(get("/api/jobs").second, json({{"jobs", json::array()}}));
+  std::string doc = open("mlp.onnx"), slow = open("slow.onnx");
+  std::string first = wait_job(start_job(doc, "fp16", json::object())["id"])["id"];
+  std::string failed = wait_job(start_job(doc, "fp16", {{"node_block_list", "nope"}})["id"])["id"];
+  std::string running =
+      start_job(slow, "amp", {{"rtol", 0}, {"atol", 1e-7}, {"max_runs", 400}, {"checkpoints", 0}})["id"];
+  json list = get("/api/jobs").second["jobs"];
+  ASSERT_EQ(list.size(), 3u) << list.dump();
+  EXPECT_EQ(list[0]["id"], first);
+  EXPECT_EQ(list[0]["state"], "succeeded");
+  EXPECT_EQ(list[0]["doc"], doc);
+  EXPECT_EQ(list[0]["log"]["changed"], true) << list[0].dump();
+  EXPECT_FALSE(list[0].contains("answer"));
+  EXPECT_EQ(list[1]["id"], failed);
+  EXPECT_EQ(list[1]["state"], "failed");
+  EXPECT_NE(list[1].value("error", "").find("nope"), std::string::npos);
+  EXPECT_EQ(list[2]["id"], running);
+  EXPECT_EQ(list[2]["state"], "running");
+  EXPECT_EQ(list[2]["transform"], "amp");
+  // Cancelled from the list, as the page does.
+  ASSERT_EQ(post("/api/jobs/" + running + "/cancel", std::string()).first, 200);
+  EXPECT_EQ(wait_job(running)["state"], "cancelled");
+  EXPECT_EQ(get("/api/jobs").second["jobs"][2]["state"], "cancelled");
+  // The token is needed.
+  auto plain = client_->Get("/api/jobs");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->status, 401);
 }
 
 TEST_F(StudioJobs, ExtractionOpensANewUnsavedDocument) {

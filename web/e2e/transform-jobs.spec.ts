@@ -1,7 +1,9 @@
 // Model-menu transformations as background jobs, in the browser against the real server: automatic mixed
 // precision on the sample shows its progress and is cancelled (the model unchanged), then runs to its
-// end with a loose tolerance (one undo step, its log shown). Skipped (with the reason) where the binary
-// has no studio yet.
+// end with a loose tolerance (one undo step, its log shown); a job whose dialog was closed stays
+// reachable from the status bar's indicator and the Jobs list, also after a reload, and is cancelled
+// there; an extraction cuts between tensors chosen in the dialog. Skipped (with the reason) where the
+// binary has no studio yet.
 import { expect, test, type Page } from '@playwright/test';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -111,4 +113,73 @@ test('Extract makes a model of the selected node, opened in a new tab', async ({
   expect(await t<number>(page, 'graph.nodes.length')).toBe(1);
 });
 
-type ApiGraphLike = { nodes: Array<{ name: string; inputs: string[] }>; inputs: Array<{ name: string }> };
+test('a job whose dialog was closed is reopened from the indicator, after a reload too, and cancelled', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  // The float32 model again (the first test converted it; amp on the result ends in seconds).
+  if (/mixed precision/.test(await t<string>(page, 'document.undo'))) {
+    await page.getByTestId('menu-edit').click();
+    await page.getByTestId('action-undo').click();
+    await expect.poll(() => t<string>(page, 'document.undo')).not.toMatch(/mixed precision/);
+  }
+  const version = await t<number>(page, 'document.version');
+  await ampDialog(page, '1e-7', '0');
+  const indicator = page.getByTestId('jobs-indicator');
+  await expect(indicator).toHaveText(/^1 job: amp \d+ %$/, { timeout: 30_000 });
+  await page.locator('.dialog-close').click();
+  await expect(page.getByTestId('transform-status')).toHaveCount(0);
+  await expect(indicator).toBeVisible();
+  // A reloaded page lists the job from the server.
+  await page.reload();
+  await ready(page);
+  await expect(indicator).toHaveText(/^1 job: amp \d+ %$/, { timeout: 15_000 });
+  await indicator.click();
+  const row = page.getByTestId('job-row').first();
+  await expect(row).toHaveAttribute('data-state', 'running');
+  await expect(row.getByTestId('job-status')).toContainText(/model runs… \d+ %/, { timeout: 30_000 });
+  await page.screenshot({ path: artifact('studio-jobs-list-running.png') });
+  await row.getByTestId('job-cancel').click();
+  await expect(row).toHaveAttribute('data-state', 'cancelled', { timeout: 15_000 });
+  await expect(indicator).toBeHidden();
+  await row.getByTestId('job-log-toggle').click();
+  await expect(row.getByTestId('job-log')).toHaveText('cancelled: the model is unchanged');
+  // The earlier jobs are listed under it (newest first).
+  expect(await page.getByTestId('job-row').count()).toBeGreaterThan(1);
+  await page.screenshot({ path: artifact('studio-jobs-list-cancelled.png') });
+  expect(await t<number>(page, 'document.version')).toBe(version);
+  await page.getByTestId('jobs-dialog').locator('.dialog-close').click();
+  await expect(page.getByTestId('jobs-dialog')).toHaveCount(0);
+});
+
+test("Extract cuts between tensors picked in the dialog's lists", async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const cut = await page.evaluate(() => {
+    const g = (window as unknown as { __tessera: { graph: ApiGraphLike } }).__tessera.graph;
+    const first = g.nodes.find((n) => n.inputs.includes(g.inputs[0].name))!;
+    return { input: g.inputs[0].name, output: first.outputs[0] };
+  });
+  const tabs = await page.getByTestId('tab').filter({ hasText: 'jobs.cut.onnx' }).count();
+  await page.getByTestId('menu-model').click();
+  await page.getByTestId('action-transform-extract').click();
+  await page.getByTestId('transform-inputs-filter').fill(cut.input);
+  await page.getByTestId('transform-inputs-values').locator(`[data-value="${cut.input}"]`).click();
+  await expect(page.getByTestId('transform-inputs')).toHaveValue(cut.input);
+  await page.getByTestId('transform-outputs-filter').fill(cut.output);
+  const option = page.getByTestId('transform-outputs-values').locator(`[data-value="${cut.output}"]`);
+  await option.click();
+  await expect(page.getByTestId('transform-outputs')).toHaveValue(cut.output);
+  await expect(option).toHaveText(new RegExp(`^✓ ${cut.output}`));
+  await page.screenshot({ path: artifact('studio-extract-tensor-picker.png') });
+  await page.getByTestId('transform-apply').click();
+  await expect(page.getByTestId('tab').filter({ hasText: 'jobs.cut.onnx' })).toHaveCount(tabs + 1);
+  await ready(page);
+  expect(await t<number>(page, 'graph.nodes.length')).toBe(1);
+});
+
+type ApiGraphLike = {
+  nodes: Array<{ name: string; inputs: string[]; outputs: string[] }>;
+  inputs: Array<{ name: string }>;
+};

@@ -4,6 +4,7 @@ import './style.css';
 import { StudioClient } from './api/client';
 import { App } from './app/app';
 import { syntheticGraph } from './fixtures/synthetic';
+import { JobList, jobsIndicator, showJobsDialog, type JobsHost } from './ui/jobs';
 import { menuBar } from './ui/menu';
 import { ToolMenu } from './ui/tools';
 import { TRANSFORMS } from './ui/transforms';
@@ -41,6 +42,32 @@ const appMs = performance.now();
 
 const c = app.canvas;
 const tools = new ToolMenu(app);
+
+// Running and recent jobs (ui/jobs.ts): the status bar's indicator and Model > Jobs, also after a reload.
+const jobsHost: JobsHost = {
+  docName: (id) => app.docs.find((d) => d.id === id)?.name ?? id,
+  toast: (msg, error) => app.toast(msg, error),
+  // A job that ended while no dialog of this page followed it (closed, or started before a reload):
+  // the server applied it; the page shows the changed document or the extracted one.
+  applyUnfollowed: async (j) => {
+    const d = j.document ?? j.answer?.document;
+    if (!d) return;
+    const i = app.docs.findIndex((x) => x.id === d.id);
+    if (i >= 0) app.docs[i] = d;
+    else app.docs.push(d);
+    if (j.answer && app.doc?.id === d.id) await app.switchTo(d);
+    else app.renderTabs();
+    app.toast(
+      `${j.transform} finished on ${jobsHost.docName(j.doc)}${j.document ? `: ${d.name} opened` : ''}`,
+    );
+  },
+};
+const jobs = client ? new JobList(client, jobsHost) : null;
+const openJobs = () => (jobs ? showJobsDialog($('dialogs'), jobs, jobsHost) : undefined);
+if (jobs) {
+  $('status').after(jobsIndicator(jobs, openJobs));
+  jobs.start().catch((e: unknown) => app.toast(`cannot list the jobs: ${String(e)}`, true));
+}
 const toggle = (get: () => boolean, set: (v: boolean) => void) => () => set(!get());
 menuBar($('menubar'), [
   [
@@ -72,11 +99,14 @@ menuBar($('menubar'), [
   ],
   [
     'Model',
-    TRANSFORMS.map((t) => ({
-      id: `transform-${t.id}`,
-      label: t.label,
-      action: () => app.transformDialog(t),
-    })),
+    [
+      ...TRANSFORMS.map((t) => ({
+        id: `transform-${t.id}`,
+        label: t.label,
+        action: () => app.transformDialog(t),
+      })),
+      { id: 'jobs', label: 'Jobs…', action: openJobs },
+    ],
   ],
   ['Tools', () => tools.items()],
   [

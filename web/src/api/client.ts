@@ -168,6 +168,10 @@ export class StudioClient {
   startJob(id: string, transform: string, options: Record<string, unknown>): Promise<JobInfo> {
     return this.request('POST', `/api/documents/${id}/jobs`, { transform, options });
   }
+  /** Every job the server keeps (running and recent), oldest first, without their answers. */
+  jobs(): Promise<{ jobs: JobInfo[] }> {
+    return this.request('GET', '/api/jobs');
+  }
   /** The job, with its answer once it succeeded. */
   job(job: string): Promise<JobInfo> {
     return this.request('GET', `/api/jobs/${encodeURIComponent(job)}`);

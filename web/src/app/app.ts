@@ -28,7 +28,14 @@ import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
 import { EDIT_LIMIT, TensorGrid, resizedValues, tensorEditor } from '../ui/tensoreditor';
-import { extractInitial, runJob, transformForm, type JobView, type TransformSpec } from '../ui/transforms';
+import {
+  extractInitial,
+  runJob,
+  transformForm,
+  valueNames,
+  type JobView,
+  type TransformSpec,
+} from '../ui/transforms';
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
@@ -993,9 +1000,13 @@ export class App {
       initial.function = `${fns[0].domain}:${fns[0].name}`;
     if (spec.id === 'extract') initial = extractInitial(this.selectedNodes(), this.graph);
     const inits = new Set(this.graph?.initializers.map((i) => i.name));
+    const edge = this.canvas.renderer.state.selectedEdge;
+    const lay = this.canvas.scene?.lay;
     const env = {
       files: this.client ? (dir: string) => this.client!.files(dir) : undefined,
       inputs: (this.graph?.inputs ?? []).map((i) => i.name).filter((n) => !inits.has(n)),
+      values: valueNames(this.graph), // a cut's tensors (Extract)
+      link: edge >= 0 && lay ? this.canvas.vm?.edges[lay.edgeLeaf[edge]]?.value : undefined,
     };
     this.dialog(spec.label.replace(/…$/, ''), [
       transformForm(spec, (o, view) => this.transform(spec.id, o, view), initial, env),

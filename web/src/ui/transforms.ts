@@ -8,7 +8,18 @@ import type { ApiGraph, ApiNode, FileEntry, JobInfo, TransformLog } from '../api
 import { clear, h } from './dom';
 
 type Kind =
-  'bool' | 'text' | 'names' | 'int' | 'number' | 'choice' | 'dtype' | 'shapes' | 'dims' | 'files' | 'sizes';
+  | 'bool'
+  | 'text'
+  | 'names'
+  | 'values'
+  | 'int'
+  | 'number'
+  | 'choice'
+  | 'dtype'
+  | 'shapes'
+  | 'dims'
+  | 'files'
+  | 'sizes';
 
 export interface OptionSpec {
   key: string;
@@ -115,13 +126,13 @@ export const TRANSFORMS: TransformSpec[] = [
     id: 'extract',
     label: 'Extract…',
     help:
-      'A subgraph (NODE:ATTR of an If/Loop/Scan), a local function (DOMAIN:NAME) or a cut between ' +
-      'values, as a new model in a new tab. Give one of the three.',
+      'A subgraph (NODE:ATTR of an If/Loop/Scan), a local function (DOMAIN:NAME) or a cut from input ' +
+      'to output tensors, as a new model in a new tab. Give one of the three.',
     options: [
       { key: 'subgraph', label: 'subgraph NODE:ATTR', kind: 'text' },
       { key: 'function', label: 'local function DOMAIN:NAME', kind: 'text' },
-      { key: 'inputs', label: 'cut: input values (comma separated)', kind: 'names' },
-      { key: 'outputs', label: 'cut: output values (comma separated)', kind: 'names' },
+      { key: 'inputs', label: 'cut: input tensors (comma separated)', kind: 'values' },
+      { key: 'outputs', label: 'cut: output tensors (comma separated)', kind: 'values' },
     ],
   },
   {
@@ -172,7 +183,7 @@ export function readOptions(
         map[m[1].trim()] = m[2].trim();
       }
       out[o.key] = map;
-    } else if (o.kind === 'names') {
+    } else if (o.kind === 'names' || o.kind === 'values') {
       out[o.key] = t
         .split(',')
         .map((x) => x.trim())
@@ -220,6 +231,8 @@ export interface JobApi {
 export interface JobView {
   update(job: JobInfo): void;
   onCancel(cancel: () => void): void;
+  /** Whether the view is on screen (a closed dialog's is not); missing: always. */
+  shown?(): boolean;
 }
 
 /** A job's line in its dialog: "sanitize: running… 3.2 s", "amp: model runs 35 % (12.0 s)". */
@@ -232,6 +245,10 @@ export function jobStatus(j: JobInfo): string {
   const pct = j.progress > 0 ? ` ${Math.round(j.progress * 100)} %` : '';
   return `${j.stage || 'running'}…${pct} (${secs})`;
 }
+
+/** The jobs a runJob of this page follows, with whether its view is on screen: runJob applies their
+ *  result, so the jobs list (jobs.ts) does not, and tells how they ended only when the view is gone. */
+export const followedJobs = new Map<string, () => boolean>();
 
 /** With no event for this long, the job is asked for (an event lost on a reconnect, a slow proxy). */
 const QUIET_MS = 2000;
@@ -248,6 +265,7 @@ export async function runJob(
   quietMs = QUIET_MS,
 ): Promise<JobInfo> {
   const first = await api.startJob(doc, transform, options);
+  followedJobs.set(first.id, () => view.shown?.() ?? true);
   view.update(first);
   view.onCancel(() => void api.cancelJob(first.id).catch(() => undefined));
   const ended = await new Promise<JobInfo>((resolve, reject) => {
@@ -329,11 +347,86 @@ export function extractInitial(selected: ApiNode[], g: ApiGraph | null): Record<
 
 // ---- the dialog -------------------------------------------------------------------------------------
 
-/** What a dialog may use besides its fields: the studio's files (to choose .npy inputs) and the
- *  model's input names. */
+/** What a dialog may use besides its fields: the studio's files (to choose .npy inputs), the
+ *  model's input names, its value names (for a cut's tensors) and the selected link's value. */
 export interface FormEnv {
   files?: (dir: string) => Promise<{ root: string; dir: string; entries: FileEntry[] }>;
   inputs?: string[];
+  values?: string[];
+  link?: string;
+}
+
+/** The tensors a cut may start or end at: graph inputs and node outputs (initializers come along with
+ *  the nodes that read them), each once, in graph order. */
+export function valueNames(g: ApiGraph | null): string[] {
+  if (!g) return [];
+  const inits = new Set(g.initializers.map((i) => i.name));
+  const out = new Set<string>();
+  for (const i of g.inputs) if (!inits.has(i.name)) out.add(i.name);
+  for (const n of g.nodes) for (const v of n.outputs) if (v) out.add(v);
+  return [...out];
+}
+
+/** The names of `all` that contain `query` (case-insensitive), the selected link's first, at most
+ *  `limit` of them. */
+export function matchingValues(all: string[], query: string, link = '', limit = 50): string[] {
+  const q = query.trim().toLowerCase();
+  const hit = (v: string) => !q || v.toLowerCase().includes(q);
+  const out = link && all.includes(link) && hit(link) ? [link] : [];
+  for (const v of all) {
+    if (out.length >= limit) break;
+    if (v !== link && hit(v)) out.push(v);
+  }
+  return out;
+}
+
+/** A comma-separated list of names with `name` added, or taken out when it is there. */
+export function toggleName(text: string, name: string): string {
+  const names = text
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x);
+  const i = names.indexOf(name);
+  if (i >= 0) names.splice(i, 1);
+  else names.push(name);
+  return names.join(', ');
+}
+
+/** A filter and the matching value names under a cut's field: a click adds the name to the field, or
+ *  takes it out (marked when in it). */
+function valuePicker(env: FormEnv, field: HTMLInputElement, id: string): HTMLElement {
+  const filter = h('input', {
+    type: 'search',
+    placeholder: 'filter tensors…',
+    'data-testid': `${id}-filter`,
+  });
+  const list = h('div', { className: 'value-picker-list', 'data-testid': `${id}-values` });
+  const show = () => {
+    clear(list);
+    const chosen = new Set(field.value.split(',').map((x) => x.trim()));
+    for (const v of matchingValues(env.values ?? [], filter.value, env.link)) {
+      const mark = chosen.has(v) ? '✓ ' : '';
+      const what = v === env.link ? ' (selected link)' : '';
+      list.append(
+        h('div', {
+          className: 'file-entry',
+          'data-testid': 'value-option',
+          'data-value': v,
+          text: `${mark}${v}${what}`,
+          onclick: () => ((field.value = toggleName(field.value, v)), show()),
+        }),
+      );
+    }
+  };
+  filter.addEventListener('input', show);
+  field.addEventListener('input', show);
+  show();
+  return h(
+    'div',
+    { className: 'field' },
+    h('label', {}),
+    h('div', { className: 'value-picker' }, filter, list),
+  );
 }
 
 /** Adds or replaces the line `NAME=VALUE` of a NAME=VALUE list. */
@@ -417,6 +510,7 @@ export function transformForm(
       if (o.kind === 'files' && env.files && env.inputs?.length) extra = npyChooser(env, input);
     } else {
       input = h('input', { type: 'text', 'data-testid': id, value: String(start ?? '') });
+      if (o.kind === 'values' && env.values?.length) extra = valuePicker(env, input, id);
     }
     inputs.set(o.key, input);
     const row = h('div', { className: 'field' }, h('label', { text: o.label, title: o.label }), input);
@@ -432,6 +526,7 @@ export function transformForm(
     onCancel: (fn) => {
       cancel.onclick = () => ((cancel.disabled = true), fn());
     },
+    shown: () => form.isConnected,
   };
   const button = h('button', {
     text: 'Apply',
@@ -462,7 +557,7 @@ export function transformForm(
       }
     },
   });
-  return h(
+  const form = h(
     'div',
     { className: 'transform-form' },
     h('div', { className: 'hint', text: spec.help }),
@@ -472,4 +567,5 @@ export function transformForm(
     err,
     log,
   );
+  return form;
 }
