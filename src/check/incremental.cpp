@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <queue>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -35,6 +34,19 @@ struct Facts {
            constant->external.has_value() == o.constant->external.has_value();
   }
 };
+
+// Facts::of(f) == a, without building the copy (most re-checked values keep their facts).
+bool same_facts(const Facts& a, const ValueFacts& f) {
+  if (a.type != f.type || a.producer != f.producer) return false;
+  if (a.shape_value.has_value() != (f.shape_value != nullptr)) return false;
+  if (f.shape_value && *a.shape_value != *f.shape_value) return false;
+  if (a.constant.has_value() != (f.constant != nullptr)) return false;
+  if (!f.constant) return true;
+  const ir::Tensor& x = *a.constant;
+  const ir::Tensor& y = *f.constant;
+  return x.dtype == y.dtype && x.dims == y.dims && x.data == y.data && x.strings == y.strings &&
+         x.external.has_value() == y.external.has_value();
+}
 
 struct NodeRecord {
   std::string name;
@@ -415,11 +427,23 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     st.nodes.erase(it);
     st.flagged.erase(id);
   }
-  using Item = std::pair<size_t, ir::NodeId>;  // position first: checked in graph order
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-  std::unordered_set<ir::NodeId> queued;
+  auto set_value_type = [&](const std::string& name, const ir::Type& t) {
+    if (t.is_none()) {
+      result_.value_types.erase(name);
+    } else {
+      result_.value_types[name] = t;
+    }
+  };
+  // The nodes to check, marked by position: every consumer queued while checking node k comes after
+  // it, so one pass upward from the first mark checks them in graph order (a heap and a hash set of
+  // ids cost more than the node checks on a 50,000-node chain).
+  std::vector<char> marked(g.nodes.size(), 0);
+  size_t pending = 0, first = g.nodes.size();
   auto enqueue = [&](size_t k) {
-    if (queued.insert(g.nodes[k].id).second) queue.emplace(k, g.nodes[k].id);
+    if (marked[k]) return;
+    marked[k] = 1;
+    ++pending;
+    first = std::min(first, k);
   };
   for (ir::NodeId id : changed) {
     size_t p = pos.find(id);
@@ -442,39 +466,44 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
         (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p)))
       return false;
   }
-  // Consumers (at `after` or later) of the values that changed hands, from the readers' index; each must
+  // Consumers (at `after` or later) of a value that changed hands, from the readers' index; each must
   // still come after its producer. The changed nodes' own reads are out of the index until they are
   // checked again, and they are queued anyway.
-  auto consumers_of = [&](const std::unordered_set<std::string>& values, size_t after) -> bool {
-    for (const std::string& v : values) {
-      auto it = st.readers.find(v);
-      if (it == st.readers.end()) continue;
-      auto q = st.producer.find(v);
-      const size_t made_at = q == st.producer.end() ? Positions::kNone : pos.find(q->second);
-      for (ir::NodeId id : it->second) {
-        const size_t k = pos.find(id);
-        if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
-        if (k < after) continue;
-        if (made_at != Positions::kNone && made_at >= k) return false;
-        enqueue(k);
-      }
+  auto consumers_of = [&](const std::string& v, size_t after) -> bool {
+    auto it = st.readers.find(v);
+    if (it == st.readers.end()) return true;
+    auto q = st.producer.find(v);
+    const size_t made_at = q == st.producer.end() ? Positions::kNone : pos.find(q->second);
+    for (ir::NodeId id : it->second) {
+      const size_t k = pos.find(id);
+      if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
+      if (k < after) continue;
+      if (made_at != Positions::kNone && made_at >= k) return false;
+      enqueue(k);
     }
     return true;
   };
-  if (!dirty.empty() && !consumers_of(dirty, 0)) return false;
+  for (const std::string& v : dirty) {
+    if (!consumers_of(v, 0)) return false;
+  }
 
-  // Check the queue in graph order; a node whose output facts changed queues its consumers.
-  std::unordered_set<std::string> touched = dirty;
-  while (!queue.empty()) {
-    auto [k, id] = queue.top();
-    queue.pop();
+  // Check the marked nodes in graph order; a node whose output facts changed queues its consumers.
+  // One checker for them all: its per-node buffers are reused. The result's value types are set as
+  // facts change (a full check, if the shortcut ends up refused, builds them again).
+  Diagnostics found;
+  Checker checker(m, kOptions, found);
+  std::vector<const std::string*> moved;
+  for (size_t k = first; pending > 0; ++k) {
+    if (!marked[k]) continue;
+    --pending;
     const ir::Node& n = g.nodes[k];
+    const ir::NodeId id = n.id;
     auto rec = st.nodes.find(id);
     int64_t before = rec != st.nodes.end() ? rec->second.symbols_before
                      : k == 0              ? st.loop_symbols
                                            : st.nodes.at(g.nodes[k - 1].id).symbols_after;
     // What its subgraphs read must outlive `scope`, whose keys view these names.
-    std::vector<std::string> outer = subgraph_reads(n);
+    std::vector<std::string> outer = holds_subgraph(n) ? subgraph_reads(n) : std::vector<std::string>{};
     Scope scope;
     auto bring = [&](const std::string& in) {
       auto f = in.empty() ? st.facts.end() : st.facts.find(in);
@@ -487,43 +516,50 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     };
     for (const std::string& in : n.inputs) bring(in);
     for (const std::string& in : outer) bring(in);
-    Diagnostics found;
-    Checker checker(m, kOptions, found);
-    int64_t after = checker.check_main_node(g, n, scope, before);
+    found.items.clear();
+    int64_t after = checker.check_main_node(g, n, scope, before, &st.declared);
     auto was = drawn.find(id);
     int64_t drawn_before = rec != st.nodes.end() ? rec->second.symbols_after - rec->second.symbols_before
                            : was != drawn.end()  ? was->second
                                                  : 0;
     if (after - before != drawn_before) return false;  // would renumber later fresh symbols
     ++last_checked_;
-    std::unordered_set<std::string> moved;
+    moved.clear();
     for (const std::string& out : n.outputs) {
       const ValueFacts* f = out.empty() ? nullptr : scope.find_here(out);
       if (!f) continue;
-      Facts now = Facts::of(*f);
       auto old = st.facts.find(out);
-      if (old != st.facts.end() && old->second == now) continue;
-      st.facts[out] = std::move(now);
-      moved.insert(out);
-      touched.insert(out);
+      if (old != st.facts.end() && same_facts(old->second, *f)) continue;
+      if (old == st.facts.end()) {
+        old = st.facts.emplace(out, Facts::of(*f)).first;
+      } else {
+        old->second = Facts::of(*f);
+      }
+      set_value_type(out, old->second.type);
+      moved.push_back(&out);
     }
-    const bool recorded = rec != st.nodes.end();  // an unchanged node queued as a consumer
-    NodeRecord& r = st.nodes[id];
-    if (recorded) st.remove_reads(id, r);
-    r.name = n.name;
-    r.inputs = n.inputs;
-    r.outputs = n.outputs;
-    r.outer = outer;
-    st.add_reads(id, r);
-    r.diagnostics = std::move(found.items);
+    const bool recorded = rec != st.nodes.end();  // false for a changed node: its record was taken out
+    NodeRecord& r = recorded ? rec->second : st.nodes[id];
+    // An unchanged consumer reads what it read: its entries in the readers' index stay.
+    if (!recorded || r.inputs != n.inputs || r.outer != outer) {
+      if (recorded) st.remove_reads(id, r);
+      r.inputs = n.inputs;
+      r.outer = outer;
+      st.add_reads(id, r);
+    }
+    if (!recorded || r.outputs != n.outputs) r.outputs = n.outputs;
+    if (r.name != n.name) r.name = n.name;
+    r.diagnostics.swap(found.items);
     if (r.diagnostics.empty()) {
-      st.flagged.erase(id);
+      if (recorded) st.flagged.erase(id);
     } else {
       st.flagged.insert(id);
     }
     r.symbols_before = before;
     r.symbols_after = after;
-    if (!moved.empty() && !consumers_of(moved, k + 1)) return false;
+    for (const std::string* v : moved) {
+      if (!consumers_of(*v, k + 1)) return false;
+    }
   }
 
   // The list in a full check's order: what comes before the nodes, each node's findings, the outputs.
@@ -576,13 +612,9 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   }
   if (out.items.size() >= kOptions.max_diagnostics) return false;  // a full check would cut the list
   result_.diagnostics = std::move(out);
-  for (const std::string& name : touched) {
+  for (const std::string& name : dirty) {
     auto f = st.facts.find(name);
-    if (f == st.facts.end() || f->second.type.is_none()) {
-      result_.value_types.erase(name);
-    } else {
-      result_.value_types[name] = f->second.type;
-    }
+    set_value_type(name, f == st.facts.end() ? ir::Type{} : f->second.type);
   }
   return true;
 }
