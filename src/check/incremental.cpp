@@ -469,11 +469,14 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   // Consumers (at `after` or later) of a value that changed hands, from the readers' index; each must
   // still come after its producer. The changed nodes' own reads are out of the index until they are
   // checked again, and they are queued anyway.
-  auto consumers_of = [&](const std::string& v, size_t after) -> bool {
+  // `made_at`: the producer's position when the caller knows it (the node just checked), else looked up.
+  auto consumers_of = [&](const std::string& v, size_t after, size_t made_at = Positions::kNone - 1) -> bool {
     auto it = st.readers.find(v);
     if (it == st.readers.end()) return true;
-    auto q = st.producer.find(v);
-    const size_t made_at = q == st.producer.end() ? Positions::kNone : pos.find(q->second);
+    if (made_at == Positions::kNone - 1) {
+      auto q = st.producer.find(v);
+      made_at = q == st.producer.end() ? Positions::kNone : pos.find(q->second);
+    }
     for (ir::NodeId id : it->second) {
       const size_t k = pos.find(id);
       if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
@@ -558,7 +561,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     r.symbols_before = before;
     r.symbols_after = after;
     for (const std::string* v : moved) {
-      if (!consumers_of(*v, k + 1)) return false;
+      if (!consumers_of(*v, k + 1, k)) return false;
     }
   }
 
