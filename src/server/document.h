@@ -85,6 +85,15 @@ class Document {
     return std::move(pending_);
   }
 
+  // The diagnostics list (diagnostics_json) as last sent to a client, and the version it is of: what
+  // the next edit's answer sends the difference from (docs/studio-api.md, "diagnostics_diff").
+  const json& sent_diagnostics() const { return sent_diagnostics_; }
+  uint64_t sent_diagnostics_version() const { return sent_diagnostics_version_; }
+  void set_sent_diagnostics(json list, uint64_t version) {
+    sent_diagnostics_ = std::move(list);
+    sent_diagnostics_version_ = version;
+  }
+
   // Writes the model (atomically) and the layout companion file to `file` (absolute), which becomes the
   // document's path; the history is marked clean.
   void save(const std::filesystem::path& file);
@@ -104,6 +113,8 @@ class Document {
   IncrementalChecker checker_;
   std::vector<ir::Change> pending_;
   EditTiming timing_;
+  json sent_diagnostics_ = json::array();
+  uint64_t sent_diagnostics_version_ = UINT64_MAX;  // none sent yet
   std::mutex mutex_;
 };
 
