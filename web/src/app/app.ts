@@ -18,7 +18,7 @@ import type {
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { functionKeyString, registryKey, type Leaf } from '../model/viewmodel';
-import { sameDiagnostics } from '../model/diagnostics';
+import { nextDiagnostics, sameDiagnostics } from '../model/diagnostics';
 import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
@@ -76,6 +76,8 @@ export class App {
   ops: RegistryOp[] = [];
   registry = new Map<string, RegistryOp>();
   diagnostics: Diagnostic[] = [];
+  /** The document and version `diagnostics` is of: edits ask the server for the diff from it. */
+  private diagnosticsOf: { doc: string; version: number } | null = null;
   busy = 0;
   graphPath: GraphPath | null = null; // the graph of the document shown (null: main)
   subTabs: SubTab[] = [];
@@ -234,6 +236,7 @@ export class App {
     this.palette.setOps(reg.ops);
     this.canvas.registry = this.registry;
     this.diagnostics = diags.diagnostics;
+    this.diagnosticsOf = { doc: doc.id, version: diags.version };
     this.checklist.show(this.diagnostics);
     this.graph = graph;
     await this.fetchBodies(graph);
@@ -353,6 +356,7 @@ export class App {
       const a = await answer;
       this.editMarks.answered = performance.now();
       this.updateDoc(a.document);
+      a.diagnostics = await this.answeredDiagnostics(a);
       // The list's table is rebuilt only when the list changed (most edits leave it as it was).
       if (!sameDiagnostics(this.diagnostics, a.diagnostics)) this.checklist.show(a.diagnostics);
       this.diagnostics = a.diagnostics;
@@ -362,6 +366,26 @@ export class App {
       this.editMarks.flushed = performance.now();
       return a;
     });
+  }
+
+  /** The list after answer `a`: its whole list, or its diff applied to the list held; the whole list
+   *  fetched when the diff is not from the version held (an answer this app did not apply). */
+  private async answeredDiagnostics(a: CommandAnswer): Promise<Diagnostic[]> {
+    const doc = this.doc!.id;
+    const held = this.diagnosticsOf?.doc === doc ? this.diagnosticsOf.version : undefined;
+    let list = nextDiagnostics(this.diagnostics, held, a);
+    let version = a.diagnostics_diff?.version ?? a.document.version;
+    if (!list) {
+      const full = await this.client!.diagnostics(doc);
+      [list, version] = [full.diagnostics, full.version];
+    }
+    this.diagnosticsOf = { doc, version };
+    return list;
+  }
+
+  /** The diagnostics version edits on the current document send (undefined: none held, whole list). */
+  private since(): number | undefined {
+    return this.diagnosticsOf?.doc === this.doc?.id ? this.diagnosticsOf?.version : undefined;
   }
 
   /** An answer whose changes are only nodes changed, added or removed in the graph shown patches the
@@ -417,7 +441,7 @@ export class App {
       else g.nodes.push(n); // appended
       byId.set(n.id, n);
     }
-    const touched = this.patchSeverities(g, a.diagnostics);
+    const touched = this.patchSeverities(g, a.diagnostics ?? this.diagnostics);
     g.version = a.document.version;
     const patch = new Map<number, ApiNode>();
     for (const n of [...nodes, ...touched]) patch.set(n.id, n);
@@ -489,7 +513,7 @@ export class App {
 
   run(cmd: Command): Promise<CommandAnswer | undefined> {
     if (!this.client || !this.doc) return Promise.resolve(undefined);
-    return this.apply(this.client.command(this.doc.id, this.withPath(cmd), this.doc.version));
+    return this.apply(this.client.command(this.doc.id, this.withPath(cmd), this.doc.version, this.since()));
   }
 
   runBatch(label: string, cmds: Command[]): Promise<CommandAnswer | undefined> {
@@ -500,16 +524,21 @@ export class App {
         label,
         cmds.map((c) => this.withPath(c)),
         this.doc.version,
+        this.since(),
       ),
     );
   }
 
   undo(): Promise<unknown> {
-    return this.client && this.doc?.can_undo ? this.apply(this.client.undo(this.doc.id)) : Promise.resolve();
+    return this.client && this.doc?.can_undo
+      ? this.apply(this.client.undo(this.doc.id, this.since()))
+      : Promise.resolve();
   }
 
   redo(): Promise<unknown> {
-    return this.client && this.doc?.can_redo ? this.apply(this.client.redo(this.doc.id)) : Promise.resolve();
+    return this.client && this.doc?.can_redo
+      ? this.apply(this.client.redo(this.doc.id, this.since()))
+      : Promise.resolve();
   }
 
   /** Node and value names in use where a new one would clash: this graph and, in a subgraph, the
