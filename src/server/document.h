@@ -13,6 +13,7 @@
 
 #include "ir/commands/commands.h"
 #include "ir/commands/ir_json.h"
+#include "ir/commands/name_index.h"
 #include "server/diagnostics.h"
 
 namespace tessera::server {
@@ -76,7 +77,10 @@ class Document {
   std::vector<ir::Change> edit(F&& f) {
     pending_.clear();
     auto t0 = std::chrono::steady_clock::now();
-    f(history_);
+    {
+      ir::NameIndex::Active names(names_, model_);  // add_node/rename check names with lookups
+      f(history_);
+    }
     ++version_;
     timing_.command_ms = ms_since(t0);
     t0 = std::chrono::steady_clock::now();
@@ -111,6 +115,7 @@ class Document {
   IoPositions io_positions_;
   FileStamp stamp_;
   IncrementalChecker checker_;
+  ir::NameIndex names_;  // kept by the history's listener
   std::vector<ir::Change> pending_;
   EditTiming timing_;
   json sent_diagnostics_ = json::array();
