@@ -88,7 +88,7 @@ const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
   args: ['--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-sandbox', '--disable-background-networking', '--no-first-run'],
 });
-const results = { first: [], rename: [], add: [], attribute: [], disconnect: [], connect: [], remove: [], addHidden: [], disconnectLaid: [], connectLaid: [] };
+const results = { first: [], rename: [], add: [], attribute: [], disconnect: [], connect: [], remove: [], addHidden: [], disconnectLaid: [], connectLaid: [], undo: [], redo: [] };
 // Where an edit's time goes: the server's answer, fetching the changed nodes, the view update (view
 // model, layout, scene) and the frame, from the app's marks (ms since the command was sent).
 const stages = (m) =>
@@ -107,7 +107,7 @@ const breakdown = async (page, what) => {
   const check = await page.evaluate(() => window.__tessera.checkInfo());
   // The server's own time for the answer (the last command's resource timing), against `answered`.
   const server = await page.evaluate(() => {
-    const e = performance.getEntriesByType('resource').filter((r) => /\/commands$/.test(r.name)).at(-1);
+    const e = performance.getEntriesByType('resource').filter((r) => /\/(commands|undo|redo)$/.test(r.name)).at(-1);
     const t = Object.fromEntries((e?.serverTiming ?? []).map((s) => [s.name, s.duration]));
     return t.total === undefined ? '' : `server ${t.total.toFixed(1)} (${['command', 'check', 'answer', 'dump'].map((k) => `${k} ${(t[k] ?? 0).toFixed(1)}`).join(', ')})`;
   });
@@ -172,12 +172,19 @@ for (let r = 0; r < runs; r++) {
     }),
   );
   await breakdown(page, 'add to a collapsed group');
-  // A node with a slot in its group's layout: the worker lays its groups out again.
+  // A node with a slot in its group's layout: the worker lays its groups out again. It is the chain's
+  // first Relu, near its head: its output type (unknown while disconnected) reaches every node below,
+  // so the server's check re-checks the whole chain (50,000 nodes).
   const input = await page.evaluate((name) => window.__tessera.node(name).inputs[0], renamed);
   results.disconnectLaid.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'disconnect', node: target.id, index: 0 }));
   await breakdown(page, 'disconnect a laid-out node');
   results.connectLaid.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'connect', node: target.id, index: 0, value: input }));
   await breakdown(page, 'connect it again');
+  // Undo and redo of that connect: the same whole-chain re-check, through the history.
+  results.undo.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'undo' }));
+  await breakdown(page, 'undo (disconnected again)');
+  results.redo.push(await page.evaluate((c) => window.__tessera.editTimed(c), { type: 'redo' }));
+  await breakdown(page, 'redo (connected again)');
   await page.close();
   s.server.kill('SIGINT');
 }
@@ -189,7 +196,7 @@ if (given) {
   process.exit(0);
 }
 const ms = (a) => `${median(a).toFixed(0)} ms`;
-console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | attribute ${ms(results.attribute)} | disconnect ${ms(results.disconnect)} | connect ${ms(results.connect)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} | laid-out node disconnected ${ms(results.disconnectLaid)}, connected ${ms(results.connectLaid)} |`);
+console.log(`| ${nodes.toLocaleString('en-US')} nodes through tessera studio | first render ${ms(results.first)} | rename shown ${ms(results.rename)} | added node shown ${ms(results.add)} | attribute ${ms(results.attribute)} | disconnect ${ms(results.disconnect)} | connect ${ms(results.connect)} | removed node shown ${ms(results.remove)} | added in a collapsed group ${ms(results.addHidden)} | head of the chain disconnected ${ms(results.disconnectLaid)}, connected ${ms(results.connectLaid)}, undo ${ms(results.undo)}, redo ${ms(results.redo)} |`);
 // Every edit of every run, to count those within the goal (100 ms).
 const all = Object.entries(results).filter(([k]) => k !== 'first');
 console.log(all.map(([k, v]) => `${k}: ${v.map((x) => x.toFixed(0)).join(', ')}`).join('; '));
