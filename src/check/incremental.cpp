@@ -48,6 +48,22 @@ bool same_facts(const Facts& a, const ValueFacts& f) {
          x.external.has_value() == y.external.has_value();
 }
 
+// a = Facts::of(f), into a's own storage (no allocation when the shape and names fit).
+void assign_facts(Facts& a, const ValueFacts& f) {
+  a.type = f.type;
+  a.producer = f.producer;
+  if (f.constant) {
+    a.constant = *f.constant;
+  } else {
+    a.constant.reset();
+  }
+  if (f.shape_value) {
+    a.shape_value = *f.shape_value;
+  } else {
+    a.shape_value.reset();
+  }
+}
+
 struct NodeRecord {
   std::string name;
   std::vector<std::string> inputs;
@@ -496,6 +512,9 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   Diagnostics found;
   Checker checker(m, kOptions, found);
   std::vector<const std::string*> moved;
+  // The facts of the outputs of the node checked last: on a chain, what the next node reads (found
+  // without a lookup in the 50,000-entry map, most of an edit's cost at the head of a long chain).
+  std::vector<std::pair<const std::string*, const Facts*>> recent, made;
   for (size_t k = first; pending > 0; ++k) {
     if (!marked[k]) continue;
     --pending;
@@ -508,14 +527,21 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     // What its subgraphs read must outlive `scope`, whose keys view these names.
     std::vector<std::string> outer = holds_subgraph(n) ? subgraph_reads(n) : std::vector<std::string>{};
     Scope scope;
+    auto known = [&](const std::string& in) -> const Facts* {
+      for (const auto& [name, facts] : recent) {
+        if (*name == in) return facts;
+      }
+      auto f = st.facts.find(in);
+      return f == st.facts.end() ? nullptr : &f->second;
+    };
     auto bring = [&](const std::string& in) {
-      auto f = in.empty() ? st.facts.end() : st.facts.find(in);
-      if (f == st.facts.end() || scope.defined_here(in)) return;
+      const Facts* f = in.empty() ? nullptr : known(in);
+      if (!f || scope.defined_here(in)) return;
       ValueFacts& v = scope.define(in);
-      v.type = f->second.type;
-      v.producer = f->second.producer;
-      if (f->second.constant) v.constant = &*f->second.constant;
-      if (f->second.shape_value) v.shape_value = &*f->second.shape_value;
+      v.type = f->type;
+      v.producer = f->producer;
+      if (f->constant) v.constant = &*f->constant;
+      if (f->shape_value) v.shape_value = &*f->shape_value;
     };
     for (const std::string& in : n.inputs) bring(in);
     for (const std::string& in : outer) bring(in);
@@ -528,19 +554,25 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     if (after - before != drawn_before) return false;  // would renumber later fresh symbols
     ++last_checked_;
     moved.clear();
+    made.clear();
     for (const std::string& out : n.outputs) {
       const ValueFacts* f = out.empty() ? nullptr : scope.find_here(out);
       if (!f) continue;
       auto old = st.facts.find(out);
-      if (old != st.facts.end() && same_facts(old->second, *f)) continue;
+      if (old != st.facts.end() && same_facts(old->second, *f)) {
+        made.emplace_back(&out, &old->second);
+        continue;
+      }
       if (old == st.facts.end()) {
         old = st.facts.emplace(out, Facts::of(*f)).first;
       } else {
-        old->second = Facts::of(*f);
+        assign_facts(old->second, *f);
       }
+      made.emplace_back(&out, &old->second);
       set_value_type(out, old->second.type);
       moved.push_back(&out);
     }
+    recent.swap(made);
     const bool recorded = rec != st.nodes.end();  // false for a changed node: its record was taken out
     NodeRecord& r = recorded ? rec->second : st.nodes[id];
     // An unchanged consumer reads what it read: its entries in the readers' index stay.
