@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -159,6 +160,19 @@ bool is_graph_value(const ir::Graph& g, const std::string& name) {
                      [&](const ir::SparseTensor& t) { return t.values.name == name; });
 }
 
+// A re-check under way (IncrementalChecker::update with a budget): the graph's positions, the nodes
+// still to check (marked by position: every consumer queued while checking node k comes after it, so
+// one pass upward checks them in graph order), and what the end of the pass needs.
+struct Pass {
+  explicit Pass(const ir::Graph& g) : pos(g), marked(g.nodes.size(), 0), next(g.nodes.size()) {}
+  Positions pos;
+  std::vector<char> marked;
+  size_t pending = 0;
+  size_t next;                                    // the lowest position that may be marked
+  std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
+  std::unordered_set<std::string> dirty;          // values whose facts may differ now
+};
+
 }  // namespace
 
 struct IncrementalChecker::State : MainGraphObserver {
@@ -182,6 +196,35 @@ struct IncrementalChecker::State : MainGraphObserver {
   std::unordered_map<std::string, ir::Type> declared;
   std::vector<ir::OpsetImport> opsets;
   std::set<FunctionName> functions;
+  std::optional<Pass> pass;
+
+  void enqueue(size_t k) {
+    if (pass->marked[k]) return;
+    pass->marked[k] = 1;
+    ++pass->pending;
+    pass->next = std::min(pass->next, k);
+  }
+
+  // Queues the consumers (at `after` or later) of a value that changed hands, from the readers' index;
+  // false when one no longer comes after its producer. `made_at`: the producer's position when the
+  // caller knows it (the node just checked), else looked up.
+  bool consumers_of(const std::string& v, size_t after, size_t made_at = Positions::kNone - 1) {
+    auto it = readers.find(v);
+    if (it == readers.end()) return true;
+    const Positions& pos = pass->pos;
+    if (made_at == Positions::kNone - 1) {
+      auto q = producer.find(v);
+      made_at = q == producer.end() ? Positions::kNone : pos.find(q->second);
+    }
+    for (ir::NodeId id : it->second) {
+      const size_t k = pos.find(id);
+      if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
+      if (k < after) continue;
+      if (made_at != Positions::kNone && made_at >= k) return false;
+      enqueue(k);
+    }
+    return true;
+  }
 
   void before_main_graph(size_t count, int64_t symbols) override {
     header_count = count;
@@ -343,15 +386,27 @@ void IncrementalChecker::reset(const ir::Model& m) {
   last_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void IncrementalChecker::update(const ir::Model& m, const std::vector<ir::Change>& changes) {
+void IncrementalChecker::update(const ir::Model& m, const std::vector<ir::Change>& changes, size_t budget) {
   auto start = std::chrono::steady_clock::now();
   last_checked_ = 0;
-  last_incremental_ = incremental(m, changes);
+  // A pass left unfinished refers to the graph before this edit: only a full check can follow it.
+  last_incremental_ = complete_ && incremental(m, changes, budget);
   if (!last_incremental_) full(m);
   last_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+void IncrementalChecker::finish(const ir::Model& m) {
+  if (complete_) return;
+  auto start = std::chrono::steady_clock::now();
+  if (!run_pass(m, SIZE_MAX)) {
+    last_incremental_ = false;
+    full(m);
+  }
+  last_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void IncrementalChecker::full(const ir::Model& m) {
+  complete_ = true;
   state_ = std::make_unique<State>();
   state_->diags = &result_.diagnostics;
   check_model_observed(m, result_, *state_);
@@ -360,7 +415,8 @@ void IncrementalChecker::full(const ir::Model& m) {
 }
 
 // The shortcut; false (with the state left for full() to rebuild) when it may not be taken.
-bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::Change>& changes) {
+bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::Change>& changes,
+                                     size_t budget) {
   if (!state_ || !state_->valid) return false;
   State& st = *state_;
   const ir::Graph& g = m.graph;
@@ -417,12 +473,13 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       if (calls_function(m, n)) changed.insert(n.id);
     }
   }
-  Positions pos(g);
+  Pass& pass = st.pass.emplace(g);
+  const Positions& pos = pass.pos;
 
   // Take the changed nodes' old versions out, then put their new versions in.
-  std::unordered_set<std::string> dirty;  // values whose facts may differ now
+  std::unordered_set<std::string>& dirty = pass.dirty;
   if (values_changed && !st.recheck_graph_values(m, kOptions, dirty)) return false;
-  std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
+  std::unordered_map<ir::NodeId, int64_t>& drawn = pass.drawn;
   for (ir::NodeId id : changed) {
     auto it = st.nodes.find(id);
     if (it == st.nodes.end()) continue;
@@ -443,24 +500,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     st.nodes.erase(it);
     st.flagged.erase(id);
   }
-  auto set_value_type = [&](const std::string& name, const ir::Type& t) {
-    if (t.is_none()) {
-      result_.value_types.erase(name);
-    } else {
-      result_.value_types[name] = t;
-    }
-  };
-  // The nodes to check, marked by position: every consumer queued while checking node k comes after
-  // it, so one pass upward from the first mark checks them in graph order (a heap and a hash set of
-  // ids cost more than the node checks on a 50,000-node chain).
-  std::vector<char> marked(g.nodes.size(), 0);
-  size_t pending = 0, first = g.nodes.size();
-  auto enqueue = [&](size_t k) {
-    if (marked[k]) return;
-    marked[k] = 1;
-    ++pending;
-    first = std::min(first, k);
-  };
+  auto enqueue = [&](size_t k) { st.enqueue(k); };
   for (ir::NodeId id : changed) {
     size_t p = pos.find(id);
     if (p == Positions::kNone) continue;  // removed
@@ -482,31 +522,32 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
         (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p)))
       return false;
   }
-  // Consumers (at `after` or later) of a value that changed hands, from the readers' index; each must
-  // still come after its producer. The changed nodes' own reads are out of the index until they are
-  // checked again, and they are queued anyway.
-  // `made_at`: the producer's position when the caller knows it (the node just checked), else looked up.
-  auto consumers_of = [&](const std::string& v, size_t after, size_t made_at = Positions::kNone - 1) -> bool {
-    auto it = st.readers.find(v);
-    if (it == st.readers.end()) return true;
-    if (made_at == Positions::kNone - 1) {
-      auto q = st.producer.find(v);
-      made_at = q == st.producer.end() ? Positions::kNone : pos.find(q->second);
-    }
-    for (ir::NodeId id : it->second) {
-      const size_t k = pos.find(id);
-      if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
-      if (k < after) continue;
-      if (made_at != Positions::kNone && made_at >= k) return false;
-      enqueue(k);
-    }
-    return true;
-  };
+  // The consumers of the values that changed hands (the changed nodes' own reads are out of the index
+  // until they are checked again, and they are queued anyway).
   for (const std::string& v : dirty) {
-    if (!consumers_of(v, 0)) return false;
+    if (!st.consumers_of(v, 0)) return false;
   }
+  return run_pass(m, budget);
+}
 
-  // Check the marked nodes in graph order; a node whose output facts changed queues its consumers.
+void IncrementalChecker::set_value_type(const std::string& name, const ir::Type& t) {
+  if (t.is_none()) {
+    result_.value_types.erase(name);
+  } else {
+    result_.value_types[name] = t;
+  }
+}
+
+// Checks the marked nodes in graph order, at most `budget` of them; a node whose output facts changed
+// queues its consumers. Then assembles the list: final when nothing is left to check, else provisional
+// (the nodes not checked yet keep their findings from before the edit). False: check in full.
+bool IncrementalChecker::run_pass(const ir::Model& m, size_t budget) {
+  State& st = *state_;
+  Pass& pass = *st.pass;
+  const Positions& pos = pass.pos;
+  const ir::Graph& g = m.graph;
+  static const CheckOptions kOptions;
+
   // One checker for them all: its per-node buffers are reused. The result's value types are set as
   // facts change (a full check, if the shortcut ends up refused, builds them again).
   Diagnostics found;
@@ -515,9 +556,12 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   // The facts of the outputs of the node checked last: on a chain, what the next node reads (found
   // without a lookup in the 50,000-entry map, most of an edit's cost at the head of a long chain).
   std::vector<std::pair<const std::string*, const Facts*>> recent, made;
-  for (size_t k = first; pending > 0; ++k) {
-    if (!marked[k]) continue;
-    --pending;
+  size_t k = pass.next, checked = 0;
+  for (; pass.pending > 0 && checked < budget; ++k) {
+    if (!pass.marked[k]) continue;
+    pass.marked[k] = 0;
+    --pass.pending;
+    ++checked;
     const ir::Node& n = g.nodes[k];
     const ir::NodeId id = n.id;
     auto rec = st.nodes.find(id);
@@ -547,10 +591,10 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     for (const std::string& in : outer) bring(in);
     found.items.clear();
     int64_t after = checker.check_main_node(g, n, scope, before, &st.declared);
-    auto was = drawn.find(id);
-    int64_t drawn_before = rec != st.nodes.end() ? rec->second.symbols_after - rec->second.symbols_before
-                           : was != drawn.end()  ? was->second
-                                                 : 0;
+    auto was = pass.drawn.find(id);
+    int64_t drawn_before = rec != st.nodes.end()     ? rec->second.symbols_after - rec->second.symbols_before
+                           : was != pass.drawn.end() ? was->second
+                                                     : 0;
     if (after - before != drawn_before) return false;  // would renumber later fresh symbols
     ++last_checked_;
     moved.clear();
@@ -593,9 +637,11 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     r.symbols_before = before;
     r.symbols_after = after;
     for (const std::string* v : moved) {
-      if (!consumers_of(*v, k + 1, k)) return false;
+      if (!st.consumers_of(*v, k + 1, k)) return false;
     }
   }
+  pass.next = k;
+  complete_ = pass.pending == 0;
 
   // The list in a full check's order: what comes before the nodes, each node's findings, the outputs.
   // Only the nodes with findings, in graph order (not a lookup per node of the graph).
@@ -647,10 +693,11 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   }
   if (out.items.size() >= kOptions.max_diagnostics) return false;  // a full check would cut the list
   result_.diagnostics = std::move(out);
-  for (const std::string& name : dirty) {
+  for (const std::string& name : pass.dirty) {
     auto f = st.facts.find(name);
     set_value_type(name, f == st.facts.end() ? ir::Type{} : f->second.type);
   }
+  if (complete_) st.pass.reset();
   return true;
 }
 

@@ -57,7 +57,7 @@ struct Session {
     f(h);
     auto t0 = std::chrono::steady_clock::now();
     double c0 = thread_cpu_ms();
-    inc.update(m, pending);
+    inc.update(m, pending, budget);
     cpu_ms = thread_cpu_ms() - c0;
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -76,6 +76,7 @@ struct Session {
   IncrementalChecker inc;
   std::vector<Change> pending;
   double cpu_ms = 0;
+  size_t budget = SIZE_MAX;  // nodes an update checks before its result is provisional
 };
 
 const GraphPath kMain = GraphPath::main_graph();
@@ -127,6 +128,70 @@ TEST(IncrementalChain, EditsInTheMiddleOfTheChainEqualAFullCheck) {
       } catch (const CommandError&) {
       }
     });
+    s.expect_full("edit " + std::to_string(i));
+  }
+}
+
+TEST(IncrementalChain, ABudgetedUpdateShowsTheEditedNodeAtOnceAndFinishesExactly) {
+  Session s(residual_chain(3000));
+  s.budget = 10;
+  NodeId head = s.m.graph.nodes[0].id;
+  s.edit([&](History& h) { h.execute(std::make_unique<Disconnect>(kMain, head, 0)); });
+  EXPECT_FALSE(s.inc.complete());
+  EXPECT_EQ(s.inc.last_checked_nodes(), 10u);
+  // The edited node's own finding is there already.
+  const auto& items = s.inc.result().diagnostics.items;
+  ASSERT_EQ(items.size(), 1u);
+  EXPECT_EQ(items[0].node, "n0");
+  s.inc.finish(s.m);
+  EXPECT_TRUE(s.inc.complete());
+  EXPECT_TRUE(s.inc.last_incremental());
+  s.expect_full("disconnect, finished");
+  // Connected again: the head's finding goes at once, the types below come back as the pass finishes.
+  s.edit([&](History& h) { h.execute(std::make_unique<Connect>(kMain, head, 0, "x")); });
+  EXPECT_FALSE(s.inc.complete());
+  EXPECT_TRUE(s.inc.result().diagnostics.items.empty());
+  s.inc.finish(s.m);
+  s.expect_full("connect, finished");
+  // Connected to a value of another type, then the pass finished.
+  s.edit([&](History& h) {
+    h.execute(std::make_unique<AddGraphInput>(
+        kMain, ValueInfo{"y", Type::tensor(DataType::kInt64, Shape{Dim::of(3)}), {}, {}}));
+  });
+  s.edit([&](History& h) { h.execute(std::make_unique<Connect>(kMain, head, 0, "y")); });
+  s.inc.finish(s.m);
+  s.expect_full("connect to int64, finished");
+  s.edit([&](History& h) { h.execute(std::make_unique<Disconnect>(kMain, head, 0)); });
+  s.inc.finish(s.m);
+  // An update over an unfinished pass (its owner did not call finish) checks in full, still exact.
+  s.edit([&](History& h) { h.execute(std::make_unique<Connect>(kMain, head, 0, "x")); });
+  ASSERT_FALSE(s.inc.complete());
+  s.edit([](History& h) { h.undo(); });
+  EXPECT_FALSE(s.inc.last_incremental());
+  s.expect_full("undo over an unfinished pass");
+}
+
+TEST(IncrementalChain, RandomEditsWithASmallBudgetFinishToAFullCheck) {
+  Session s(residual_chain(1200));
+  s.budget = 7;
+  std::mt19937 rng(3);
+  for (int i = 0; i < 40; ++i) {
+    Graph& g = s.m.graph;
+    size_t at = std::uniform_int_distribution<size_t>(0, g.nodes.size() - 1)(rng);
+    NodeId id = g.nodes[at].id;
+    std::string before = at == 0 ? "x" : g.nodes[at - 1].outputs[0];
+    int what = i % 5;
+    s.edit([&](History& h) {
+      try {
+        if (what == 0) h.execute(std::make_unique<Disconnect>(kMain, id, 0));
+        if (what == 1) h.execute(std::make_unique<Connect>(kMain, id, 0, before));
+        if (what == 2) h.execute(std::make_unique<RemoveNode>(kMain, id));
+        if (what == 3 && h.can_undo()) h.undo();
+        if (what == 4 && h.can_redo()) h.redo();
+      } catch (const CommandError&) {
+      }
+    });
+    s.inc.finish(s.m);
     s.expect_full("edit " + std::to_string(i));
   }
 }
