@@ -457,7 +457,7 @@ json changed_nodes(Document& doc, const std::vector<ir::Change>& changes, json& 
     if (index == SIZE_MAX) return nullptr;
     std::string graph = ir::path_string(m, c.path);
     json severity = nullptr;
-    for (const check::Diagnostic& d : doc.checker().result().diagnostics.items) {
+    for (const check::Diagnostic& d : doc.answer_checker().result().diagnostics.items) {
       if (d.graph != graph || d.node_index != static_cast<int>(index)) continue;
       if (d.severity == check::Severity::kError) severity = "error";
       if (d.severity == check::Severity::kWarning && severity.is_null()) severity = "warning";
@@ -472,17 +472,22 @@ json changed_nodes(Document& doc, const std::vector<ir::Change>& changes, json& 
 // the server last sent (`since`, the request's "diagnostics_since"), what changed from it:
 // "diagnostics_diff": {"base": since, "version": now, "removed": [...], "added": [...]}. A list of a
 // 50,000-node model with many findings is most of an answer, and an edit changes a few of them.
+// "diagnostics_version": the version of the list the answer gives; "diagnostics_partial": the edit's
+// re-check was cut at Document::kAnswerBudget nodes (GET diagnostics gives the finished list).
 void add_diagnostics(Document& doc, std::optional<uint64_t> since, json& a) {
-  json list = diagnostics_json(doc.model(), doc.checker().result().diagnostics);
+  const IncrementalChecker& checker = doc.answer_checker();
+  json list = diagnostics_json(doc.model(), checker.result().diagnostics);
   if (since && *since == doc.sent_diagnostics_version()) {
     json diff = diagnostics_diff(doc.sent_diagnostics(), list);
     diff["base"] = *since;
-    diff["version"] = doc.version();
     a["diagnostics_diff"] = std::move(diff);
   } else {
     a["diagnostics"] = list;
   }
-  doc.set_sent_diagnostics(std::move(list), doc.version());
+  uint64_t version = doc.set_sent_diagnostics(std::move(list));
+  a["diagnostics_version"] = version;
+  if (a.contains("diagnostics_diff")) a["diagnostics_diff"]["version"] = version;
+  a["diagnostics_partial"] = !checker.complete();
 }
 
 // The version of the diagnostics list the client holds, when the request says.
@@ -828,9 +833,10 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     // The list sent becomes the base of the next edit's diagnostics_diff.
     const IncrementalChecker& c = doc->checker();
     json list = diagnostics_json(doc->model(), c.result().diagnostics);
-    doc->set_sent_diagnostics(list, doc->version());
+    uint64_t sent = doc->set_sent_diagnostics(list);
     answer(res, 200,
            {{"version", doc->version()},
+            {"diagnostics_version", sent},
             {"check",
              {{"incremental", c.last_incremental()},
               {"checked_nodes", c.last_checked_nodes()},

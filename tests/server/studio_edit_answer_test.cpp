@@ -7,6 +7,8 @@
 #include <map>
 #include <sstream>
 
+#include "ir/builder.h"
+#include "onnx/onnx_io.h"
 #include "server/diagnostics.h"
 #include "server/document.h"
 #include "server/studio_fixture.h"
@@ -106,7 +108,7 @@ TEST_F(Studio, EditAnswersCarryTheDiagnosticsDiffFromTheClientsList) {
   auto [status, full] = get(doc + "/diagnostics");
   ASSERT_EQ(status, 200);
   json held = full["diagnostics"];
-  uint64_t version = full["version"];
+  uint64_t version = full["diagnostics_version"];
   int64_t relu = graph(id)["nodes"][0]["id"];
   json add{{"type", "add_node"},
            {"node", {{"name", "extra"}, {"op_type", "Relu"}, {"inputs", {"x"}}, {"outputs", {"extra_out"}}}}};
@@ -154,7 +156,8 @@ TEST_F(Studio, EditAnswersCarryTheDiagnosticsDiffFromTheClientsList) {
     EXPECT_FALSE(a.contains("diagnostics")) << "edit " << k;
     const json& d = a["diagnostics_diff"];
     EXPECT_EQ(d["base"], version);
-    EXPECT_EQ(d["version"], a["document"]["version"]);
+    EXPECT_EQ(d["version"], a["diagnostics_version"]);
+    EXPECT_EQ(a["diagnostics_partial"], false);
     held = apply_diagnostics_diff(held, d);
     version = d["version"];
     EXPECT_EQ(held, get(doc + "/diagnostics").second["diagnostics"]) << "edit " << k;
@@ -175,6 +178,65 @@ TEST_F(Studio, EditAnswersCarryTheDiagnosticsDiffFromTheClientsList) {
   EXPECT_TRUE(b.contains("diagnostics"));
   auto [s3, bad] = post(doc + "/undo", json{{"diagnostics_since", -1}});
   EXPECT_EQ(s3, 400) << bad.dump();
+}
+
+// An edit at the head of a chain longer than the answer's budget: the answer comes with the edited
+// node's findings and says it is partial; GET diagnostics finishes the check and equals a full check
+// of the same model (the saved copy, opened fresh).
+TEST_F(Studio, AnEditPastTheAnswersBudgetAnswersPartlyAndTheListFinishesOnRead) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  GraphBuilder b(m.graph);
+  std::string v = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::of(1), Dim::of(8)}));
+  b.input("y", Type::tensor(DataType::kInt64, Shape{Dim::of(3)}));
+  const int n = static_cast<int>(tessera::server::Document::kAnswerBudget) + 500;
+  for (int i = 0; i < n; ++i) v = b.node(i + 1 < n ? "Neg" : "Tanh", {v}, {}, "n" + std::to_string(i));
+  b.output(v);
+  tessera::onnx::save_model(m, root_ / "chain.onnx");
+  start();
+  std::string id = open("chain.onnx");
+  std::string doc = "/api/documents/" + id;
+  json full = get(doc + "/diagnostics").second;
+  int64_t head = graph(id)["nodes"][0]["id"];
+  auto texts = [](const json& list) {
+    std::vector<std::string> out;
+    for (const json& d : list) out.push_back(d["text"]);
+    return out;
+  };
+  auto edit = [&](json command, const json& since) {
+    auto [status, a] =
+        post(doc + "/commands", json{{"command", std::move(command)}, {"diagnostics_since", since}});
+    EXPECT_EQ(status, 200) << a.dump().substr(0, 300);
+    return a;
+  };
+  // Connected to an int64 input: Neg takes it down the chain to the last node, a Tanh, which does not.
+  json a =
+      edit({{"type", "connect"}, {"node", head}, {"index", 0}, {"value", "y"}}, full["diagnostics_version"]);
+  EXPECT_EQ(a["diagnostics_partial"], true);
+  json held = apply_diagnostics_diff(full["diagnostics"], a["diagnostics_diff"]);
+  EXPECT_TRUE(held.empty());  // the Tanh is past the budget
+  auto [s2, done] = get(doc + "/diagnostics");
+  ASSERT_EQ(s2, 200);
+  EXPECT_NE(done["diagnostics_version"], a["diagnostics_version"]);  // the finished list differs
+  ASSERT_EQ(done["diagnostics"].size(), 1u) << done.dump().substr(0, 300);
+  EXPECT_EQ(done["diagnostics"][0]["node"], "n" + std::to_string(n - 1));
+  ASSERT_EQ(post(doc + "/save", json{{"path", "chain2.onnx"}}).first, 200);
+  std::string fresh = open("chain2.onnx");
+  EXPECT_EQ(texts(done["diagnostics"]),
+            texts(get("/api/documents/" + fresh + "/diagnostics").second["diagnostics"]));
+  // Disconnected: the head's own finding is in the answer at once; the diff applies to the finished list.
+  json d = edit({{"type", "disconnect"}, {"node", head}, {"index", 0}}, done["diagnostics_version"]);
+  EXPECT_EQ(d["diagnostics_partial"], true);
+  ASSERT_TRUE(d.contains("diagnostics_diff")) << d.dump().substr(0, 300);
+  held = apply_diagnostics_diff(done["diagnostics"], d["diagnostics_diff"]);
+  bool head_finding = false;
+  for (const json& x : held) head_finding |= x["node"] == "n0";
+  EXPECT_TRUE(head_finding) << held.dump().substr(0, 300);
+  json after = get(doc + "/diagnostics").second["diagnostics"];
+  ASSERT_EQ(after.size(), 1u) << after.dump().substr(0, 300);
+  EXPECT_EQ(after[0]["node"], "n0");
 }
 
 }  // namespace
