@@ -33,6 +33,10 @@ export function installHook(app: App): void {
     get diagnostics() {
       return app.diagnostics;
     },
+    /** Whether the finished diagnostics of a partial edit answer are still on their way. */
+    get diagnosticsPending() {
+      return app.diagnosticsPending;
+    },
     get graphPath() {
       return app.graphPath;
     },

@@ -138,7 +138,9 @@ export class StudioClient {
   localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
     return this.request('GET', `/api/documents/${id}/functions/${k}`);
   }
-  diagnostics(id: string): Promise<{ version: number; diagnostics: Diagnostic[] }> {
+  diagnostics(
+    id: string,
+  ): Promise<{ version: number; diagnostics_version?: number; diagnostics: Diagnostic[] }> {
     return this.request('GET', `/api/documents/${id}/diagnostics`);
   }
   registry(id: string): Promise<{ ops: RegistryOp[] }> {

@@ -236,7 +236,8 @@ export class App {
     this.palette.setOps(reg.ops);
     this.canvas.registry = this.registry;
     this.diagnostics = diags.diagnostics;
-    this.diagnosticsOf = { doc: doc.id, version: diags.version };
+    this.diagnosticsOf =
+      diags.diagnostics_version === undefined ? null : { doc: doc.id, version: diags.diagnostics_version };
     this.checklist.show(this.diagnostics);
     this.graph = graph;
     await this.fetchBodies(graph);
@@ -374,13 +375,44 @@ export class App {
     const doc = this.doc!.id;
     const held = this.diagnosticsOf?.doc === doc ? this.diagnosticsOf.version : undefined;
     let list = nextDiagnostics(this.diagnostics, held, a);
-    let version = a.diagnostics_diff?.version ?? a.document.version;
+    let version = a.diagnostics_version;
     if (!list) {
       const full = await this.client!.diagnostics(doc);
-      [list, version] = [full.diagnostics, full.version];
+      [list, version] = [full.diagnostics, full.diagnostics_version];
+    } else if (a.diagnostics_partial) {
+      // Asked for once the edit's frame is out: the server's rest of the check (hundreds of ms on a long
+      // chain) would otherwise take the CPU the frame needs.
+      this.diagnosticsPending = true;
+      requestAnimationFrame(() => void this.finishDiagnostics(version));
     }
-    this.diagnosticsOf = { doc, version };
+    this.diagnosticsOf = version === undefined ? null : { doc, version };
     return list;
+  }
+
+  /** Whether an edit's answer carried a provisional list whose finished version is still being fetched. */
+  diagnosticsPending = false;
+
+  /** After an answer whose re-check was cut short (a long chain below the edited node): the finished
+   *  list from GET diagnostics, shown with the severities it changes, unless another answer came first. */
+  private async finishDiagnostics(asked: number | undefined): Promise<void> {
+    const doc = this.doc;
+    if (!doc || !this.client) return;
+    try {
+      const full = await this.client.diagnostics(doc.id);
+      const current = this.diagnosticsOf?.doc === doc.id ? this.diagnosticsOf.version : undefined;
+      if (this.doc !== doc || current !== asked || full.diagnostics_version === undefined) return;
+      this.diagnosticsOf = { doc: doc.id, version: full.diagnostics_version };
+      if (!sameDiagnostics(this.diagnostics, full.diagnostics)) this.checklist.show(full.diagnostics);
+      this.diagnostics = full.diagnostics;
+      const g = this.graph;
+      const touched = g ? this.patchSeverities(g, full.diagnostics) : [];
+      if (g && touched.length && !(await this.canvas.patchNodes(g, touched)))
+        await this.canvas.setGraph(g, false);
+      this.canvas.renderer.flush();
+      this.editMarks.diagnosed = performance.now();
+    } finally {
+      this.diagnosticsPending = false;
+    }
   }
 
   /** The diagnostics version edits on the current document send (undefined: none held, whole list). */
