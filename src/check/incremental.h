@@ -15,6 +15,9 @@
 // (opset imports), or a graph where the shortcut could differ from a full check (duplicate names or
 // producers, a node output named like a graph input or initializer, nodes out of order, a list cut at
 // max_diagnostics, a re-check that would renumber the checker's fresh symbols), is checked in full.
+//
+// An update may stop after a budget of re-checked nodes (the studio answers an edit at the head of a
+// long chain before re-checking the 50,000 nodes below it): its result is provisional until finish().
 #pragma once
 
 #include <cstdint>
