@@ -378,7 +378,8 @@ void Checker::apply_declared(const ir::Node& node, const std::string& path, Scop
   }
 }
 
-int64_t Checker::check_main_node(const ir::Graph& g, const ir::Node& node, Scope& scope, int64_t symbols) {
+int64_t Checker::check_main_node(const ir::Graph& g, const ir::Node& node, Scope& scope, int64_t symbols,
+                                 const std::unordered_map<std::string, ir::Type>* declared) {
   const ir::Graph* saved = current_graph_;
   current_graph_ = &g;
   symbol_counter_ = symbols;
@@ -387,6 +388,10 @@ int64_t Checker::check_main_node(const ir::Graph& g, const ir::Node& node, Scope
   check_node(node, "main", scope, env);
   // Graph outputs' declared types win over value_info's, as in check_graph.
   apply_declared(node, "main", scope, [&](const std::string& out) -> const ir::Type* {
+    if (declared) {
+      auto it = declared->find(out);
+      return it == declared->end() ? nullptr : &it->second;
+    }
     if (const ir::ValueInfo* v = g.find_output(out)) return &v->type;
     if (const ir::ValueInfo* v = g.find_value_info(out)) return &v->type;
     return nullptr;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "check/checker.h"
@@ -65,7 +66,10 @@ class Checker {
   void set_observer(MainGraphObserver* observer) { observer_ = observer; }
   // Checks node `node` of the main graph `g` against `scope`, as check_graph's loop does (declared
   // types of its outputs applied), with the symbol counter at `symbols`; returns the counter after.
-  int64_t check_main_node(const ir::Graph& g, const ir::Node& node, Scope& scope, int64_t symbols);
+  // `declared`, when given, is g's declared types by value (declared_types in incremental.cpp): looked
+  // up instead of scanning the graph's outputs and value_info for each node.
+  int64_t check_main_node(const ir::Graph& g, const ir::Node& node, Scope& scope, int64_t symbols,
+                          const std::unordered_map<std::string, ir::Type>* declared = nullptr);
   int64_t symbols() const { return symbol_counter_; }
   // Defines the main graph `g`'s inputs and initializers in `scope` and reports their problems, as
   // check_graph does before the nodes (draws no fresh symbols).

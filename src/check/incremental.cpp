@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <queue>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -35,6 +35,35 @@ struct Facts {
            constant->external.has_value() == o.constant->external.has_value();
   }
 };
+
+// Facts::of(f) == a, without building the copy (most re-checked values keep their facts).
+bool same_facts(const Facts& a, const ValueFacts& f) {
+  if (a.type != f.type || a.producer != f.producer) return false;
+  if (a.shape_value.has_value() != (f.shape_value != nullptr)) return false;
+  if (f.shape_value && *a.shape_value != *f.shape_value) return false;
+  if (a.constant.has_value() != (f.constant != nullptr)) return false;
+  if (!f.constant) return true;
+  const ir::Tensor& x = *a.constant;
+  const ir::Tensor& y = *f.constant;
+  return x.dtype == y.dtype && x.dims == y.dims && x.data == y.data && x.strings == y.strings &&
+         x.external.has_value() == y.external.has_value();
+}
+
+// a = Facts::of(f), into a's own storage (no allocation when the shape and names fit).
+void assign_facts(Facts& a, const ValueFacts& f) {
+  a.type = f.type;
+  a.producer = f.producer;
+  if (f.constant) {
+    a.constant = *f.constant;
+  } else {
+    a.constant.reset();
+  }
+  if (f.shape_value) {
+    a.shape_value = *f.shape_value;
+  } else {
+    a.shape_value.reset();
+  }
+}
 
 struct NodeRecord {
   std::string name;
@@ -131,6 +160,19 @@ bool is_graph_value(const ir::Graph& g, const std::string& name) {
                      [&](const ir::SparseTensor& t) { return t.values.name == name; });
 }
 
+// A re-check under way (IncrementalChecker::update with a budget): the graph's positions, the nodes
+// still to check (marked by position: every consumer queued while checking node k comes after it, so
+// one pass upward checks them in graph order), and what the end of the pass needs.
+struct Pass {
+  explicit Pass(const ir::Graph& g) : pos(g), marked(g.nodes.size(), 0), next(g.nodes.size()) {}
+  Positions pos;
+  std::vector<char> marked;
+  size_t pending = 0;
+  size_t next;                                    // the lowest position that may be marked
+  std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
+  std::unordered_set<std::string> dirty;          // values whose facts may differ now
+};
+
 }  // namespace
 
 struct IncrementalChecker::State : MainGraphObserver {
@@ -154,6 +196,35 @@ struct IncrementalChecker::State : MainGraphObserver {
   std::unordered_map<std::string, ir::Type> declared;
   std::vector<ir::OpsetImport> opsets;
   std::set<FunctionName> functions;
+  std::optional<Pass> pass;
+
+  void enqueue(size_t k) {
+    if (pass->marked[k]) return;
+    pass->marked[k] = 1;
+    ++pass->pending;
+    pass->next = std::min(pass->next, k);
+  }
+
+  // Queues the consumers (at `after` or later) of a value that changed hands, from the readers' index;
+  // false when one no longer comes after its producer. `made_at`: the producer's position when the
+  // caller knows it (the node just checked), else looked up.
+  bool consumers_of(const std::string& v, size_t after, size_t made_at = Positions::kNone - 1) {
+    auto it = readers.find(v);
+    if (it == readers.end()) return true;
+    const Positions& pos = pass->pos;
+    if (made_at == Positions::kNone - 1) {
+      auto q = producer.find(v);
+      made_at = q == producer.end() ? Positions::kNone : pos.find(q->second);
+    }
+    for (ir::NodeId id : it->second) {
+      const size_t k = pos.find(id);
+      if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
+      if (k < after) continue;
+      if (made_at != Positions::kNone && made_at >= k) return false;
+      enqueue(k);
+    }
+    return true;
+  }
 
   void before_main_graph(size_t count, int64_t symbols) override {
     header_count = count;
@@ -315,15 +386,27 @@ void IncrementalChecker::reset(const ir::Model& m) {
   last_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-void IncrementalChecker::update(const ir::Model& m, const std::vector<ir::Change>& changes) {
+void IncrementalChecker::update(const ir::Model& m, const std::vector<ir::Change>& changes, size_t budget) {
   auto start = std::chrono::steady_clock::now();
   last_checked_ = 0;
-  last_incremental_ = incremental(m, changes);
+  // A pass left unfinished refers to the graph before this edit: only a full check can follow it.
+  last_incremental_ = complete_ && incremental(m, changes, budget);
   if (!last_incremental_) full(m);
   last_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+void IncrementalChecker::finish(const ir::Model& m) {
+  if (complete_) return;
+  auto start = std::chrono::steady_clock::now();
+  if (!run_pass(m, SIZE_MAX)) {
+    last_incremental_ = false;
+    full(m);
+  }
+  last_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 void IncrementalChecker::full(const ir::Model& m) {
+  complete_ = true;
   state_ = std::make_unique<State>();
   state_->diags = &result_.diagnostics;
   check_model_observed(m, result_, *state_);
@@ -332,7 +415,8 @@ void IncrementalChecker::full(const ir::Model& m) {
 }
 
 // The shortcut; false (with the state left for full() to rebuild) when it may not be taken.
-bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::Change>& changes) {
+bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::Change>& changes,
+                                     size_t budget) {
   if (!state_ || !state_->valid) return false;
   State& st = *state_;
   const ir::Graph& g = m.graph;
@@ -389,12 +473,13 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
       if (calls_function(m, n)) changed.insert(n.id);
     }
   }
-  Positions pos(g);
+  Pass& pass = st.pass.emplace(g);
+  const Positions& pos = pass.pos;
 
   // Take the changed nodes' old versions out, then put their new versions in.
-  std::unordered_set<std::string> dirty;  // values whose facts may differ now
+  std::unordered_set<std::string>& dirty = pass.dirty;
   if (values_changed && !st.recheck_graph_values(m, kOptions, dirty)) return false;
-  std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
+  std::unordered_map<ir::NodeId, int64_t>& drawn = pass.drawn;
   for (ir::NodeId id : changed) {
     auto it = st.nodes.find(id);
     if (it == st.nodes.end()) continue;
@@ -415,12 +500,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     st.nodes.erase(it);
     st.flagged.erase(id);
   }
-  using Item = std::pair<size_t, ir::NodeId>;  // position first: checked in graph order
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> queue;
-  std::unordered_set<ir::NodeId> queued;
-  auto enqueue = [&](size_t k) {
-    if (queued.insert(g.nodes[k].id).second) queue.emplace(k, g.nodes[k].id);
-  };
+  auto enqueue = [&](size_t k) { st.enqueue(k); };
   for (ir::NodeId id : changed) {
     size_t p = pos.find(id);
     if (p == Positions::kNone) continue;  // removed
@@ -442,89 +522,126 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
         (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p)))
       return false;
   }
-  // Consumers (at `after` or later) of the values that changed hands, from the readers' index; each must
-  // still come after its producer. The changed nodes' own reads are out of the index until they are
-  // checked again, and they are queued anyway.
-  auto consumers_of = [&](const std::unordered_set<std::string>& values, size_t after) -> bool {
-    for (const std::string& v : values) {
-      auto it = st.readers.find(v);
-      if (it == st.readers.end()) continue;
-      auto q = st.producer.find(v);
-      const size_t made_at = q == st.producer.end() ? Positions::kNone : pos.find(q->second);
-      for (ir::NodeId id : it->second) {
-        const size_t k = pos.find(id);
-        if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
-        if (k < after) continue;
-        if (made_at != Positions::kNone && made_at >= k) return false;
-        enqueue(k);
-      }
-    }
-    return true;
-  };
-  if (!dirty.empty() && !consumers_of(dirty, 0)) return false;
+  // The consumers of the values that changed hands (the changed nodes' own reads are out of the index
+  // until they are checked again, and they are queued anyway).
+  for (const std::string& v : dirty) {
+    if (!st.consumers_of(v, 0)) return false;
+  }
+  return run_pass(m, budget);
+}
 
-  // Check the queue in graph order; a node whose output facts changed queues its consumers.
-  std::unordered_set<std::string> touched = dirty;
-  while (!queue.empty()) {
-    auto [k, id] = queue.top();
-    queue.pop();
+void IncrementalChecker::set_value_type(const std::string& name, const ir::Type& t) {
+  if (t.is_none()) {
+    result_.value_types.erase(name);
+  } else {
+    result_.value_types[name] = t;
+  }
+}
+
+// Checks the marked nodes in graph order, at most `budget` of them; a node whose output facts changed
+// queues its consumers. Then assembles the list: final when nothing is left to check, else provisional
+// (the nodes not checked yet keep their findings from before the edit). False: check in full.
+bool IncrementalChecker::run_pass(const ir::Model& m, size_t budget) {
+  State& st = *state_;
+  Pass& pass = *st.pass;
+  const Positions& pos = pass.pos;
+  const ir::Graph& g = m.graph;
+  static const CheckOptions kOptions;
+
+  // One checker for them all: its per-node buffers are reused. The result's value types are set as
+  // facts change (a full check, if the shortcut ends up refused, builds them again).
+  Diagnostics found;
+  Checker checker(m, kOptions, found);
+  std::vector<const std::string*> moved;
+  // The facts of the outputs of the node checked last: on a chain, what the next node reads (found
+  // without a lookup in the 50,000-entry map, most of an edit's cost at the head of a long chain).
+  std::vector<std::pair<const std::string*, const Facts*>> recent, made;
+  size_t k = pass.next, checked = 0;
+  for (; pass.pending > 0 && checked < budget; ++k) {
+    if (!pass.marked[k]) continue;
+    pass.marked[k] = 0;
+    --pass.pending;
+    ++checked;
     const ir::Node& n = g.nodes[k];
+    const ir::NodeId id = n.id;
     auto rec = st.nodes.find(id);
     int64_t before = rec != st.nodes.end() ? rec->second.symbols_before
                      : k == 0              ? st.loop_symbols
                                            : st.nodes.at(g.nodes[k - 1].id).symbols_after;
     // What its subgraphs read must outlive `scope`, whose keys view these names.
-    std::vector<std::string> outer = subgraph_reads(n);
+    std::vector<std::string> outer = holds_subgraph(n) ? subgraph_reads(n) : std::vector<std::string>{};
     Scope scope;
+    auto known = [&](const std::string& in) -> const Facts* {
+      for (const auto& [name, facts] : recent) {
+        if (*name == in) return facts;
+      }
+      auto f = st.facts.find(in);
+      return f == st.facts.end() ? nullptr : &f->second;
+    };
     auto bring = [&](const std::string& in) {
-      auto f = in.empty() ? st.facts.end() : st.facts.find(in);
-      if (f == st.facts.end() || scope.defined_here(in)) return;
+      const Facts* f = in.empty() ? nullptr : known(in);
+      if (!f || scope.defined_here(in)) return;
       ValueFacts& v = scope.define(in);
-      v.type = f->second.type;
-      v.producer = f->second.producer;
-      if (f->second.constant) v.constant = &*f->second.constant;
-      if (f->second.shape_value) v.shape_value = &*f->second.shape_value;
+      v.type = f->type;
+      v.producer = f->producer;
+      if (f->constant) v.constant = &*f->constant;
+      if (f->shape_value) v.shape_value = &*f->shape_value;
     };
     for (const std::string& in : n.inputs) bring(in);
     for (const std::string& in : outer) bring(in);
-    Diagnostics found;
-    Checker checker(m, kOptions, found);
-    int64_t after = checker.check_main_node(g, n, scope, before);
-    auto was = drawn.find(id);
-    int64_t drawn_before = rec != st.nodes.end() ? rec->second.symbols_after - rec->second.symbols_before
-                           : was != drawn.end()  ? was->second
-                                                 : 0;
+    found.items.clear();
+    int64_t after = checker.check_main_node(g, n, scope, before, &st.declared);
+    auto was = pass.drawn.find(id);
+    int64_t drawn_before = rec != st.nodes.end()     ? rec->second.symbols_after - rec->second.symbols_before
+                           : was != pass.drawn.end() ? was->second
+                                                     : 0;
     if (after - before != drawn_before) return false;  // would renumber later fresh symbols
     ++last_checked_;
-    std::unordered_set<std::string> moved;
+    moved.clear();
+    made.clear();
     for (const std::string& out : n.outputs) {
       const ValueFacts* f = out.empty() ? nullptr : scope.find_here(out);
       if (!f) continue;
-      Facts now = Facts::of(*f);
       auto old = st.facts.find(out);
-      if (old != st.facts.end() && old->second == now) continue;
-      st.facts[out] = std::move(now);
-      moved.insert(out);
-      touched.insert(out);
+      if (old != st.facts.end() && same_facts(old->second, *f)) {
+        made.emplace_back(&out, &old->second);
+        continue;
+      }
+      if (old == st.facts.end()) {
+        old = st.facts.emplace(out, Facts::of(*f)).first;
+      } else {
+        assign_facts(old->second, *f);
+      }
+      made.emplace_back(&out, &old->second);
+      set_value_type(out, old->second.type);
+      moved.push_back(&out);
     }
-    const bool recorded = rec != st.nodes.end();  // an unchanged node queued as a consumer
-    NodeRecord& r = st.nodes[id];
-    if (recorded) st.remove_reads(id, r);
-    r.name = n.name;
-    r.inputs = n.inputs;
-    r.outputs = n.outputs;
-    r.outer = outer;
-    st.add_reads(id, r);
-    r.diagnostics = std::move(found.items);
+    recent.swap(made);
+    const bool recorded = rec != st.nodes.end();  // false for a changed node: its record was taken out
+    NodeRecord& r = recorded ? rec->second : st.nodes[id];
+    // An unchanged consumer reads what it read: its entries in the readers' index stay.
+    if (!recorded || r.inputs != n.inputs || r.outer != outer) {
+      if (recorded) st.remove_reads(id, r);
+      r.inputs = n.inputs;
+      r.outer = outer;
+      st.add_reads(id, r);
+    }
+    if (!recorded || r.outputs != n.outputs) r.outputs = n.outputs;
+    if (r.name != n.name) r.name = n.name;
+    r.diagnostics.swap(found.items);
     if (r.diagnostics.empty()) {
-      st.flagged.erase(id);
+      if (recorded) st.flagged.erase(id);
     } else {
       st.flagged.insert(id);
     }
     r.symbols_before = before;
     r.symbols_after = after;
-    if (!moved.empty() && !consumers_of(moved, k + 1)) return false;
+    for (const std::string* v : moved) {
+      if (!st.consumers_of(*v, k + 1, k)) return false;
+    }
   }
+  pass.next = k;
+  complete_ = pass.pending == 0;
 
   // The list in a full check's order: what comes before the nodes, each node's findings, the outputs.
   // Only the nodes with findings, in graph order (not a lookup per node of the graph).
@@ -576,14 +693,11 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   }
   if (out.items.size() >= kOptions.max_diagnostics) return false;  // a full check would cut the list
   result_.diagnostics = std::move(out);
-  for (const std::string& name : touched) {
+  for (const std::string& name : pass.dirty) {
     auto f = st.facts.find(name);
-    if (f == st.facts.end() || f->second.type.is_none()) {
-      result_.value_types.erase(name);
-    } else {
-      result_.value_types[name] = f->second.type;
-    }
+    set_value_type(name, f == st.facts.end() ? ir::Type{} : f->second.type);
   }
+  if (complete_) st.pass.reset();
   return true;
 }
 

@@ -15,9 +15,14 @@
 // (opset imports), or a graph where the shortcut could differ from a full check (duplicate names or
 // producers, a node output named like a graph input or initializer, nodes out of order, a list cut at
 // max_diagnostics, a re-check that would renumber the checker's fresh symbols), is checked in full.
+//
+// An update may stop after a budget of re-checked nodes (the studio answers an edit at the head of a
+// long chain before re-checking the 50,000 nodes below it): its result is provisional until finish().
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "check/checker.h"
@@ -34,8 +39,14 @@ class IncrementalChecker {
 
   // Checks the whole model.
   void reset(const ir::Model& m);
-  // Brings the result up to date after an edit that made `changes`. Equals check_model(m).
-  void update(const ir::Model& m, const std::vector<ir::Change>& changes);
+  // Brings the result up to date after an edit that made `changes`. Equals check_model(m), unless
+  // more than `budget` nodes had to be checked again: then the result is provisional (complete() is
+  // false; the nodes not checked yet keep their findings from before the edit; the edited nodes come
+  // first) until finish(m), which must be called before the model changes again.
+  void update(const ir::Model& m, const std::vector<ir::Change>& changes, size_t budget = SIZE_MAX);
+  // Checks what the last update left (nothing when complete). Then result() equals check_model(m).
+  void finish(const ir::Model& m);
+  bool complete() const { return complete_; }
   const CheckResult& result() const { return result_; }
   double last_seconds() const { return last_seconds_; }
   // Whether the last update took the shortcut, and how many nodes it checked.
@@ -46,13 +57,16 @@ class IncrementalChecker {
 
  private:
   void full(const ir::Model& m);
-  bool incremental(const ir::Model& m, const std::vector<ir::Change>& changes);
+  bool incremental(const ir::Model& m, const std::vector<ir::Change>& changes, size_t budget);
+  bool run_pass(const ir::Model& m, size_t budget);
+  void set_value_type(const std::string& name, const ir::Type& t);
 
   CheckResult result_;
   std::unique_ptr<State> state_;
   double last_seconds_ = 0;
   bool last_incremental_ = false;
   size_t last_checked_ = 0;
+  bool complete_ = true;
 };
 
 }  // namespace tessera::check

@@ -3,7 +3,7 @@
 // bodies read outer values by name).
 #pragma once
 
-#include <deque>
+#include <list>
 #include <memory_resource>
 #include <string>
 #include <string_view>
@@ -55,8 +55,10 @@ class Scope {
   // Map nodes come from an arena released with the scope: no malloc/free per value.
   std::pmr::monotonic_buffer_resource arena_;
   std::pmr::unordered_map<std::string_view, ValueFacts, NameHash> values_;
-  std::deque<ir::Tensor> kept_tensors_;
-  std::deque<std::vector<ir::Dim>> kept_values_;
+  // Lists, not deques: a default-constructed deque allocates, and the incremental checker makes a scope
+  // per node it checks (50,000 on an edit at the head of a long chain); most keep nothing.
+  std::list<ir::Tensor> kept_tensors_;
+  std::list<std::vector<ir::Dim>> kept_values_;
 };
 
 }  // namespace tessera::check

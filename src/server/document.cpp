@@ -28,8 +28,10 @@ fs::path layout_path(const fs::path& model_file) {
 
 Document::Document(std::string id, ir::Model model, std::optional<fs::path> path, std::string name)
     : id_(std::move(id)), name_(std::move(name)), path_(std::move(path)), model_(std::move(model)) {
-  history_.set_listener(
-      [this](const std::vector<ir::Change>& c) { pending_.insert(pending_.end(), c.begin(), c.end()); });
+  history_.set_listener([this](const std::vector<ir::Change>& c) {
+    pending_.insert(pending_.end(), c.begin(), c.end());
+    names_.update(model_, c);
+  });
   if (path_) {
     stamp_ = stamp_of(*path_);
     load_layout();
@@ -40,6 +42,7 @@ Document::Document(std::string id, ir::Model model, std::optional<fs::path> path
   // nodes under load; later adds 2-8 ms).
   std::vector<ir::Node>& nodes = model_.graph.nodes;
   nodes.reserve(nodes.size() + nodes.size() / 4 + 64);
+  names_.rebuild(model_);  // at opening, not in the first edit's answer
 }
 
 json Document::to_json() const {

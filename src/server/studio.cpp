@@ -457,7 +457,7 @@ json changed_nodes(Document& doc, const std::vector<ir::Change>& changes, json& 
     if (index == SIZE_MAX) return nullptr;
     std::string graph = ir::path_string(m, c.path);
     json severity = nullptr;
-    for (const check::Diagnostic& d : doc.checker().result().diagnostics.items) {
+    for (const check::Diagnostic& d : doc.answer_checker().result().diagnostics.items) {
       if (d.graph != graph || d.node_index != static_cast<int>(index)) continue;
       if (d.severity == check::Severity::kError) severity = "error";
       if (d.severity == check::Severity::kWarning && severity.is_null()) severity = "warning";
@@ -468,8 +468,41 @@ json changed_nodes(Document& doc, const std::vector<ir::Change>& changes, json& 
   return out;
 }
 
-// `parse_ms`: reading the command from the request (0 when the edit was not a command).
-json edit_answer(Document& doc, const std::vector<ir::Change>& changes, double parse_ms = 0) {
+// The answer's diagnostics: the whole list, or, when the client says it holds the list of the version
+// the server last sent (`since`, the request's "diagnostics_since"), what changed from it:
+// "diagnostics_diff": {"base": since, "version": now, "removed": [...], "added": [...]}. A list of a
+// 50,000-node model with many findings is most of an answer, and an edit changes a few of them.
+// "diagnostics_version": the version of the list the answer gives; "diagnostics_partial": the edit's
+// re-check was cut at Document::kAnswerBudget nodes (GET diagnostics gives the finished list).
+void add_diagnostics(Document& doc, std::optional<uint64_t> since, json& a) {
+  const IncrementalChecker& checker = doc.answer_checker();
+  json list = diagnostics_json(doc.model(), checker.result().diagnostics);
+  if (since && *since == doc.sent_diagnostics_version()) {
+    json diff = diagnostics_diff(doc.sent_diagnostics(), list);
+    diff["base"] = *since;
+    a["diagnostics_diff"] = std::move(diff);
+  } else {
+    a["diagnostics"] = list;
+  }
+  uint64_t version = doc.set_sent_diagnostics(std::move(list));
+  a["diagnostics_version"] = version;
+  if (a.contains("diagnostics_diff")) a["diagnostics_diff"]["version"] = version;
+  a["diagnostics_partial"] = !checker.complete();
+}
+
+// The version of the diagnostics list the client holds, when the request says.
+std::optional<uint64_t> diagnostics_since(const json& body) {
+  if (!body.is_object() || !body.contains("diagnostics_since") || body["diagnostics_since"].is_null())
+    return std::nullopt;
+  int64_t v = ir::int_field(body, "diagnostics_since", "");
+  if (v < 0) throw HttpError{400, fmt::format("diagnostics_since must not be negative (got {})", v)};
+  return static_cast<uint64_t>(v);
+}
+
+// `parse_ms`: reading the command from the request (0 when the edit was not a command); `since`: the
+// diagnostics version the client holds (add_diagnostics).
+json edit_answer(Document& doc, const std::vector<ir::Change>& changes, double parse_ms = 0,
+                 std::optional<uint64_t> since = std::nullopt) {
   auto t0 = std::chrono::steady_clock::now();
   json indices = json::object();
   json nodes = changed_nodes(doc, changes, indices);
@@ -480,10 +513,10 @@ json edit_answer(Document& doc, const std::vector<ir::Change>& changes, double p
   }
   json a{{"document", doc.to_json()},
          {"changes", changes_json(changes)},
-         {"diagnostics", diagnostics_json(doc.model(), doc.checker().result().diagnostics)},
          {"node_ids", std::move(ids)},
          {"nodes", std::move(nodes)},
          {"node_indices", std::move(indices)}};
+  add_diagnostics(doc, since, a);
   const EditTiming& t = doc.last_edit_timing();
   a["timing"] = {
       {"parse", parse_ms}, {"command", t.command_ms}, {"check", t.check_ms}, {"answer", ms_since(t0)}};
@@ -533,9 +566,10 @@ json run_commands(Document& doc, const json& body) {
                                        doc.version(), expected)};
     }
   }
+  std::optional<uint64_t> since = diagnostics_since(body);
   double parse_ms = ms_since(t0);
   std::vector<ir::Change> changes = doc.edit([&](ir::History& h) { h.execute(std::move(cmd)); });
-  return edit_answer(doc, changes, parse_ms);
+  return edit_answer(doc, changes, parse_ms, since);
 }
 
 // "io": {"i:NAME": [x, y], "o:NAME": [x, y], "f:CALL_ID:BODY_NODE_ID": [x, y]}: graph inputs and
@@ -741,8 +775,9 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
   } else if (parts.size() == 4 && (action == "undo" || action == "redo") && m == "POST") {
     bool undo = action == "undo";
     auto received = std::chrono::steady_clock::now();
+    std::optional<uint64_t> since = diagnostics_since(parse_body(req));
     std::vector<ir::Change> changes = doc->edit([&](ir::History& h) { undo ? h.undo() : h.redo(); });
-    answer_edit(res, edit_answer(*doc, changes), received);
+    answer_edit(res, edit_answer(*doc, changes, 0, since), received);
   } else if (parts.size() == 4 && action == "graph" && m == "GET") {
     ir::GraphPath p = path_param(req);
     resolve_or_404(doc->model(), p);
@@ -795,14 +830,18 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     answer(res, 200, json::object());
   } else if (parts.size() == 4 && action == "diagnostics" && m == "GET") {
     // "check": how the last edit's list was made (incremental or in full), for tests and benchmarks.
+    // The list sent becomes the base of the next edit's diagnostics_diff.
     const IncrementalChecker& c = doc->checker();
+    json list = diagnostics_json(doc->model(), c.result().diagnostics);
+    uint64_t sent = doc->set_sent_diagnostics(list);
     answer(res, 200,
            {{"version", doc->version()},
+            {"diagnostics_version", sent},
             {"check",
              {{"incremental", c.last_incremental()},
               {"checked_nodes", c.last_checked_nodes()},
               {"ms", c.last_seconds() * 1e3}}},
-            {"diagnostics", diagnostics_json(doc->model(), c.result().diagnostics)}});
+            {"diagnostics", std::move(list)}});
   } else {
     throw HttpError{404, fmt::format("no such API endpoint: {} {}", m, req.path)};
   }

@@ -3,9 +3,13 @@
 // tell the server's work from the wait for it; and the node list's room for additions.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <sstream>
 
+#include "ir/builder.h"
+#include "onnx/onnx_io.h"
+#include "server/diagnostics.h"
 #include "server/document.h"
 #include "server/studio_fixture.h"
 
@@ -65,6 +69,174 @@ TEST_F(Studio, AnOpenedModelsNodeListHasRoomForAdditions) {
   auto doc = tessera::server::open_document("d1", root_ / "a.onnx");
   const auto& nodes = doc->model().graph.nodes;
   EXPECT_GE(nodes.capacity(), nodes.size() + 64);
+}
+
+using tessera::server::apply_diagnostics_diff;
+using tessera::server::diagnostics_diff;
+
+namespace diff_test {
+
+json item(const std::string& text) {
+  return json{{"text", text}};
+}
+
+TEST(DiagnosticsDiff, TurnsOneListIntoTheOtherWhereverTheyDiffer) {
+  json a = json::array({item("a"), item("b"), item("c"), item("d")});
+  for (json b : {json::array({item("a"), item("x"), item("c"), item("d")}),             // one replaced
+                 json::array({item("a"), item("b"), item("c"), item("d"), item("e")}),  // appended
+                 json::array({item("z"), item("b"), item("c"), item("y")}),             // both ends
+                 json::array(), json::array({item("b"), item("b")}), a}) {
+    json d = diagnostics_diff(a, b);
+    EXPECT_EQ(apply_diagnostics_diff(a, d), b) << d.dump();
+    EXPECT_EQ(apply_diagnostics_diff(b, diagnostics_diff(b, a)), a);
+  }
+  // Only what changed travels.
+  json one = diagnostics_diff(a, json::array({item("a"), item("x"), item("c"), item("d")}));
+  EXPECT_EQ(one["removed"], json::array({1}));
+  EXPECT_EQ(one["added"].size(), 1u);
+  EXPECT_THROW(apply_diagnostics_diff(json::array(), one), std::invalid_argument);
+}
+
+}  // namespace diff_test
+
+// The app sends the version of the list it holds; each answer then carries what changed from it, and
+// applying the answers in turn gives the server's full list after every edit.
+TEST_F(Studio, EditAnswersCarryTheDiagnosticsDiffFromTheClientsList) {
+  start();
+  std::string id = open("a.onnx");
+  std::string doc = "/api/documents/" + id;
+  auto [status, full] = get(doc + "/diagnostics");
+  ASSERT_EQ(status, 200);
+  json held = full["diagnostics"];
+  uint64_t version = full["diagnostics_version"];
+  int64_t relu = graph(id)["nodes"][0]["id"];
+  json add{{"type", "add_node"},
+           {"node", {{"name", "extra"}, {"op_type", "Relu"}, {"inputs", {"x"}}, {"outputs", {"extra_out"}}}}};
+  auto send = [&](const std::string& what, json body) {
+    body["diagnostics_since"] = version;
+    auto [s, a] = post(doc + "/" + what, body);
+    EXPECT_EQ(s, 200) << a.dump();
+    return a;
+  };
+  auto command = [&](json c) { return send("commands", json{{"command", std::move(c)}}); };
+  int64_t extra = 0;
+  int diffs = 0;
+  std::vector<std::function<json()>> edits = {
+      [&] {
+        json a = command(add);
+        extra = a["node_ids"][0];
+        return a;
+      },
+      [&] {
+        return command({{"type", "disconnect"}, {"node", extra}, {"index", 0}});
+      },  // "not connected"
+      [&] {
+        return command({{"type", "disconnect"}, {"node", relu}, {"index", 0}});
+      },
+      [&] {
+        return command({{"type", "connect"}, {"node", extra}, {"index", 0}, {"value", "x"}});
+      },
+      [&] {
+        return command({{"type", "rename_node"}, {"node", relu}, {"name", "renamed"}});
+      },
+      [&] {
+        return command({{"type", "remove_node"}, {"node", extra}});
+      },
+      [&] { return send("undo", json::object()); },
+      [&] { return send("undo", json::object()); },
+      [&] { return send("redo", json::object()); },
+      [&] {
+        return command({{"type", "connect"}, {"node", relu}, {"index", 0}, {"value", "x"}});
+      },
+  };
+  size_t most = 0;
+  for (size_t k = 0; k < edits.size(); ++k) {
+    json a = edits[k]();
+    ASSERT_TRUE(a.contains("diagnostics_diff")) << "edit " << k << ": " << a.dump();
+    EXPECT_FALSE(a.contains("diagnostics")) << "edit " << k;
+    const json& d = a["diagnostics_diff"];
+    EXPECT_EQ(d["base"], version);
+    EXPECT_EQ(d["version"], a["diagnostics_version"]);
+    EXPECT_EQ(a["diagnostics_partial"], false);
+    held = apply_diagnostics_diff(held, d);
+    version = d["version"];
+    EXPECT_EQ(held, get(doc + "/diagnostics").second["diagnostics"]) << "edit " << k;
+    most = std::max(most, held.size());
+    ++diffs;
+  }
+  EXPECT_GE(most, 2u);  // the sequence made findings come and go
+  // A client holding another version (a gap: an answer it missed) gets the whole list.
+  auto [s, a] =
+      post(doc + "/commands", json{{"command", {{"type", "rename_node"}, {"node", relu}, {"name", "again"}}},
+                                   {"diagnostics_since", version - 1}});
+  ASSERT_EQ(s, 200);
+  EXPECT_FALSE(a.contains("diagnostics_diff"));
+  EXPECT_EQ(a["diagnostics"], get(doc + "/diagnostics").second["diagnostics"]);
+  // Without diagnostics_since, the whole list, as before.
+  auto [s2, b] = post(doc + "/undo", json::object());
+  ASSERT_EQ(s2, 200);
+  EXPECT_TRUE(b.contains("diagnostics"));
+  auto [s3, bad] = post(doc + "/undo", json{{"diagnostics_since", -1}});
+  EXPECT_EQ(s3, 400) << bad.dump();
+}
+
+// An edit at the head of a chain longer than the answer's budget: the answer comes with the edited
+// node's findings and says it is partial; GET diagnostics finishes the check and equals a full check
+// of the same model (the saved copy, opened fresh).
+TEST_F(Studio, AnEditPastTheAnswersBudgetAnswersPartlyAndTheListFinishesOnRead) {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  GraphBuilder b(m.graph);
+  std::string v = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::of(1), Dim::of(8)}));
+  b.input("y", Type::tensor(DataType::kInt64, Shape{Dim::of(3)}));
+  const int n = static_cast<int>(tessera::server::Document::kAnswerBudget) + 500;
+  for (int i = 0; i < n; ++i) v = b.node(i + 1 < n ? "Neg" : "Tanh", {v}, {}, "n" + std::to_string(i));
+  b.output(v);
+  tessera::onnx::save_model(m, root_ / "chain.onnx");
+  start();
+  std::string id = open("chain.onnx");
+  std::string doc = "/api/documents/" + id;
+  json full = get(doc + "/diagnostics").second;
+  int64_t head = graph(id)["nodes"][0]["id"];
+  auto texts = [](const json& list) {
+    std::vector<std::string> out;
+    for (const json& d : list) out.push_back(d["text"]);
+    return out;
+  };
+  auto edit = [&](json command, const json& since) {
+    auto [status, a] =
+        post(doc + "/commands", json{{"command", std::move(command)}, {"diagnostics_since", since}});
+    EXPECT_EQ(status, 200) << a.dump().substr(0, 300);
+    return a;
+  };
+  // Connected to an int64 input: Neg takes it down the chain to the last node, a Tanh, which does not.
+  json a =
+      edit({{"type", "connect"}, {"node", head}, {"index", 0}, {"value", "y"}}, full["diagnostics_version"]);
+  EXPECT_EQ(a["diagnostics_partial"], true);
+  json held = apply_diagnostics_diff(full["diagnostics"], a["diagnostics_diff"]);
+  EXPECT_TRUE(held.empty());  // the Tanh is past the budget
+  auto [s2, done] = get(doc + "/diagnostics");
+  ASSERT_EQ(s2, 200);
+  EXPECT_NE(done["diagnostics_version"], a["diagnostics_version"]);  // the finished list differs
+  ASSERT_EQ(done["diagnostics"].size(), 1u) << done.dump().substr(0, 300);
+  EXPECT_EQ(done["diagnostics"][0]["node"], "n" + std::to_string(n - 1));
+  ASSERT_EQ(post(doc + "/save", json{{"path", "chain2.onnx"}}).first, 200);
+  std::string fresh = open("chain2.onnx");
+  EXPECT_EQ(texts(done["diagnostics"]),
+            texts(get("/api/documents/" + fresh + "/diagnostics").second["diagnostics"]));
+  // Disconnected: the head's own finding is in the answer at once; the diff applies to the finished list.
+  json d = edit({{"type", "disconnect"}, {"node", head}, {"index", 0}}, done["diagnostics_version"]);
+  EXPECT_EQ(d["diagnostics_partial"], true);
+  ASSERT_TRUE(d.contains("diagnostics_diff")) << d.dump().substr(0, 300);
+  held = apply_diagnostics_diff(done["diagnostics"], d["diagnostics_diff"]);
+  bool head_finding = false;
+  for (const json& x : held) head_finding |= x["node"] == "n0";
+  EXPECT_TRUE(head_finding) << held.dump().substr(0, 300);
+  json after = get(doc + "/diagnostics").second["diagnostics"];
+  ASSERT_EQ(after.size(), 1u) << after.dump().substr(0, 300);
+  EXPECT_EQ(after[0]["node"], "n0");
 }
 
 }  // namespace

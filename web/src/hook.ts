@@ -33,6 +33,10 @@ export function installHook(app: App): void {
     get diagnostics() {
       return app.diagnostics;
     },
+    /** Whether the finished diagnostics of a partial edit answer are still on their way. */
+    get diagnosticsPending() {
+      return app.diagnosticsPending;
+    },
     get graphPath() {
       return app.graphPath;
     },
@@ -41,10 +45,11 @@ export function installHook(app: App): void {
       return app.graph;
     },
     undo: () => app.undo(),
-    /** Runs an edit command and resolves when a frame showing its result has been drawn: ms taken. */
+    /** Runs an edit command ({type: 'undo'} and {type: 'redo'}: those) and resolves when a frame showing
+     *  its result has been drawn: ms taken. */
     async editTimed(cmd: { type: string } & Record<string, unknown>): Promise<number> {
       const t0 = performance.now();
-      await app.run(cmd);
+      await (cmd.type === 'undo' ? app.undo() : cmd.type === 'redo' ? app.redo() : app.run(cmd));
       // The edit drew its frame as it ended (Renderer.flush); a frame still asked for (a layout that
       // finished later) runs at the next animation frame. finish() waits for the GPU to complete it.
       // The next animation frame after that is the compositor's.

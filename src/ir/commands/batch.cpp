@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "ir/commands/add_node_index.h"
+#include "ir/commands/name_index.h"
 #include "ir/commands/node_commands.h"
 
 namespace tessera::ir {
@@ -29,6 +30,7 @@ void apply_one(Model& m, Command& c, std::optional<AddNodeIndex>& index) {
 }  // namespace
 
 void BatchCommand::apply(Model& m) {
+  NameIndex::Suspended no_names;  // the history's name index hears of the steps after the batch
   std::optional<AddNodeIndex> index;
   for (size_t i = 0; i < commands_.size(); ++i) {
     try {

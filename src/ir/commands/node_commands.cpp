@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "ir/commands/add_node_index.h"
+#include "ir/commands/name_index.h"
 
 namespace tessera::ir {
 
@@ -41,8 +42,10 @@ void AddNode::apply_to(std::vector<Graph*>& scopes, AddNodeIndex* index) {
     throw CommandError(fmt::format("position {} is out of range for graph {} ({} nodes)", position_,
                                    graph_label(g), g.nodes.size()));
   }
-  bool name_taken =
-      !node_.name.empty() && (!index || index->node_names.count(node_.name)) && g.find_node(node_.name);
+  // Outside a batch's run of additions, the history's name index (name_index.h) when one is active.
+  const NameIndex* names = index ? nullptr : NameIndex::active_for(g);
+  bool name_taken = !node_.name.empty() && (!index || index->node_names.count(node_.name)) &&
+                    (!names || names->has_node_name(node_.name)) && g.find_node(node_.name);
   if (name_taken) {
     throw CommandError(
         fmt::format("a node named '{}' already exists in graph {}", node_.name, graph_label(g)));
@@ -54,14 +57,18 @@ void AddNode::apply_to(std::vector<Graph*>& scopes, AddNodeIndex* index) {
         node_.outputs.begin() + static_cast<ptrdiff_t>(i)) {
       throw CommandError(fmt::format("output '{}' appears twice in the new node", out));
     }
-    if (!index || index->taken_values.count(out)) require_new_value(scopes, out);
+    bool maybe_taken = index ? index->taken_values.count(out) > 0 : !names || names->has_value(out);
+    if (maybe_taken) require_new_value(scopes, out);
   }
   // The id is a function of the graph's state, so redo, which sees the state the first apply saw,
   // gives the node the same id again and commands recorded after this one still find it. (A
   // remembered id could be taken by then if this command were replayed elsewhere.)
   next_id_before_ = g.next_node_id;
   id_ = g.next_node_id;
-  auto id_taken = [&](NodeId id) { return index ? index->ids.count(id) > 0 : g.find_node(id) != nullptr; };
+  auto id_taken = [&](NodeId id) {
+    if (index) return index->ids.count(id) > 0;
+    return names ? names->has_node_id(id) : g.find_node(id) != nullptr;
+  };
   while (id_taken(id_)) ++id_;  // a graph built by hand may have ids at or past its counter
   Node n = node_;
   n.id = id_;
@@ -105,7 +112,10 @@ RenameNode::RenameNode(GraphPath path, NodeRef node, std::string new_name)
 void RenameNode::apply(Model& m) {
   Graph& g = graph(m);
   Node& n = node(g);
-  const Node* other = new_name_.empty() ? nullptr : g.find_node(new_name_);
+  // A name the history's index does not hold is free without a scan (name_index.h).
+  const NameIndex* names = NameIndex::active_for(g);
+  bool maybe_taken = !new_name_.empty() && (!names || names->has_node_name(new_name_));
+  const Node* other = maybe_taken ? g.find_node(new_name_) : nullptr;
   if (other && other != &n) {
     throw CommandError(
         fmt::format("a node named '{}' already exists in graph {}", new_name_, graph_label(g)));

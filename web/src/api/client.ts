@@ -138,27 +138,42 @@ export class StudioClient {
   localFunction(id: string, k: number): Promise<Record<string, unknown> & { attributes: string[] }> {
     return this.request('GET', `/api/documents/${id}/functions/${k}`);
   }
-  diagnostics(id: string): Promise<{ version: number; diagnostics: Diagnostic[] }> {
+  diagnostics(
+    id: string,
+  ): Promise<{ version: number; diagnostics_version?: number; diagnostics: Diagnostic[] }> {
     return this.request('GET', `/api/documents/${id}/diagnostics`);
   }
   registry(id: string): Promise<{ ops: RegistryOp[] }> {
     return this.request('GET', `/api/registry?doc=${encodeURIComponent(id)}`);
   }
-  command(id: string, command: Command, expectVersion?: number): Promise<CommandAnswer> {
-    return this.request('POST', `/api/documents/${id}/commands`, { command, expect_version: expectVersion });
+  // `since`: the version of the diagnostics list the app holds; the answer then carries what changed
+  // from it (diagnostics_diff) instead of the whole list.
+  command(id: string, command: Command, expectVersion?: number, since?: number): Promise<CommandAnswer> {
+    return this.request('POST', `/api/documents/${id}/commands`, {
+      command,
+      expect_version: expectVersion,
+      diagnostics_since: since,
+    });
   }
-  batch(id: string, label: string, commands: Command[], expectVersion?: number): Promise<CommandAnswer> {
+  batch(
+    id: string,
+    label: string,
+    commands: Command[],
+    expectVersion?: number,
+    since?: number,
+  ): Promise<CommandAnswer> {
     return this.request('POST', `/api/documents/${id}/commands`, {
       batch: label,
       commands,
       expect_version: expectVersion,
+      diagnostics_since: since,
     });
   }
-  undo(id: string): Promise<CommandAnswer> {
-    return this.request('POST', `/api/documents/${id}/undo`, {});
+  undo(id: string, since?: number): Promise<CommandAnswer> {
+    return this.request('POST', `/api/documents/${id}/undo`, { diagnostics_since: since });
   }
-  redo(id: string): Promise<CommandAnswer> {
-    return this.request('POST', `/api/documents/${id}/redo`, {});
+  redo(id: string, since?: number): Promise<CommandAnswer> {
+    return this.request('POST', `/api/documents/${id}/redo`, { diagnostics_since: since });
   }
   /** A model transformation (Model menu) on the whole document, as one undo step, with its log. */
   transform(id: string, transform: string, options: Record<string, unknown>): Promise<TransformAnswer> {

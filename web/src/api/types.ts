@@ -105,10 +105,25 @@ export interface Change {
   node?: number;
 }
 
+/** What changed in the diagnostics list from version `base` (the list the client said it holds) to
+ *  `version`: indices of `base`'s list removed, and items inserted at their index in the new list. */
+export interface DiagnosticsDiff {
+  base: number;
+  version: number;
+  removed: number[];
+  added: [number, Diagnostic][];
+}
+
 export interface CommandAnswer {
   document: DocumentInfo;
   changes: Change[];
-  diagnostics: Diagnostic[];
+  /** The whole list: when the request gave no diagnostics_since, or not the version the server sent last. */
+  diagnostics?: Diagnostic[];
+  diagnostics_diff?: DiagnosticsDiff;
+  /** The version of the list the answer gives (whole or as a diff): what the next edit sends as since. */
+  diagnostics_version?: number;
+  /** The edit's re-check was cut short for the answer: GET diagnostics gives the finished list. */
+  diagnostics_partial?: boolean;
   node_ids?: number[];
   /** The nodes the edit added or changed ({id: node}, as GET nodes/{id}), when few and in one graph. */
   nodes?: Record<string, ApiNode> | null;

@@ -18,7 +18,7 @@ import type {
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { functionKeyString, registryKey, type Leaf } from '../model/viewmodel';
-import { sameDiagnostics } from '../model/diagnostics';
+import { nextDiagnostics, sameDiagnostics } from '../model/diagnostics';
 import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
@@ -84,6 +84,8 @@ export class App {
   ops: RegistryOp[] = [];
   registry = new Map<string, RegistryOp>();
   diagnostics: Diagnostic[] = [];
+  /** The document and version `diagnostics` is of: edits ask the server for the diff from it. */
+  private diagnosticsOf: { doc: string; version: number } | null = null;
   busy = 0;
   graphPath: GraphPath | null = null; // the graph of the document shown (null: main)
   subTabs: SubTab[] = [];
@@ -242,6 +244,8 @@ export class App {
     this.palette.setOps(reg.ops);
     this.canvas.registry = this.registry;
     this.diagnostics = diags.diagnostics;
+    this.diagnosticsOf =
+      diags.diagnostics_version === undefined ? null : { doc: doc.id, version: diags.diagnostics_version };
     this.checklist.show(this.diagnostics);
     this.graph = graph;
     await this.fetchBodies(graph);
@@ -361,6 +365,7 @@ export class App {
       const a = await answer;
       this.editMarks.answered = performance.now();
       this.updateDoc(a.document);
+      a.diagnostics = await this.answeredDiagnostics(a);
       // The list's table is rebuilt only when the list changed (most edits leave it as it was).
       if (!sameDiagnostics(this.diagnostics, a.diagnostics)) this.checklist.show(a.diagnostics);
       this.diagnostics = a.diagnostics;
@@ -370,6 +375,57 @@ export class App {
       this.editMarks.flushed = performance.now();
       return a;
     });
+  }
+
+  /** The list after answer `a`: its whole list, or its diff applied to the list held; the whole list
+   *  fetched when the diff is not from the version held (an answer this app did not apply). */
+  private async answeredDiagnostics(a: CommandAnswer): Promise<Diagnostic[]> {
+    const doc = this.doc!.id;
+    const held = this.diagnosticsOf?.doc === doc ? this.diagnosticsOf.version : undefined;
+    let list = nextDiagnostics(this.diagnostics, held, a);
+    let version = a.diagnostics_version;
+    if (!list) {
+      const full = await this.client!.diagnostics(doc);
+      [list, version] = [full.diagnostics, full.diagnostics_version];
+    } else if (a.diagnostics_partial) {
+      // Asked for once the edit's frame is out: the server's rest of the check (hundreds of ms on a long
+      // chain) would otherwise take the CPU the frame needs.
+      this.diagnosticsPending = true;
+      requestAnimationFrame(() => void this.finishDiagnostics(version));
+    }
+    this.diagnosticsOf = version === undefined ? null : { doc, version };
+    return list;
+  }
+
+  /** Whether an edit's answer carried a provisional list whose finished version is still being fetched. */
+  diagnosticsPending = false;
+
+  /** After an answer whose re-check was cut short (a long chain below the edited node): the finished
+   *  list from GET diagnostics, shown with the severities it changes, unless another answer came first. */
+  private async finishDiagnostics(asked: number | undefined): Promise<void> {
+    const doc = this.doc;
+    if (!doc || !this.client) return;
+    try {
+      const full = await this.client.diagnostics(doc.id);
+      const current = this.diagnosticsOf?.doc === doc.id ? this.diagnosticsOf.version : undefined;
+      if (this.doc !== doc || current !== asked || full.diagnostics_version === undefined) return;
+      this.diagnosticsOf = { doc: doc.id, version: full.diagnostics_version };
+      if (!sameDiagnostics(this.diagnostics, full.diagnostics)) this.checklist.show(full.diagnostics);
+      this.diagnostics = full.diagnostics;
+      const g = this.graph;
+      const touched = g ? this.patchSeverities(g, full.diagnostics) : [];
+      if (g && touched.length && !(await this.canvas.patchNodes(g, touched)))
+        await this.canvas.setGraph(g, false);
+      this.canvas.renderer.flush();
+      this.editMarks.diagnosed = performance.now();
+    } finally {
+      this.diagnosticsPending = false;
+    }
+  }
+
+  /** The diagnostics version edits on the current document send (undefined: none held, whole list). */
+  private since(): number | undefined {
+    return this.diagnosticsOf?.doc === this.doc?.id ? this.diagnosticsOf?.version : undefined;
   }
 
   /** An answer whose changes are only nodes changed, added or removed in the graph shown patches the
@@ -425,7 +481,7 @@ export class App {
       else g.nodes.push(n); // appended
       byId.set(n.id, n);
     }
-    const touched = this.patchSeverities(g, a.diagnostics);
+    const touched = this.patchSeverities(g, a.diagnostics ?? this.diagnostics);
     g.version = a.document.version;
     const patch = new Map<number, ApiNode>();
     for (const n of [...nodes, ...touched]) patch.set(n.id, n);
@@ -497,7 +553,7 @@ export class App {
 
   run(cmd: Command): Promise<CommandAnswer | undefined> {
     if (!this.client || !this.doc) return Promise.resolve(undefined);
-    return this.apply(this.client.command(this.doc.id, this.withPath(cmd), this.doc.version));
+    return this.apply(this.client.command(this.doc.id, this.withPath(cmd), this.doc.version, this.since()));
   }
 
   runBatch(label: string, cmds: Command[]): Promise<CommandAnswer | undefined> {
@@ -508,16 +564,21 @@ export class App {
         label,
         cmds.map((c) => this.withPath(c)),
         this.doc.version,
+        this.since(),
       ),
     );
   }
 
   undo(): Promise<unknown> {
-    return this.client && this.doc?.can_undo ? this.apply(this.client.undo(this.doc.id)) : Promise.resolve();
+    return this.client && this.doc?.can_undo
+      ? this.apply(this.client.undo(this.doc.id, this.since()))
+      : Promise.resolve();
   }
 
   redo(): Promise<unknown> {
-    return this.client && this.doc?.can_redo ? this.apply(this.client.redo(this.doc.id)) : Promise.resolve();
+    return this.client && this.doc?.can_redo
+      ? this.apply(this.client.redo(this.doc.id, this.since()))
+      : Promise.resolve();
   }
 
   /** Node and value names in use where a new one would clash: this graph and, in a subgraph, the
