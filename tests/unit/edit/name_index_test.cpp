@@ -104,7 +104,9 @@ TEST(NameIndex, StaysExactThroughARandomSeriesOfEditsUndosAndRedos) {
     // Node names stay unique: a taken name was refused, with or without a scan.
     std::set<std::string> names;
     for (const Node& n : m.graph.nodes) {
-      if (!n.name.empty()) ASSERT_TRUE(names.insert(n.name).second) << "edit " << i << ": " << n.name;
+      if (!n.name.empty()) {
+        ASSERT_TRUE(names.insert(n.name).second) << "edit " << i << ": " << n.name;
+      }
     }
   }
 }

@@ -530,7 +530,9 @@ TEST(ConvActivation, PlainPathReadsOnlyTheModelInput) {
     auto got = fast.run({{"x", rt::Value(xv)}})[0].tensor();
     const int64_t read = cpu::FiniteSums::data_reads() - reads;
     for (const auto& e : fast.last_stats().events)
-      if (e.op_type == "FusedConv" || e.op_type == "Conv") EXPECT_EQ(e.kernel, "dnnl") << e.node_name;
+      if (e.op_type == "FusedConv" || e.op_type == "Conv") {
+        EXPECT_EQ(e.kernel, "dnnl") << e.node_name;
+      }
     if (std::isnan(special)) {
       EXPECT_GE(read, 1);  // x, found to hold a NaN: every convolution after it reads its input
     } else {
@@ -543,7 +545,9 @@ TEST(ConvActivation, PlainPathReadsOnlyTheModelInput) {
       const float g = got.data<float>()[i], r = want.data<float>()[i];
       ASSERT_EQ(std::isnan(g), std::isnan(r)) << "x[500]=" << special << " at " << i;
       nans += std::isnan(r);
-      if (!std::isnan(r)) EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+      if (!std::isnan(r)) {
+        EXPECT_NEAR(g, r, 1e-4f * (1 + std::fabs(r)));
+      }
     }
     EXPECT_EQ(nans > 0, std::isnan(special));
   }
@@ -621,7 +625,9 @@ TEST(ConvActivation, MaxPoolKeepsNaN) {
         const float g = got.data<float>()[i], r = want.data<float>()[i];
         ASSERT_EQ(std::isnan(g), std::isnan(r)) << what << " at " << i;
         nans += std::isnan(r);
-        if (!std::isnan(r)) EXPECT_EQ(g, r) << what << " at " << i;
+        if (!std::isnan(r)) {
+          EXPECT_EQ(g, r) << what << " at " << i;
+        }
       }
       EXPECT_EQ(nans > 0, std::isnan(special)) << what;
     }
