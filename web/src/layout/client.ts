@@ -20,6 +20,8 @@ export class LayoutClient {
   private graphId = 0;
   private graph: HierGraph | null = null;
   private pending = new Map<number, Pending>();
+  /** When the worker's script started (performance.timeOrigin-based; 0 until it said so). */
+  readyAt = 0;
 
   constructor(private readonly make: () => Worker) {
     this.start();
@@ -40,6 +42,7 @@ export class LayoutClient {
   }
 
   private onMessage(m: FromWorker): void {
+    if (m.type === 'ready') return void (this.readyAt = m.at);
     const p = this.pending.get(m.job);
     if (!p) return;
     this.pending.delete(m.job);

@@ -7,6 +7,7 @@ export type ToWorker =
   | { type: 'cancel'; job: number };
 
 export type FromWorker =
+  | { type: 'ready'; at: number } // posted once, as the worker's script starts (timeOrigin-based)
   | { type: 'done'; job: number; result: HierResult; ms: number; started: number; finished: number }
   | { type: 'cancelled'; job: number }
   | { type: 'error'; job: number; message: string };

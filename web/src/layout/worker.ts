@@ -64,3 +64,6 @@ self.onmessage = (ev: MessageEvent<ToWorker>) => {
     run(m.job, m.expanded).catch((e: unknown) => post({ type: 'error', job: m.job, message: String(e) }));
   }
 };
+
+// When the worker's script ran (the first render's marks: made by the page, it runs before the app's).
+post({ type: 'ready', at: performance.timeOrigin + performance.now() });
