@@ -98,13 +98,17 @@ const cases = [...sizes.map((n) => ({ n, query: `nodes=${n}&expand=all`, label: 
 if (!args.includes('--no-scoped'))
   cases.push({ n: 50000, query: 'nodes=50000&scoped=1', label: '50,000 in scopes, opened collapsed' });
 for (const { n, query, label } of cases) {
-  const res = { first: [], layout: [], fitFps: [], nearFps: [], drawnFit: 0, drawnNear: 0, cpuFit: [], cpuNear: [], moved: [] };
+  const res = { steps: [], first: [], layout: [], fitFps: [], nearFps: [], drawnFit: 0, drawnNear: 0, cpuFit: [], cpuNear: [], moved: [] };
   for (let r = 0; r < runs; r++) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     await page.goto(`${base}?fixture=synthetic&${query}`);
     await page.waitForFunction(() => window.__tessera?.ready && window.__tessera.firstRenderMs > 0, null, { timeout: 120000 });
-    const m = await page.evaluate(() => ({ first: window.__tessera.firstRenderMs, layout: window.__tessera.layoutMs }));
+    const m = await page.evaluate(() => ({ first: window.__tessera.firstRenderMs, layout: window.__tessera.layoutMs, marks: window.__tessera.marks }));
     res.first.push(m.first);
+    // The critical path's steps (ms): page and script, graph and view model, the job's wait for the
+    // worker, the layout, what follows it (WebGL context, scene, first frame).
+    const k = m.marks;
+    res.steps.push([k.bootMs, k.viewModel - k.bootMs, k.workerStart - k.sent, k.workerEnd - k.workerStart, m.first - k.workerEnd].map(Math.round).join('/'));
     res.layout.push(m.layout);
     await page.evaluate(() => window.__tessera.fit());
     await page.waitForTimeout(200);
@@ -136,6 +140,8 @@ for (const { n, query, label } of cases) {
     drawnFit: res.drawnFit,
     drawnNear: res.drawnNear,
     firstRuns: res.first.map(Math.round),
+    // boot / to the view model / waiting for the worker / layout / after the layout, per run (ms)
+    firstSteps: res.steps,
     fitRuns: res.fitFps.map((v) => +v.toFixed(1)),
     nearRuns: res.nearFps.map((v) => +v.toFixed(1)),
     movedShare: +median(res.moved).toFixed(2),

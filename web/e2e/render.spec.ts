@@ -408,3 +408,27 @@ test('panning moves the cached view without rendering it, and leaves the picture
   await hook(page, 'cacheDigest(true)');
   expect(await pixelsDiffering(page, edited, await stageShot(page))).toBe(0);
 });
+
+test('the page starts the layout worker before the app script, and the app lays out with it', async ({
+  page,
+}) => {
+  // The built index.html makes the worker in a classic script ahead of the app's module script.
+  const html = await (await page.request.get('/')).text();
+  const start = html.indexOf('window.__tesseraLayoutWorker=new Worker(');
+  expect(start).toBeGreaterThan(0);
+  expect(start).toBeLessThan(html.indexOf('<script type="module"'));
+  const file = /new Worker\("\.\/(assets\/worker-[\w-]+\.js)"\)/.exec(html)![1];
+  expect((await page.request.get(`/${file}`)).ok()).toBe(true);
+  await open(page, 'fixture=synthetic&nodes=3000&expand=all');
+  // Taken by the app (the global emptied), and it is the worker that laid the graph out.
+  const state = await page.evaluate(() => ({
+    defined: '__tesseraLayoutWorker' in window,
+    left: (window as unknown as Record<string, unknown>).__tesseraLayoutWorker,
+    marks: (window as unknown as { __tessera: { marks: Record<string, number> } }).__tessera.marks,
+  }));
+  expect(state.defined).toBe(true);
+  expect(state.left).toBeUndefined();
+  expect(state.marks.workerLoaded).toBeGreaterThan(0);
+  expect(state.marks.workerLoaded).toBeLessThanOrEqual(state.marks.workerStart);
+  expect(await hook<number>(page, 'nodeCount')).toBe(3002);
+});

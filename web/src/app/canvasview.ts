@@ -4,8 +4,7 @@
 import type { ApiGraph, RegistryOp } from '../api/types';
 import { LayoutCancelled, LayoutClient } from '../layout/client';
 import { appendedLayout, relinkedLayout, removedLayout, resizedLayout } from '../layout/patch';
-// Inlined (a Blob URL): no second request, which took up to a second under load before the first layout.
-import LayoutWorker from '../layout/worker?worker&inline';
+import { makeLayoutWorker } from '../layout/prestart';
 import type { HierGraph, HierResult } from '../layout/hierarchy';
 import {
   appendToGroups,
@@ -93,7 +92,7 @@ export class CanvasView {
   ) {
     // The worker first: its start-up (fetch, compile) overlaps the WebGL context's, the slowest step
     // of opening the page under software rendering.
-    this.layout = new LayoutClient(() => new LayoutWorker());
+    this.layout = new LayoutClient(makeLayoutWorker);
     // Its WebGL context is made later (Renderer.prepare): while the server answers the first graph
     // requests, or once the first layout job is sent. Made here, it delayed both by ~0.2-0.6 s.
     this.renderer = new Renderer(canvas);
@@ -488,13 +487,16 @@ export class CanvasView {
       // `known`: the layout computed here already (layout/patch.ts): the worker is not asked.
       const now = performance.timeOrigin + performance.now();
       const job = known ? null : this.layout.layout(this.expanded);
-      const { result, ms, started, finished } = job
+      const { result, ms, started, finished, loaded } = job
         ? await this.cancellable(job)
-        : { result: known!, ms: 0, started: now, finished: now };
+        : { result: known!, ms: 0, started: now, finished: now, loaded: 0 };
       // WebGL's start, when no server answer came first to overlap it (the static fixture), once the
       // layout is back: made while the worker starts, it kept the worker from starting (its start-up
-      // needs this thread) for 0.2-0.7 s, more than the layout itself takes at 10,000 nodes.
+      // needs this thread) for 0.2-0.7 s, more than the layout itself takes at 10,000 nodes. Made while
+      // the worker lays out (the worker made by the page, already running), it took 280-380 ms instead
+      // of 70-100 and slowed the layout as much, at load 13 on 2 cores: no gain.
       this.renderer.prepare();
+      if (loaded) this.marks.workerLoaded = loaded - performance.timeOrigin;
       this.marks.workerStart = started - performance.timeOrigin;
       this.marks.workerEnd = finished - performance.timeOrigin;
       this.lastExpanded = this.expanded.slice();

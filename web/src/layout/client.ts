@@ -9,8 +9,16 @@ export class LayoutCancelled extends Error {
   }
 }
 
+export interface Laid {
+  result: HierResult;
+  ms: number;
+  started: number;
+  finished: number;
+  loaded: number;
+}
+
 interface Pending {
-  resolve: (r: { result: HierResult; ms: number; started: number; finished: number }) => void;
+  resolve: (r: Laid) => void;
   reject: (e: Error) => void;
 }
 
@@ -44,7 +52,7 @@ export class LayoutClient {
     if (!p) return;
     this.pending.delete(m.job);
     if (m.type === 'done')
-      p.resolve({ result: m.result, ms: m.ms, started: m.started, finished: m.finished });
+      p.resolve({ result: m.result, ms: m.ms, started: m.started, finished: m.finished, loaded: m.loaded });
     else if (m.type === 'cancelled') p.reject(new LayoutCancelled());
     else p.reject(new Error(m.message));
   }
@@ -59,10 +67,9 @@ export class LayoutClient {
   }
   private unsent = false;
 
-  /** started/finished: when the worker began and ended the job, as performance.timeOrigin-based times. */
-  layout(
-    expanded: Uint8Array,
-  ): Promise<{ result: HierResult; ms: number; started: number; finished: number }> {
+  /** started/finished: when the worker began and ended the job, loaded: when its script ran, as
+   *  performance.timeOrigin-based times. */
+  layout(expanded: Uint8Array): Promise<Laid> {
     const job = ++this.job;
     for (const [id, p] of this.pending) {
       p.reject(new LayoutCancelled());

@@ -7,6 +7,14 @@ export type ToWorker =
   | { type: 'cancel'; job: number };
 
 export type FromWorker =
-  | { type: 'done'; job: number; result: HierResult; ms: number; started: number; finished: number }
+  | {
+      type: 'done';
+      job: number;
+      result: HierResult;
+      ms: number;
+      started: number;
+      finished: number;
+      loaded: number; // when the worker's script ran: a message then could reach no handler yet
+    }
   | { type: 'cancelled'; job: number }
   | { type: 'error'; job: number; message: string };

@@ -3,6 +3,8 @@
 import { layoutSteps, type HierGraph, type LayoutCache } from './hierarchy';
 import type { FromWorker, ToWorker } from './protocol';
 
+// When this script ran (the first render's marks: a worker made by the page runs before the app does).
+const loaded = performance.timeOrigin + performance.now();
 let graph: HierGraph | null = null;
 let graphId = -1;
 let cache: LayoutCache = new Map();
@@ -32,6 +34,7 @@ async function run(job: number, expanded: Uint8Array): Promise<void> {
           ms: performance.now() - t0,
           started: abs(t0),
           finished: abs(performance.now()),
+          loaded,
         },
         transfer,
       );

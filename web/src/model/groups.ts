@@ -1,6 +1,6 @@
 // Groups from name scopes: '/encoder/layer.3/attention' nests as encoder > layer.3 > attention.
 // Group 0 is the root (the graph itself); a group's parent always has a smaller index.
-import { FONT, leafSize, textWidth } from './glyph';
+import { FONT, leafHeight, leafWidth, textWidth } from './glyph';
 import type { HierGraph } from '../layout/hierarchy';
 import type { ViewModel } from './viewmodel';
 
@@ -15,6 +15,10 @@ export interface Groups {
   callOf?: Map<number, number>;
 }
 
+/** The scope without trailing slashes; the regular expression only where there is one (called for
+ *  every leaf on the first render's critical path). */
+const trimScope = (scope: string) => (scope.endsWith('/') ? scope.replace(/\/+$/, '') : scope);
+
 export function buildGroups(vm: ViewModel): Groups {
   const parent = [-1];
   const path = [''];
@@ -22,12 +26,15 @@ export function buildGroups(vm: ViewModel): Groups {
   const index = new Map<string, number>([['', 0]]);
   const groupOf = scopeGroups(parent, path, label, index);
   const leafGroup = new Int32Array(vm.leaves.length);
-  vm.leaves.forEach((l, i) => (leafGroup[i] = groupOf(l.scope.replace(/\/+$/, ''))));
+  for (let i = 0; i < vm.leaves.length; i++) leafGroup[i] = groupOf(trimScope(vm.leaves[i].scope));
   const size = new Array<number>(parent.length).fill(0);
   for (const g of leafGroup) size[g]++;
   for (let k = parent.length - 1; k > 0; k--) size[parent[k]] += size[k];
   const callOf = new Map<number, number>();
-  vm.leaves.forEach((l, i) => l.body && callOf.set(leafGroup[i], l.body.call));
+  for (let i = 0; i < vm.leaves.length; i++) {
+    const body = vm.leaves[i].body;
+    if (body) callOf.set(leafGroup[i], body.call);
+  }
   return { parent, path, label, leafGroup, size, callOf };
 }
 
@@ -39,7 +46,7 @@ export function appendToGroups(groups: Groups, vm: ViewModel, leaves: number[]):
   const groupOf = scopeGroups(groups.parent, groups.path, groups.label, index);
   const leafGroup = new Int32Array(vm.leaves.length);
   leafGroup.set(groups.leafGroup);
-  for (const i of leaves) leafGroup[i] = groupOf(vm.leaves[i].scope.replace(/\/+$/, ''));
+  for (const i of leaves) leafGroup[i] = groupOf(trimScope(vm.leaves[i].scope));
   groups.leafGroup = leafGroup;
   for (let k = before; k < groups.parent.length; k++) groups.size.push(0);
   for (const i of leaves) for (let k = leafGroup[i]; k >= 0; k = groups.parent[k]) groups.size[k]++;
@@ -89,7 +96,8 @@ export function hierGraph(vm: ViewModel, groups: Groups, pinned?: Float32Array):
   for (let i = 0; i < n; i++) {
     const l = vm.leaves[i];
     if (l.removed) continue; // tombstones take no room
-    [leafW[i], leafH[i]] = leafSize(l);
+    leafW[i] = leafWidth(l);
+    leafH[i] = leafHeight(l);
   }
   return {
     leafW,

@@ -124,14 +124,26 @@ export const registryKey = (domain: string, op: string) => `${domain || 'ai.onnx
 
 const MAX_ATTR_LINES = 3;
 
-/** Lines per node object: the graph held by the app keeps its node objects across edits (a patch
- *  replaces only the nodes that changed), so rebuilding the view model formats only those. */
-const linesCache = new WeakMap<ApiNode, string[]>();
+/** Per node object, what its leaf was made from: its attribute lines and its leaf (with the registry
+ *  entry it was made with). The graph held by the app keeps its node objects across edits (a patch
+ *  replaces only the nodes that changed), so a rebuild formats and allocates only for those. One entry
+ *  per node: a WeakMap entry is costly to the collector, and there were two per node. */
+interface NodeCache {
+  lines: string[] | undefined;
+  leaf: Leaf | undefined;
+  op: RegistryOp | undefined;
+}
+const nodeCache = new WeakMap<ApiNode, NodeCache>();
+
+function cacheOf(node: ApiNode): NodeCache {
+  let c = nodeCache.get(node);
+  if (!c) nodeCache.set(node, (c = { lines: undefined, leaf: undefined, op: undefined }));
+  return c;
+}
 
 export function attrLines(node: ApiNode): string[] {
-  let lines = linesCache.get(node);
-  if (!lines) linesCache.set(node, (lines = formatLines(node)));
-  return lines;
+  const c = cacheOf(node);
+  return (c.lines ??= formatLines(node));
 }
 
 function formatLines(node: ApiNode): string[] {
@@ -180,7 +192,9 @@ function outputTerminals(
   used: { has(v: string): boolean },
 ): Terminal[] {
   const formals = op?.outputs ?? [];
-  const count = Math.max(node.outputs.length, formals.filter((f) => f.option === 'single').length, 1);
+  let single = 0;
+  for (const f of formals) if (f.option === 'single') single++;
+  const count = Math.max(node.outputs.length, single, 1);
   const terms: Terminal[] = [];
   for (let i = 0; i < count; i++) {
     const value = node.outputs[i] ?? '';
@@ -196,11 +210,6 @@ function outputTerminals(
   return terms;
 }
 
-/** The leaf made for each node object, reused while its terminals read the same: after an edit, the
- *  app's graph keeps every node object but the few that changed, and a rebuild of a 50,000-node view
- *  model then allocates almost nothing (allocation and collection were most of its cost). */
-const leafCache = new WeakMap<ApiNode, { leaf: Leaf; op: RegistryOp | undefined }>();
-
 function sameStates(
   leaf: Leaf,
   stateOf: (v: string) => TermState,
@@ -213,21 +222,27 @@ function sameStates(
 }
 
 export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
-  const initNames = new Set(g.initializers.map((i) => i.name));
-  const items = graphItems(g, opts.bodies);
-  const hidden = new Set<ApiNode>();
+  const initNames = new Set<string>();
+  for (const i of g.initializers) initNames.add(i.name);
+  // Items (a node with the call it belongs to) only when some call shows its body: otherwise the
+  // graph's nodes themselves, without an object per node.
+  const items = opts.bodies?.size ? graphItems(g, opts.bodies) : null;
+  const count = items ? items.length : g.nodes.length;
+  const nodeAt = (k: number): ApiNode => (items ? items[k].node : g.nodes[k]);
+  const hideConstants = !opts.showConstants;
+  const hiddenNode = (n: ApiNode) => hideConstants && n.op_type === 'Constant' && !n.domain;
+  let hidden = 0;
   const constOutputs = new Set<string>();
-  if (!opts.showConstants) {
-    for (const { node: n } of items) {
-      if (n.op_type !== 'Constant' || n.domain) continue;
-      hidden.add(n);
+  const used = new Map<string, number>();
+  for (let k = 0; k < count; k++) {
+    const n = nodeAt(k);
+    if (hiddenNode(n)) {
+      hidden++;
       for (const o of n.outputs) constOutputs.add(o);
     }
+    for (const v of n.inputs) if (v) used.set(v, (used.get(v) ?? 0) + 1);
   }
-  const used = new Map<string, number>();
-  const use = (v: string) => used.set(v, (used.get(v) ?? 0) + 1);
-  for (const { node: n } of items) for (const v of n.inputs) if (v) use(v);
-  for (const o of g.outputs) use(o.name);
+  for (const o of g.outputs) used.set(o.name, (used.get(o.name) ?? 0) + 1);
 
   const leaves: Leaf[] = [];
   const producer = new Map<string, [number, number]>();
@@ -261,13 +276,14 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
   }
   const byNodeId = new Map<number, number>();
   const calls = new Map<number, number[]>();
-  for (const { node: n, body } of items) {
-    if (hidden.has(n)) continue;
+  for (let k = 0; k < count; k++) {
+    const n = nodeAt(k);
+    if (hiddenNode(n)) continue;
+    const body = items ? items[k].body : undefined;
     const op = opts.registry?.get(registryKey(n.domain, n.op_type));
-    const cached = leafCache.get(n);
-    let leaf: Leaf;
-    if (cached && cached.op === op && sameStates(cached.leaf, stateOf, used)) {
-      leaf = cached.leaf;
+    const cache = cacheOf(n);
+    let leaf = cache.leaf;
+    if (leaf && cache.op === op && sameStates(leaf, stateOf, used)) {
       leaf.severity = n.severity ?? null; // the app updates severities on the node objects it keeps
     } else {
       leaf = {
@@ -278,21 +294,24 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
         op: n.op_type,
         domain: n.domain,
         scope: n.scope ?? '',
-        lines: attrLines(n),
+        lines: (cache.lines ??= formatLines(n)),
         inputs: inputTerminals(n, op, stateOf),
         outputs: outputTerminals(n, op, used),
         severity: n.severity ?? null,
         subgraphs: n.subgraphs?.length ?? 0,
       };
       if (body) leaf.body = body;
-      leafCache.set(n, { leaf, op });
+      cache.leaf = leaf;
+      cache.op = op;
     }
+    const i = leaves.length;
     if (body) {
       const list = calls.get(body.call);
-      if (list) list.push(leaves.length);
-      else calls.set(body.call, [leaves.length]);
-    } else byNodeId.set(n.id, leaves.length);
-    n.outputs.forEach((v, i) => v && producer.set(v, [leaves.length, i]));
+      if (list) list.push(i);
+      else calls.set(body.call, [i]);
+    } else byNodeId.set(n.id, i);
+    for (let port = 0; port < n.outputs.length; port++)
+      if (n.outputs[port]) producer.set(n.outputs[port], [i, port]);
     leaves.push(leaf);
   }
   const outputLeaves: number[] = [];
@@ -323,17 +342,19 @@ export function buildViewModel(g: ApiGraph, opts: ViewOptions): ViewModel {
   }
 
   const edges: Edge[] = [];
-  leaves.forEach((leaf, dst) => {
-    leaf.inputs.forEach((t, dstPort) => {
-      const p = t.value ? producer.get(t.value) : undefined;
-      if (p) edges.push({ src: p[0], srcPort: p[1], dst, dstPort, value: t.value });
-    });
-  });
+  for (let dst = 0; dst < leaves.length; dst++) {
+    const inputs = leaves[dst].inputs;
+    for (let dstPort = 0; dstPort < inputs.length; dstPort++) {
+      const value = inputs[dstPort].value;
+      const p = value ? producer.get(value) : undefined;
+      if (p) edges.push({ src: p[0], srcPort: p[1], dst, dstPort, value });
+    }
+  }
   return {
     version: g.version,
     leaves,
     edges,
-    hiddenConstants: hidden.size,
+    hiddenConstants: hidden,
     byNodeId,
     calls,
     producer,

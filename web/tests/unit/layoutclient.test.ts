@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { LayoutCancelled, LayoutClient } from '../../src/layout/client';
 import type { HierGraph } from '../../src/layout/hierarchy';
+import { PRESTART_GLOBAL, takePrestartedWorker } from '../../src/layout/prestart';
 
 /** A worker that records messages and answers only when told to. */
 class FakeWorker {
@@ -75,5 +76,24 @@ describe('layout client', () => {
     const job = client.layout(new Uint8Array(1));
     w.answer({ type: 'error', job: 1, message: 'layout asked before any graph was sent' });
     await expect(job).rejects.toThrow('layout asked before any graph was sent');
+  });
+});
+
+describe('layout worker made by the page', () => {
+  it('passes on when the worker script ran, with the times of the job', async () => {
+    const w = new FakeWorker();
+    const client = new LayoutClient(() => w as unknown as Worker);
+    client.setGraph(graph);
+    const job = client.layout(new Uint8Array(1));
+    w.answer({ type: 'done', job: 1, result: { width: 3 }, ms: 1, started: 20, finished: 30, loaded: 10 });
+    await expect(job).resolves.toMatchObject({ result: { width: 3 }, started: 20, finished: 30, loaded: 10 });
+  });
+
+  it('is taken once: a restarted worker is a new one', () => {
+    const page = new FakeWorker() as unknown as Worker;
+    const holder: Record<string, Worker | undefined> = { [PRESTART_GLOBAL]: page };
+    expect(takePrestartedWorker(holder)).toBe(page);
+    expect(takePrestartedWorker(holder)).toBeNull();
+    expect(takePrestartedWorker({})).toBeNull();
   });
 });
