@@ -738,18 +738,8 @@ export class App {
   async deleteSelection(): Promise<void> {
     const vm = this.canvas.vm;
     if (!vm) return;
-    const e = this.canvas.renderer.state.selectedEdge;
-    if (e >= 0) {
-      const lay = this.canvas.scene!.lay;
-      const edge = vm.edges[lay.edgeLeaf[e]];
-      const dst = vm.leaves[edge.dst];
-      if (lay.edgeDstItem[e] !== edge.dst || dst.kind !== 'node') return;
-      const src = vm.leaves[edge.src];
-      if (dst.body && src.body?.call !== dst.body.call)
-        return this.toast("a link across a local function's border is edited in the function's tab", true);
-      await this.run(this.leafCmd(dst, { type: 'disconnect', node: dst.id, index: edge.dstPort }));
-      return;
-    }
+    const links = this.canvas.selectedLinks;
+    if (links.length) return this.deleteLinks(links);
     const cmds: Command[] = [];
     for (const i of this.canvas.selected) {
       const l = vm.leaves[i];
@@ -761,6 +751,33 @@ export class App {
     this.canvas.selected.clear();
     if (cmds.length === 1) await this.run(cmds[0]);
     else await this.runBatch(`Delete ${cmds.length} items`, cmds);
+  }
+
+  /** Disconnects the selected links (visible edge indices), one undo step. */
+  private async deleteLinks(links: number[]): Promise<void> {
+    const vm = this.canvas.vm!;
+    const lay = this.canvas.scene!.lay;
+    const cmds: Command[] = [];
+    for (const e of links) {
+      const edge = vm.edges[lay.edgeLeaf[e]];
+      const dst = vm.leaves[edge.dst];
+      if (lay.edgeDstItem[e] !== edge.dst || dst.kind !== 'node') continue;
+      const src = vm.leaves[edge.src];
+      if (dst.body && src.body?.call !== dst.body.call)
+        return this.toast("a link across a local function's border is edited in the function's tab", true);
+      cmds.push(this.leafCmd(dst, { type: 'disconnect', node: dst.id, index: edge.dstPort }));
+    }
+    if (cmds.length === 1) await this.run(cmds[0]);
+    else if (cmds.length) await this.runBatch(`Disconnect ${cmds.length} links`, cmds);
+  }
+
+  /** The values the selected links carry, each once, the link clicked last first. */
+  selectedLinkValues(): string[] {
+    const lay = this.canvas.scene?.lay;
+    const vm = this.canvas.vm;
+    if (!lay || !vm) return [];
+    const values = this.canvas.selectedLinks.reverse().map((e) => vm.edges[lay.edgeLeaf[e]]?.value);
+    return [...new Set(values.filter((v): v is string => !!v))];
   }
 
   async savePositions(): Promise<void> {
@@ -1061,13 +1078,11 @@ export class App {
       initial.function = `${fns[0].domain}:${fns[0].name}`;
     if (spec.id === 'extract') initial = extractInitial(this.selectedNodes(), this.graph);
     const inits = new Set(this.graph?.initializers.map((i) => i.name));
-    const edge = this.canvas.renderer.state.selectedEdge;
-    const lay = this.canvas.scene?.lay;
     const env = {
       files: this.client ? (dir: string) => this.client!.files(dir) : undefined,
       inputs: (this.graph?.inputs ?? []).map((i) => i.name).filter((n) => !inits.has(n)),
       values: valueNames(this.graph), // a cut's tensors (Extract)
-      link: edge >= 0 && lay ? this.canvas.vm?.edges[lay.edgeLeaf[edge]]?.value : undefined,
+      links: this.selectedLinkValues(),
     };
     this.dialog(spec.label.replace(/…$/, ''), [
       transformForm(spec, (o, view) => this.transform(spec.id, o, view), initial, env),
@@ -1082,15 +1097,40 @@ export class App {
     // first, so the answer is applied to a graph that still exists.
     if (this.graphPath) await this.switchTo(this.doc);
     this.lastError = '';
-    const end = await runJob(this.client, this.doc.id, name, options, view);
+    const doc = this.doc;
+    const end = await runJob(this.client, doc.id, name, options, view);
     if (end.document) {
       this.updateDoc(end.document);
       await this.switchTo(end.document);
       return end.log!;
     }
+    // The user may have gone to another tab while it ran: that tab stays.
+    if (this.doc?.id !== doc.id) {
+      await this.adoptJobResult(end.answer!.document, end.answer);
+      return end.answer!.log;
+    }
     const a = await this.apply(Promise.resolve(end.answer!));
     if (!a) throw new Error(this.lastError || `${name} was refused`);
     return end.answer!.log;
+  }
+
+  /** A job's changed or new document arriving while its dialog is closed (or another tab is shown): the
+   *  user's tab and graph stay. The document shown is brought up to date in place (its changed nodes
+   *  patched, or the graph shown re-fetched; the main graph only when the shown subgraph or function is
+   *  gone); another one gets its tab's modified marker, a new one (an extraction) a new tab. */
+  async adoptJobResult(d: DocumentInfo, answer?: CommandAnswer): Promise<void> {
+    if (this.doc?.id !== d.id || !answer) {
+      const i = this.docs.findIndex((x) => x.id === d.id);
+      if (i >= 0) this.docs[i] = d;
+      else this.docs.push(d);
+      return this.renderTabs();
+    }
+    const applied = await this.apply(Promise.resolve(answer));
+    if (!applied && this.graphPath) {
+      this.subTabs = this.subTabs.filter((t) => t.docId !== d.id);
+      await this.guard(() => this.switchTo(d));
+    }
+    this.renderTabs();
   }
 
   /** Saves the document for a user tool (asking for a path when it has none); true when saved. */
