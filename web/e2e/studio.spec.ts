@@ -1004,6 +1004,63 @@ test('edits a tensor over 65,536 elements page by page, fetching only the pages 
   expect(await read(at(1, 100, 40))).not.toBe(7);
 });
 
+test('a shape change of a paged tensor applies its unapplied cell edits in the same undo step', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('wide');
+  await page.getByTestId('init-shape').fill('[300, 400]');
+  await page.getByTestId('init-fill').selectOption('normal');
+  let v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  const read = async (i: number) =>
+    (await page.evaluate(`window.__tessera.initializerAt("wide", ${i})`)) as number;
+  const shape = () =>
+    page.evaluate(
+      () =>
+        (
+          window as unknown as {
+            __tessera: { graph: { initializers: Array<{ name: string; shape: number[] }> } };
+          }
+        ).__tessera.graph.initializers.find((i) => i.name === 'wide')?.shape,
+    );
+  const last = await read(300 * 400 - 1);
+  await page.locator('[data-edit="wide"]').click();
+  await expect(page.getByTestId('tensor-where')).toHaveText('rows 0-63 of 300, columns 0-31 of 400');
+  for (const [cell, text] of [
+    ['0,1', '7'],
+    ['2,3', '-2.5'],
+  ]) {
+    await page.locator(`[data-cell="${cell}"]`).fill(text);
+    await page.locator(`[data-cell="${cell}"]`).dispatchEvent('change');
+  }
+  // [300, 400] -> [400, 300]: the same count, the values stay in order, the edited ones with them.
+  await page.getByTestId('tensor-shape').fill('[400, 300]');
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-reshape').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [400, 300]');
+  await expect(page.getByTestId('tensor-error')).toHaveText('');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('7');
+  await page.screenshot({ path: artifact('studio-tensor-editor-paged-reshape-edits.png') });
+  expect(await shape()).toEqual([400, 300]);
+  expect(await read(1)).toBe(7);
+  expect(await read(2 * 400 + 3)).toBe(-2.5);
+  expect(await read(300 * 400 - 1)).toBe(last);
+  await page.locator('.dialog-close').click();
+  // One undo step: the old shape and the old values, the edits too.
+  v = await t<number>(page, 'graphVersion');
+  await t(page, 'undo()');
+  await settle(page, v);
+  expect(await shape()).toEqual([300, 400]);
+  expect(await read(1)).not.toBe(7);
+  expect(await read(2 * 400 + 3)).not.toBe(-2.5);
+});
+
 /** The dialog's title and the grid's row numbers stay in view whichever way the page is scrolled. */
 async function editorFramed(page: Page): Promise<void> {
   const dialog = (await page.locator('#dialogs .dialog').boundingBox())!;

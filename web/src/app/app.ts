@@ -1313,7 +1313,7 @@ export class App {
             if (a) clear(this.shell.dialogs);
           },
           undefined,
-          (dims) => this.reshapeInitializer(name, dims),
+          (dims) => this.reshapeInitializer(name, dims, grid),
         ),
         npyReplaceRow(t.dtype, (npy, shape) => this.replaceFromNpy(name, t.dtype, npy, shape)),
       ]);
@@ -1330,9 +1330,26 @@ export class App {
   /** The tensor editor's shape change of an initializer (reshape_initializer, one undo step: the same
    *  count keeps the values, a larger one fills with zero, a smaller one cuts); the editor reopens on the
    *  result, paged if it grew past what it loads whole. */
-  private async reshapeInitializer(name: string, shape: number[]): Promise<void> {
-    const a = await this.run({ type: 'reshape_initializer', name, shape });
+  private async reshapeInitializer(name: string, shape: number[], grid: TensorGrid): Promise<void> {
+    const reshape: Command = { type: 'reshape_initializer', name, shape };
+    const a = await this.runWithEdits(`Reshape initializer '${name}'`, this.initializerEdits(name, grid), [
+      reshape,
+    ]);
     if (a) await this.editInitializer(name, shape);
+  }
+
+  /** The commands writing a grid's cells edited and not applied (before a shape change, so they are not
+   *  lost): the whole tensor for a grid loaded whole, runs of set_initializer_values for a paged one. */
+  private initializerEdits(name: string, grid: TensorGrid): Command[] {
+    if (!grid.edits.size) return [];
+    if (!grid.paged) return [{ type: 'replace_initializer', tensor: { name, ...grid.tensor() } }];
+    return grid.runs().map((r) => ({ type: 'set_initializer_values', name, dtype: grid.dtype, ...r }));
+  }
+
+  /** `edits` then `cmds`, as one command or one batch: one undo step. */
+  private runWithEdits(label: string, edits: Command[], cmds: Command[]): Promise<unknown> {
+    const all = [...edits, ...cmds];
+    return all.length === 1 ? this.run(all[0]) : this.runBatch(label, all);
   }
 
   /** The tensor editor on an initializer too large to load whole: it fetches the page it shows, and
@@ -1359,7 +1376,7 @@ export class App {
         grid,
         () => Promise.reject(new Error('a paged tensor is applied by parts')),
         apply,
-        (dims) => this.reshapeInitializer(name, dims),
+        (dims) => this.reshapeInitializer(name, dims, grid),
       ),
       npyReplaceRow(dtype, (npy, dims) => this.replaceFromNpy(name, dtype, npy, dims)),
     ]);
@@ -1410,8 +1427,7 @@ export class App {
                 const next = { ...value, shape: dims, values } as TensorValue;
                 await this.editTensorAttribute(nodes, name, next, true);
               }
-            : (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
-          unset,
+            : (dims) => this.reshapeTensorAttribute(nodes, name, value, dims, grid),
         ),
       ]);
     } catch (e) {
@@ -1426,11 +1442,31 @@ export class App {
     name: string,
     value: TensorValue,
     shape: number[],
+    grid: TensorGrid,
   ): Promise<void> {
     const cmds = nodes.map((n) => this.at(n, { type: 'reshape_attribute', node: n.id, name, shape }));
     const label = nodes.length === 1 ? `Reshape ${name}` : `Reshape ${name} on ${nodes.length} nodes`;
-    const a = await (cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(label, cmds));
+    const a = await this.runWithEdits(label, this.attributeEdits(nodes, name, value, grid), cmds);
     if (a) await this.editTensorAttribute(nodes, name, { ...value, shape, values: undefined });
+  }
+
+  /** The commands writing a grid's cells edited and not applied on every node (before a shape change):
+   *  the whole tensor (keeping its own name) for a grid loaded whole, runs of set_attribute_values for a
+   *  paged one. */
+  private attributeEdits(nodes: ApiNode[], name: string, value: TensorValue, grid: TensorGrid): Command[] {
+    if (!grid.edits.size) return [];
+    if (!grid.paged) {
+      const own = (value as TensorValue & { name?: string }).name;
+      const v = grid.tensor();
+      const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
+      return nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
+    }
+    const runs = grid.runs();
+    return nodes.flatMap((n) =>
+      runs.map((r) =>
+        this.at(n, { type: 'set_attribute_values', node: n.id, name, dtype: grid.dtype, ...r }),
+      ),
+    );
   }
 
   /** A list parameter (ints, floats, strings) in the tensor editor, as one row of cells checked against
@@ -1462,7 +1498,6 @@ export class App {
           const cells = resizedValues(grid.values(), shape[0], dtype);
           this.editListAttribute(nodes, name, type, cells as Array<number | string>);
         },
-        true,
       ),
     ]);
   }
@@ -1498,7 +1533,7 @@ export class App {
         grid,
         () => Promise.reject(new Error('a paged tensor is applied by parts')),
         apply,
-        (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+        (dims) => this.reshapeTensorAttribute(nodes, name, value, dims, grid),
       ),
     ]);
   }

@@ -345,12 +345,11 @@ function snapBesideHeaders(scroller: HTMLElement, table: HTMLTableElement): void
 
 /** The shape row: the new shape typed in, what it does to the values, and the button that applies it
  *  (`reshape`, one undo step; the caller reopens the editor on the result). Cells edited but not applied
- *  must be applied first: a shape change would lose them. */
+ *  go along: `reshape` applies them in the same step (grid.edits), before the shape changes. */
 function shapeRow(
   grid: TensorGrid,
   err: HTMLElement,
   reshape: (shape: number[]) => Promise<void>,
-  keepsEdits: boolean,
 ): HTMLElement {
   const note = h('span', { className: 'tensor-shape-note', 'data-testid': 'tensor-shape-note' });
   const input = h('input', {
@@ -375,10 +374,6 @@ function shapeRow(
       try {
         const dims = parseShapeText(input.value, grid.dtype);
         if (dims.join() === grid.shape.join() && dims.length === grid.shape.length) return;
-        if (grid.edits.size && !keepsEdits)
-          throw new Error(
-            `apply the ${grid.edits.size} edited cell(s) first: changing the shape would lose them`,
-          );
         err.textContent = '';
         reshape(dims).catch((e: unknown) => (err.textContent = String((e as Error).message ?? e)));
       } catch (e) {
@@ -389,15 +384,13 @@ function shapeRow(
   return h('div', { className: 'tensor-shape-row' }, 'shape ', input, button, note);
 }
 
-/** The editor's DOM: the shape (changeable when `reshape` is given; `reshapeKeepsEdits` when it takes
- *  the cells edited along, a list resized before Apply), slice pickers, a page of cells, paging, and
- *  Apply. */
+/** The editor's DOM: the shape (changeable when `reshape` is given, which takes the cells edited and
+ *  not applied along: grid.edits), slice pickers, a page of cells, paging, and Apply. */
 export function tensorEditor(
   grid: TensorGrid,
   apply: (t: TensorValue) => Promise<void>,
   applyRuns?: (runs: Array<{ offset: number; values: Scalar[] }>) => Promise<void>,
   reshape?: (shape: number[]) => Promise<void>,
-  reshapeKeepsEdits = false,
 ): HTMLElement {
   const err = h('div', { className: 'error-text', 'data-testid': 'tensor-error' });
   const table = h('table', { className: 'tensor-grid', 'data-testid': 'tensor-grid' });
@@ -510,7 +503,7 @@ export function tensorEditor(
     'div',
     { className: 'tensor-editor', 'data-testid': 'tensor-editor' },
     h('div', { text: `${grid.dtype} [${grid.shape.join(', ')}]` }),
-    reshape ? shapeRow(grid, err, reshape, reshapeKeepsEdits) : null,
+    reshape ? shapeRow(grid, err, reshape) : null,
     pickers.length ? h('div', { className: 'tensor-lead' }, 'slice ', ...pickers) : null,
     where,
     paging,
