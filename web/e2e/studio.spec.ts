@@ -1268,9 +1268,17 @@ test('creates a float8e8m0 initializer, edits a value and changes its shape in t
   await page.locator('[data-cell="0,1"]').fill('100');
   await page.locator('[data-cell="0,1"]').dispatchEvent('change');
   await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128'); // up to the next power of two
+  // Cast's other round modes, for the values typed from then on: 3 down is 2.
+  await page.getByTestId('tensor-round').selectOption('down');
+  await page.locator('[data-cell="0,0"]').fill('3');
+  await page.locator('[data-cell="0,0"]').dispatchEvent('change');
+  await expect(page.locator('[data-cell="0,0"]')).toHaveValue('2');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128');
+  await page.screenshot({ path: artifact('studio-tensor-editor-e8m0-round.png') });
   v = await t<number>(page, 'graphVersion');
   await page.getByTestId('tensor-apply').click();
   await settle(page, v);
+  expect(await read(0)).toBe(2);
   expect(await read(1)).toBe(128);
   // The shape: [2, 2] -> [3, 2], the two new values 1 (the type has no zero); the editor reopens on it.
   await page.locator('[data-edit="scales"]').click();
@@ -1307,7 +1315,7 @@ test('creates a float8e8m0 initializer, edits a value and changes its shape in t
   await t(page, 'undo()');
   await settle(page, v);
   expect(await shape()).toEqual([2, 2]);
-  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([4, 128, 2 ** -127, 2 ** 127]);
+  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([2, 128, 2 ** -127, 2 ** 127]);
 
   // An initializer replaced from a .npy file in its editor: the file's type must be the initializer's
   // (the seed's rule); its shape replaces the old one; one undo step.

@@ -6,7 +6,14 @@
 // only the page shown is fetched (a window of rows, GET initializers/{name}?offset&limit&rows&stride),
 // and Apply sends the edited cells alone, as runs of consecutive elements (set_initializer_values).
 import type { TensorValue } from '../api/types';
-import { E8M0, MINIFLOATS, roundE8M0, roundMiniFloat } from '../params/minifloat';
+import {
+  E8M0,
+  E8M0_ROUNDS,
+  MINIFLOATS,
+  roundE8M0,
+  roundMiniFloat,
+  type E8M0Round,
+} from '../params/minifloat';
 import { wireValue } from '../params/parse';
 import { clear, h } from './dom';
 
@@ -31,8 +38,9 @@ const INT_RANGE: Record<string, [number, number]> = {
   uint64: [0, Number.MAX_SAFE_INTEGER],
 };
 
-/** A cell's text as a value of `dtype`; throws with a sentence naming what is wrong. */
-export function parseCell(dtype: string, text: string): Scalar {
+/** A cell's text as a value of `dtype` (float8e8m0 rounded by `round`); throws with a sentence naming
+ *  what is wrong. */
+export function parseCell(dtype: string, text: string, round: E8M0Round = 'up'): Scalar {
   const t = text.trim();
   if (dtype === 'string') return text;
   if (dtype === 'bool') {
@@ -51,19 +59,19 @@ export function parseCell(dtype: string, text: string): Scalar {
   const m = /^[+-]?(inf|nan)$/i.exec(t);
   if (m) {
     const v = m[1].toLowerCase() === 'nan' ? NaN : t.startsWith('-') ? -Infinity : Infinity;
-    if (dtype === E8M0) return roundE8M0(v);
+    if (dtype === E8M0) return roundE8M0(v, round);
     return MINIFLOATS[dtype] ? roundMiniFloat(dtype, v) : v;
   }
   // float8e8m0 holds powers of two: also written 2^k (how the editor shows the far ones).
   const pow = /^2\s*(\^|\*\*)\s*([+-]?\d+)$/.exec(t);
-  if (pow && dtype === E8M0) return roundE8M0(2 ** Math.max(-200, Math.min(200, Number(pow[2]))));
+  if (pow && dtype === E8M0) return roundE8M0(2 ** Math.max(-200, Math.min(200, Number(pow[2]))), round);
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) throw new Error(`'${t}' is not a number`);
   const v = Number(t);
   if (dtype === 'float16' && Math.abs(v) > 65504)
     throw new Error(`${t} is out of the range of float16 (largest finite 65504)`);
   // float8 and float4 round and saturate as the server stores them: the cell shows what is kept.
   if (MINIFLOATS[dtype]) return roundMiniFloat(dtype, v);
-  if (dtype === E8M0) return roundE8M0(v);
+  if (dtype === E8M0) return roundE8M0(v, round);
   return v;
 }
 
@@ -214,6 +222,8 @@ export class TensorGrid {
   readonly edits = new Map<number, Scalar>();
   /** Index of each leading dimension (all but the last two) of the slice shown. */
   lead: number[];
+  /** How a float8e8m0 value typed in is rounded (Cast's round_mode; the editor's selector). */
+  round: E8M0Round = 'up';
 
   constructor(
     readonly dtype: string,
@@ -279,7 +289,7 @@ export class TensorGrid {
 
   /** Sets cell (r, c) from its text; throws (the value unchanged) when the text is not a value. */
   set(r: number, c: number, text: string): void {
-    const v = parseCell(this.dtype, text);
+    const v = parseCell(this.dtype, text, this.round);
     const i = this.index(r, c);
     if (this.all) this.all[i] = v;
     this.edits.set(i, v);
@@ -382,6 +392,27 @@ function shapeRow(
     },
   });
   return h('div', { className: 'tensor-shape-row' }, 'shape ', input, button, note);
+}
+
+/** float8e8m0's round mode for the values typed from now on (Cast's round_mode): cells typed before keep
+ *  the value they were rounded to. */
+function roundRow(grid: TensorGrid): HTMLElement {
+  const select = h(
+    'select',
+    {
+      'data-testid': 'tensor-round',
+      title: 'How a value between two powers of two is stored (ONNX Cast round_mode)',
+      onchange: () => (grid.round = select.value as E8M0Round),
+    },
+    ...E8M0_ROUNDS.map((m) =>
+      h('option', {
+        value: m,
+        text: m === 'nearest' ? 'nearest (up from 1.5x)' : m,
+        selected: m === grid.round,
+      }),
+    ),
+  );
+  return h('div', { className: 'tensor-round-row' }, 'round typed values ', select);
 }
 
 /** The editor's DOM: the shape (changeable when `reshape` is given, which takes the cells edited and
@@ -504,6 +535,7 @@ export function tensorEditor(
     { className: 'tensor-editor', 'data-testid': 'tensor-editor' },
     h('div', { text: `${grid.dtype} [${grid.shape.join(', ')}]` }),
     reshape ? shapeRow(grid, err, reshape) : null,
+    grid.dtype === E8M0 ? roundRow(grid) : null,
     pickers.length ? h('div', { className: 'tensor-lead' }, 'slice ', ...pickers) : null,
     where,
     paging,
