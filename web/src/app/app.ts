@@ -27,7 +27,14 @@ import { InitializerPanel, npyReplaceRow } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
-import { EDIT_LIMIT, TensorGrid, resizedValues, tensorEditor } from '../ui/tensoreditor';
+import {
+  EDIT_LIMIT,
+  TensorGrid,
+  dtypeRow,
+  resizedValues,
+  retypedValues,
+  tensorEditor,
+} from '../ui/tensoreditor';
 import {
   extractInitial,
   runJob,
@@ -1400,7 +1407,14 @@ export class App {
         value = { ...value, values: got.values };
       }
       const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
+      // An attribute not set yet is given its element type here (the values typed so far carried over).
+      const retype = (dtype: string) => {
+        const values = retypedValues(grid.values(), value.dtype, dtype);
+        const next = { ...value, dtype, values } as TensorValue;
+        void this.editTensorAttribute(nodes, name, next, true);
+      };
       this.dialog(`Edit ${name}`, [
+        unset ? dtypeRow(value.dtype, retype) : null,
         tensorEditor(
           grid,
           async (v) => {

@@ -189,11 +189,67 @@ export function parseShapeText(text: string, dtype: string): number[] {
   return dims;
 }
 
+/** The element types a tensor typed in the editor may have (as the initializer form offers them). */
+export const TENSOR_DTYPES = [
+  'float',
+  'double',
+  'float16',
+  'bfloat16',
+  'int64',
+  'int32',
+  'int16',
+  'int8',
+  'uint64',
+  'uint32',
+  'uint16',
+  'uint8',
+  'int4',
+  'uint4',
+  'bool',
+  'string',
+  'float8e4m3fn',
+  'float8e4m3fnuz',
+  'float8e5m2',
+  'float8e5m2fnuz',
+  'float4e2m1',
+  'float8e8m0',
+];
+
+/** The type's value for a new element: its zero (empty strings, false; 1 for float8e8m0, which has no
+ *  zero). */
+function fillOf(dtype: string): Scalar {
+  return dtype === 'string' ? '' : dtype === 'float8e8m0' ? 1 : dtype === 'bool' ? false : 0;
+}
+
+/** `values` of type `from` as values of type `to` (a tensor not set yet given another element type):
+ *  each read again from its text, rounded as `to` stores it; one `to` cannot hold (2.5 as an integer,
+ *  300 as int8, a negative float8e8m0, text as a number) becomes the type's zero. */
+export function retypedValues(values: Scalar[], from: string, to: string): Scalar[] {
+  return values.map((v) => {
+    try {
+      return parseCell(to, formatCell(v, from));
+    } catch {
+      return fillOf(to);
+    }
+  });
+}
+
+/** The element type of a tensor not set yet: a change calls `retype` (the caller reopens the editor on
+ *  the values retypedValues gives). */
+export function dtypeRow(dtype: string, retype: (dtype: string) => void): HTMLElement {
+  const select = h(
+    'select',
+    { 'data-testid': 'tensor-dtype', onchange: () => retype(select.value) },
+    ...TENSOR_DTYPES.map((d) => h('option', { value: d, text: d, selected: d === dtype })),
+  );
+  return h('div', { className: 'tensor-dtype-row' }, 'element type ', select);
+}
+
 /** `values` grown to `n` with the type's zero (empty strings; 1 for float8e8m0, which has no zero) or
  *  cut: a shape change made in the browser (a list, or a tensor attribute not set yet), as the server's
  *  reshape_* commands make it. */
 export function resizedValues(values: Scalar[], n: number, dtype: string): Scalar[] {
-  const fill: Scalar = dtype === 'string' ? '' : dtype === 'float8e8m0' ? 1 : dtype === 'bool' ? false : 0;
+  const fill = fillOf(dtype);
   const out = values.slice(0, n);
   while (out.length < n) out.push(fill);
   return out;
