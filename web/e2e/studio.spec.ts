@@ -613,6 +613,60 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   expect(perm2).toMatchObject({ type: 'ints', value: [1, 0] });
 });
 
+test('an unset tensor parameter is given its element type in the editor, the values typed carried over', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('17');
+  await page.getByTestId('new-create').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  const add = {
+    type: 'add_node',
+    node: { name: 'c0', op_type: 'Constant', inputs: [], outputs: ['c0_out'], attributes: [] },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(add)})`);
+  await page.getByTestId('menu-view').click();
+  await page.getByTestId('action-constants').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(1);
+  await page.evaluate("window.__tessera.select(['c0'])");
+  await page.getByText('Default values').click();
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [0]');
+  await expect(page.getByTestId('tensor-dtype')).toHaveValue('float');
+  await page.getByTestId('tensor-shape').fill('[3]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [3]');
+  for (const [cell, text] of [
+    ['0,0', '4'],
+    ['0,1', '2.5'],
+  ]) {
+    await page.locator(`[data-cell="${cell}"]`).fill(text);
+    await page.locator(`[data-cell="${cell}"]`).dispatchEvent('change');
+  }
+  // int32: 4 stays, 2.5 (no integer) becomes 0.
+  await page.getByTestId('tensor-dtype').selectOption('int32');
+  await expect(page.getByTestId('tensor-editor')).toContainText('int32 [3]');
+  await expect(page.locator('[data-cell="0,0"]')).toHaveValue('4');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('0');
+  await page.locator('[data-cell="0,2"]').fill('2.5');
+  await page.locator('[data-cell="0,2"]').dispatchEvent('change');
+  await expect(page.getByTestId('tensor-error')).toContainText("'2.5' is not an integer (int32)");
+  await page.locator('[data-cell="0,2"]').fill('-9');
+  await page.locator('[data-cell="0,2"]').dispatchEvent('change');
+  await page.screenshot({ path: artifact('studio-tensor-editor-unset-dtype.png') });
+  const v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  type Attr = { name: string; value: { dtype: string; shape: number[]; values: number[] } };
+  const value = (await t<{ attributes: Attr[] }>(page, 'node("c0")')).attributes.find(
+    (a) => a.name === 'value',
+  )!.value;
+  expect(value).toMatchObject({ dtype: 'int32', shape: [3], values: [4, 0, -9] });
+});
+
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
   await page.goto(url);
   await ready(page);
