@@ -179,6 +179,104 @@ test("Extract cuts between tensors picked in the dialog's lists", async ({ page 
   expect(await t<number>(page, 'graph.nodes.length')).toBe(1);
 });
 
+/** Clicks link `port` into node `dst` (Shift held when `add`): on the short vertical stub every link ends
+ *  with above its terminal, at a zoom where the terminal's own pick circle stays clear of it. */
+async function clickLink(page: Page, dst: string, port: number, add: boolean): Promise<void> {
+  await page.evaluate(
+    ([dst, port]) => {
+      const T = (window as unknown as { __tessera: TesseraLike }).__tessera;
+      const o = T.toPage(0, 0);
+      const u = T.toPage(1, 1);
+      const [px, py] = T.terminal(dst, 'in', port)!;
+      const [wx, wy] = [(px - o[0]) / (u[0] - o[0]), (py - o[1]) / (u[1] - o[1])];
+      T.setCamera(2, 300 - 2 * wx, 300 - 2 * wy); // the terminal at (300, 300) of the canvas
+    },
+    [dst, port] as const,
+  );
+  const [x, y, unit] = await page.evaluate(
+    ([dst, port]) => {
+      const T = (window as unknown as { __tessera: TesseraLike }).__tessera;
+      const [px, py] = T.terminal(dst, 'in', port)!;
+      return [px, py, T.toPage(0, 1)[1] - T.toPage(0, 0)[1]];
+    },
+    [dst, port] as const,
+  );
+  if (add) await page.keyboard.down('Shift');
+  await page.mouse.click(x, y - 9.5 * unit);
+  if (add) await page.keyboard.up('Shift');
+}
+
+test("Shift+click selects several links, and Extract's lists offer them all first", async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const links = await page.evaluate(() => {
+    const g = (window as unknown as { __tessera: { graph: ApiGraphLike } }).__tessera.graph;
+    const a = g.nodes.find((n) => n.inputs.includes(g.inputs[0].name))!;
+    const b = g.nodes.find((n) => n.inputs.includes(a.outputs[0]))!;
+    return [
+      { dst: a.name, port: a.inputs.indexOf(g.inputs[0].name), value: g.inputs[0].name },
+      { dst: b.name, port: b.inputs.indexOf(a.outputs[0]), value: a.outputs[0] },
+    ];
+  });
+  await clickLink(page, links[0].dst, links[0].port, false);
+  await clickLink(page, links[1].dst, links[1].port, true);
+  await page.evaluate(() => (window as unknown as { __tessera: TesseraLike }).__tessera.fit());
+  await page.screenshot({ path: artifact('studio-two-links-selected.png') });
+  await page.getByTestId('menu-model').click();
+  await page.getByTestId('action-transform-extract').click();
+  const options = page.getByTestId('transform-inputs-values').getByTestId('value-option');
+  // The link clicked last first, then the other, each marked.
+  await expect(options.nth(0)).toHaveText(`${links[1].value} (selected link)`);
+  await expect(options.nth(1)).toHaveText(`${links[0].value} (selected link)`);
+  await expect(options.filter({ hasText: '(selected link)' })).toHaveCount(2);
+  await page.screenshot({ path: artifact('studio-extract-two-links.png') });
+  await page.locator('.dialog-close').click();
+  // A plain click on one of them leaves that one alone selected.
+  await clickLink(page, links[0].dst, links[0].port, false);
+  await page.getByTestId('menu-model').click();
+  await page.getByTestId('action-transform-extract').click();
+  await expect(options.filter({ hasText: '(selected link)' })).toHaveCount(1);
+  await expect(options.nth(0)).toHaveText(`${links[0].value} (selected link)`);
+  await page.locator('.dialog-close').click();
+});
+
+test("a job ending after its dialog was closed keeps the user's view and selection", async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  if (/mixed precision/.test(await t<string>(page, 'document.undo'))) {
+    await page.getByTestId('menu-edit').click();
+    await page.getByTestId('action-undo').click();
+    await expect.poll(() => t<string>(page, 'document.undo')).not.toMatch(/mixed precision/);
+  }
+  const node = await page.evaluate(
+    () => (window as unknown as { __tessera: { graph: ApiGraphLike } }).__tessera.graph.nodes[0].name,
+  );
+  await page.evaluate(`window.__tessera.select(${JSON.stringify([node])})`);
+  await page.evaluate('window.__tessera.setCamera(1.5, 40, -30)');
+  const tabs = await page.getByTestId('tab').count();
+  await ampDialog(page, '100', '1');
+  await page.locator('.dialog-close').click();
+  await expect.poll(() => t<string>(page, 'document.undo'), { timeout: 60_000 }).toMatch(/mixed precision/);
+  expect(await t<unknown>(page, 'graphPath')).toBeNull();
+  expect(await t<string[]>(page, 'selected')).toEqual([node]);
+  expect(await t<{ scale: number; tx: number; ty: number }>(page, 'camera')).toMatchObject({
+    scale: 1.5,
+    tx: 40,
+    ty: -30,
+  });
+  expect(await page.getByTestId('tab').count()).toBe(tabs);
+  const tab = page.getByTestId('tab').filter({ hasText: 'jobs.onnx' });
+  await expect(tab.getByTestId('modified')).toHaveCount(1);
+  await page.screenshot({ path: artifact('studio-job-applied-in-place.png') });
+});
+
+type TesseraLike = {
+  toPage(x: number, y: number): [number, number];
+  terminal(name: string, side: 'in' | 'out', port: number): [number, number] | null;
+  setCamera(scale: number, tx: number, ty: number): void;
+  fit(): void;
+};
+
 type ApiGraphLike = {
   nodes: Array<{ name: string; inputs: string[]; outputs: string[] }>;
   inputs: Array<{ name: string }>;

@@ -1100,9 +1100,6 @@ export class App {
    *  or the extracted model's new tab. Throws why it was refused, failed or cancelled. */
   async transform(name: string, options: Record<string, unknown>, view: JobView): Promise<TransformLog> {
     if (!this.client || !this.doc) throw new Error('open a model first');
-    // A transformation may replace the graph a subgraph or function tab shows: the main graph is shown
-    // first, so the answer is applied to a graph that still exists.
-    if (this.graphPath) await this.switchTo(this.doc);
     this.lastError = '';
     const doc = this.doc;
     const end = await runJob(this.client, doc.id, name, options, view);
@@ -1111,8 +1108,9 @@ export class App {
       await this.switchTo(end.document);
       return end.log!;
     }
-    // The user may have gone to another tab while it ran: that tab stays.
-    if (this.doc?.id !== doc.id) {
+    // The user may be in a subgraph or function tab, or have gone to another tab while it ran: that tab
+    // stays (a subgraph the transformation removed falls back to its document's main graph).
+    if (this.doc?.id !== doc.id || this.graphPath) {
       await this.adoptJobResult(end.answer!.document, end.answer);
       return end.answer!.log;
     }
@@ -1132,12 +1130,21 @@ export class App {
       else this.docs.push(d);
       return this.renderTabs();
     }
-    const applied = await this.apply(Promise.resolve(answer));
-    if (!applied && this.graphPath) {
-      this.subTabs = this.subTabs.filter((t) => t.docId !== d.id);
+    if (!this.graphPath) {
+      await this.apply(Promise.resolve(answer));
+      return this.renderTabs();
+    }
+    // A subgraph or function tab: its graph fetched again, as the transformation left it.
+    const path = this.graphPath;
+    this.updateDoc(d);
+    try {
+      await this.switchTo(d, path);
+    } catch {
+      const gone = JSON.stringify(path);
+      this.subTabs = this.subTabs.filter((t) => t.docId !== d.id || JSON.stringify(t.path) !== gone);
+      this.toast('the graph shown is gone after the transformation: its main graph is shown');
       await this.guard(() => this.switchTo(d));
     }
-    this.renderTabs();
   }
 
   /** Saves the document for a user tool (asking for a path when it has none); true when saved. */
