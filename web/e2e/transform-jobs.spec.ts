@@ -175,6 +175,8 @@ test("Extract cuts between tensors picked in the dialog's lists", async ({ page 
   await page.screenshot({ path: artifact('studio-extract-tensor-picker.png') });
   await page.getByTestId('transform-apply').click();
   await expect(page.getByTestId('tab').filter({ hasText: 'jobs.cut.onnx' })).toHaveCount(tabs + 1);
+  // The log shows once the new tab is switched to (the tab itself may come first, from the jobs list).
+  await expect(page.getByTestId('transform-log')).not.toHaveText('');
   await ready(page);
   expect(await t<number>(page, 'graph.nodes.length')).toBe(1);
 });
