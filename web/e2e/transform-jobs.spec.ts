@@ -240,6 +240,24 @@ test("Shift+click selects several links, and Extract's lists offer them all firs
   await expect(options.filter({ hasText: '(selected link)' })).toHaveCount(1);
   await expect(options.nth(0)).toHaveText(`${links[0].value} (selected link)`);
   await page.locator('.dialog-close').click();
+  // Both selected and deleted: both inputs disconnected, one undo step brings both back.
+  await clickLink(page, links[1].dst, links[1].port, true);
+  const input = (l: { dst: string; port: number }) =>
+    page.evaluate(
+      ([dst, port]) =>
+        (window as unknown as { __tessera: { graph: ApiGraphLike } }).__tessera.graph.nodes.find(
+          (n) => n.name === dst,
+        )!.inputs[port] ?? '',
+      [l.dst, l.port] as const,
+    );
+  await page.keyboard.press('Delete');
+  await expect.poll(() => input(links[0])).toBe('');
+  await expect.poll(() => input(links[1])).toBe('');
+  expect(await t<string>(page, 'document.undo')).toMatch(/Disconnect 2 links/);
+  await page.getByTestId('menu-edit').click();
+  await page.getByTestId('action-undo').click();
+  await expect.poll(() => input(links[0])).toBe(links[0].value);
+  await expect.poll(() => input(links[1])).toBe(links[1].value);
 });
 
 test("a job ending after its dialog was closed keeps the user's view and selection", async ({ page }) => {
