@@ -290,6 +290,63 @@ test("a job ending after its dialog was closed keeps the user's view and selecti
   await page.screenshot({ path: artifact('studio-job-applied-in-place.png') });
 });
 
+test("a transformation run from a Loop body's tab stays in that tab", async ({ page }) => {
+  await page.goto(url);
+  await ready(page);
+  const token = new URL(url).searchParams.get('token')!;
+  const doc = await t<{ id: string }>(page, 'document');
+  const input = await page.evaluate(
+    () => (window as unknown as { __tessera: { graph: ApiGraphLike } }).__tessera.graph.inputs[0].name,
+  );
+  const value = (name: string, type: string) => ({ name, type, shape: [] });
+  const body = {
+    name: 'body',
+    inputs: [value('i', 'tensor(int64)'), value('cond_in', 'tensor(bool)'), value('v_in', 'tensor(float)')],
+    outputs: [value('cond_out', 'tensor(bool)'), value('v_out', 'tensor(float)')],
+    initializers: [],
+    nodes: [
+      { name: 'keep', op_type: 'Identity', inputs: ['cond_in'], outputs: ['cond_out'] },
+      { name: 'step', op_type: 'Relu', inputs: ['v_in'], outputs: ['v_out'] },
+    ],
+  };
+  const node = {
+    name: 'loop_1',
+    op_type: 'Loop',
+    inputs: ['', '', input],
+    outputs: ['loop_out'],
+    attributes: [{ name: 'body', type: 'graph', value: body }],
+  };
+  const res = await page.request.post(new URL(`/api/documents/${doc.id}/commands`, url).href, {
+    headers: { 'X-Tessera-Token': token },
+    data: { command: { type: 'add_node', node } },
+  });
+  expect(res.status(), await res.text()).toBe(200);
+  await page.reload();
+  await ready(page);
+  const id = await page.evaluate(
+    () =>
+      (
+        window as unknown as { __tessera: { graph: { nodes: Array<{ name: string; id: number }> } } }
+      ).__tessera.graph.nodes.find((n) => n.name === 'loop_1')!.id,
+  );
+  await page.evaluate(`window.__tessera.focus(${id})`);
+  await ready(page);
+  const at = (await t<[number, number]>(page, `nodeCenter('loop_1')`))!;
+  await page.mouse.dblclick(at[0], at[1]);
+  const path = { steps: [{ node: id, attribute: 'body', index: 0 }] };
+  await expect.poll(() => t<unknown>(page, 'graphPath')).toEqual(path);
+  await ready(page);
+  await page.getByTestId('menu-model').click();
+  await page.getByTestId('action-transform-fp16').click();
+  await page.getByTestId('transform-apply').click();
+  await expect(page.getByTestId('transform-status')).toContainText('done in', { timeout: 60_000 });
+  await page.locator('.dialog-close').click();
+  await ready(page);
+  expect(await t<unknown>(page, 'graphPath')).toEqual(path);
+  await expect(page.locator('.tab.subtab.active')).toHaveCount(1);
+  await page.screenshot({ path: artifact('studio-transform-from-body-tab.png') });
+});
+
 type TesseraLike = {
   toPage(x: number, y: number): [number, number];
   terminal(name: string, side: 'in' | 'out', port: number): [number, number] | null;
