@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstddef>
 #include <functional>
 #include <map>
@@ -197,18 +198,40 @@ std::map<std::string, std::string> text_map(const json& o, const char* key) {
   return out;
 }
 
-// Integers 1-9 written into a tensor of zeros of an integer type of a byte or more: the low byte of each
-// element (little-endian), the others staying zero.
-void small_integers(rt::Tensor& t, uint64_t seed) {
+// Integers written into a tensor of zeros of an integer (or boolean) type of a byte or more: `value` in the
+// low byte of each element (little-endian), the others staying zero; random 1-9 when `value` is negative.
+void small_integers(rt::Tensor& t, uint64_t seed, int value) {
   std::mt19937_64 rng(seed);
   const size_t size = static_cast<size_t>(ir::dtype_bits(t.dtype()) / 8);
   auto* p = static_cast<std::byte*>(t.raw());
-  for (int64_t i = 0; i < t.numel(); ++i) p[static_cast<size_t>(i) * size] = std::byte(1 + rng() % 9);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    p[static_cast<size_t>(i) * size] = std::byte(value >= 0 ? value : 1 + rng() % 9);
 }
 
-// A random value for graph input `vi`: normal floats, integers 1-9 (valid token ids and indices for
-// most models; the initializer editor's integer fill spans the whole type), false booleans; free
-// dimensions 1 unless `shape` gives them. Reproducible from `seed`.
+// Ones in a tensor of zeros of a 4-bit type: two elements a byte, the first in the low nibble.
+void sub_byte_ones(rt::Tensor& t) {
+  auto* p = static_cast<std::byte*>(t.raw());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i / 2] |= std::byte(i % 2 ? 0x10 : 0x01);
+}
+
+}  // namespace
+
+int random_input_constant(const std::string& name) {
+  std::string n = name;
+  for (char& c : n) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto says = [&n](const char* word) { return n.find(word) != std::string::npos; };
+  // Checked first: "token_type_ids" and "segment_ids" are not masks, whatever else their name holds.
+  if (says("token_type") || says("segment")) return 0;
+  if (says("mask") || says("attention")) return 1;
+  return -1;
+}
+
+namespace {
+
+// A random value for graph input `vi`: normal floats; integers 1-9 (valid token ids and indices for
+// most models; the initializer editor's integer fill spans the whole type), except inputs named as masks
+// (1: attend everywhere) or segment ids (0: the first segment), see random_input_constant; booleans
+// false, masks true. Free dimensions 1 unless `shape` gives them. Reproducible from `seed`.
 rt::Value random_input(const ir::ValueInfo& vi, const std::string& shape, uint64_t seed) {
   if (!vi.type.is_tensor())
     throw HttpError{400,
@@ -233,21 +256,26 @@ rt::Value random_input(const ir::ValueInfo& vi, const std::string& shape, uint64
   ir::DataType t = vi.type.elem;
   const bool bytes = ir::dtype_bits(t) >= 8;  // 4-bit integers keep the editor's fill (1-7 or 1-15)
   const bool ints = !ir::dtype_is_float(t) && t != ir::DataType::kBool;
-  const char* kind = ir::dtype_is_float(t) ? "normal" : ints && !bytes ? "uniform_int_pos" : "zeros";
+  const int constant = ir::dtype_is_float(t) ? -1 : random_input_constant(vi.name);
+  const bool mask = constant == 1 && t == ir::DataType::kBool;  // a boolean mask: true
+  const bool random_nibbles = ints && !bytes && constant < 0;
+  const char* kind = ir::dtype_is_float(t) ? "normal" : random_nibbles ? "uniform_int_pos" : "zeros";
   json j{{"name", vi.name},
          {"dtype", ir::dtype_name(t)},
          {"shape", dims},
          {"fill", {{"kind", kind}, {"seed", seed}}}};
   try {
     rt::Tensor values = rt::Tensor::from_ir(ir::tensor_from_json(j)).clone();
-    if (ints && bytes) small_integers(values, seed);
+    if ((ints && bytes) || mask) small_integers(values, seed, constant);
+    if (ints && !bytes && constant == 1) sub_byte_ones(values);
     return rt::Value(std::move(values));
   } catch (const std::exception& e) {
     throw HttpError{400, fmt::format("input '{}': no random values: {}", vi.name, e.what())};
   }
 }
 
-// The input set amp tunes on: each graph input from its .npy file (a file the studio may read) or random.
+}  // namespace
+
 transforms::Feeds amp_feeds(const ir::Model& m, const json& o, const TransformContext& ctx) {
   std::map<std::string, std::string> files = text_map(o, "inputs"), shapes = text_map(o, "shapes");
   uint64_t seed = static_cast<uint64_t>(integer(o, "seed", 0, 0));
@@ -271,6 +299,8 @@ transforms::Feeds amp_feeds(const ir::Model& m, const json& o, const TransformCo
     throw HttpError{400, fmt::format("option 'inputs': the model has no input '{}' (file '{}')", name, file)};
   return feeds;
 }
+
+namespace {
 
 // Automatic mixed precision; its progress is the share of the run budget spent.
 Report amp(ir::History& h, const json& o, const TransformContext& ctx) {

@@ -10,6 +10,7 @@
 
 #include "server/document.h"
 #include "server/transform_jobs.h"
+#include "transforms/amp.h"
 
 namespace tessera::server {
 
@@ -33,6 +34,15 @@ struct TransformContext {
 // message, the document unchanged.
 json run_transform(Document& doc, const std::string& name, const json& options,
                    std::vector<ir::Change>& changes, const PathResolver& resolve);
+
+// amp's random inputs: the value every element of an integer (or boolean) input named `name` gets instead
+// of random 1-9 (false): 1 for masks (the name, in any case, holds "mask" or "attention"), 0 for segment
+// ids ("token_type", "segment"; these win); -1 for any other name.
+int random_input_constant(const std::string& name);
+
+// The input set amp tunes on (options "inputs", "shapes", "seed"; see transform_work): each graph input
+// from its .npy file (a file `ctx` may read) or random. HttpError 400 naming the input or option.
+transforms::Feeds amp_feeds(const ir::Model& m, const json& options, const TransformContext& ctx);
 
 // What an edit answers (studio.cpp: the document, its changes and diagnostics).
 using EditAnswer = std::function<json(Document&, const std::vector<ir::Change>&)>;

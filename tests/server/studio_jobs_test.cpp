@@ -8,10 +8,12 @@
 #include <cmath>
 #include <functional>
 #include <iostream>
+#include <set>
 
 #include "io/npy.h"
 #include "runtime/session.h"
 #include "server/studio_fixture.h"
+#include "server/transform_api.h"
 #include "transforms/user_tools.h"
 
 namespace {
@@ -314,6 +316,92 @@ TEST_F(StudioJobs, AmpRandomIntegerInputsAreValidIndices) {
   start();
   std::string doc = open("embed.onnx");
   json end = wait_job(start_job(doc, "amp", {{"shapes", {{"ids", "2x16"}}}, {"atol", 1.0}})["id"]);
+  EXPECT_EQ(end["state"], "succeeded") << end.dump();
+}
+
+// A tiny BERT-like model: word embeddings of input_ids (10 rows: ids 1-9 index it), plus the segment
+// embedding of token_type_ids (ONE row: only segment 0 indexes it), times the attention mask; inputs
+// [batch, 8].
+Model tiny_bert() {
+  using namespace tessera::ir;
+  Model m;
+  m.ir_version = 8;
+  m.opset_imports.push_back({"", 17});
+  m.graph.name = "main";
+  GraphBuilder b(m.graph);
+  const Shape s{Dim::symbol("batch"), Dim::of(8)};
+  auto ids = b.input("input_ids", Type::tensor(DataType::kInt64, s));
+  auto mask = b.input("attention_mask", Type::tensor(DataType::kInt64, s));
+  auto segments = b.input("token_type_ids", Type::tensor(DataType::kInt64, s));
+  std::vector<float> words(10 * 4), types(4);
+  for (size_t i = 0; i < words.size(); ++i) words[i] = 0.05f * static_cast<float>(i) - 0.5f;
+  for (size_t i = 0; i < types.size(); ++i) types[i] = 0.1f * static_cast<float>(i);
+  b.initializer(make_tensor<float>("words", DataType::kFloat, {10, 4}, words));
+  b.initializer(make_tensor<float>("types", DataType::kFloat, {1, 4}, types));
+  b.initializer(make_tensor<int64_t>("last", DataType::kInt64, {1}, std::vector<int64_t>{2}));
+  std::string emb = b.node("Add",
+                           {b.node("Gather", {"words", ids}, {}, "word_emb"),
+                            b.node("Gather", {"types", segments}, {}, "type_emb")},
+                           {}, "emb");
+  std::string m3 = b.node(
+      "Unsqueeze", {b.node("Cast", {mask}, {Attribute::of_int("to", 1)}, "maskf"), "last"}, {}, "mask3");
+  b.output(b.node("Tanh", {b.node("Mul", {emb, m3}, {}, "masked")}, {}, "hidden"));
+  return m;
+}
+
+// amp's random inputs: a mask is all ones, segment ids all zeros, other integers 1-9; a boolean mask
+// true; floats stay random.
+TEST(AmpRandomInputs, MasksAreOnesSegmentIdsZerosOtherIntegersOneToNine) {
+  using tessera::server::random_input_constant;
+  EXPECT_EQ(random_input_constant("attention_mask"), 1);
+  EXPECT_EQ(random_input_constant("Input_Mask"), 1);
+  EXPECT_EQ(random_input_constant("encoder_attention"), 1);
+  EXPECT_EQ(random_input_constant("token_type_ids"), 0);
+  EXPECT_EQ(random_input_constant("segment_ids"), 0);
+  EXPECT_EQ(random_input_constant("segment_mask"), 0);  // segment ids, named oddly: never all ones
+  EXPECT_EQ(random_input_constant("input_ids"), -1);
+  EXPECT_EQ(random_input_constant("position_ids"), -1);
+
+  using namespace tessera::ir;
+  Model m = tiny_bert();
+  GraphBuilder(m.graph).input("key_padding_mask", Type::tensor(DataType::kBool, Shape{Dim::of(5)}));
+  GraphBuilder(m.graph).input("flags", Type::tensor(DataType::kBool, Shape{Dim::of(5)}));
+  GraphBuilder(m.graph).input("nibble_mask", Type::tensor(DataType::kInt4, Shape{Dim::of(5)}));
+  tessera::server::TransformContext ctx{[](const std::string& p) { return std::filesystem::path(p); }};
+  auto feeds = tessera::server::amp_feeds(m, json{{"shapes", {{"input_ids", "2x8"}}}, {"seed", 3}}, ctx);
+  ASSERT_EQ(feeds.size(), 6u);
+  auto values = [&](size_t k) {
+    const auto& t = feeds[k].second.tensor();
+    return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+  };
+  EXPECT_EQ(feeds[0].first, "input_ids");
+  std::vector<int64_t> ids = values(0);
+  ASSERT_EQ(ids.size(), 16u);
+  std::set<int64_t> seen(ids.begin(), ids.end());
+  EXPECT_GT(seen.size(), 2u) << "ids are random, not constant";
+  for (int64_t v : ids) EXPECT_TRUE(v >= 1 && v <= 9) << v;
+  EXPECT_EQ(values(1), std::vector<int64_t>(8, 1)) << "attention_mask: attend everywhere";
+  EXPECT_EQ(values(2), std::vector<int64_t>(8, 0)) << "token_type_ids: the first segment";
+  const auto* mask = static_cast<const uint8_t*>(feeds[3].second.tensor().raw());
+  const auto* flags = static_cast<const uint8_t*>(feeds[4].second.tensor().raw());
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(mask[i], 1) << "a boolean mask is true";
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(flags[i], 0) << "other booleans stay false";
+  const auto* nibbles = static_cast<const uint8_t*>(feeds[5].second.tensor().raw());
+  EXPECT_EQ(nibbles[0], 0x11);
+  EXPECT_EQ(nibbles[1], 0x11);
+  EXPECT_EQ(nibbles[2] & 0x0f, 0x01);
+}
+
+// The same model as a studio job: with segment ids 1-9 its one-row segment table is indexed out of range
+// and the reference run fails; with the named inputs' values amp runs it.
+TEST_F(StudioJobs, AmpRunsATinyBertOnMaskAndSegmentInputsOfTheirKind) {
+  tessera::onnx::save_model(tiny_bert(), root_ / "bert.onnx");
+  start();
+  std::string doc = open("bert.onnx");
+  json end = wait_job(
+      start_job(doc, "amp",
+                {{"shapes", {{"input_ids", "2x8"}, {"attention_mask", "2x8"}, {"token_type_ids", "2x8"}}},
+                 {"atol", 1.0}})["id"]);
   EXPECT_EQ(end["state"], "succeeded") << end.dump();
 }
 

@@ -613,6 +613,60 @@ test('edits a tensor attribute in the tensor editor, one undo step', async ({ pa
   expect(perm2).toMatchObject({ type: 'ints', value: [1, 0] });
 });
 
+test('an unset tensor parameter is given its element type in the editor, the values typed carried over', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('menu-file').click();
+  await page.getByTestId('action-new').click();
+  await page.getByTestId('new-opset').fill('17');
+  await page.getByTestId('new-create').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(0);
+  const add = {
+    type: 'add_node',
+    node: { name: 'c0', op_type: 'Constant', inputs: [], outputs: ['c0_out'], attributes: [] },
+  };
+  await page.evaluate(`window.__tessera.editTimed(${JSON.stringify(add)})`);
+  await page.getByTestId('menu-view').click();
+  await page.getByTestId('action-constants').click();
+  await expect.poll(() => t<number>(page, 'nodeCount')).toBe(1);
+  await page.evaluate("window.__tessera.select(['c0'])");
+  await page.getByText('Default values').click();
+  await page.locator('[data-tensor-edit="value"]').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [0]');
+  await expect(page.getByTestId('tensor-dtype')).toHaveValue('float');
+  await page.getByTestId('tensor-shape').fill('[3]');
+  await page.getByTestId('tensor-reshape').click();
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [3]');
+  for (const [cell, text] of [
+    ['0,0', '4'],
+    ['0,1', '2.5'],
+  ]) {
+    await page.locator(`[data-cell="${cell}"]`).fill(text);
+    await page.locator(`[data-cell="${cell}"]`).dispatchEvent('change');
+  }
+  // int32: 4 stays, 2.5 (no integer) becomes 0.
+  await page.getByTestId('tensor-dtype').selectOption('int32');
+  await expect(page.getByTestId('tensor-editor')).toContainText('int32 [3]');
+  await expect(page.locator('[data-cell="0,0"]')).toHaveValue('4');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('0');
+  await page.locator('[data-cell="0,2"]').fill('2.5');
+  await page.locator('[data-cell="0,2"]').dispatchEvent('change');
+  await expect(page.getByTestId('tensor-error')).toContainText("'2.5' is not an integer (int32)");
+  await page.locator('[data-cell="0,2"]').fill('-9');
+  await page.locator('[data-cell="0,2"]').dispatchEvent('change');
+  await page.screenshot({ path: artifact('studio-tensor-editor-unset-dtype.png') });
+  const v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-apply').click();
+  await settle(page, v);
+  type Attr = { name: string; value: { dtype: string; shape: number[]; values: number[] } };
+  const value = (await t<{ attributes: Attr[] }>(page, 'node("c0")')).attributes.find(
+    (a) => a.name === 'value',
+  )!.value;
+  expect(value).toMatchObject({ dtype: 'int32', shape: [3], values: [4, 0, -9] });
+});
+
 test("opens a Loop's body in its own tab, edits it and confirms back into the model", async ({ page }) => {
   await page.goto(url);
   await ready(page);
@@ -1004,6 +1058,63 @@ test('edits a tensor over 65,536 elements page by page, fetching only the pages 
   expect(await read(at(1, 100, 40))).not.toBe(7);
 });
 
+test('a shape change of a paged tensor applies its unapplied cell edits in the same undo step', async ({
+  page,
+}) => {
+  await page.goto(url);
+  await ready(page);
+  await page.getByTestId('left-initializers').click();
+  await page.locator('.init-form summary').click();
+  await page.getByTestId('init-name').fill('wide');
+  await page.getByTestId('init-shape').fill('[300, 400]');
+  await page.getByTestId('init-fill').selectOption('normal');
+  let v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('init-create').click();
+  await settle(page, v);
+  const read = async (i: number) =>
+    (await page.evaluate(`window.__tessera.initializerAt("wide", ${i})`)) as number;
+  const shape = () =>
+    page.evaluate(
+      () =>
+        (
+          window as unknown as {
+            __tessera: { graph: { initializers: Array<{ name: string; shape: number[] }> } };
+          }
+        ).__tessera.graph.initializers.find((i) => i.name === 'wide')?.shape,
+    );
+  const last = await read(300 * 400 - 1);
+  await page.locator('[data-edit="wide"]').click();
+  await expect(page.getByTestId('tensor-where')).toHaveText('rows 0-63 of 300, columns 0-31 of 400');
+  for (const [cell, text] of [
+    ['0,1', '7'],
+    ['2,3', '-2.5'],
+  ]) {
+    await page.locator(`[data-cell="${cell}"]`).fill(text);
+    await page.locator(`[data-cell="${cell}"]`).dispatchEvent('change');
+  }
+  // [300, 400] -> [400, 300]: the same count, the values stay in order, the edited ones with them.
+  await page.getByTestId('tensor-shape').fill('[400, 300]');
+  v = await t<number>(page, 'graphVersion');
+  await page.getByTestId('tensor-reshape').click();
+  await settle(page, v);
+  await expect(page.getByTestId('tensor-editor')).toContainText('float [400, 300]');
+  await expect(page.getByTestId('tensor-error')).toHaveText('');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('7');
+  await page.screenshot({ path: artifact('studio-tensor-editor-paged-reshape-edits.png') });
+  expect(await shape()).toEqual([400, 300]);
+  expect(await read(1)).toBe(7);
+  expect(await read(2 * 400 + 3)).toBe(-2.5);
+  expect(await read(300 * 400 - 1)).toBe(last);
+  await page.locator('.dialog-close').click();
+  // One undo step: the old shape and the old values, the edits too.
+  v = await t<number>(page, 'graphVersion');
+  await t(page, 'undo()');
+  await settle(page, v);
+  expect(await shape()).toEqual([300, 400]);
+  expect(await read(1)).not.toBe(7);
+  expect(await read(2 * 400 + 3)).not.toBe(-2.5);
+});
+
 /** The dialog's title and the grid's row numbers stay in view whichever way the page is scrolled. */
 async function editorFramed(page: Page): Promise<void> {
   const dialog = (await page.locator('#dialogs .dialog').boundingBox())!;
@@ -1211,9 +1322,17 @@ test('creates a float8e8m0 initializer, edits a value and changes its shape in t
   await page.locator('[data-cell="0,1"]').fill('100');
   await page.locator('[data-cell="0,1"]').dispatchEvent('change');
   await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128'); // up to the next power of two
+  // Cast's other round modes, for the values typed from then on: 3 down is 2.
+  await page.getByTestId('tensor-round').selectOption('down');
+  await page.locator('[data-cell="0,0"]').fill('3');
+  await page.locator('[data-cell="0,0"]').dispatchEvent('change');
+  await expect(page.locator('[data-cell="0,0"]')).toHaveValue('2');
+  await expect(page.locator('[data-cell="0,1"]')).toHaveValue('128');
+  await page.screenshot({ path: artifact('studio-tensor-editor-e8m0-round.png') });
   v = await t<number>(page, 'graphVersion');
   await page.getByTestId('tensor-apply').click();
   await settle(page, v);
+  expect(await read(0)).toBe(2);
   expect(await read(1)).toBe(128);
   // The shape: [2, 2] -> [3, 2], the two new values 1 (the type has no zero); the editor reopens on it.
   await page.locator('[data-edit="scales"]').click();
@@ -1250,7 +1369,7 @@ test('creates a float8e8m0 initializer, edits a value and changes its shape in t
   await t(page, 'undo()');
   await settle(page, v);
   expect(await shape()).toEqual([2, 2]);
-  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([4, 128, 2 ** -127, 2 ** 127]);
+  expect([await read(0), await read(1), await read(2), await read(3)]).toEqual([2, 128, 2 ** -127, 2 ** 127]);
 
   // An initializer replaced from a .npy file in its editor: the file's type must be the initializer's
   // (the seed's rule); its shape replaces the old one; one undo step.

@@ -52,11 +52,7 @@ const jobsHost: JobsHost = {
   applyUnfollowed: async (j) => {
     const d = j.document ?? j.answer?.document;
     if (!d) return;
-    const i = app.docs.findIndex((x) => x.id === d.id);
-    if (i >= 0) app.docs[i] = d;
-    else app.docs.push(d);
-    if (j.answer && app.doc?.id === d.id) await app.switchTo(d);
-    else app.renderTabs();
+    await app.adoptJobResult(d, j.document ? undefined : j.answer);
     app.toast(
       `${j.transform} finished on ${jobsHost.docName(j.doc)}${j.document ? `: ${d.name} opened` : ''}`,
     );

@@ -27,7 +27,14 @@ import { InitializerPanel, npyReplaceRow } from '../ui/initializers';
 import { Palette } from '../ui/palette';
 import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
-import { EDIT_LIMIT, TensorGrid, resizedValues, tensorEditor } from '../ui/tensoreditor';
+import {
+  EDIT_LIMIT,
+  TensorGrid,
+  dtypeRow,
+  resizedValues,
+  retypedValues,
+  tensorEditor,
+} from '../ui/tensoreditor';
 import {
   extractInitial,
   runJob,
@@ -738,18 +745,8 @@ export class App {
   async deleteSelection(): Promise<void> {
     const vm = this.canvas.vm;
     if (!vm) return;
-    const e = this.canvas.renderer.state.selectedEdge;
-    if (e >= 0) {
-      const lay = this.canvas.scene!.lay;
-      const edge = vm.edges[lay.edgeLeaf[e]];
-      const dst = vm.leaves[edge.dst];
-      if (lay.edgeDstItem[e] !== edge.dst || dst.kind !== 'node') return;
-      const src = vm.leaves[edge.src];
-      if (dst.body && src.body?.call !== dst.body.call)
-        return this.toast("a link across a local function's border is edited in the function's tab", true);
-      await this.run(this.leafCmd(dst, { type: 'disconnect', node: dst.id, index: edge.dstPort }));
-      return;
-    }
+    const links = this.canvas.selectedLinks;
+    if (links.length) return this.deleteLinks(links);
     const cmds: Command[] = [];
     for (const i of this.canvas.selected) {
       const l = vm.leaves[i];
@@ -761,6 +758,33 @@ export class App {
     this.canvas.selected.clear();
     if (cmds.length === 1) await this.run(cmds[0]);
     else await this.runBatch(`Delete ${cmds.length} items`, cmds);
+  }
+
+  /** Disconnects the selected links (visible edge indices), one undo step. */
+  private async deleteLinks(links: number[]): Promise<void> {
+    const vm = this.canvas.vm!;
+    const lay = this.canvas.scene!.lay;
+    const cmds: Command[] = [];
+    for (const e of links) {
+      const edge = vm.edges[lay.edgeLeaf[e]];
+      const dst = vm.leaves[edge.dst];
+      if (lay.edgeDstItem[e] !== edge.dst || dst.kind !== 'node') continue;
+      const src = vm.leaves[edge.src];
+      if (dst.body && src.body?.call !== dst.body.call)
+        return this.toast("a link across a local function's border is edited in the function's tab", true);
+      cmds.push(this.leafCmd(dst, { type: 'disconnect', node: dst.id, index: edge.dstPort }));
+    }
+    if (cmds.length === 1) await this.run(cmds[0]);
+    else if (cmds.length) await this.runBatch(`Disconnect ${cmds.length} links`, cmds);
+  }
+
+  /** The values the selected links carry, each once, the link clicked last first. */
+  selectedLinkValues(): string[] {
+    const lay = this.canvas.scene?.lay;
+    const vm = this.canvas.vm;
+    if (!lay || !vm) return [];
+    const values = this.canvas.selectedLinks.reverse().map((e) => vm.edges[lay.edgeLeaf[e]]?.value);
+    return [...new Set(values.filter((v): v is string => !!v))];
   }
 
   async savePositions(): Promise<void> {
@@ -1061,13 +1085,11 @@ export class App {
       initial.function = `${fns[0].domain}:${fns[0].name}`;
     if (spec.id === 'extract') initial = extractInitial(this.selectedNodes(), this.graph);
     const inits = new Set(this.graph?.initializers.map((i) => i.name));
-    const edge = this.canvas.renderer.state.selectedEdge;
-    const lay = this.canvas.scene?.lay;
     const env = {
       files: this.client ? (dir: string) => this.client!.files(dir) : undefined,
       inputs: (this.graph?.inputs ?? []).map((i) => i.name).filter((n) => !inits.has(n)),
       values: valueNames(this.graph), // a cut's tensors (Extract)
-      link: edge >= 0 && lay ? this.canvas.vm?.edges[lay.edgeLeaf[edge]]?.value : undefined,
+      links: this.selectedLinkValues(),
     };
     this.dialog(spec.label.replace(/…$/, ''), [
       transformForm(spec, (o, view) => this.transform(spec.id, o, view), initial, env),
@@ -1078,19 +1100,51 @@ export class App {
    *  or the extracted model's new tab. Throws why it was refused, failed or cancelled. */
   async transform(name: string, options: Record<string, unknown>, view: JobView): Promise<TransformLog> {
     if (!this.client || !this.doc) throw new Error('open a model first');
-    // A transformation may replace the graph a subgraph or function tab shows: the main graph is shown
-    // first, so the answer is applied to a graph that still exists.
-    if (this.graphPath) await this.switchTo(this.doc);
     this.lastError = '';
-    const end = await runJob(this.client, this.doc.id, name, options, view);
+    const doc = this.doc;
+    const end = await runJob(this.client, doc.id, name, options, view);
     if (end.document) {
       this.updateDoc(end.document);
       await this.switchTo(end.document);
       return end.log!;
     }
+    // The user may be in a subgraph or function tab, or have gone to another tab while it ran: that tab
+    // stays (a subgraph the transformation removed falls back to its document's main graph).
+    if (this.doc?.id !== doc.id || this.graphPath) {
+      await this.adoptJobResult(end.answer!.document, end.answer);
+      return end.answer!.log;
+    }
     const a = await this.apply(Promise.resolve(end.answer!));
     if (!a) throw new Error(this.lastError || `${name} was refused`);
     return end.answer!.log;
+  }
+
+  /** A job's changed or new document arriving while its dialog is closed (or another tab is shown): the
+   *  user's tab and graph stay. The document shown is brought up to date in place (its changed nodes
+   *  patched, or the graph shown re-fetched; the main graph only when the shown subgraph or function is
+   *  gone); another one gets its tab's modified marker, a new one (an extraction) a new tab. */
+  async adoptJobResult(d: DocumentInfo, answer?: CommandAnswer): Promise<void> {
+    if (this.doc?.id !== d.id || !answer) {
+      const i = this.docs.findIndex((x) => x.id === d.id);
+      if (i >= 0) this.docs[i] = d;
+      else this.docs.push(d);
+      return this.renderTabs();
+    }
+    if (!this.graphPath) {
+      await this.apply(Promise.resolve(answer));
+      return this.renderTabs();
+    }
+    // A subgraph or function tab: its graph fetched again, as the transformation left it.
+    const path = this.graphPath;
+    this.updateDoc(d);
+    try {
+      await this.switchTo(d, path);
+    } catch {
+      const gone = JSON.stringify(path);
+      this.subTabs = this.subTabs.filter((t) => t.docId !== d.id || JSON.stringify(t.path) !== gone);
+      this.toast('the graph shown is gone after the transformation: its main graph is shown');
+      await this.guard(() => this.switchTo(d));
+    }
   }
 
   /** Saves the document for a user tool (asking for a path when it has none); true when saved. */
@@ -1273,7 +1327,7 @@ export class App {
             if (a) clear(this.shell.dialogs);
           },
           undefined,
-          (dims) => this.reshapeInitializer(name, dims),
+          (dims) => this.reshapeInitializer(name, dims, grid),
         ),
         npyReplaceRow(t.dtype, (npy, shape) => this.replaceFromNpy(name, t.dtype, npy, shape)),
       ]);
@@ -1290,9 +1344,26 @@ export class App {
   /** The tensor editor's shape change of an initializer (reshape_initializer, one undo step: the same
    *  count keeps the values, a larger one fills with zero, a smaller one cuts); the editor reopens on the
    *  result, paged if it grew past what it loads whole. */
-  private async reshapeInitializer(name: string, shape: number[]): Promise<void> {
-    const a = await this.run({ type: 'reshape_initializer', name, shape });
+  private async reshapeInitializer(name: string, shape: number[], grid: TensorGrid): Promise<void> {
+    const reshape: Command = { type: 'reshape_initializer', name, shape };
+    const a = await this.runWithEdits(`Reshape initializer '${name}'`, this.initializerEdits(name, grid), [
+      reshape,
+    ]);
     if (a) await this.editInitializer(name, shape);
+  }
+
+  /** The commands writing a grid's cells edited and not applied (before a shape change, so they are not
+   *  lost): the whole tensor for a grid loaded whole, runs of set_initializer_values for a paged one. */
+  private initializerEdits(name: string, grid: TensorGrid): Command[] {
+    if (!grid.edits.size) return [];
+    if (!grid.paged) return [{ type: 'replace_initializer', tensor: { name, ...grid.tensor() } }];
+    return grid.runs().map((r) => ({ type: 'set_initializer_values', name, dtype: grid.dtype, ...r }));
+  }
+
+  /** `edits` then `cmds`, as one command or one batch: one undo step. */
+  private runWithEdits(label: string, edits: Command[], cmds: Command[]): Promise<unknown> {
+    const all = [...edits, ...cmds];
+    return all.length === 1 ? this.run(all[0]) : this.runBatch(label, all);
   }
 
   /** The tensor editor on an initializer too large to load whole: it fetches the page it shows, and
@@ -1319,7 +1390,7 @@ export class App {
         grid,
         () => Promise.reject(new Error('a paged tensor is applied by parts')),
         apply,
-        (dims) => this.reshapeInitializer(name, dims),
+        (dims) => this.reshapeInitializer(name, dims, grid),
       ),
       npyReplaceRow(dtype, (npy, dims) => this.replaceFromNpy(name, dtype, npy, dims)),
     ]);
@@ -1343,7 +1414,14 @@ export class App {
         value = { ...value, values: got.values };
       }
       const grid = new TensorGrid(value.dtype, value.shape, value.values ?? []);
+      // An attribute not set yet is given its element type here (the values typed so far carried over).
+      const retype = (dtype: string) => {
+        const values = retypedValues(grid.values(), value.dtype, dtype);
+        const next = { ...value, dtype, values } as TensorValue;
+        void this.editTensorAttribute(nodes, name, next, true);
+      };
       this.dialog(`Edit ${name}`, [
+        unset ? dtypeRow(value.dtype, retype) : null,
         tensorEditor(
           grid,
           async (v) => {
@@ -1370,8 +1448,7 @@ export class App {
                 const next = { ...value, shape: dims, values } as TensorValue;
                 await this.editTensorAttribute(nodes, name, next, true);
               }
-            : (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
-          unset,
+            : (dims) => this.reshapeTensorAttribute(nodes, name, value, dims, grid),
         ),
       ]);
     } catch (e) {
@@ -1386,11 +1463,31 @@ export class App {
     name: string,
     value: TensorValue,
     shape: number[],
+    grid: TensorGrid,
   ): Promise<void> {
     const cmds = nodes.map((n) => this.at(n, { type: 'reshape_attribute', node: n.id, name, shape }));
     const label = nodes.length === 1 ? `Reshape ${name}` : `Reshape ${name} on ${nodes.length} nodes`;
-    const a = await (cmds.length === 1 ? this.run(cmds[0]) : this.runBatch(label, cmds));
+    const a = await this.runWithEdits(label, this.attributeEdits(nodes, name, value, grid), cmds);
     if (a) await this.editTensorAttribute(nodes, name, { ...value, shape, values: undefined });
+  }
+
+  /** The commands writing a grid's cells edited and not applied on every node (before a shape change):
+   *  the whole tensor (keeping its own name) for a grid loaded whole, runs of set_attribute_values for a
+   *  paged one. */
+  private attributeEdits(nodes: ApiNode[], name: string, value: TensorValue, grid: TensorGrid): Command[] {
+    if (!grid.edits.size) return [];
+    if (!grid.paged) {
+      const own = (value as TensorValue & { name?: string }).name;
+      const v = grid.tensor();
+      const attribute = { name, type: 'tensor' as const, value: own ? { ...v, name: own } : v };
+      return nodes.map((n) => this.at(n, { type: 'set_attribute', node: n.id, attribute }));
+    }
+    const runs = grid.runs();
+    return nodes.flatMap((n) =>
+      runs.map((r) =>
+        this.at(n, { type: 'set_attribute_values', node: n.id, name, dtype: grid.dtype, ...r }),
+      ),
+    );
   }
 
   /** A list parameter (ints, floats, strings) in the tensor editor, as one row of cells checked against
@@ -1422,7 +1519,6 @@ export class App {
           const cells = resizedValues(grid.values(), shape[0], dtype);
           this.editListAttribute(nodes, name, type, cells as Array<number | string>);
         },
-        true,
       ),
     ]);
   }
@@ -1458,7 +1554,7 @@ export class App {
         grid,
         () => Promise.reject(new Error('a paged tensor is applied by parts')),
         apply,
-        (dims) => this.reshapeTensorAttribute(nodes, name, value, dims),
+        (dims) => this.reshapeTensorAttribute(nodes, name, value, dims, grid),
       ),
     ]);
   }

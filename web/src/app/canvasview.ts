@@ -135,7 +135,7 @@ export class CanvasView {
     for (const [key, pos] of Object.entries(api.io_positions ?? {})) this.pins.set(key, pos);
     this.selected.clear();
     this.vm.leaves.forEach((l, i) => prevSel.has(l.key) && this.selected.add(i));
-    this.renderer.state.selectedEdge = -1;
+    this.clearLinks();
     this.marks.viewModel = performance.now();
     const hg = this.hier();
     // An edit that moved nothing (an attribute, a name that keeps the size) keeps the layout: no worker
@@ -420,7 +420,7 @@ export class CanvasView {
       hg.leafW[i] = 0;
       hg.leafH[i] = 0;
     }
-    this.renderer.state.selectedEdge = -1;
+    this.clearLinks();
     const touched = [...res.removed, ...res.touched, ...patches.map(([i]) => i)];
     let resized = false; // a patched node of another size: its group must be laid out again
     for (const [i] of patches) {
@@ -606,10 +606,35 @@ export class CanvasView {
     return true;
   }
 
+  /** The selected links' visible edge indices, the one clicked last at the end. */
+  get selectedLinks(): number[] {
+    const st = this.renderer.state;
+    const all = [...(st.selectedEdges ?? [])].filter((e) => e !== st.selectedEdge);
+    return st.selectedEdge >= 0 ? [...all, st.selectedEdge] : all;
+  }
+
+  /** Selects a link; `add` (Shift/Ctrl+click, as for nodes) adds it to the selected links, or takes it
+   *  out when it is already one of them. */
+  selectLink(edge: number, add = false): void {
+    const st = this.renderer.state;
+    const links = new Set(add ? this.selectedLinks : []);
+    if (add && links.has(edge)) links.delete(edge);
+    else links.add(edge);
+    st.selectedEdges = links;
+    st.selectedEdge = links.has(edge) ? edge : ([...links].pop() ?? -1);
+    this.renderer.invalidate();
+    this.events.selectionChanged();
+  }
+
+  private clearLinks(): void {
+    this.renderer.state.selectedEdge = -1;
+    this.renderer.state.selectedEdges = undefined;
+  }
+
   select(leaves: number[], add = false): void {
     if (!add) this.selected.clear();
     for (const i of leaves) this.selected.add(i);
-    this.renderer.state.selectedEdge = -1;
+    this.clearLinks();
     this.renderer.invalidate();
     this.events.selectionChanged();
   }
@@ -735,9 +760,7 @@ export class CanvasView {
     }
     if (hit.kind === 'edge') {
       this.selected.clear();
-      this.renderer.state.selectedEdge = hit.edge;
-      this.renderer.invalidate();
-      this.events.selectionChanged();
+      this.selectLink(hit.edge, ev.ctrlKey || ev.shiftKey);
       return;
     }
     this.select([]);

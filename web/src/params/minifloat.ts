@@ -53,11 +53,16 @@ export function roundMiniFloat(dtype: string, x: number): number {
 /** float8e8m0: an exponent alone, the values 2^-127 (code 0) to 2^127 (0xFE), 0xFF NaN; no sign, no zero. */
 export const E8M0 = 'float8e8m0';
 
-/** The value of float8e8m0 that `x` is stored as, as the server stores it (src/ir/commands/tensor_json.cpp):
- *  ONNX Cast's defaults, round_mode "up" (a value between two powers of two becomes the larger) and
- *  saturate=1 (past 2^127, infinity included, 2^127; below 2^-127, 2^-127). Throws for zero and negative
- *  values, which the type cannot hold. */
-export function roundE8M0(x: number): number {
+/** ONNX Cast's round_mode for float8e8m0: "up" (its default: a value between two powers of two becomes
+ *  the larger), "down" (the smaller) or "nearest" (the larger from 1.5 times the smaller on). */
+export type E8M0Round = 'up' | 'down' | 'nearest';
+export const E8M0_ROUNDS: E8M0Round[] = ['up', 'down', 'nearest'];
+
+/** The value of float8e8m0 that `x` is stored as: rounded by `mode` as Cast rounds (the default "up" is
+ *  how the server stores a value typed in, src/ir/commands/tensor_json.cpp; the others give a power of
+ *  two the server keeps as it is) and saturated as Cast's saturate=1 (past 2^127, infinity included,
+ *  2^127; below 2^-127, 2^-127). Throws for zero and negative values, which the type cannot hold. */
+export function roundE8M0(x: number, mode: E8M0Round = 'up'): number {
   if (Number.isNaN(x)) return NaN;
   if (x < 0 || Object.is(x, -0))
     throw new Error(
@@ -69,6 +74,7 @@ export function roundE8M0(x: number): number {
   let e = Math.floor(Math.log2(x));
   if (2 ** e > x) e--;
   else if (2 ** (e + 1) <= x) e++;
-  if (2 ** e !== x) e++; // not a power of two: up to the next one
+  // Between 2^e and 2^(e+1): up, or nearest from 1.5 x 2^e on (exact: 1.5 x 2^e is a double).
+  if (2 ** e !== x && (mode === 'up' || (mode === 'nearest' && x >= 1.5 * 2 ** e))) e++;
   return 2 ** Math.min(127, Math.max(-127, e));
 }

@@ -28,7 +28,8 @@ export const lodFor = (scale: number): Lod => (scale < 0.3 ? 'far' : scale < 0.6
 
 export interface SceneState {
   selected: Set<number>; // leaf indices
-  selectedEdge: number; // visible edge index or -1
+  selectedEdge: number; // visible edge index or -1 (the link clicked last)
+  selectedEdges?: Set<number>; // every selected link (Shift/Ctrl+click adds one), selectedEdge among them
 }
 
 export type Pick =
@@ -357,7 +358,7 @@ export class Scene {
           : range(0, l.edgeSrcItem.length);
     for (const e of edges) {
       const p = this.edgePoints(e);
-      const sel = e === state.selectedEdge;
+      const sel = e === state.selectedEdge || !!state.selectedEdges?.has(e);
       const col: Rgba = sel ? THEME.edgeSelected : far ? THEME.edgeFar : THEME.edge;
       const width = sel ? 3 : far ? 1 : 1.5;
       if (cell) lines.push(p[0], p[1], p[p.length - 2], p[p.length - 1], ...col, width);

@@ -27,7 +27,8 @@ export interface ParamActions {
   deleteFunction(f: FunctionKey): void;
   editFunctionAttributes(k: number): void;
   /** Opens the tensor editor on a tensor attribute's value (the same on every node in `nodes`). */
-  /** `unset`: the attribute has no value yet (an empty float tensor opens, shaped in the editor). */
+  /** `unset`: the attribute has no value yet (an empty float tensor opens, given its element type and
+   *  shape in the editor). */
   editTensor(nodes: ApiNode[], name: string, value: TensorValue, unset?: boolean): void;
   /** Opens the tensor editor on a list attribute (ints, floats, strings) as one row of cells. */
   editList(nodes: ApiNode[], name: string, type: AttrType, values: Array<number | string>): void;

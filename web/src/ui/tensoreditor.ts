@@ -6,7 +6,14 @@
 // only the page shown is fetched (a window of rows, GET initializers/{name}?offset&limit&rows&stride),
 // and Apply sends the edited cells alone, as runs of consecutive elements (set_initializer_values).
 import type { TensorValue } from '../api/types';
-import { E8M0, MINIFLOATS, roundE8M0, roundMiniFloat } from '../params/minifloat';
+import {
+  E8M0,
+  E8M0_ROUNDS,
+  MINIFLOATS,
+  roundE8M0,
+  roundMiniFloat,
+  type E8M0Round,
+} from '../params/minifloat';
 import { wireValue } from '../params/parse';
 import { clear, h } from './dom';
 
@@ -31,8 +38,9 @@ const INT_RANGE: Record<string, [number, number]> = {
   uint64: [0, Number.MAX_SAFE_INTEGER],
 };
 
-/** A cell's text as a value of `dtype`; throws with a sentence naming what is wrong. */
-export function parseCell(dtype: string, text: string): Scalar {
+/** A cell's text as a value of `dtype` (float8e8m0 rounded by `round`); throws with a sentence naming
+ *  what is wrong. */
+export function parseCell(dtype: string, text: string, round: E8M0Round = 'up'): Scalar {
   const t = text.trim();
   if (dtype === 'string') return text;
   if (dtype === 'bool') {
@@ -51,19 +59,19 @@ export function parseCell(dtype: string, text: string): Scalar {
   const m = /^[+-]?(inf|nan)$/i.exec(t);
   if (m) {
     const v = m[1].toLowerCase() === 'nan' ? NaN : t.startsWith('-') ? -Infinity : Infinity;
-    if (dtype === E8M0) return roundE8M0(v);
+    if (dtype === E8M0) return roundE8M0(v, round);
     return MINIFLOATS[dtype] ? roundMiniFloat(dtype, v) : v;
   }
   // float8e8m0 holds powers of two: also written 2^k (how the editor shows the far ones).
   const pow = /^2\s*(\^|\*\*)\s*([+-]?\d+)$/.exec(t);
-  if (pow && dtype === E8M0) return roundE8M0(2 ** Math.max(-200, Math.min(200, Number(pow[2]))));
+  if (pow && dtype === E8M0) return roundE8M0(2 ** Math.max(-200, Math.min(200, Number(pow[2]))), round);
   if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) throw new Error(`'${t}' is not a number`);
   const v = Number(t);
   if (dtype === 'float16' && Math.abs(v) > 65504)
     throw new Error(`${t} is out of the range of float16 (largest finite 65504)`);
   // float8 and float4 round and saturate as the server stores them: the cell shows what is kept.
   if (MINIFLOATS[dtype]) return roundMiniFloat(dtype, v);
-  if (dtype === E8M0) return roundE8M0(v);
+  if (dtype === E8M0) return roundE8M0(v, round);
   return v;
 }
 
@@ -181,11 +189,67 @@ export function parseShapeText(text: string, dtype: string): number[] {
   return dims;
 }
 
+/** The element types a tensor typed in the editor may have (as the initializer form offers them). */
+export const TENSOR_DTYPES = [
+  'float',
+  'double',
+  'float16',
+  'bfloat16',
+  'int64',
+  'int32',
+  'int16',
+  'int8',
+  'uint64',
+  'uint32',
+  'uint16',
+  'uint8',
+  'int4',
+  'uint4',
+  'bool',
+  'string',
+  'float8e4m3fn',
+  'float8e4m3fnuz',
+  'float8e5m2',
+  'float8e5m2fnuz',
+  'float4e2m1',
+  'float8e8m0',
+];
+
+/** The type's value for a new element: its zero (empty strings, false; 1 for float8e8m0, which has no
+ *  zero). */
+function fillOf(dtype: string): Scalar {
+  return dtype === 'string' ? '' : dtype === 'float8e8m0' ? 1 : dtype === 'bool' ? false : 0;
+}
+
+/** `values` of type `from` as values of type `to` (a tensor not set yet given another element type):
+ *  each read again from its text, rounded as `to` stores it; one `to` cannot hold (2.5 as an integer,
+ *  300 as int8, a negative float8e8m0, text as a number) becomes the type's zero. */
+export function retypedValues(values: Scalar[], from: string, to: string): Scalar[] {
+  return values.map((v) => {
+    try {
+      return parseCell(to, formatCell(v, from));
+    } catch {
+      return fillOf(to);
+    }
+  });
+}
+
+/** The element type of a tensor not set yet: a change calls `retype` (the caller reopens the editor on
+ *  the values retypedValues gives). */
+export function dtypeRow(dtype: string, retype: (dtype: string) => void): HTMLElement {
+  const select = h(
+    'select',
+    { 'data-testid': 'tensor-dtype', onchange: () => retype(select.value) },
+    ...TENSOR_DTYPES.map((d) => h('option', { value: d, text: d, selected: d === dtype })),
+  );
+  return h('div', { className: 'tensor-dtype-row' }, 'element type ', select);
+}
+
 /** `values` grown to `n` with the type's zero (empty strings; 1 for float8e8m0, which has no zero) or
  *  cut: a shape change made in the browser (a list, or a tensor attribute not set yet), as the server's
  *  reshape_* commands make it. */
 export function resizedValues(values: Scalar[], n: number, dtype: string): Scalar[] {
-  const fill: Scalar = dtype === 'string' ? '' : dtype === 'float8e8m0' ? 1 : dtype === 'bool' ? false : 0;
+  const fill = fillOf(dtype);
   const out = values.slice(0, n);
   while (out.length < n) out.push(fill);
   return out;
@@ -214,6 +278,8 @@ export class TensorGrid {
   readonly edits = new Map<number, Scalar>();
   /** Index of each leading dimension (all but the last two) of the slice shown. */
   lead: number[];
+  /** How a float8e8m0 value typed in is rounded (Cast's round_mode; the editor's selector). */
+  round: E8M0Round = 'up';
 
   constructor(
     readonly dtype: string,
@@ -279,7 +345,7 @@ export class TensorGrid {
 
   /** Sets cell (r, c) from its text; throws (the value unchanged) when the text is not a value. */
   set(r: number, c: number, text: string): void {
-    const v = parseCell(this.dtype, text);
+    const v = parseCell(this.dtype, text, this.round);
     const i = this.index(r, c);
     if (this.all) this.all[i] = v;
     this.edits.set(i, v);
@@ -345,12 +411,11 @@ function snapBesideHeaders(scroller: HTMLElement, table: HTMLTableElement): void
 
 /** The shape row: the new shape typed in, what it does to the values, and the button that applies it
  *  (`reshape`, one undo step; the caller reopens the editor on the result). Cells edited but not applied
- *  must be applied first: a shape change would lose them. */
+ *  go along: `reshape` applies them in the same step (grid.edits), before the shape changes. */
 function shapeRow(
   grid: TensorGrid,
   err: HTMLElement,
   reshape: (shape: number[]) => Promise<void>,
-  keepsEdits: boolean,
 ): HTMLElement {
   const note = h('span', { className: 'tensor-shape-note', 'data-testid': 'tensor-shape-note' });
   const input = h('input', {
@@ -375,10 +440,6 @@ function shapeRow(
       try {
         const dims = parseShapeText(input.value, grid.dtype);
         if (dims.join() === grid.shape.join() && dims.length === grid.shape.length) return;
-        if (grid.edits.size && !keepsEdits)
-          throw new Error(
-            `apply the ${grid.edits.size} edited cell(s) first: changing the shape would lose them`,
-          );
         err.textContent = '';
         reshape(dims).catch((e: unknown) => (err.textContent = String((e as Error).message ?? e)));
       } catch (e) {
@@ -389,15 +450,34 @@ function shapeRow(
   return h('div', { className: 'tensor-shape-row' }, 'shape ', input, button, note);
 }
 
-/** The editor's DOM: the shape (changeable when `reshape` is given; `reshapeKeepsEdits` when it takes
- *  the cells edited along, a list resized before Apply), slice pickers, a page of cells, paging, and
- *  Apply. */
+/** float8e8m0's round mode for the values typed from now on (Cast's round_mode): cells typed before keep
+ *  the value they were rounded to. */
+function roundRow(grid: TensorGrid): HTMLElement {
+  const select = h(
+    'select',
+    {
+      'data-testid': 'tensor-round',
+      title: 'How a value between two powers of two is stored (ONNX Cast round_mode)',
+      onchange: () => (grid.round = select.value as E8M0Round),
+    },
+    ...E8M0_ROUNDS.map((m) =>
+      h('option', {
+        value: m,
+        text: m === 'nearest' ? 'nearest (up from 1.5x)' : m,
+        selected: m === grid.round,
+      }),
+    ),
+  );
+  return h('div', { className: 'tensor-round-row' }, 'round typed values ', select);
+}
+
+/** The editor's DOM: the shape (changeable when `reshape` is given, which takes the cells edited and
+ *  not applied along: grid.edits), slice pickers, a page of cells, paging, and Apply. */
 export function tensorEditor(
   grid: TensorGrid,
   apply: (t: TensorValue) => Promise<void>,
   applyRuns?: (runs: Array<{ offset: number; values: Scalar[] }>) => Promise<void>,
   reshape?: (shape: number[]) => Promise<void>,
-  reshapeKeepsEdits = false,
 ): HTMLElement {
   const err = h('div', { className: 'error-text', 'data-testid': 'tensor-error' });
   const table = h('table', { className: 'tensor-grid', 'data-testid': 'tensor-grid' });
@@ -510,7 +590,8 @@ export function tensorEditor(
     'div',
     { className: 'tensor-editor', 'data-testid': 'tensor-editor' },
     h('div', { text: `${grid.dtype} [${grid.shape.join(', ')}]` }),
-    reshape ? shapeRow(grid, err, reshape, reshapeKeepsEdits) : null,
+    reshape ? shapeRow(grid, err, reshape) : null,
+    grid.dtype === E8M0 ? roundRow(grid) : null,
     pickers.length ? h('div', { className: 'tensor-lead' }, 'slice ', ...pickers) : null,
     where,
     paging,

@@ -348,12 +348,12 @@ export function extractInitial(selected: ApiNode[], g: ApiGraph | null): Record<
 // ---- the dialog -------------------------------------------------------------------------------------
 
 /** What a dialog may use besides its fields: the studio's files (to choose .npy inputs), the
- *  model's input names, its value names (for a cut's tensors) and the selected link's value. */
+ *  model's input names, its value names (for a cut's tensors) and the selected links' values. */
 export interface FormEnv {
   files?: (dir: string) => Promise<{ root: string; dir: string; entries: FileEntry[] }>;
   inputs?: string[];
   values?: string[];
-  link?: string;
+  links?: string[];
 }
 
 /** The tensors a cut may start or end at: graph inputs and node outputs (initializers come along with
@@ -367,15 +367,17 @@ export function valueNames(g: ApiGraph | null): string[] {
   return [...out];
 }
 
-/** The names of `all` that contain `query` (case-insensitive), the selected link's first, at most
- *  `limit` of them. */
-export function matchingValues(all: string[], query: string, link = '', limit = 50): string[] {
+/** The names of `all` that contain `query` (case-insensitive), the selected links' first (in their
+ *  order), at most `limit` of them. */
+export function matchingValues(all: string[], query: string, links: string[] = [], limit = 50): string[] {
   const q = query.trim().toLowerCase();
   const hit = (v: string) => !q || v.toLowerCase().includes(q);
-  const out = link && all.includes(link) && hit(link) ? [link] : [];
+  const known = new Set(all);
+  const first = new Set(links.filter((v) => known.has(v) && hit(v)));
+  const out = [...first].slice(0, limit);
   for (const v of all) {
     if (out.length >= limit) break;
-    if (v !== link && hit(v)) out.push(v);
+    if (!first.has(v) && hit(v)) out.push(v);
   }
   return out;
 }
@@ -404,9 +406,10 @@ function valuePicker(env: FormEnv, field: HTMLInputElement, id: string): HTMLEle
   const show = () => {
     clear(list);
     const chosen = new Set(field.value.split(',').map((x) => x.trim()));
-    for (const v of matchingValues(env.values ?? [], filter.value, env.link)) {
+    const links = new Set(env.links);
+    for (const v of matchingValues(env.values ?? [], filter.value, env.links)) {
       const mark = chosen.has(v) ? '✓ ' : '';
-      const what = v === env.link ? ' (selected link)' : '';
+      const what = links.has(v) ? ' (selected link)' : '';
       list.append(
         h('div', {
           className: 'file-entry',

@@ -3,7 +3,7 @@
 // back as itself; typed values round as Cast's defaults do (round_mode "up", saturate=1), as the server
 // stores them; zero and negative values are refused, naming why.
 import { describe, expect, it } from 'vitest';
-import { roundE8M0 } from '../../src/params/minifloat';
+import { E8M0_ROUNDS, roundE8M0 } from '../../src/params/minifloat';
 import { TensorGrid, formatCell, parseCell } from '../../src/ui/tensoreditor';
 
 const D = 'float8e8m0';
@@ -43,6 +43,43 @@ describe('float8e8m0 cells', () => {
     expect(parseCell(D, '1.0000001')).toBe(2);
     expect(parseCell(D, '2^-3')).toBe(0.125);
     expect(parseCell(D, '2**10')).toBe(1024);
+  });
+
+  it('rounds down or to the nearest (up from 1.5 times the smaller) as Cast does, every code', () => {
+    for (let c = 0; c < 0xff; c++) {
+      const a = decode(c);
+      for (const mode of E8M0_ROUNDS) expect(roundE8M0(a, mode), `code ${c} ${mode}`).toBe(a);
+      if (c + 1 >= 0xff) continue;
+      const b = decode(c + 1);
+      const mid = (a + b) / 2; // 1.5 x a, exactly
+      expect(roundE8M0(a * 1.0000001, 'down'), `above 2^${c - 127}`).toBe(a);
+      expect(roundE8M0(b * 0.9999999, 'down')).toBe(a);
+      expect(roundE8M0(mid, 'down')).toBe(a);
+      expect(roundE8M0(a * 1.0000001, 'nearest')).toBe(a);
+      expect(roundE8M0(mid * 0.9999999, 'nearest')).toBe(a);
+      expect(roundE8M0(mid, 'nearest')).toBe(b);
+      expect(roundE8M0(b * 0.9999999, 'nearest')).toBe(b);
+    }
+    expect(parseCell(D, '3', 'down')).toBe(2);
+    expect(parseCell(D, '3', 'nearest')).toBe(4);
+    expect(parseCell(D, '2.9', 'nearest')).toBe(2);
+    expect(parseCell(D, '0.3', 'down')).toBe(0.25);
+    expect(parseCell(D, '1e39', 'down')).toBe(2 ** 127);
+    expect(parseCell(D, 'inf', 'nearest')).toBe(2 ** 127);
+    expect(parseCell(D, '1e-40', 'down')).toBe(2 ** -127);
+    expect(() => parseCell(D, '0', 'down')).toThrow('float8e8m0 has no zero');
+  });
+
+  it("types with the grid's round mode, cells typed before keeping theirs", () => {
+    const g = new TensorGrid(D, [3], [1, 1, 1]);
+    g.set(0, 0, '3');
+    g.round = 'down';
+    g.set(0, 1, '3');
+    g.round = 'nearest';
+    g.set(0, 2, '3');
+    expect(g.tensor().values).toEqual([4, 2, 4]);
+    g.set(0, 2, '2.5');
+    expect(g.get(0, 2)).toBe(2);
   });
 
   it('saturates past 2^127 and below 2^-127', () => {

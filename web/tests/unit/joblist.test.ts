@@ -194,12 +194,20 @@ describe("the cut's tensors", () => {
     expect(valueNames(null)).toEqual([]);
   });
 
-  it('filters by a part of the name, the selected link first', () => {
+  it('filters by a part of the name, the selected links first', () => {
     const all = valueNames(g);
     expect(matchingValues(all, 'M')).toEqual(['mm']);
-    expect(matchingValues(all, '', 'add')).toEqual(['add', 'x', 'mm', 'relu']);
-    expect(matchingValues(all, 're', 'add')).toEqual(['relu']);
-    expect(matchingValues(all, '', '', 2)).toEqual(['x', 'mm']);
+    expect(matchingValues(all, '', ['add'])).toEqual(['add', 'x', 'mm', 'relu']);
+    expect(matchingValues(all, 're', ['add'])).toEqual(['relu']);
+    expect(matchingValues(all, '', [], 2)).toEqual(['x', 'mm']);
+  });
+
+  it('offers every selected link first, each once, leaving out names the graph lacks', () => {
+    const all = valueNames(g);
+    expect(matchingValues(all, '', ['relu', 'mm', 'relu'])).toEqual(['relu', 'mm', 'x', 'add']);
+    expect(matchingValues(all, '', ['gone', 'add'])).toEqual(['add', 'x', 'mm', 'relu']);
+    expect(matchingValues(all, 'd', ['relu', 'add'])).toEqual(['add']);
+    expect(matchingValues(all, '', ['relu', 'mm', 'add'], 2)).toEqual(['relu', 'mm']);
   });
 
   it('adds and takes out names of a field, which the extraction reads as lists', () => {

@@ -1,7 +1,14 @@
 // The tensor editor's shape row: the shape typed in (checked as the server checks it: whole dimensions
 // of 0 or more, a count that does not overflow, at most 1 GiB) and what the change does to the values.
 import { describe, expect, it } from 'vitest';
-import { MAX_TENSOR_BYTES, parseShapeText, resizedValues, shapeChangeNote } from '../../src/ui/tensoreditor';
+import {
+  MAX_TENSOR_BYTES,
+  TENSOR_DTYPES,
+  parseShapeText,
+  resizedValues,
+  retypedValues,
+  shapeChangeNote,
+} from '../../src/ui/tensoreditor';
 
 describe('tensor editor shape', () => {
   it('reads the list syntax, bare lists and 2x3, a scalar as []', () => {
@@ -51,5 +58,24 @@ describe('tensor editor shape', () => {
     expect(resizedValues([true], 2, 'bool')).toEqual([true, false]);
     expect(resizedValues([1, 2, 3], 1, 'float')).toEqual([1]);
     expect(resizedValues([], 0, 'float')).toEqual([]);
+  });
+});
+
+describe('a tensor not set yet given another element type', () => {
+  it('carries each value over where the new type holds it, else the type zero', () => {
+    expect(retypedValues([1, 2.5, -3, 300], 'float', 'int8')).toEqual([1, 0, -3, 0]);
+    expect(retypedValues([1, 2.5, -3], 'float', 'float8e8m0')).toEqual([1, 4, 1]);
+    expect(retypedValues([1, 0, 7], 'int64', 'bool')).toEqual([true, false, false]);
+    expect(retypedValues([true, false], 'bool', 'float')).toEqual([1, 0]);
+    expect(retypedValues([0.1, 70000], 'float', 'float16')).toEqual([0.1, 0]);
+    expect(retypedValues(['4', 'x'], 'string', 'int32')).toEqual([4, 0]);
+    expect(retypedValues([1.5, NaN], 'double', 'string')).toEqual(['1.5', 'nan']);
+    expect(retypedValues([], 'float', 'uint8')).toEqual([]);
+  });
+
+  it('offers every type the editor reads', () => {
+    for (const d of TENSOR_DTYPES) expect(retypedValues([1], 'float', d)).toHaveLength(1);
+    expect(TENSOR_DTYPES).toContain('float8e8m0');
+    expect(TENSOR_DTYPES[0]).toBe('float');
   });
 });
