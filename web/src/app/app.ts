@@ -370,7 +370,7 @@ export class App {
   }
 
   private async apply(answer: Promise<CommandAnswer>): Promise<CommandAnswer | undefined> {
-    return this.guard(async () => {
+    const done = await this.guard(async () => {
       this.editMarks = { sent: performance.now() };
       const a = await answer;
       this.editMarks.answered = performance.now();
@@ -385,6 +385,8 @@ export class App {
       this.editMarks.flushed = performance.now();
       return a;
     });
+    this.waitForFinished(); // also when the edit's drawing failed
+    return done;
   }
 
   /** The list after answer `a`: its whole list, or its diff applied to the list held; the whole list
@@ -399,19 +401,9 @@ export class App {
       [list, version] = [full.diagnostics, full.diagnostics_version];
     } else if (a.diagnostics_partial) {
       // The server finishes the check on its own and pushes the finished list ("diagnostics" event);
-      // it is shown once the edit's frame is out (the event may have come before the answer).
-      const waiting = { doc, version, frameOut: false };
-      this.waiting = waiting;
+      // it is shown once the edit is drawn (apply calls waitForFinished): the event may come before.
+      this.waiting = { doc, version, frameOut: false };
       this.diagnosticsPending = true;
-      requestAnimationFrame(() => {
-        waiting.frameOut = true;
-        if (this.waiting !== waiting) return;
-        if (this.lastPushed) this.pushed(this.lastPushed);
-        // No event (a stream that is down): fetched instead.
-        setTimeout(() => {
-          if (this.waiting === waiting) void this.finishDiagnostics(waiting.version);
-        }, PUSH_WAIT_MS);
-      });
     } else {
       // A finished list (or one fetched, which GET diagnostics finishes): nothing to wait for.
       this.waiting = null;
@@ -419,6 +411,22 @@ export class App {
     }
     this.diagnosticsOf = version === undefined ? null : { doc, version };
     return list;
+  }
+
+  /** After a partial answer's edit is drawn (not before: its graph patch would set the provisional
+   *  severities again): the pushed finished list once the frame is out, or a fetch when none comes. */
+  private waitForFinished(): void {
+    const waiting = this.waiting;
+    if (!waiting || waiting.frameOut) return;
+    requestAnimationFrame(() => {
+      waiting.frameOut = true;
+      if (this.waiting !== waiting) return;
+      if (this.lastPushed) this.pushed(this.lastPushed);
+      // No event (a stream that is down): fetched instead.
+      setTimeout(() => {
+        if (this.waiting === waiting) void this.finishDiagnostics(waiting.version);
+      }, PUSH_WAIT_MS);
+    });
   }
 
   /** Whether an edit's answer carried a provisional list whose finished version is still to come. */
