@@ -55,8 +55,8 @@ class Document {
  public:
   // Nodes an edit's answer re-checks at most; past it, the answer carries the edited nodes' findings
   // and says "diagnostics_partial"; the rest is checked by DiagnosticsPush right after the answer, or
-  // by the next read or edit if one comes first. An edit at the head of a 50,000-node chain re-checks every node below it: 170-290 ms at
-  // load 8, against ~10 ms for these.
+  // by the next read or edit if one comes first. An edit at the head of a 50,000-node chain re-checks every
+  // node below it: 170-290 ms at load 8, against ~10 ms for these.
   static constexpr size_t kAnswerBudget = 4000;
 
   // `path`: the file it was read from (absolute), nullopt for a new model.
