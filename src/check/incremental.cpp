@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -65,13 +66,68 @@ void assign_facts(Facts& a, const ValueFacts& f) {
   }
 }
 
+// A value's number in the checker's table (State::values): given once, when the name is first met, and
+// kept while the checker lives, so that the hot path indexes vectors instead of hashing names.
+using ValueId = uint32_t;
+constexpr ValueId kNoValue = UINT32_MAX;
+
 struct NodeRecord {
   std::string name;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
-  std::vector<std::string> outer;       // what its subgraphs read from around them (subgraph_reads)
+  std::vector<std::string> outer;  // what its subgraphs read from around them (subgraph_reads)
+  // The numbers of `inputs`, `outputs` and `outer` (kNoValue for an empty name): valid while those are.
+  std::vector<ValueId> input_ids, output_ids, outer_ids;
   std::vector<Diagnostic> diagnostics;  // node_index: the node's position when recorded
   int64_t symbols_before = 0, symbols_after = 0;
+  bool flagged = false;  // in State::flagged
+};
+
+// What the checker knows about one value name of the main graph.
+struct Value {
+  std::string name;
+  Facts facts;
+  bool known = false;     // `facts` hold (a full check's scope would define the value)
+  bool produced = false;  // `producer` holds: a main-graph node makes it
+  bool declared = false;  // a graph output or value_info declares its type
+  bool dirty = false;     // in the pass's dirty list
+  ir::NodeId producer = 0;
+  // The nodes reading it (inputs and subgraph reads, as recorded): what an edit that changes its facts
+  // looks up instead of scanning every node of the graph.
+  std::vector<ir::NodeId> readers;
+};
+
+// The value table: names to numbers, numbers to values.
+class Values {
+ public:
+  ValueId find(std::string_view name) const {
+    auto it = ids_.find(name);
+    return it == ids_.end() ? kNoValue : it->second;
+  }
+  ValueId intern(std::string_view name) {
+    auto it = ids_.find(name);
+    if (it != ids_.end()) return it->second;
+    const auto id = static_cast<ValueId>(at_.size());
+    at_.emplace_back().name = std::string(name);
+    ids_.emplace(std::string(name), id);
+    return id;
+  }
+  // The numbers of `names` (kNoValue for an empty one), into `out`.
+  void intern_all(const std::vector<std::string>& names, std::vector<ValueId>& out) {
+    out.resize(names.size());
+    for (size_t i = 0; i < names.size(); ++i) out[i] = names[i].empty() ? kNoValue : intern(names[i]);
+  }
+  Value& operator[](ValueId id) { return at_[id]; }
+  const Value& operator[](ValueId id) const { return at_[id]; }
+  // The value named `name` when its facts are known, else nullptr.
+  const Value* known(std::string_view name) const {
+    ValueId id = find(name);
+    return id != kNoValue && at_[id].known ? &at_[id] : nullptr;
+  }
+
+ private:
+  std::unordered_map<std::string, ValueId, NameHash, std::equal_to<>> ids_;
+  std::deque<Value> at_;  // a deque: a value's address stays while others are added
 };
 
 bool holds_subgraph(const ir::Node& n) {
@@ -170,8 +226,15 @@ struct Pass {
   size_t pending = 0;
   size_t next;                                    // the lowest position that may be marked
   std::unordered_map<ir::NodeId, int64_t> drawn;  // fresh symbols each changed node drew last time
-  std::unordered_set<std::string> dirty;          // values whose facts may differ now
+  std::vector<ValueId> dirty;                     // values whose facts may differ now (Value::dirty)
 };
+
+// The empty declared-types map handed to the checker for a node none of whose outputs is declared: its
+// lookups are then a scan of nothing (no hash of the name).
+const std::unordered_map<std::string, ir::Type>& no_declarations() {
+  static const std::unordered_map<std::string, ir::Type> none;
+  return none;
+}
 
 }  // namespace
 
@@ -183,12 +246,7 @@ struct IncrementalChecker::State : MainGraphObserver {
   int64_t header_symbols = 0;      // the symbol counter after those
   int64_t loop_symbols = 0;
   std::unordered_map<ir::NodeId, NodeRecord> nodes;
-  std::unordered_map<std::string, Facts> facts;
-  std::unordered_map<std::string, ir::NodeId> producer;
-  // The nodes reading each value (inputs and subgraph reads, as recorded): what an edit that changes a
-  // value's facts looks up instead of scanning every node of the graph (a 50,000-node model built one
-  // node per edit was quadratic).
-  std::unordered_map<std::string, std::vector<ir::NodeId>> readers;
+  Values values;  // facts, producer and readers of each value, by number
   std::unordered_map<std::string, int> names;
   std::unordered_set<ir::NodeId> flagged;  // nodes whose record has findings (the list is built from them)
   // What the shortcut compares an edit of the graph's values, declarations or model against.
@@ -204,19 +262,22 @@ struct IncrementalChecker::State : MainGraphObserver {
     ++pass->pending;
     pass->next = std::min(pass->next, k);
   }
+  void mark_dirty(ValueId v) {
+    if (values[v].dirty) return;
+    values[v].dirty = true;
+    pass->dirty.push_back(v);
+  }
 
   // Queues the consumers (at `after` or later) of a value that changed hands, from the readers' index;
   // false when one no longer comes after its producer. `made_at`: the producer's position when the
   // caller knows it (the node just checked), else looked up.
-  bool consumers_of(const std::string& v, size_t after, size_t made_at = Positions::kNone - 1) {
-    auto it = readers.find(v);
-    if (it == readers.end()) return true;
+  bool consumers_of(ValueId v, size_t after, size_t made_at = Positions::kNone - 1) {
+    const Value& value = values[v];
+    if (value.readers.empty()) return true;
     const Positions& pos = pass->pos;
-    if (made_at == Positions::kNone - 1) {
-      auto q = producer.find(v);
-      made_at = q == producer.end() ? Positions::kNone : pos.find(q->second);
-    }
-    for (ir::NodeId id : it->second) {
+    if (made_at == Positions::kNone - 1)
+      made_at = value.produced ? pos.find(value.producer) : Positions::kNone;
+    for (ir::NodeId id : value.readers) {
       const size_t k = pos.find(id);
       if (k == Positions::kNone) return false;  // a reader no longer in the graph: not an edit we know
       if (k < after) continue;
@@ -241,14 +302,22 @@ struct IncrementalChecker::State : MainGraphObserver {
     r.inputs = node.inputs;
     r.outputs = node.outputs;
     r.outer = subgraph_reads(node);
+    values.intern_all(r.inputs, r.input_ids);
+    values.intern_all(r.outputs, r.output_ids);
+    values.intern_all(r.outer, r.outer_ids);
     add_reads(node.id, r);
     r.diagnostics.assign(diags->items.begin() + static_cast<ptrdiff_t>(diag_start), diags->items.end());
-    if (!r.diagnostics.empty()) flagged.insert(node.id);
+    r.flagged = !r.diagnostics.empty();
+    if (r.flagged) flagged.insert(node.id);
     r.symbols_before = symbols_before;
     r.symbols_after = symbols_after;
   }
   void after_check(const Scope& scope) override {
-    for (const auto& [name, f] : scope.values()) facts.emplace(std::string(name), Facts::of(f));
+    for (const auto& [name, f] : scope.values()) {
+      Value& v = values[values.intern(name)];
+      v.facts = Facts::of(f);
+      v.known = true;
+    }
   }
 
   // After a full check: whether the shortcut may start from this state (see incremental.h).
@@ -258,50 +327,55 @@ struct IncrementalChecker::State : MainGraphObserver {
       return false;
     for (const ir::Node& n : g.nodes) {
       if (!n.name.empty() && ++names[n.name] > 1) return false;
-      for (const std::string& out : n.outputs) {
-        if (out.empty()) continue;
-        if (!producer.emplace(out, n.id).second || is_graph_value(g, out)) return false;
+      for (ValueId out : nodes.at(n.id).output_ids) {
+        if (out == kNoValue) continue;
+        Value& v = values[out];
+        if (v.produced || is_graph_value(g, v.name)) return false;
+        v.produced = true;
+        v.producer = n.id;
       }
     }
     Positions pos(g);
     for (size_t k = 0; k < g.nodes.size(); ++k) {
-      const ir::Node& n = g.nodes[k];
-      if (!reads_before(n.inputs, pos, k) || !reads_before(nodes.at(n.id).outer, pos, k)) return false;
+      const NodeRecord& r = nodes.at(g.nodes[k].id);
+      if (!reads_before(r.input_ids, pos, k) || !reads_before(r.outer_ids, pos, k)) return false;
     }
     for (const ir::ValueInfo& vi : g.inputs) graph_values.insert(vi.name);
     for (const ir::Tensor& t : g.initializers) graph_values.insert(t.name);
     for (const ir::SparseTensor& t : g.sparse_initializers) graph_values.insert(t.values.name);
-    declared = declared_types(g);
+    declare(declared_types(g));
     opsets = m.opset_imports;
     functions = function_names(m);
     return true;
   }
 
   // Defines the main graph's inputs and initializers again and replaces their part of the prefix;
-  // the values whose facts changed (or that came or went) go to `dirty`. False when a node now makes
-  // a value of the graph's name (a full check reports it among the producers).
-  bool recheck_graph_values(const ir::Model& m, const CheckOptions& options,
-                            std::unordered_set<std::string>& dirty) {
+  // the values whose facts changed (or that came or went) are marked dirty. False when a node now
+  // makes a value of the graph's name (a full check reports it among the producers).
+  bool recheck_graph_values(const ir::Model& m, const CheckOptions& options) {
     Diagnostics found;
     Checker checker(m, options, found);
     Scope scope;
     checker.check_main_graph_values(m.graph, scope);
     std::unordered_set<std::string> now;
     for (const auto& [name, f] : scope.values()) {
-      std::string key(name);
-      if (producer.count(key)) return false;
+      const ValueId id = values.intern(name);
+      Value& v = values[id];
+      if (v.produced) return false;
       Facts facts = Facts::of(f);
-      auto old = facts_of_graph_value(key);
-      if (!old || !(*old == facts)) {
-        this->facts[key] = std::move(facts);
-        dirty.insert(key);
+      const bool was = graph_values.count(v.name) && v.known;
+      if (!was || !(v.facts == facts)) {
+        v.facts = std::move(facts);
+        v.known = true;
+        mark_dirty(id);
       }
-      now.insert(std::move(key));
+      now.insert(v.name);
     }
     for (const std::string& name : graph_values) {
       if (now.count(name)) continue;
-      this->facts.erase(name);
-      dirty.insert(name);
+      const ValueId id = values.find(name);
+      values[id].known = false;
+      mark_dirty(id);
     }
     graph_values = std::move(now);
     prefix.resize(header_count);
@@ -309,18 +383,19 @@ struct IncrementalChecker::State : MainGraphObserver {
     return true;
   }
 
-  const Facts* facts_of_graph_value(const std::string& name) const {
-    if (!graph_values.count(name)) return nullptr;
-    auto it = facts.find(name);
-    return it == facts.end() ? nullptr : &it->second;
+  // Replaces the declared types (and the values' flags that say they have one).
+  void declare(std::unordered_map<std::string, ir::Type> now) {
+    for (const auto& [name, type] : declared) values[values.find(name)].declared = false;
+    declared = std::move(now);
+    for (const auto& [name, type] : declared) values[values.intern(name)].declared = true;
   }
 
   // The producers of the values whose declared type (graph output, value_info) changed.
   void redeclared(const ir::Graph& g, std::unordered_set<ir::NodeId>& changed) {
     std::unordered_map<std::string, ir::Type> now = declared_types(g);
     auto note = [&](const std::string& name) {
-      auto p = producer.find(name);
-      if (p != producer.end()) changed.insert(p->second);
+      const ValueId id = values.find(name);
+      if (id != kNoValue && values[id].produced) changed.insert(values[id].producer);
     };
     for (const auto& [name, type] : now) {
       auto old = declared.find(name);
@@ -329,35 +404,31 @@ struct IncrementalChecker::State : MainGraphObserver {
     for (const auto& [name, type] : declared) {
       if (!now.count(name)) note(name);
     }
-    declared = std::move(now);
+    declare(std::move(now));
   }
 
   // Indexes (or forgets) what a node's record says it reads.
   void add_reads(ir::NodeId id, const NodeRecord& r) {
-    auto add = [&](const std::string& v) {
-      if (v.empty()) return;
-      std::vector<ir::NodeId>& ids = readers[v];
+    auto add = [&](ValueId v) {
+      if (v == kNoValue) return;
+      std::vector<ir::NodeId>& ids = values[v].readers;
       if (ids.empty() || ids.back() != id) ids.push_back(id);  // a value read twice by one node: once
     };
-    for (const std::string& v : r.inputs) add(v);
-    for (const std::string& v : r.outer) add(v);
+    for (ValueId v : r.input_ids) add(v);
+    for (ValueId v : r.outer_ids) add(v);
   }
   void remove_reads(ir::NodeId id, const NodeRecord& r) {
-    auto remove = [&](const std::string& v) {
-      auto it = v.empty() ? readers.end() : readers.find(v);
-      if (it == readers.end()) return;
-      std::erase(it->second, id);
-      if (it->second.empty()) readers.erase(it);
+    auto remove = [&](ValueId v) {
+      if (v != kNoValue) std::erase(values[v].readers, id);
     };
-    for (const std::string& v : r.inputs) remove(v);
-    for (const std::string& v : r.outer) remove(v);
+    for (ValueId v : r.input_ids) remove(v);
+    for (ValueId v : r.outer_ids) remove(v);
   }
 
-  // Whether every value in `names` that a main-graph node produces comes from before position `k`.
-  bool reads_before(const std::vector<std::string>& names, const Positions& pos, size_t k) const {
-    for (const std::string& in : names) {
-      auto p = in.empty() ? producer.end() : producer.find(in);
-      if (p != producer.end() && pos.find(p->second) >= k) return false;
+  // Whether every value in `ids` that a main-graph node produces comes from before position `k`.
+  bool reads_before(const std::vector<ValueId>& ids, const Positions& pos, size_t k) const {
+    for (ValueId in : ids) {
+      if (in != kNoValue && values[in].produced && pos.find(values[in].producer) >= k) return false;
     }
     return true;
   }
@@ -477,8 +548,7 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
   const Positions& pos = pass.pos;
 
   // Take the changed nodes' old versions out, then put their new versions in.
-  std::unordered_set<std::string>& dirty = pass.dirty;
-  if (values_changed && !st.recheck_graph_values(m, kOptions, dirty)) return false;
+  if (values_changed && !st.recheck_graph_values(m, kOptions)) return false;
   std::unordered_map<ir::NodeId, int64_t>& drawn = pass.drawn;
   for (ir::NodeId id : changed) {
     auto it = st.nodes.find(id);
@@ -490,17 +560,16 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     drawn[id] = old.symbols_after - old.symbols_before;
     if (!old.name.empty()) --st.names[old.name];
     st.remove_reads(id, old);
-    for (const std::string& out : old.outputs) {
-      if (out.empty()) continue;
-      auto p = st.producer.find(out);
-      if (p != st.producer.end() && p->second == id) st.producer.erase(p);
-      st.facts.erase(out);
-      dirty.insert(out);
+    for (ValueId out : old.output_ids) {
+      if (out == kNoValue) continue;
+      Value& v = st.values[out];
+      if (v.produced && v.producer == id) v.produced = false;
+      v.known = false;
+      st.mark_dirty(out);
     }
     st.nodes.erase(it);
     st.flagged.erase(id);
   }
-  auto enqueue = [&](size_t k) { st.enqueue(k); };
   for (ir::NodeId id : changed) {
     size_t p = pos.find(id);
     if (p == Positions::kNone) continue;  // removed
@@ -508,23 +577,30 @@ bool IncrementalChecker::incremental(const ir::Model& m, const std::vector<ir::C
     if (!n.name.empty() && ++st.names[n.name] > 1) return false;
     for (const std::string& out : n.outputs) {
       if (out.empty()) continue;
-      if (!st.producer.emplace(out, id).second || is_graph_value(g, out)) return false;
-      dirty.insert(out);
+      const ValueId o = st.values.intern(out);
+      Value& v = st.values[o];
+      if (v.produced || is_graph_value(g, out)) return false;
+      v.produced = true;
+      v.producer = id;
+      st.mark_dirty(o);
     }
-    enqueue(p);
+    st.enqueue(p);
   }
   // Each changed node must still read only values produced before it (its subgraphs' reads included).
+  std::vector<ValueId> reads;
   for (ir::NodeId id : changed) {
     size_t p = pos.find(id);
     if (p == Positions::kNone) continue;
     const ir::Node& n = g.nodes[p];
-    if (!st.reads_before(n.inputs, pos, p) ||
-        (holds_subgraph(n) && !st.reads_before(subgraph_reads(n), pos, p)))
-      return false;
+    st.values.intern_all(n.inputs, reads);
+    if (!st.reads_before(reads, pos, p)) return false;
+    if (!holds_subgraph(n)) continue;
+    st.values.intern_all(subgraph_reads(n), reads);
+    if (!st.reads_before(reads, pos, p)) return false;
   }
   // The consumers of the values that changed hands (the changed nodes' own reads are out of the index
   // until they are checked again, and they are queued anyway).
-  for (const std::string& v : dirty) {
+  for (ValueId v : pass.dirty) {
     if (!st.consumers_of(v, 0)) return false;
   }
   return run_pass(m, budget);
@@ -552,10 +628,7 @@ bool IncrementalChecker::run_pass(const ir::Model& m, size_t budget) {
   // facts change (a full check, if the shortcut ends up refused, builds them again).
   Diagnostics found;
   Checker checker(m, kOptions, found);
-  std::vector<const std::string*> moved;
-  // The facts of the outputs of the node checked last: on a chain, what the next node reads (found
-  // without a lookup in the 50,000-entry map, most of an edit's cost at the head of a long chain).
-  std::vector<std::pair<const std::string*, const Facts*>> recent, made;
+  std::vector<ValueId> moved, outer_ids;
   size_t k = pass.next, checked = 0;
   for (; pass.pending > 0 && checked < budget; ++k) {
     if (!pass.marked[k]) continue;
@@ -565,79 +638,79 @@ bool IncrementalChecker::run_pass(const ir::Model& m, size_t budget) {
     const ir::Node& n = g.nodes[k];
     const ir::NodeId id = n.id;
     auto rec = st.nodes.find(id);
-    int64_t before = rec != st.nodes.end() ? rec->second.symbols_before
-                     : k == 0              ? st.loop_symbols
-                                           : st.nodes.at(g.nodes[k - 1].id).symbols_after;
-    // What its subgraphs read must outlive `scope`, whose keys view these names.
+    const bool recorded = rec != st.nodes.end();  // false for a changed node: its record was taken out
+    int64_t before = recorded ? rec->second.symbols_before
+                     : k == 0 ? st.loop_symbols
+                              : st.nodes.at(g.nodes[k - 1].id).symbols_after;
+    NodeRecord& r = recorded ? rec->second : st.nodes[id];
+    // The numbers of what it reads and makes: the record's while they name the same values (an
+    // unchanged consumer, most of a long chain's pass), else given now. What its subgraphs read must
+    // outlive `scope`, whose keys view these names.
     std::vector<std::string> outer = holds_subgraph(n) ? subgraph_reads(n) : std::vector<std::string>{};
+    const bool same_reads = recorded && r.inputs == n.inputs && r.outer == outer;
+    if (!same_reads) {
+      if (recorded) st.remove_reads(id, r);
+      r.inputs = n.inputs;
+      r.outer = std::move(outer);
+      st.values.intern_all(r.inputs, r.input_ids);
+      st.values.intern_all(r.outer, r.outer_ids);
+      st.add_reads(id, r);
+    }
+    if (!recorded || r.outputs != n.outputs) {
+      r.outputs = n.outputs;
+      st.values.intern_all(r.outputs, r.output_ids);
+    }
     Scope scope;
-    auto known = [&](const std::string& in) -> const Facts* {
-      for (const auto& [name, facts] : recent) {
-        if (*name == in) return facts;
-      }
-      auto f = st.facts.find(in);
-      return f == st.facts.end() ? nullptr : &f->second;
+    auto bring = [&](const std::string& name, ValueId in) {
+      if (in == kNoValue || !st.values[in].known || scope.defined_here(name)) return;
+      const Facts& f = st.values[in].facts;
+      ValueFacts& v = scope.define(name);
+      v.type = f.type;
+      v.producer = f.producer;
+      if (f.constant) v.constant = &*f.constant;
+      if (f.shape_value) v.shape_value = &*f.shape_value;
     };
-    auto bring = [&](const std::string& in) {
-      const Facts* f = in.empty() ? nullptr : known(in);
-      if (!f || scope.defined_here(in)) return;
-      ValueFacts& v = scope.define(in);
-      v.type = f->type;
-      v.producer = f->producer;
-      if (f->constant) v.constant = &*f->constant;
-      if (f->shape_value) v.shape_value = &*f->shape_value;
-    };
-    for (const std::string& in : n.inputs) bring(in);
-    for (const std::string& in : outer) bring(in);
+    for (size_t i = 0; i < r.inputs.size(); ++i) bring(r.inputs[i], r.input_ids[i]);
+    for (size_t i = 0; i < r.outer.size(); ++i) bring(r.outer[i], r.outer_ids[i]);
     found.items.clear();
-    int64_t after = checker.check_main_node(g, n, scope, before, &st.declared);
-    auto was = pass.drawn.find(id);
-    int64_t drawn_before = rec != st.nodes.end()     ? rec->second.symbols_after - rec->second.symbols_before
-                           : was != pass.drawn.end() ? was->second
-                                                     : 0;
+    const bool declares = std::any_of(r.output_ids.begin(), r.output_ids.end(),
+                                      [&](ValueId o) { return o != kNoValue && st.values[o].declared; });
+    int64_t after =
+        checker.check_main_node(g, n, scope, before, declares ? &st.declared : &no_declarations());
+    int64_t drawn_before = r.symbols_after - r.symbols_before;
+    if (!recorded) {
+      auto was = pass.drawn.find(id);
+      drawn_before = was != pass.drawn.end() ? was->second : 0;
+    }
     if (after - before != drawn_before) return false;  // would renumber later fresh symbols
     ++last_checked_;
     moved.clear();
-    made.clear();
-    for (const std::string& out : n.outputs) {
-      const ValueFacts* f = out.empty() ? nullptr : scope.find_here(out);
+    for (size_t i = 0; i < r.outputs.size(); ++i) {
+      const ValueId o = r.output_ids[i];
+      const ValueFacts* f = o == kNoValue ? nullptr : scope.find_here(r.outputs[i]);
       if (!f) continue;
-      auto old = st.facts.find(out);
-      if (old != st.facts.end() && same_facts(old->second, *f)) {
-        made.emplace_back(&out, &old->second);
-        continue;
-      }
-      if (old == st.facts.end()) {
-        old = st.facts.emplace(out, Facts::of(*f)).first;
-      } else {
-        assign_facts(old->second, *f);
-      }
-      made.emplace_back(&out, &old->second);
-      set_value_type(out, old->second.type);
-      moved.push_back(&out);
+      Value& v = st.values[o];
+      if (v.known && same_facts(v.facts, *f)) continue;
+      assign_facts(v.facts, *f);
+      v.known = true;
+      set_value_type(v.name, v.facts.type);
+      moved.push_back(o);
     }
-    recent.swap(made);
-    const bool recorded = rec != st.nodes.end();  // false for a changed node: its record was taken out
-    NodeRecord& r = recorded ? rec->second : st.nodes[id];
-    // An unchanged consumer reads what it read: its entries in the readers' index stay.
-    if (!recorded || r.inputs != n.inputs || r.outer != outer) {
-      if (recorded) st.remove_reads(id, r);
-      r.inputs = n.inputs;
-      r.outer = outer;
-      st.add_reads(id, r);
-    }
-    if (!recorded || r.outputs != n.outputs) r.outputs = n.outputs;
     if (r.name != n.name) r.name = n.name;
     r.diagnostics.swap(found.items);
-    if (r.diagnostics.empty()) {
-      if (recorded) st.flagged.erase(id);
-    } else {
-      st.flagged.insert(id);
+    const bool flag = !r.diagnostics.empty();
+    if (flag != r.flagged) {
+      if (flag) {
+        st.flagged.insert(id);
+      } else {
+        st.flagged.erase(id);
+      }
+      r.flagged = flag;
     }
     r.symbols_before = before;
     r.symbols_after = after;
-    for (const std::string* v : moved) {
-      if (!st.consumers_of(*v, k + 1, k)) return false;
+    for (ValueId v : moved) {
+      if (!st.consumers_of(v, k + 1, k)) return false;
     }
   }
   pass.next = k;
@@ -671,33 +744,36 @@ bool IncrementalChecker::run_pass(const ir::Model& m, size_t budget) {
   };
   for (size_t i = 0; i < g.outputs.size(); ++i) {
     const ir::ValueInfo& vi = g.outputs[i];
-    auto f = st.facts.find(vi.name);
-    if (f == st.facts.end()) {
+    const Value* v = st.values.known(vi.name);
+    if (!v) {
       report(
           Severity::kError, static_cast<int>(i),
           fmt::format("graph output '{}' is not produced by any node, graph input or initializer", vi.name));
       continue;
     }
     std::string conflict;
-    merge_types(f->second.type, vi.type, &conflict);
-    if (!conflict.empty() && !st.producer.count(vi.name)) {
+    merge_types(v->facts.type, vi.type, &conflict);
+    if (!conflict.empty() && !v->produced) {
       report(Severity::kError, static_cast<int>(i),
              fmt::format("graph output '{}' is {}", vi.name, conflict));
     }
   }
   for (const ir::ValueInfo& vi : g.value_info) {
-    if (!st.facts.count(vi.name)) {
+    if (!st.values.known(vi.name)) {
       report(Severity::kWarning, -1,
              fmt::format("value_info describes '{}', which no node, input or initializer produces", vi.name));
     }
   }
   if (out.items.size() >= kOptions.max_diagnostics) return false;  // a full check would cut the list
   result_.diagnostics = std::move(out);
-  for (const std::string& name : pass.dirty) {
-    auto f = st.facts.find(name);
-    set_value_type(name, f == st.facts.end() ? ir::Type{} : f->second.type);
+  for (ValueId id : pass.dirty) {
+    const Value& v = st.values[id];
+    set_value_type(v.name, v.known ? v.facts.type : ir::Type{});
   }
-  if (complete_) st.pass.reset();
+  if (complete_) {
+    for (ValueId id : pass.dirty) st.values[id].dirty = false;
+    st.pass.reset();
+  }
   return true;
 }
 

@@ -54,9 +54,9 @@ using IoPositions = std::map<std::string, std::map<std::string, std::pair<double
 class Document {
  public:
   // Nodes an edit's answer re-checks at most; past it, the answer carries the edited nodes' findings
-  // and says "diagnostics_partial", and the rest is checked on the next read (GET diagnostics) or
-  // edit. An edit at the head of a 50,000-node chain re-checks every node below it: 170-290 ms at
-  // load 8, against ~10 ms for these.
+  // and says "diagnostics_partial"; the rest is checked by DiagnosticsPush right after the answer, or
+  // by the next read or edit if one comes first. An edit at the head of a 50,000-node chain re-checks every
+  // node below it: 170-290 ms at load 8, against ~10 ms for these.
   static constexpr size_t kAnswerBudget = 4000;
 
   // `path`: the file it was read from (absolute), nullopt for a new model.

@@ -12,6 +12,7 @@
 
 #include "ir/commands/command_json.h"
 #include "onnx/external_data.h"
+#include "server/diagnostics_push.h"
 #include "server/graph_json.h"
 #include "server/tool_runs.h"
 #include "server/transform_api.h"
@@ -168,6 +169,11 @@ Studio::Studio(StudioOptions options)
       tools_(std::make_unique<ToolRuns>(&events_)),
       jobs_(std::make_unique<TransformJobs>(events_)) {
   if (options_.token.empty()) options_.token = random_token();
+  diagnostics_push_ = std::make_unique<DiagnosticsPush>(events_, [this](const std::string& id) {
+    std::lock_guard lock(documents_mutex_);
+    auto it = documents_.find(id);
+    return it == documents_.end() ? nullptr : it->second;
+  });
   if (options_.tools_file.empty()) options_.tools_file = transforms::default_tools_file();
   std::error_code ec;
   root_ = fs::canonical(options_.root.empty() ? fs::current_path() : options_.root, ec);
@@ -252,6 +258,7 @@ void Studio::run() {
 }
 
 void Studio::stop() {
+  diagnostics_push_->stop();
   events_.close();  // event streams end, so that the server's threads can be joined
   http_->stop();
 }
@@ -418,6 +425,11 @@ std::shared_ptr<Document> Studio::find_document(const std::string& id) {
   auto it = documents_.find(id);
   if (it == documents_.end()) throw HttpError{404, fmt::format("no document '{}'", id)};
   return it->second;
+}
+
+void Studio::push_finished_diagnostics(const Document& doc, const json& a) {
+  if (!a.value("diagnostics_partial", false)) return;
+  diagnostics_push_->request(doc.id(), a.at("diagnostics_version").get<uint64_t>());
 }
 
 // ---- documents ----------------------------------------------------------------------------------
@@ -762,7 +774,9 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     answer(res, 200, json::object());
   } else if (parts.size() == 4 && action == "commands" && m == "POST") {
     auto received = std::chrono::steady_clock::now();
-    answer_edit(res, run_commands(*doc, parse_body(req)), received);
+    json a = run_commands(*doc, parse_body(req));
+    push_finished_diagnostics(*doc, a);
+    answer_edit(res, a, received);
   } else if (parts.size() == 4 && action == "transform" && m == "POST") {
     json body = parse_body(req);
     std::vector<ir::Change> changes;
@@ -770,6 +784,7 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     json log = run_transform(*doc, ir::string_field(body, "transform", ""),
                              body.contains("options") ? body["options"] : json::object(), changes, readable);
     json a = edit_answer(*doc, changes);
+    push_finished_diagnostics(*doc, a);
     a["log"] = std::move(log);
     answer(res, 200, a);
   } else if (parts.size() == 4 && (action == "undo" || action == "redo") && m == "POST") {
@@ -777,7 +792,9 @@ void Studio::route_documents(const httplib::Request& req, httplib::Response& res
     auto received = std::chrono::steady_clock::now();
     std::optional<uint64_t> since = diagnostics_since(parse_body(req));
     std::vector<ir::Change> changes = doc->edit([&](ir::History& h) { undo ? h.undo() : h.redo(); });
-    answer_edit(res, edit_answer(*doc, changes, 0, since), received);
+    json a = edit_answer(*doc, changes, 0, since);
+    push_finished_diagnostics(*doc, a);
+    answer_edit(res, a, received);
   } else if (parts.size() == 4 && action == "graph" && m == "GET") {
     ir::GraphPath p = path_param(req);
     resolve_or_404(doc->model(), p);
@@ -940,7 +957,12 @@ json Studio::start_job(const std::shared_ptr<Document>& doc, const json& body) {
   };
   TransformJobs::Work work = transform_work(
       doc, name, body.contains("options") ? body["options"] : json::object(), readable,
-      [](Document& d, const std::vector<ir::Change>& changes) { return edit_answer(d, changes); }, adopt);
+      [this](Document& d, const std::vector<ir::Change>& changes) {
+        json a = edit_answer(d, changes);
+        push_finished_diagnostics(d, a);
+        return a;
+      },
+      adopt);
   return jobs_->start(doc->id(), name, std::move(work));
 }
 

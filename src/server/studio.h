@@ -32,6 +32,7 @@ struct StudioOptions {
 
 class ToolRuns;
 class TransformJobs;
+class DiagnosticsPush;
 
 class Studio {
  public:
@@ -72,6 +73,8 @@ class Studio {
   json start_job(const std::shared_ptr<Document>& doc, const json& body);
   json adopt_model(ir::Model model, const std::string& name);
   void stream_events(const httplib::Request& req, httplib::Response& res);
+  // After an edit's answer `a`: when its list was partial, the finished one is pushed (diagnostics_push.h).
+  void push_finished_diagnostics(const Document& doc, const json& a);
 
   StudioOptions options_;
   std::filesystem::path root_;                // canonical
@@ -85,6 +88,7 @@ class Studio {
   EventLog events_;
   std::unique_ptr<ToolRuns> tools_;
   std::unique_ptr<TransformJobs> jobs_;
+  std::unique_ptr<DiagnosticsPush> diagnostics_push_;  // first destroyed: its thread uses the documents
 };
 
 // 32 hex characters from /dev/urandom.

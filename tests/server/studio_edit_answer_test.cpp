@@ -3,14 +3,18 @@
 // tell the server's work from the wait for it; and the node list's room for additions.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <functional>
 #include <map>
 #include <sstream>
 
 #include "ir/builder.h"
+#include "ir/commands/commands.h"
 #include "onnx/onnx_io.h"
 #include "server/diagnostics.h"
+#include "server/diagnostics_push.h"
 #include "server/document.h"
+#include "server/events.h"
 #include "server/studio_fixture.h"
 
 namespace {
@@ -180,10 +184,10 @@ TEST_F(Studio, EditAnswersCarryTheDiagnosticsDiffFromTheClientsList) {
   EXPECT_EQ(s3, 400) << bad.dump();
 }
 
-// An edit at the head of a chain longer than the answer's budget: the answer comes with the edited
-// node's findings and says it is partial; GET diagnostics finishes the check and equals a full check
-// of the same model (the saved copy, opened fresh).
-TEST_F(Studio, AnEditPastTheAnswersBudgetAnswersPartlyAndTheListFinishesOnRead) {
+// x [1, 8] -> Neg -> ... -> Neg -> Tanh, longer than an edit answer's budget; y: an int64 input, which
+// Neg takes and Tanh does not.
+constexpr int kChainNodes = static_cast<int>(tessera::server::Document::kAnswerBudget) + 500;
+tessera::ir::Model budget_chain() {
   using namespace tessera::ir;
   Model m;
   m.ir_version = 8;
@@ -191,20 +195,29 @@ TEST_F(Studio, AnEditPastTheAnswersBudgetAnswersPartlyAndTheListFinishesOnRead) 
   GraphBuilder b(m.graph);
   std::string v = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::of(1), Dim::of(8)}));
   b.input("y", Type::tensor(DataType::kInt64, Shape{Dim::of(3)}));
-  const int n = static_cast<int>(tessera::server::Document::kAnswerBudget) + 500;
-  for (int i = 0; i < n; ++i) v = b.node(i + 1 < n ? "Neg" : "Tanh", {v}, {}, "n" + std::to_string(i));
+  for (int i = 0; i < kChainNodes; ++i)
+    v = b.node(i + 1 < kChainNodes ? "Neg" : "Tanh", {v}, {}, "n" + std::to_string(i));
   b.output(v);
-  tessera::onnx::save_model(m, root_ / "chain.onnx");
+  return m;
+}
+
+std::vector<std::string> texts(const json& list) {
+  std::vector<std::string> out;
+  for (const json& d : list) out.push_back(d["text"]);
+  return out;
+}
+
+// An edit at the head of a chain longer than the answer's budget: the answer comes with the edited
+// node's findings and says it is partial; GET diagnostics finishes the check and equals a full check
+// of the same model (the saved copy, opened fresh).
+TEST_F(Studio, AnEditPastTheAnswersBudgetAnswersPartlyAndTheListFinishesOnRead) {
+  const int n = kChainNodes;
+  tessera::onnx::save_model(budget_chain(), root_ / "chain.onnx");
   start();
   std::string id = open("chain.onnx");
   std::string doc = "/api/documents/" + id;
   json full = get(doc + "/diagnostics").second;
   int64_t head = graph(id)["nodes"][0]["id"];
-  auto texts = [](const json& list) {
-    std::vector<std::string> out;
-    for (const json& d : list) out.push_back(d["text"]);
-    return out;
-  };
   auto edit = [&](json command, const json& since) {
     auto [status, a] =
         post(doc + "/commands", json{{"command", std::move(command)}, {"diagnostics_since", since}});
@@ -237,6 +250,113 @@ TEST_F(Studio, AnEditPastTheAnswersBudgetAnswersPartlyAndTheListFinishesOnRead) 
   json after = get(doc + "/diagnostics").second["diagnostics"];
   ASSERT_EQ(after.size(), 1u) << after.dump().substr(0, 300);
   EXPECT_EQ(after[0]["node"], "n0");
+}
+
+// The "diagnostics" events of GET /api/events?from=`from` until one has base `base` (or 60 s pass).
+json pushed_after(httplib::Client& c, const httplib::Headers& auth, uint64_t from, uint64_t base) {
+  c.set_read_timeout(2);
+  json found;
+  std::string buffer;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  auto receive = [&](const char* data, size_t n) {
+    buffer.append(data, n);
+    for (size_t end; (end = buffer.find("\n\n")) != std::string::npos;) {
+      std::string frame = buffer.substr(0, end);
+      buffer.erase(0, end + 2);
+      if (frame.find("event: diagnostics\n") == std::string::npos) continue;
+      json e = json::parse(frame.substr(frame.find("data: ") + 6));
+      if (e["base"] == base) found = e;
+    }
+    return found.is_null() && std::chrono::steady_clock::now() < deadline;
+  };
+  while (found.is_null() && std::chrono::steady_clock::now() < deadline)
+    c.Get(fmt::format("/api/events?from={}", from), auth, receive);
+  return found;
+}
+
+// The finished list after a partial answer is pushed without being asked for: an event naming the
+// document and the partial list's version, whose diff turns the partial list into the finished one
+// (equal to a fresh full check); the next edit's answer is a diff from it.
+TEST_F(Studio, APartialAnswersFinishedListIsPushedAsADiffFromIt) {
+  tessera::onnx::save_model(budget_chain(), root_ / "chain.onnx");
+  start();
+  std::string id = open("chain.onnx");
+  std::string doc = "/api/documents/" + id;
+  json full = get(doc + "/diagnostics").second;
+  int64_t head = graph(id)["nodes"][0]["id"];
+  json connect{{"type", "connect"}, {"node", head}, {"index", 0}, {"value", "y"}};
+  auto [status, a] =
+      post(doc + "/commands", json{{"command", connect}, {"diagnostics_since", full["diagnostics_version"]}});
+  ASSERT_EQ(status, 200) << a.dump().substr(0, 300);
+  ASSERT_EQ(a["diagnostics_partial"], true);
+  json held = apply_diagnostics_diff(full["diagnostics"], a["diagnostics_diff"]);
+  httplib::Client events("127.0.0.1", studio_->port());
+  json e = pushed_after(events, auth(), 0, a["diagnostics_version"]);
+  ASSERT_FALSE(e.is_null()) << "no diagnostics event";
+  EXPECT_EQ(e["document"], id);
+  EXPECT_EQ(e["version"], a["document"]["version"]);
+  EXPECT_EQ(e["diagnostics_diff"]["base"], a["diagnostics_version"]);
+  EXPECT_EQ(e["diagnostics_diff"]["version"], e["diagnostics_version"]);
+  json finished = apply_diagnostics_diff(held, e["diagnostics_diff"]);
+  ASSERT_EQ(finished.size(), 1u) << finished.dump().substr(0, 300);
+  EXPECT_EQ(finished[0]["node"], "n" + std::to_string(kChainNodes - 1));
+  ASSERT_EQ(post(doc + "/save", json{{"path", "chain2.onnx"}}).first, 200);
+  std::string fresh = open("chain2.onnx");
+  EXPECT_EQ(texts(finished), texts(get("/api/documents/" + fresh + "/diagnostics").second["diagnostics"]));
+  // A read now gives the pushed list, at the pushed version; the next edit's diff is from it.
+  json read = get(doc + "/diagnostics").second;
+  EXPECT_EQ(read["diagnostics_version"], e["diagnostics_version"]);
+  EXPECT_EQ(texts(read["diagnostics"]), texts(finished));
+  auto [s2, d] =
+      post(doc + "/commands", json{{"command", {{"type", "disconnect"}, {"node", head}, {"index", 0}}},
+                                   {"diagnostics_since", e["diagnostics_version"]}});
+  ASSERT_EQ(s2, 200);
+  ASSERT_TRUE(d.contains("diagnostics_diff")) << d.dump().substr(0, 300);
+  EXPECT_EQ(d["diagnostics_diff"]["base"], e["diagnostics_version"]);
+}
+
+// DiagnosticsPush on its own: it finishes the list and publishes it when the partial list is the last
+// one sent, and publishes nothing when a read sent the finished list first.
+TEST(DiagnosticsPush, PublishesTheFinishedListOnlyWhenThePartialOneIsTheLastSent) {
+  using tessera::server::Document;
+  tessera::server::EventLog log;
+  tessera::server::DiagnosticsPush push(log, [](const std::string&) { return nullptr; });
+  Document doc("d1", budget_chain(), std::nullopt, "chain");
+  auto sent = [&](const tessera::server::IncrementalChecker& c) {
+    return doc.set_sent_diagnostics(tessera::server::diagnostics_json(doc.model(), c.result().diagnostics));
+  };
+  sent(doc.checker());
+  tessera::ir::NodeId head = doc.model().graph.nodes[0].id;
+  auto connect = [&](const std::string& value) {
+    std::lock_guard lock(doc.mutex());
+    doc.edit([&](tessera::ir::History& h) {
+      h.execute(std::make_unique<tessera::ir::Connect>(tessera::ir::GraphPath::main_graph(), head, 0, value));
+    });
+    EXPECT_FALSE(doc.answer_checker().complete());
+    return sent(doc.answer_checker());
+  };
+  uint64_t partial = connect("y");
+  json partial_list = doc.sent_diagnostics();
+  push.finish(doc, partial);
+  std::vector<tessera::server::Event> events = log.after(0, std::chrono::milliseconds(0));
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].type, "diagnostics");
+  json e = json::parse(events[0].data);
+  EXPECT_EQ(e["document"], "d1");
+  EXPECT_EQ(e["base"], partial);
+  EXPECT_EQ(e["diagnostics_version"], doc.sent_diagnostics_version());
+  EXPECT_EQ(apply_diagnostics_diff(partial_list, e["diagnostics_diff"]), doc.sent_diagnostics());
+  EXPECT_EQ(texts(doc.sent_diagnostics()),
+            texts(tessera::server::diagnostics_json(doc.model(),
+                                                    tessera::check::check_model(doc.model()).diagnostics)));
+  // Back to x; a read finishes the list before the push gets to it: nothing more is published.
+  uint64_t again = connect("x");
+  {
+    std::lock_guard lock(doc.mutex());
+    sent(doc.checker());
+  }
+  push.finish(doc, again);
+  EXPECT_EQ(log.last(), events[0].seq);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The server's pushed events (GET /api/events, Server-Sent Events): transformation jobs' progress and
-// ends ("job"), user tools' output and exit status ("tool"). One stream per page; listeners by type.
+// ends ("job"), user tools' output and exit status ("tool"), the finished diagnostics list after a partial
+// edit answer ("diagnostics"). One stream per page; listeners by type.
 // The browser's EventSource reconnects by itself, sending the last event id, and the server sends what
 // was missed. Recent events are kept, so that a listener that subscribes just after starting a job or a
 // run (its answer and its first events race) still sees them.
@@ -22,7 +23,7 @@ export class EventHub {
 
   constructor(
     private readonly open: () => EventSourceLike,
-    private readonly types: readonly string[] = ['job', 'tool'],
+    private readonly types: readonly string[] = ['job', 'tool', 'diagnostics'],
   ) {}
 
   /** Opens the stream (the page does at start, so that the first events of a job are not missed). */

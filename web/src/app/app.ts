@@ -18,7 +18,13 @@ import type {
 } from '../api/types';
 import { DEFAULT_EXPORT, exportRaster, exportSvg, type ExportOptions } from '../export/export';
 import { functionKeyString, registryKey, type Leaf } from '../model/viewmodel';
-import { nextDiagnostics, sameDiagnostics } from '../model/diagnostics';
+import {
+  applyDiagnosticsDiff,
+  nextDiagnostics,
+  pushedAction,
+  sameDiagnostics,
+  type DiagnosticsEvent,
+} from '../model/diagnostics';
 import { parseDims } from '../params/parse';
 import { CheckList } from '../ui/checklist';
 import { clear, h } from '../ui/dom';
@@ -47,6 +53,9 @@ import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
 /** Element types whose values the server sends as JSON numbers (the paged tensor editor needs them). */
+/** How long after a partial answer's frame the app waits for the pushed finished list before asking. */
+const PUSH_WAIT_MS = 3000;
+
 const PAGED_TYPES = new Set([
   'float',
   'double',
@@ -128,6 +137,7 @@ export class App {
       layoutDone: () => this.onLayout(),
       status: (s) => (shell.status.textContent = s),
     });
+    client?.events().subscribe('diagnostics', (d) => this.pushed(d as DiagnosticsEvent));
     const [paletteBox, explorerBox, initBox] = leftTabs(
       shell.left,
       ['Layers', 'Explorer', 'Initializers'],
@@ -367,7 +377,7 @@ export class App {
   }
 
   private async apply(answer: Promise<CommandAnswer>): Promise<CommandAnswer | undefined> {
-    return this.guard(async () => {
+    const done = await this.guard(async () => {
       this.editMarks = { sent: performance.now() };
       const a = await answer;
       this.editMarks.answered = performance.now();
@@ -382,6 +392,8 @@ export class App {
       this.editMarks.flushed = performance.now();
       return a;
     });
+    this.waitForFinished(); // also when the edit's drawing failed
+    return done;
   }
 
   /** The list after answer `a`: its whole list, or its diff applied to the list held; the whole list
@@ -395,39 +407,95 @@ export class App {
       const full = await this.client!.diagnostics(doc);
       [list, version] = [full.diagnostics, full.diagnostics_version];
     } else if (a.diagnostics_partial) {
-      // Asked for once the edit's frame is out: the server's rest of the check (hundreds of ms on a long
-      // chain) would otherwise take the CPU the frame needs.
+      // The server finishes the check on its own and pushes the finished list ("diagnostics" event);
+      // it is shown once the edit is drawn (apply calls waitForFinished): the event may come before.
+      this.waiting = { doc, version, frameOut: false };
       this.diagnosticsPending = true;
-      requestAnimationFrame(() => void this.finishDiagnostics(version));
+    } else {
+      // A finished list (or one fetched, which GET diagnostics finishes): nothing to wait for.
+      this.waiting = null;
+      this.diagnosticsPending = false;
     }
     this.diagnosticsOf = version === undefined ? null : { doc, version };
     return list;
   }
 
-  /** Whether an edit's answer carried a provisional list whose finished version is still being fetched. */
-  diagnosticsPending = false;
+  /** After a partial answer's edit is drawn (not before: its graph patch would set the provisional
+   *  severities again): the pushed finished list once the frame is out, or a fetch when none comes. */
+  private waitForFinished(): void {
+    const waiting = this.waiting;
+    if (!waiting || waiting.frameOut) return;
+    requestAnimationFrame(() => {
+      waiting.frameOut = true;
+      if (this.waiting !== waiting) return;
+      if (this.lastPushed) this.pushed(this.lastPushed);
+      // No event (a stream that is down): fetched instead.
+      setTimeout(() => {
+        if (this.waiting === waiting) void this.finishDiagnostics(waiting.version);
+      }, PUSH_WAIT_MS);
+    });
+  }
 
-  /** After an answer whose re-check was cut short (a long chain below the edited node): the finished
-   *  list from GET diagnostics, shown with the severities it changes, unless another answer came first. */
-  private async finishDiagnostics(asked: number | undefined): Promise<void> {
-    const doc = this.doc;
-    if (!doc || !this.client) return;
-    try {
-      const full = await this.client.diagnostics(doc.id);
-      const current = this.diagnosticsOf?.doc === doc.id ? this.diagnosticsOf.version : undefined;
-      if (this.doc !== doc || current !== asked || full.diagnostics_version === undefined) return;
-      this.diagnosticsOf = { doc: doc.id, version: full.diagnostics_version };
-      if (!sameDiagnostics(this.diagnostics, full.diagnostics)) this.checklist.show(full.diagnostics);
-      this.diagnostics = full.diagnostics;
-      const g = this.graph;
-      const touched = g ? this.patchSeverities(g, full.diagnostics) : [];
-      if (g && touched.length && !(await this.canvas.patchNodes(g, touched)))
-        await this.canvas.setGraph(g, false);
-      this.canvas.renderer.flush();
-      this.editMarks.diagnosed = performance.now();
-    } finally {
-      this.diagnosticsPending = false;
+  /** Whether an edit's answer carried a provisional list whose finished version is still to come. */
+  diagnosticsPending = false;
+  /** The partial list whose finished version the app waits for, and whether the edit's frame is out. */
+  private waiting: { doc: string; version: number | undefined; frameOut: boolean } | null = null;
+  /** The last "diagnostics" event, kept for an answer that arrives after it. */
+  private lastPushed: DiagnosticsEvent | null = null;
+
+  /** A finished list pushed by the server: applied when it follows the partial list held, fetched when
+   *  the app waits for another one, ignored when it is for a list the app no longer waits for. */
+  private pushed(e: DiagnosticsEvent): void {
+    this.lastPushed = e;
+    const w = this.waiting;
+    if (!w || !w.frameOut || w.doc !== e.document || this.doc?.id !== e.document) return;
+    const action = pushedAction(e, w.version);
+    if (action === 'ignore') return;
+    const list = action === 'apply' ? applyDiagnosticsDiff(this.diagnostics, e.diagnostics_diff) : null;
+    if (!list) {
+      void this.finishDiagnostics(w.version);
+      return;
     }
+    void this.showFinished(w, list, e.diagnostics_version);
+  }
+
+  /** After an answer whose re-check was cut short, when no event brought the finished list: GET
+   *  diagnostics, unless another answer came first. */
+  private async finishDiagnostics(asked: number | undefined): Promise<void> {
+    const w = this.waiting;
+    if (!w || !this.client || w.version !== asked) return;
+    try {
+      const full = await this.client.diagnostics(w.doc);
+      if (full.diagnostics_version !== undefined)
+        await this.showFinished(w, full.diagnostics, full.diagnostics_version);
+    } finally {
+      if (this.waiting === w) {
+        this.waiting = null;
+        this.diagnosticsPending = false;
+      }
+    }
+  }
+
+  /** Shows the finished list `list` (version `version`) of the partial one `w` waited for, with the
+   *  severities it changes, unless another answer came first. */
+  private async showFinished(
+    w: { doc: string; version: number | undefined },
+    list: Diagnostic[],
+    version: number,
+  ): Promise<void> {
+    const current = this.diagnosticsOf?.doc === w.doc ? this.diagnosticsOf.version : undefined;
+    if (this.waiting !== w || this.doc?.id !== w.doc || current !== w.version) return;
+    this.waiting = null;
+    this.diagnosticsOf = { doc: w.doc, version };
+    if (!sameDiagnostics(this.diagnostics, list)) this.checklist.show(list);
+    this.diagnostics = list;
+    const g = this.graph;
+    const touched = g ? this.patchSeverities(g, list) : [];
+    if (g && touched.length && !(await this.canvas.patchNodes(g, touched)))
+      await this.canvas.setGraph(g, false);
+    this.canvas.renderer.flush();
+    this.editMarks.diagnosed = performance.now();
+    this.diagnosticsPending = false;
   }
 
   /** The diagnostics version edits on the current document send (undefined: none held, whole list). */

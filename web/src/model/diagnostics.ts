@@ -44,3 +44,22 @@ export function sameDiagnostics(a: readonly Diagnostic[], b: readonly Diagnostic
   }
   return true;
 }
+
+/** A "diagnostics" event (GET /api/events): the finished list of document `document` after an edit
+ *  answered with the partial list `base`, as a diff from it. */
+export interface DiagnosticsEvent {
+  document: string;
+  version: number;
+  base: number;
+  diagnostics_version: number;
+  diagnostics_diff: DiagnosticsDiff;
+}
+
+/** What to do with event `e` while waiting for the finished version of partial list `waiting` of the
+ *  same document: apply its diff ('apply'), pass it by ('ignore': an older list's), or fetch the whole
+ *  list ('fetch': the event finishes a list newer than the one waited for, so that one was missed). */
+export function pushedAction(e: DiagnosticsEvent, waiting: number | undefined): 'apply' | 'ignore' | 'fetch' {
+  if (waiting === undefined) return 'fetch';
+  if (e.base === waiting && e.diagnostics_diff.base === waiting) return 'apply';
+  return e.diagnostics_version > waiting ? 'fetch' : 'ignore';
+}

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Diagnostic, DiagnosticsDiff } from '../../src/api/types';
-import { applyDiagnosticsDiff, nextDiagnostics, sameDiagnostics } from '../../src/model/diagnostics';
+import {
+  applyDiagnosticsDiff,
+  nextDiagnostics,
+  pushedAction,
+  sameDiagnostics,
+  type DiagnosticsEvent,
+} from '../../src/model/diagnostics';
 
 const d = (node: string, severity: Diagnostic['severity'] = 'error', node_id = 1): Diagnostic => ({
   severity,
@@ -85,5 +91,28 @@ describe('type-check list diffs applied', () => {
     expect(nextDiagnostics(held, 2, { diagnostics_diff: diff(3, [0], []) })).toBeNull(); // an answer missed
     expect(nextDiagnostics(held, undefined, { diagnostics_diff: diff(3, [0], []) })).toBeNull();
     expect(nextDiagnostics(held, 3, {})).toBeNull();
+  });
+});
+
+describe('finished lists pushed after a partial answer', () => {
+  const event = (base: number, version: number, diffBase = base): DiagnosticsEvent => ({
+    document: 'd1',
+    version: 7,
+    base,
+    diagnostics_version: version,
+    diagnostics_diff: { base: diffBase, version, removed: [0], added: [] },
+  });
+
+  it('applies the event that finishes the partial list waited for, and its diff gives the list', () => {
+    expect(pushedAction(event(4, 5), 4)).toBe('apply');
+    expect(applyDiagnosticsDiff([d('a'), d('b')], event(4, 5).diagnostics_diff)).toEqual([d('b')]);
+  });
+
+  it("passes by an older list's event and fetches when the event finishes a newer list", () => {
+    expect(pushedAction(event(2, 3), 4)).toBe('ignore');
+    expect(pushedAction(event(4, 4), 5)).toBe('ignore');
+    expect(pushedAction(event(6, 7), 4)).toBe('fetch');
+    expect(pushedAction(event(4, 5, 3), 4)).toBe('fetch');
+    expect(pushedAction(event(4, 5), undefined)).toBe('fetch');
   });
 });
