@@ -35,6 +35,7 @@ import { ParamEditor } from '../ui/params';
 import { QuickAdd } from '../ui/quickadd';
 import {
   EDIT_LIMIT,
+  TENSOR_DTYPES,
   TensorGrid,
   dtypeRow,
   resizedValues,
@@ -52,34 +53,11 @@ import {
 import { CanvasView, type TerminalRef } from './canvasview';
 import { emptyFunction, functionFromSelection } from './functions';
 
-/** Element types whose values the server sends as JSON numbers (the paged tensor editor needs them). */
 /** How long after a partial answer's frame the app waits for the pushed finished list before asking. */
 const PUSH_WAIT_MS = 3000;
 
-const PAGED_TYPES = new Set([
-  'float',
-  'double',
-  'float16',
-  'bfloat16',
-  'int4',
-  'uint4',
-  'int8',
-  'uint8',
-  'int16',
-  'uint16',
-  'int32',
-  'uint32',
-  'int64',
-  'uint64',
-  'bool',
-  'string',
-  'float8e4m3fn',
-  'float8e4m3fnuz',
-  'float8e5m2',
-  'float8e5m2fnuz',
-  'float4e2m1',
-  'float8e8m0',
-]);
+/** Element types the paged tensor editor reads and writes: every type a tensor may be typed in. */
+const PAGED_TYPES = new Set(TENSOR_DTYPES);
 
 export interface Shell {
   tabs: HTMLElement;

@@ -6,6 +6,7 @@ import { registryKey } from '../model/viewmodel';
 import { parseNpyHeader, toBase64 } from '../params/npy';
 import { formatValue, parseValue, wireValue } from '../params/parse';
 import { clear, h } from './dom';
+import { TENSOR_DTYPES } from './tensoreditor';
 
 export interface InitializerActions {
   run(cmd: Command): Promise<unknown>;
@@ -19,29 +20,8 @@ export interface InitializerActions {
   registry(): Map<string, RegistryOp>;
 }
 
-const DTYPES = [
-  'float',
-  'double',
-  'float16',
-  'bfloat16',
-  'int64',
-  'int32',
-  'int16',
-  'int8',
-  'uint64',
-  'uint32',
-  'uint16',
-  'uint8',
-  'int4',
-  'uint4',
-  'bool',
-  'float8e4m3fn',
-  'float8e4m3fnuz',
-  'float8e5m2',
-  'float8e5m2fnuz',
-  'float4e2m1',
-  'float8e8m0',
-];
+// The initializer form's element types: the tensor editor's, string left out.
+const DTYPES = TENSOR_DTYPES.filter((d) => d !== 'string');
 const FILLS: Array<[string, string]> = [
   ['values', 'values typed in'],
   ['normal', 'standard normal'],
