@@ -21,12 +21,18 @@ namespace tessera_studio_test {
 namespace fs = std::filesystem;
 using tessera::ir::json;
 
-inline tessera::ir::Model relu_model() {
-  using namespace tessera::ir;
-  Model m;
+// An empty model for a test to build: IR 8, opset "" 17, main graph "main".
+inline tessera::ir::Model empty_model() {
+  tessera::ir::Model m;
   m.ir_version = 8;
   m.opset_imports.push_back({"", 17});
   m.graph.name = "main";
+  return m;
+}
+
+inline tessera::ir::Model relu_model() {
+  using namespace tessera::ir;
+  Model m = empty_model();
   GraphBuilder b(m.graph);
   auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::symbol("N"), Dim::of(4)}));
   b.output(b.node("Relu", {x}, {}, "/block/relu"));

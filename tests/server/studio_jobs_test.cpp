@@ -26,10 +26,7 @@ using Clock = std::chrono::steady_clock;
 // x [N, 4] -> MatMul W -> Add B -> Relu -> y
 Model mlp_model() {
   using namespace tessera::ir;
-  Model m;
-  m.ir_version = 8;
-  m.opset_imports.push_back({"", 17});
-  m.graph.name = "main";
+  Model m = empty_model();
   GraphBuilder b(m.graph);
   auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::symbol("N"), Dim::of(4)}));
   std::vector<float> w(12);
@@ -49,10 +46,7 @@ Model mlp_model() {
 // larger weight saturates Tanh to exactly +-1 in both, and the whole model passes in float16 at once).
 Model slow_model(int layers, int64_t width = 512) {
   using namespace tessera::ir;
-  Model m;
-  m.ir_version = 8;
-  m.opset_imports.push_back({"", 17});
-  m.graph.name = "main";
+  Model m = empty_model();
   GraphBuilder b(m.graph);
   const int64_t kWidth = width;
   std::string v = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::of(kWidth), Dim::of(kWidth)}));
@@ -78,10 +72,7 @@ Model slow_model(int layers, int64_t width = 512) {
 // initializer, so that the kernels keep no packed copy of it per layer.
 Model long_run_model(int layers, int64_t width) {
   using namespace tessera::ir;
-  Model m;
-  m.ir_version = 8;
-  m.opset_imports.push_back({"", 17});
-  m.graph.name = "main";
+  Model m = empty_model();
   GraphBuilder b(m.graph);
   Type t = Type::tensor(DataType::kFloat, Shape{Dim::of(width), Dim::of(width)});
   std::string v = b.input("x", t), w = b.input("w", t);
@@ -302,10 +293,7 @@ TEST_F(StudioJobs, ProgressIsPushedCancelStopsTheJobAndEditsWaitMeanwhile) {
 // Random integer inputs are small (1-9): token ids that index a 10-row embedding table.
 TEST_F(StudioJobs, AmpRandomIntegerInputsAreValidIndices) {
   using namespace tessera::ir;
-  Model m;
-  m.ir_version = 8;
-  m.opset_imports.push_back({"", 17});
-  m.graph.name = "main";
+  Model m = empty_model();
   GraphBuilder b(m.graph);
   auto ids = b.input("ids", Type::tensor(DataType::kInt64, Shape{Dim::symbol("batch"), Dim::of(16)}));
   std::vector<float> table(10 * 3);
@@ -324,10 +312,7 @@ TEST_F(StudioJobs, AmpRandomIntegerInputsAreValidIndices) {
 // [batch, 8].
 Model tiny_bert() {
   using namespace tessera::ir;
-  Model m;
-  m.ir_version = 8;
-  m.opset_imports.push_back({"", 17});
-  m.graph.name = "main";
+  Model m = empty_model();
   GraphBuilder b(m.graph);
   const Shape s{Dim::symbol("batch"), Dim::of(8)};
   auto ids = b.input("input_ids", Type::tensor(DataType::kInt64, s));

@@ -18,10 +18,7 @@ using tessera::ir::Model;
 // x [N, 4] -> MatMul W [4, 3] (mm) -> Add B (add) -> Relu (relu) -> Identity (copy) -> y
 Model mlp_model() {
   using namespace tessera::ir;
-  Model m;
-  m.ir_version = 8;
-  m.opset_imports.push_back({"", 17});
-  m.graph.name = "main";
+  Model m = empty_model();
   GraphBuilder b(m.graph);
   auto x = b.input("x", Type::tensor(DataType::kFloat, Shape{Dim::symbol("N"), Dim::of(4)}));
   std::vector<float> w(12);
