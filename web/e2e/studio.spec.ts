@@ -3,7 +3,7 @@
 // set kernel_shape with the list syntax, edit two nodes' common parameter, undo/redo, save, reload and
 // find the edits, export SVG and PNG. Skipped (with the reason) where the binary has no studio yet.
 import { expect, test, type Page } from '@playwright/test';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import {
   copyFileSync,
   existsSync,
@@ -15,21 +15,9 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { bin, sample, startStudio, studioMissing } from './studio-server';
 import { artifact, ready } from './util';
-
-const bin = resolve(process.env.TESSERA_BIN ?? '../build/src/tessera');
-const samples = resolve(process.env.TESSERA_SAMPLES ?? '../build/samples');
-const sample = join(samples, 'denoiser.onnx');
-
-function studioMissing(): string | null {
-  if (!existsSync(bin)) return `no tessera binary at ${bin} (set TESSERA_BIN)`;
-  if (!existsSync(sample)) return `no sample model at ${sample} (set TESSERA_SAMPLES)`;
-  // CLI11 answers `--help` with the main help (exit 0) when it does not know the subcommand.
-  const r = spawnSync(bin, ['studio', '--help'], { encoding: 'utf8' });
-  if (r.status !== 0 || !r.stdout.includes('--no-browser')) return `${bin} has no 'studio' subcommand yet`;
-  return null;
-}
 
 const missing = studioMissing();
 if (missing) console.log(`studio e2e skipped: ${missing}`);
@@ -65,29 +53,10 @@ test.beforeAll(async () => {
       ],
     }),
   );
-  server = spawn(
-    bin,
-    ['studio', model, '--port', '0', '--no-browser', '--root', root, '--web-root', resolve('dist')],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, XDG_CONFIG_HOME: config },
-    },
-  );
-  url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no URL from tessera studio in 20 s: ${out}`)), 20_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /Tessera studio: (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1]);
-      }
-    };
-    server.stdout!.on('data', onData);
-    server.stderr!.on('data', onData);
-    server.on('exit', (code) => reject(new Error(`tessera studio exited with ${code}: ${out}`)));
-  });
+  ({ server, url } = await startStudio([model, '--port', '0', '--no-browser', '--root', root], {
+    ...process.env,
+    XDG_CONFIG_HOME: config,
+  }));
 });
 
 test.afterAll(() => {

@@ -5,22 +5,12 @@
 // there; an extraction cuts between tensors chosen in the dialog. Skipped (with the reason) where the
 // binary has no studio yet.
 import { expect, test, type Page } from '@playwright/test';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
+import { startStudio, sample, studioMissing } from './studio-server';
 import { artifact, ready } from './util';
-
-const bin = resolve(process.env.TESSERA_BIN ?? '../build/src/tessera');
-const sample = join(resolve(process.env.TESSERA_SAMPLES ?? '../build/samples'), 'denoiser.onnx');
-
-function studioMissing(): string | null {
-  if (!existsSync(bin)) return `no tessera binary at ${bin} (set TESSERA_BIN)`;
-  if (!existsSync(sample)) return `no sample model at ${sample} (set TESSERA_SAMPLES)`;
-  const r = spawnSync(bin, ['studio', '--help'], { encoding: 'utf8' });
-  if (r.status !== 0 || !r.stdout.includes('--no-browser')) return `${bin} has no 'studio' subcommand yet`;
-  return null;
-}
 
 const missing = studioMissing();
 test.skip(missing !== null, missing ?? '');
@@ -33,22 +23,8 @@ let root = '';
 test.beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'tessera-jobs-e2e-'));
   copyFileSync(sample, join(root, 'jobs.onnx'));
-  const args = ['studio', join(root, 'jobs.onnx'), '--port', '0', '--no-browser', '--root', root];
-  server = spawn(bin, [...args, '--web-root', resolve('dist')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  url = await new Promise<string>((resolveUrl, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`no URL from tessera studio in 20 s: ${out}`)), 20_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /Tessera studio: (http:\/\/127\.0\.0\.1:\d+\/\?token=[0-9a-f]+)/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      resolveUrl(m[1]);
-    };
-    server.stdout!.on('data', onData);
-    server.stderr!.on('data', onData);
-    server.on('exit', (code) => reject(new Error(`tessera studio exited with ${code}: ${out}`)));
-  });
+  const args = [join(root, 'jobs.onnx'), '--port', '0', '--no-browser', '--root', root];
+  ({ server, url } = await startStudio(args));
 });
 
 test.afterAll(() => {
