@@ -93,8 +93,21 @@ def summary(name, batch, rep):
         # traced against untraced (both timed by events after a gate, bench and docs/profile-report.md).
         ok_sum = abs(t["layer_sum_percent_of_device"] - 100) <= 5
         ok_overhead = t.get("traced_device_ms", 0) > 0 and t.get("device_overhead_percent", 99) < 3
-        lines.append(f"criteria: layer sum within 5% of the device end-to-end time: {'yes' if ok_sum else 'NO'}; "
-                     f"profiling overhead under 3%: {'yes' if ok_overhead else 'NO'}")
+        lines.append(f"criteria (CUPTI layer times): layer sum within 5% of the device end-to-end time: "
+                     f"{'yes' if ok_sum else 'NO'}; profiling overhead under 3%: {'yes' if ok_overhead else 'NO'}")
+        # Stamped layer times (one stamp kernel per untraced replay, runtime/replay_trace.h): their sum
+        # against the untraced graph's device time, and what the stamped replays cost it.
+        if t.get("stamped_replays"):
+            untraced = t.get("untraced_device_ms", 0)
+            ssum, sdev, sov = t["stamped_layer_sum_ms"], t["stamped_device_ms"], t["stamp_overhead_percent"]
+            pct = 100 * ssum / untraced if untraced else 0
+            lines.append(f"stamped layer times ({t['stamped_replays']} replays): sum {ssum:.3f} ms = {pct:.1f}% of the "
+                         f"untraced graph's {untraced:.3f} ms; stamped replay {sdev:.3f} ms "
+                         f"(profiling overhead {sov:+.1f}%)")
+            lines.append(f"criteria (stamped layer times): layer sum within 5%: {'yes' if abs(pct - 100) <= 5 else 'NO'}; "
+                         f"profiling overhead under 3%: {'yes' if 0 < sdev and sov < 3 else 'NO'}")
+        elif t.get("stamp_note"):
+            lines.append(f"no stamped layer times: {t['stamp_note']}")
     roof, row = roofline_lines(name, batch, rep)
     lines += roof
     by_op = collections.defaultdict(lambda: [0.0, 0])

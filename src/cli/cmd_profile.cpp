@@ -55,9 +55,13 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
     kernel_width = std::max(kernel_width, kernel_of(layers[i]).size());
   // Traced GPU runs: each layer's span too (its first kernel's start to the next layer's), launch gaps in.
   const bool spans = std::any_of(layers.begin(), layers.end(), [](const Layer& l) { return l.span_us > 0; });
-  fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6} {:>10} {:>6}{} {:>8} {:>8} {:<7} {:>6}  {}\n", "#", "node",
+  // And its span from stamped replays (untraced), where the profile made them.
+  const bool stamped =
+      std::any_of(layers.begin(), layers.end(), [](const Layer& l) { return l.stamped_us >= 0; });
+  fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6} {:>10} {:>6}{}{} {:>8} {:>8} {:<7} {:>6}  {}\n", "#", "node",
              "op", "kernel", kernel_width, "calls", "time ms", "%",
-             spans ? fmt::format(" {:>10}", "span ms") : "", "TFLOP/s", "GB/s", "bound", "%bound",
+             spans ? fmt::format(" {:>10}", "span ms") : "",
+             stamped ? fmt::format(" {:>10}", "stamped ms") : "", "TFLOP/s", "GB/s", "bound", "%bound",
              "output shape");
   size_t shown = 0;
   for (const auto& l : layers) {
@@ -70,9 +74,12 @@ void print_table(const std::vector<Layer>& layers, double layer_sum_us, int runs
     if (name.size() > 36) name = "..." + name.substr(name.size() - 33);
     double ms = l.total_us / 1000.0 / runs;
     double pct = layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0;
-    fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6.0f} {:>10.4f} {:>6.2f}{}{}  {}\n", shown, name, l.op_type,
+    fmt::print("{:>4}  {:<36} {:<22} {:<{}} {:>6.0f} {:>10.4f} {:>6.2f}{}{}{}  {}\n", shown, name, l.op_type,
                kernel_of(l), kernel_width, static_cast<double>(l.calls) / runs, ms, pct,
                spans ? fmt::format(" {:>10.4f}", l.span_us / 1000.0 / runs) : "",
+               !stamped           ? std::string()
+               : l.stamped_us < 0 ? fmt::format(" {:>10}", "-")
+                                  : fmt::format(" {:>10.4f}", l.stamped_us / 1000.0),
                roofline_cells(l, runs, peaks), shapes_str(l.output_shapes));
     if (!l.fused_from.empty()) {
       std::string from;
@@ -101,8 +108,16 @@ void print_trace(const profiler::TraceSummary& t, size_t runs) {
     fmt::print("device end-to-end {:.3f} ms: layer times sum to {:.3f} ms ({:.1f}%), spans to {:.3f} ms\n",
                t.device_ms, t.layer_sum_ms, 100.0 * t.layer_sum_ms / t.device_ms, t.span_sum_ms);
   if (t.untraced_device_ms > 0 && t.traced_device_ms > 0)
-    fmt::print("graph device time median {:.3f} ms untraced, {:.3f} ms traced: profiling overhead {:+.1f}%\n",
-               t.untraced_device_ms, t.traced_device_ms, t.device_overhead_percent());
+    fmt::print("graph device time median {:.3f} ms untraced, {:.3f} ms traced (CUPTI){}\n",
+               t.untraced_device_ms, t.traced_device_ms,
+               fmt::format(": {:+.1f}%", t.device_overhead_percent()));
+  if (t.stamped_replays > 0)
+    fmt::print(
+        "stamped layer times from {} replays, one stamp each: they sum to {:.3f} ms; graph device time "
+        "median {:.3f} ms stamped: profiling overhead {:+.1f}%\n",
+        t.stamped_replays, t.stamped_sum_ms, t.stamped_device_ms, t.stamp_overhead_percent());
+  else if (!t.stamp_note.empty())
+    fmt::print("no stamped layer times: {}\n", t.stamp_note);
   fmt::print("run time median {:.3f} ms untraced, {:.3f} ms traced: {:+.1f}% on the host{}\n",
              t.untraced_run_ms, t.traced_run_ms, t.overhead_percent(),
              t.traced_device_ms > 0
@@ -249,6 +264,12 @@ void add_profile_command(CLI::App& app, int& status) {
         again.warmup = 0;
         timed_runs(*session, feeds, again, outs, device_timed, RunTiming::kDevice);
         traced_ms = timed_runs(*session, feeds, again, outs, collect, RunTiming::kNodes);
+        // Last, one stamped run: the layers' spans untraced (runtime/replay_trace.h, stamped_spans).
+        RunSettings once = again;
+        once.iterations = 1;
+        timed_runs(
+            *session, feeds, once, outs, [&](const rt::RunStats& st) { table.add_stamped(st); },
+            RunTiming::kStamped);
       } else {
         ms = timed_runs(*session, feeds, *s, outs, collect, RunTiming::kNodes);
       }

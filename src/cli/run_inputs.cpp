@@ -372,7 +372,8 @@ std::vector<double> timed_runs(rt::Session& session,
   const auto& in = s.device_io ? device_feeds : feeds;
   const rt::RunOptions ro{.outputs_on_device = s.device_io,
                           .profile = timing == RunTiming::kNodes,
-                          .time_device = timing == RunTiming::kDevice};
+                          .time_device = timing == RunTiming::kDevice,
+                          .stamp_repeats = timing == RunTiming::kStamped ? kStampRepeats : 0};
   for (int i = 0; i < s.warmup; ++i) {
     outputs = session.run(in, {}, ro);
     bar.update(i + 1);

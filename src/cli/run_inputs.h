@@ -54,7 +54,11 @@ std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& 
 
 // What the runs of timed_runs measure besides their latency: nothing; a replayed device graph's device
 // time (RunStats::replay_device_us); every node (RunStats::events, and the replay's device time).
-enum class RunTiming { kLatency, kDevice, kNodes };
+// kStamped: the replay's layer boundaries timed by stamped replays first (RunOptions::stamp_repeats).
+enum class RunTiming { kLatency, kDevice, kNodes, kStamped };
+// Stamped replays per boundary in a kStamped run: the median of 5 (a boundary's readings spread by
+// about 0.1-0.3 us on the H100).
+inline constexpr int kStampRepeats = 5;
 
 // Runs warmup + iterations, with a progress bar on stderr for runs that take long; returns the latency
 // of each timed iteration in milliseconds and leaves the last outputs in `outputs`; per_run sees each

@@ -10,6 +10,11 @@ namespace tessera::profiler {
 
 namespace {
 
+// A layer's key in the table: its graph and node id (its name's hash where the node has no id).
+std::pair<std::string, uint64_t> layer_key(const std::string& graph, uint64_t id, const std::string& name) {
+  return {graph, id == 0 ? std::hash<std::string>{}(name) : id};
+}
+
 std::string now_iso() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -55,6 +60,7 @@ nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs, const P
           {"calls_per_run", static_cast<double>(l.calls) / runs},
           {"time_ms", l.total_us / 1000.0 / runs},
           {"span_ms", l.span_us / 1000.0 / runs},
+          {"stamped_ms", l.stamped_us < 0 ? nlohmann::json() : nlohmann::json(l.stamped_us / 1000.0)},
           {"percent", layer_sum_us > 0 ? 100.0 * l.total_us / runs / layer_sum_us : 0.0},
           {"output_shapes", l.output_shapes},
           {"fused_from", l.fused_from},
@@ -74,8 +80,7 @@ nlohmann::json layer_json(const Layer& l, double layer_sum_us, int runs, const P
 
 void LayerTable::add(const rt::RunStats& run) {
   for (const auto& ev : run.events) {
-    Layer& l =
-        by_node_[{ev.graph_path, ev.node_id == 0 ? std::hash<std::string>{}(ev.node_name) : ev.node_id}];
+    Layer& l = by_node_[layer_key(ev.graph_path, ev.node_id, ev.node_name)];
     l.graph = ev.graph_path;
     l.node_id = ev.node_id;
     l.name = ev.node_name;
@@ -105,6 +110,20 @@ void LayerTable::add(const rt::RunStats& run) {
   }
 }
 
+void LayerTable::add_stamped(const rt::RunStats& run) {
+  stamp_note_ = run.stamp_note;
+  if (run.stamped.empty()) return;
+  stamped_total_us_ = 0;
+  for (const auto& s : run.stamped) {
+    auto it = by_node_.find(layer_key(s.graph_path, s.node_id, s.node_name));
+    if (it == by_node_.end()) continue;
+    it->second.stamped_us = s.span_us;
+    stamped_total_us_ += s.span_us;
+  }
+  stamped_device_us_ = run.stamped_device_us;
+  stamped_replays_ = run.stamped_replays;
+}
+
 TraceSummary summarize_trace(const LayerTable& table, const RunTimes& times, const std::string& note) {
   TraceSummary t;
   int n = table.traced_runs();
@@ -124,6 +143,10 @@ TraceSummary summarize_trace(const LayerTable& table, const RunTimes& times, con
   }
   t.note = note;
   if (replayed > 0) t.method = table.replay_method();
+  t.stamped_sum_ms = table.stamped_total_us() / 1000.0;
+  t.stamped_device_ms = table.stamped_device_us() / 1000.0;
+  t.stamped_replays = table.stamped_replays();
+  t.stamp_note = table.stamp_note();
   return t;
 }
 
@@ -140,7 +163,12 @@ nlohmann::json trace_json(const TraceSummary& t) {
           {"layer_sum_ms", t.layer_sum_ms},
           {"layer_sum_percent_of_device", t.device_ms > 0 ? 100.0 * t.layer_sum_ms / t.device_ms : 0.0},
           {"span_sum_ms", t.span_sum_ms},
-          {"note", t.note}};
+          {"note", t.note},
+          {"stamped_replays", t.stamped_replays},
+          {"stamped_layer_sum_ms", t.stamped_sum_ms},
+          {"stamped_device_ms", t.stamped_device_ms},
+          {"stamp_overhead_percent", t.stamp_overhead_percent()},
+          {"stamp_note", t.stamp_note}};
 }
 
 std::vector<Layer> LayerTable::layers() const {

@@ -24,6 +24,8 @@ struct Layer {
   int64_t calls = 0;
   double total_us = 0;
   double span_us = 0;  // traced runs: from its first device work to the next layer's (NodeEvent::span_us)
+  // A stamped run (RunStats::stamped): its span from stamped replays, untraced; -1 where there is none.
+  double stamped_us = -1;
   std::vector<rt::Shape> output_shapes;
   std::vector<std::string> fused_from;
   std::vector<std::string> device_kernels;  // what the device ran for it (traced runs), by name
@@ -36,6 +38,12 @@ struct Layer {
 class LayerTable {
  public:
   void add(const rt::RunStats& run);
+  // A stamped run's spans (RunStats::stamped) onto the layers added before, by the same key.
+  void add_stamped(const rt::RunStats& run);
+  double stamped_total_us() const { return stamped_total_us_; }
+  double stamped_device_us() const { return stamped_device_us_; }
+  int stamped_replays() const { return stamped_replays_; }
+  const std::string& stamp_note() const { return stamp_note_; }
   // The layers, most expensive first.
   std::vector<Layer> layers() const;
   // The summed layer time over all runs added, in microseconds.
@@ -53,6 +61,9 @@ class LayerTable {
   double total_us_ = 0, span_total_us_ = 0, device_total_us_ = 0;
   int traced_runs_ = 0, replayed_runs_ = 0;
   std::string replay_method_;
+  double stamped_total_us_ = 0, stamped_device_us_ = 0;
+  int stamped_replays_ = 0;
+  std::string stamp_note_;
 };
 
 // How the layer times relate to the run they came from (a GPU profile: traced runs after untraced ones).
@@ -66,6 +77,17 @@ struct TraceSummary {
   double device_ms = 0;                      // mean device end-to-end time of a traced run
   double layer_sum_ms = 0, span_sum_ms = 0;  // per traced run
   std::string note;                          // why a replayed model was profiled node by node
+  // Stamped replays (runtime/replay_trace.h): the layers' spans measured untraced, one stamp kernel per
+  // replay. Their sum, the median device time of a stamped replay, how many replays; or why none.
+  double stamped_sum_ms = 0, stamped_device_ms = 0;
+  int stamped_replays = 0;
+  std::string stamp_note;
+  // On the device, the stamped replays against untraced ones: what the stamped layer times cost.
+  double stamp_overhead_percent() const {
+    return untraced_device_ms > 0 && stamped_device_ms > 0
+               ? 100.0 * (stamped_device_ms - untraced_device_ms) / untraced_device_ms
+               : 0;
+  }
   // On the host: each run's own time, traced against untraced.
   double overhead_percent() const {
     return untraced_run_ms > 0 ? 100.0 * (traced_run_ms - untraced_run_ms) / untraced_run_ms : 0;

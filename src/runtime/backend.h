@@ -25,7 +25,7 @@
 
 namespace tessera::rt {
 
-inline constexpr int kBackendInterfaceVersion = 6;
+inline constexpr int kBackendInterfaceVersion = 7;
 
 // Told about every kernel launch when profiling is on; the GPU backend adds counters (CUPTI) here.
 class ProfilerHook {
@@ -67,6 +67,21 @@ struct CapturedWork {
 // The id a traced replay of a device graph is launched under (trace_push): its records are the work of
 // many nodes, attributed afterwards through the capture's layout (runtime/replay_trace.h).
 inline constexpr uint64_t kReplayTraceId = ~uint64_t{0};
+
+// Stamped replays of a captured device graph (Backend::stamp_boundaries): per-layer device times without
+// tracing. For each boundary (before the first work of a node that queued any, and after the graph's
+// last work) the graph is made again with one timestamp kernel there and replayed behind the replay gate
+// (time_replays): the stamp tells how long after the gate opened the work before the boundary was done,
+// in a replay that is unchanged up to there. Node k's span is then the next boundary's time less its own.
+struct BoundaryTimes {
+  // Per node of the layout (Backend::capture_layout), the median time in microseconds from the gate to
+  // the boundary before its first work; negative for a node that queued none.
+  std::vector<double> start_us;
+  double end_us = 0;             // the same for the boundary after the graph's last work
+  double stamped_device_us = 0;  // median device time of the stamped replays (events, as time_replays)
+  int replays = 0;               // stamped replays made (boundaries times repeats)
+  std::string note;              // why there are none, where stamp_boundaries returned false
+};
 
 class Backend {
  public:
@@ -140,6 +155,16 @@ class Backend {
   // ran on this backend under the capture (node_begin/node_end), in the order they ran. Empty where the
   // backend does not keep it; a traced replay is then not attributed to nodes.
   virtual std::vector<std::vector<CapturedWork>> capture_layout() { return {}; }
+  // Times each boundary between the nodes of `graph` (end_capture's) by stamped replays (BoundaryTimes),
+  // `repeats` replays per boundary; false (with out.note saying why) where the backend cannot. The
+  // replays recompute the graph from the buffers it reads, as a replay does.
+  virtual bool stamp_boundaries(const std::shared_ptr<void>& graph,
+                                const std::vector<std::vector<CapturedWork>>& layout, int repeats,
+                                BoundaryTimes& out) {
+    (void)graph, (void)layout, (void)repeats;
+    out.note = "the device cannot stamp replays";
+    return false;
+  }
   // Kernel-level tracing of a profiled run (CUPTI on CUDA): trace_begin() returns whether this run is
   // traced; the work launched while trace_push(id) is open belongs to `id`; trace_end(), called once the
   // stream has finished, returns every piece of it with its device time. Device times of each node are

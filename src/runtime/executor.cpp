@@ -195,6 +195,7 @@ class Replayer {
       if (rc_.events) {
         traced_replay(d);
       } else {
+        if (rc_.stamps) stamp(d);
         d.replay(r_.graph);
       }
       r_.replays++;
@@ -291,6 +292,15 @@ class Replayer {
       rc_.events->back().start_us = at;
       rc_.timings.emplace_back();
     }
+  }
+
+  // The stamped replays of a stamped run, before its own replay (which leaves the outputs).
+  void stamp(Backend& d) {
+    if (r_.trace_disabled || r_.layout.size() != r_.profile_nodes.size()) {
+      rc_.stamps->note = r_.trace_note.empty() ? "the capture's layout is incomplete" : r_.trace_note;
+      return;
+    }
+    d.stamp_boundaries(r_.graph, r_.layout, rc_.stamp_repeats, *rc_.stamps);
   }
 
   void disable(std::string why) {

@@ -64,6 +64,10 @@ struct RunContext {
   size_t replay_events = SIZE_MAX;
   std::vector<NodeEvent>* capture_events = nullptr;  // under capture: each node's event, recorded here
   bool outputs_on_device = false;                    // the main graph's outputs skip their copy to the host
+  // A stamped run (RunOptions::stamp_repeats): before its replay, the boundaries of the captured graph
+  // are timed by stamped replays (Backend::stamp_boundaries) into `stamps`.
+  int stamp_repeats = 0;
+  BoundaryTimes* stamps = nullptr;
   // Backends tracing this profiled run (Backend::trace_begin): each node is traced under the index of
   // its event, and nodes of these backends get their device time from the trace, not from events.
   std::vector<Backend*> tracers;

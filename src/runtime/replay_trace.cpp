@@ -115,4 +115,27 @@ double assign_spans(std::vector<NodeEvent>& events, double end_us) {
   return std::max(0.0, end_us - first);
 }
 
+std::vector<double> stamped_spans(const BoundaryTimes& b) {
+  std::vector<double> spans(b.start_us.size(), 0.0);
+  size_t prev = SIZE_MAX;
+  double prev_at = 0;
+  auto close = [&](double at) {
+    if (prev == SIZE_MAX) return;
+    // A boundary earlier than the one before it counts as that one: this node gets 0.
+    spans[prev] = std::max(0.0, at - prev_at);
+    prev_at = std::max(prev_at, at);
+  };
+  for (size_t k = 0; k < b.start_us.size(); ++k) {
+    if (b.start_us[k] < 0) continue;
+    if (prev == SIZE_MAX) {
+      prev_at = b.start_us[k];
+    } else {
+      close(b.start_us[k]);
+    }
+    prev = k;
+  }
+  close(b.end_us);
+  return spans;
+}
+
 }  // namespace tessera::rt

@@ -48,4 +48,11 @@ ReplayAttribution attribute_replay(std::span<const std::vector<CapturedWork>> la
 // from the first traced start to `end_us` (0 when nothing was traced): the spans' sum.
 double assign_spans(std::vector<NodeEvent>& events, double end_us);
 
+// Each layout node's span from stamped replays (BoundaryTimes): from the boundary before its first work to
+// the next node's with work (the last one's to the boundary after the graph); 0 for a node that queued
+// none. A span that would come out negative (the medians of two boundaries crossed: jitter larger than
+// a short node) is 0 and the next node's span starts from the later of the two, so the spans still sum
+// to the stamped graph time: end_us less the first boundary.
+std::vector<double> stamped_spans(const BoundaryTimes& b);
+
 }  // namespace tessera::rt

@@ -362,6 +362,30 @@ bool Session::collect_trace(RunContext& rc) {
   return true;
 }
 
+// A stamped run's boundary times as spans of the replayed nodes (RunStats::stamped).
+void Session::collect_stamps(const BoundaryTimes* b) {
+  stats_.stamped.clear();
+  stats_.stamped_device_us = 0;
+  stats_.stamped_replays = 0;
+  if (!b || !replay_ || replay_->replays == 0) {
+    stats_.stamp_note = "the run did not replay a captured device graph";
+    if (replay_ && replay_->disabled) stats_.stamp_note += ": " + replay_->why_not;
+    return;
+  }
+  if (!b->note.empty() || b->replays == 0 || b->start_us.size() != replay_->profile_nodes.size()) {
+    stats_.stamp_note = b->note.empty() ? "the stamped replays did not run" : b->note;
+    return;
+  }
+  stats_.stamp_note.clear();
+  const std::vector<double> spans = stamped_spans(*b);
+  for (size_t k = 0; k < spans.size(); ++k) {
+    const NodeEvent& ev = replay_->profile_nodes[k];
+    stats_.stamped.push_back({ev.graph_path, ev.node_name, ev.node_id, spans[k]});
+  }
+  stats_.stamped_device_us = b->stamped_device_us;
+  stats_.stamped_replays = b->replays;
+}
+
 // Waits for every backend's queued work. A device error surfacing here (an illegal address in a kernel
 // that was launched, not yet checked) belongs to work queued after the last check.
 void Session::finish_streams() {
@@ -480,7 +504,12 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
         if (!b->is_host() && b->trace_begin()) rc.tracers.push_back(b.get());
       rc.trace_replay = !rc.tracers.empty() && replay_ && !replay_->trace_disabled;
     }
-    const bool time_device = opts_.profile || ro.profile || ro.time_device;
+    BoundaryTimes stamps;
+    if (ro.stamp_repeats > 0 && !rc.events && replay_) {
+      rc.stamp_repeats = ro.stamp_repeats;
+      rc.stamps = &stamps;
+    }
+    const bool time_device = opts_.profile || ro.profile || ro.time_device || ro.stamp_repeats > 0;
     for (auto& b : backends_)
       if (!b->is_host()) b->time_replays(time_device);
     rc.start = std::chrono::steady_clock::now();
@@ -498,6 +527,7 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
           stats_.events[i].duration_us = rc.timings[i].second->elapsed_ms(*rc.timings[i].first) * 1000.0;
       // A traced replay that does not match its capture: this run again, node by node (and the next ones).
       if (!rc.tracers.empty() && !collect_trace(rc)) retry = true;
+      if (ro.stamp_repeats > 0) collect_stamps(rc.stamps ? &stamps : nullptr);
     } catch (const CaptureAbandoned&) {
       // The capture's nodes had consumed their inputs: run again from the feeds, without capturing.
       for (Backend* b : rc.tracers) b->trace_end();

@@ -28,6 +28,7 @@ namespace tessera::rt {
 
 class ExecGraph;
 class Backend;
+struct BoundaryTimes;
 class ThreadPool;
 
 // The graph optimisation levels (src/passes/pipeline.h); each includes the ones before it. `layout`
@@ -114,6 +115,18 @@ struct RunStats {
   // Why a profiled run of a replayed model could not take its layers from a traced replay (empty when
   // it did, or when it was not tried).
   std::string replay_trace_note;
+  // A stamped run (RunOptions::stamp_repeats): each replayed node's span from the stamped replays
+  // (runtime/replay_trace.h, stamped_spans), in run order, with what the replays measured; empty, with
+  // the reason in stamp_note, where the run did not replay or the device could not stamp.
+  struct StampedSpan {
+    std::string graph_path, node_name;
+    uint64_t node_id = 0;
+    double span_us = 0;
+  };
+  std::vector<StampedSpan> stamped;
+  double stamped_device_us = 0;  // median device time of a stamped replay (one stamp kernel more)
+  int stamped_replays = 0;
+  std::string stamp_note;
   MemoryStats memory;                      // the host's
   std::vector<DeviceMemoryStats> devices;  // every backend of the session, the host last
   size_t weight_bytes = 0;
@@ -156,6 +169,9 @@ struct RunOptions {
   // Time a replayed device graph with device events (RunStats::replay_device_us), as profiled runs do,
   // so that the profiler compares untraced and traced runs by the same measure.
   bool time_device = false;
+  // Where the run replays the captured device graph: first time the boundaries between its nodes by
+  // this many stamped replays each (Backend::stamp_boundaries), into RunStats::stamped. 0: none.
+  int stamp_repeats = 0;
 };
 
 class Session {
@@ -196,6 +212,7 @@ class Session {
   Backend* backend_of(const Value& v) const;  // the device backend holding a tensor; null: the host
   void finish_streams();
   bool collect_trace(RunContext& rc);
+  void collect_stamps(const BoundaryTimes* b);
   void hold_device_outputs(std::vector<Value>& outs);
   std::vector<Value> take_held_outputs(const std::vector<Value>& feeds);
   void open_backends();

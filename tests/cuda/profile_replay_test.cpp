@@ -152,3 +152,50 @@ TEST_F(CudaReplayProfile, NodeByNodeTracedRunsHaveSpansToo) {
   EXPECT_NEAR(spans, st.device_us, 1e-3 * st.device_us);
   EXPECT_LE(sum, st.device_us * 1.0001);
 }
+
+// Stamped replays (Backend::stamp_boundaries): the layers' spans measured without CUPTI, one stamp kernel
+// per replay. Every node with device work gets a span; they add up to the stamped graph, which costs
+// the untraced replay no more than its one extra kernel; each span is close to the traced replay's
+// (the kernels take tens of microseconds, the stamps' jitter a fraction of one); the run's outputs are
+// its own replay's.
+TEST_F(CudaReplayProfile, StampedSpansMatchTheTracedOnesAndCostOneKernel) {
+  rt::Session s(blocks(), {.backend = "cuda"});
+  std::vector<float> xv = wave(kRows * kCols, 0.013f, 1.0f);
+  rt::Value dx = s.to_device(rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, xv)));
+  std::vector<rt::Value> held;
+  for (int run = 0; run < 3; ++run) held = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
+  ASSERT_GE(s.last_stats().device_graph_replays, 1u) << s.last_stats().device_graph_note;
+  rt::Tensor want = s.to_host(held[0]).tensor();
+  std::vector<double> untraced;
+  for (int run = 0; run < 5; ++run) {
+    held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .time_device = true});
+    untraced.push_back(s.last_stats().replay_device_us);
+  }
+  std::sort(untraced.begin(), untraced.end());
+
+  held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .stamp_repeats = 5});
+  const rt::RunStats& st = s.last_stats();
+  ASSERT_FALSE(st.stamped.empty()) << st.stamp_note;
+  cuda_test::expect_close(s.to_host(held[0]).tensor(), want, 2, "stamped run vs untraced replay");
+  double sum = 0;
+  std::map<uint64_t, double> stamped;
+  for (const auto& sp : st.stamped) {
+    EXPECT_GE(sp.span_us, 0) << sp.node_name;
+    sum += sp.span_us;
+    stamped[sp.node_id] = sp.span_us;
+  }
+  EXPECT_GT(st.stamped_replays, 0);
+  EXPECT_NEAR(st.stamped_device_us, untraced[2], 0.03 * untraced[2] + 3.0) << "one stamp kernel more";
+  EXPECT_LE(sum, st.stamped_device_us * 1.001) << "the spans lie inside the stamped replay";
+  EXPECT_GE(sum, 0.9 * untraced[2]);
+
+  held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .profile = true});
+  const rt::RunStats& tr = s.last_stats();
+  if (tr.device_us == 0) GTEST_SKIP() << "CUPTI could not trace here (no permission?)";
+  for (const auto& ev : tr.events) {
+    if (ev.span_us <= 0) continue;
+    auto it = stamped.find(ev.node_id);
+    ASSERT_NE(it, stamped.end()) << ev.node_name << " has no stamped span";
+    EXPECT_NEAR(it->second, ev.span_us, 0.1 * ev.span_us + 2.0) << ev.node_name;
+  }
+}

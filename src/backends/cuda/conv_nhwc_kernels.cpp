@@ -253,8 +253,11 @@ class NhwcConvKernel : public rt::OpKernel {
     p.spec.z = has_z_;
     if (p.pre_pad || !conv_graph_expressible(p.spec)) return;
     // Bias (+ Z) + ReLU is already one cuDNN call writing Y once: not worth the plans' build time (each
-    // runtime-compiled one is compiled when finalized).
-    if (has_b_ && act_.act == ConvAct::kRelu && p.fused) return;
+    // runtime-compiled one is compiled when finalized), unless TESSERA_CUDA_CONV_GRAPH_RELU=time asks
+    // for the graph's plans to be timed against it there too.
+    const char* relu = std::getenv("TESSERA_CUDA_CONV_GRAPH_RELU");
+    const bool time_relu = relu && std::string_view(relu) == "time";
+    if (has_b_ && act_.act == ConvAct::kRelu && p.fused && !time_relu) return;
     // TESSERA_CUDA_CONV_GRAPH: off (never), on (the fastest plan, not timed against the older path, not
     // remembered), first (the first plan cuDNN lists that finalizes, untimed, remembered apart from the
     // timed choices: deterministic, for tests of the caches).

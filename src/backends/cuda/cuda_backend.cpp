@@ -11,6 +11,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/fault_injection.h"
 #include "backends/cuda/kernel_trace.h"
+#include "backends/cuda/replay_stamps.h"
 #include "runtime/backend_loader.h"
 #include "runtime/fused_from.h"
 
@@ -212,6 +213,22 @@ void CudaBackend::replay(const std::shared_ptr<void>& graph) {
   nvtxRangePop();
   check(e, "cudaGraphLaunch");
   if (tracing_) traced_graph_ = graph;
+}
+
+// Untraced (CUPTI's kinds off, as for any untraced replay): the stamps are what is measured.
+bool CudaBackend::stamp_boundaries(const std::shared_ptr<void>& graph,
+                                   const std::vector<std::vector<rt::CapturedWork>>& layout, int repeats,
+                                   rt::BoundaryTimes& out) {
+  auto* h = static_cast<GraphHandle*>(graph.get());
+  if (tracing_) {
+    out.note = "the run is traced";
+    return false;
+  }
+  KernelTrace::instance().idle();
+  nvtxRangePushA("tessera: stamped replays");
+  const bool ok = cuda::stamp_boundaries(h->graph, layout, repeats, native(*stream_), replay_timer_, out);
+  nvtxRangePop();
+  return ok;
 }
 
 void CudaBackend::time_replays(bool on) {

@@ -61,6 +61,9 @@ class CudaBackend : public rt::Backend {
   void time_replays(bool on) override;
   double last_replay_device_us() override { return replay_timer_.elapsed_us(); }
   std::vector<std::vector<rt::CapturedWork>> capture_layout() override;
+  bool stamp_boundaries(const std::shared_ptr<void>& graph,
+                        const std::vector<std::vector<rt::CapturedWork>>& layout, int repeats,
+                        rt::BoundaryTimes& out) override;
   void node_begin(const rt::KernelInfo& node) override;
   void node_end() override;
   bool trace_begin() override;

@@ -63,7 +63,7 @@ struct Collected {
   std::mutex mu;
   std::vector<Work> work;
   std::unordered_map<uint32_t, uint64_t> external;  // API correlation id -> node id
-  std::unordered_set<uint32_t> graph_launches;        // correlation ids of cudaGraphLaunch/cuGraphLaunch
+  std::unordered_set<uint32_t> graph_launches;      // correlation ids of cudaGraphLaunch/cuGraphLaunch
   size_t dumped = 0;
 };
 
@@ -71,13 +71,15 @@ bool is_graph_launch(const CUpti_ActivityAPI* a) {
   if (a->kind == CUPTI_ACTIVITY_KIND_RUNTIME)
     return a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
            a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
-  return a->cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || a->cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+  return a->cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
+         a->cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
 }
 
 void dump(const CUpti_ActivityKernel10* k, Collected& c) {
   if (c.dumped >= dump_limit()) return;
   c.dumped++;
-  fmt::print(stderr, "cupti kind {} corr {} start {} end {} completed {} graphNode {} graph {} stream {} {}\n",
+  fmt::print(stderr,
+             "cupti kind {} corr {} start {} end {} completed {} graphNode {} graph {} stream {} {}\n",
              static_cast<int>(k->kind), k->correlationId, k->start, k->end, k->completed, k->graphNodeId,
              k->graphId, k->streamId, short_kernel_name(k->name));
 }

@@ -4,6 +4,7 @@ namespace tessera::cuda {
 
 namespace {
 
+// The device's global nanosecond clock, the clock of CUPTI's timestamps and of CUDA events.
 __device__ uint64_t global_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -12,13 +13,23 @@ __device__ uint64_t global_ns() {
 
 // Waits until the host has written `generation` (or a later one) to the flag. The host opens the gate
 // on every path after queueing it; the time limit (2 s) only keeps a host that died in between from
-// leaving the device spinning.
-__global__ void gate_kernel(const volatile uint32_t* flag, uint32_t generation) {
+// leaving the device spinning. Where `opened` is given, the time the gate opened is written there.
+__global__ void gate_kernel(const volatile uint32_t* flag, uint32_t generation, uint64_t* opened) {
   const uint64_t limit = global_ns() + 2'000'000'000ull;
   while (static_cast<int32_t>(*flag - generation) < 0 && global_ns() < limit) __nanosleep(500);
+  if (opened) *opened = global_ns();
+}
+
+// A stamped replay's stamp (replay_stamps.h): the clock when the work before it is done.
+__global__ void stamp_kernel(uint64_t* at) {
+  *at = global_ns();
 }
 
 }  // namespace
+
+const void* stamp_kernel_address() {
+  return reinterpret_cast<const void*>(&stamp_kernel);
+}
 
 ReplayTimer::~ReplayTimer() {
   if (start_) cudaEventDestroy(start_);
@@ -47,11 +58,11 @@ bool ReplayTimer::ready() {
   return true;
 }
 
-bool ReplayTimer::begin(cudaStream_t s) {
+bool ReplayTimer::begin(cudaStream_t s, uint64_t* opened) {
   timed_ = false;
   if (!ready()) return false;
   ++generation_;
-  gate_kernel<<<1, 1, 0, s>>>(flag_device_, generation_);
+  gate_kernel<<<1, 1, 0, s>>>(flag_device_, generation_, opened);
   if (cudaGetLastError() != cudaSuccess || cudaEventRecord(start_, s) != cudaSuccess) {
     *flag_ = generation_;
     cudaGetLastError();

@@ -23,8 +23,9 @@ class ReplayTimer {
   ReplayTimer& operator=(const ReplayTimer&) = delete;
 
   // Queues the gate and the start event on `s`; false (nothing queued) where the events or the mapped
-  // flag cannot be made: the replay is then not timed.
-  bool begin(cudaStream_t s);
+  // flag cannot be made: the replay is then not timed. `opened`, a device-visible address, receives
+  // the device clock (%globaltimer, ns) when the gate opens (stamped replays: replay_stamps.h).
+  bool begin(cudaStream_t s, uint64_t* opened = nullptr);
   // Queues the end event and opens the gate. Call after begin() returned true, whatever the launch did.
   void end(cudaStream_t s);
   // The time between the two events of the last begin()/end(), in microseconds; 0 if there is none.
@@ -39,5 +40,8 @@ class ReplayTimer {
   uint32_t generation_ = 0;
   bool failed_ = false, timed_ = false;
 };
+
+// A one-thread kernel `void(uint64_t* at)` writing the device clock (ns) to `at`, for graph kernel nodes.
+const void* stamp_kernel_address();
 
 }  // namespace tessera::cuda

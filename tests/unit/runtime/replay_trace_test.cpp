@@ -144,3 +144,32 @@ TEST(ReplayTrace, SpansRunFromEachNodesFirstWorkToTheNextsAndSumToTheDeviceTime)
   std::vector<rt::NodeEvent> none(2);
   EXPECT_DOUBLE_EQ(rt::assign_spans(none, 0), 0);
 }
+
+TEST(ReplayTrace, StampedSpansRunFromBoundaryToBoundaryAndSumToTheStampedGraph) {
+  rt::BoundaryTimes b;
+  b.start_us = {3, -1, 10, 25, -1};  // node 1 and 4 queued no work
+  b.end_us = 40;
+  std::vector<double> spans = rt::stamped_spans(b);
+  ASSERT_EQ(spans.size(), 5u);
+  EXPECT_DOUBLE_EQ(spans[0], 7);
+  EXPECT_DOUBLE_EQ(spans[1], 0);
+  EXPECT_DOUBLE_EQ(spans[2], 15);
+  EXPECT_DOUBLE_EQ(spans[3], 15);
+  EXPECT_DOUBLE_EQ(spans[4], 0);
+}
+
+TEST(ReplayTrace, CrossedStampedBoundariesGiveNoNegativeSpanAndKeepTheSum) {
+  rt::BoundaryTimes b;
+  b.start_us = {0, 10, 9.5, 20};  // node 1 is shorter than the jitter: its median end came out early
+  b.end_us = 30;
+  std::vector<double> spans = rt::stamped_spans(b);
+  double sum = 0;
+  for (double s : spans) {
+    EXPECT_GE(s, 0);
+    sum += s;
+  }
+  EXPECT_DOUBLE_EQ(spans[1], 0);
+  EXPECT_DOUBLE_EQ(spans[2], 10);
+  EXPECT_DOUBLE_EQ(sum, 30);
+  EXPECT_TRUE(rt::stamped_spans(rt::BoundaryTimes{}).empty());
+}
