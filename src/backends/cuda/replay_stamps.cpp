@@ -17,8 +17,10 @@ std::vector<cudaGraphNode_t> chain_of(cudaGraph_t g, std::string& why) {
     why = "the captured graph cannot be read";
     return {};
   }
+  // With their data: edges that carry any (a programmatic launch's) are not given without it.
   std::vector<cudaGraphNode_t> from(e), to(e);
-  if (e && cudaGraphGetEdges(g, from.data(), to.data(), nullptr, &e) != cudaSuccess) {
+  std::vector<cudaGraphEdgeData> data(e);
+  if (e && cudaGraphGetEdges(g, from.data(), to.data(), data.data(), &e) != cudaSuccess) {
     why = "the captured graph's edges cannot be read";
     return {};
   }
