@@ -10,7 +10,6 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace tessera::cuda {
 
@@ -22,33 +21,9 @@ constexpr size_t kAlign = 8;
 constexpr CUpti_ExternalCorrelationKind kKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 // API records are needed for the external correlation records (one per API call under a pushed id);
 // runtime and driver both, since cuDNN and cuBLASLt launch through the driver API.
-// The kernel kind is CONCURRENT_KERNEL unless TESSERA_CUPTI_KERNEL_KIND=serial asks for KIND_KERNEL
-// (serialised launches: a replayed graph runs its kernels one after another anyway, and CUPTI's cost per
-// kernel differs between the two; docs/cuda.md "Profiling overhead").
-const std::vector<CUpti_ActivityKind>& kinds() {
-  static const std::vector<CUpti_ActivityKind> k = [] {
-    const char* env = std::getenv("TESSERA_CUPTI_KERNEL_KIND");
-    bool serial = env && std::strcmp(env, "serial") == 0;
-    return std::vector<CUpti_ActivityKind>{
-        serial ? CUPTI_ACTIVITY_KIND_KERNEL : CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMSET,
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-        CUPTI_ACTIVITY_KIND_RUNTIME,
-        CUPTI_ACTIVITY_KIND_DRIVER};
-  }();
-  return k;
-}
-
-// TESSERA_CUPTI_DUMP=N prints the raw fields of the first N kernel records of each traced run to
-// stderr: what CUPTI reported, before any attribution.
-size_t dump_limit() {
-  static const size_t n = [] {
-    const char* env = std::getenv("TESSERA_CUPTI_DUMP");
-    return env ? static_cast<size_t>(std::strtoul(env, nullptr, 10)) : size_t{0};
-  }();
-  return n;
-}
+constexpr CUpti_ActivityKind kKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,    CUPTI_ACTIVITY_KIND_MEMCPY,  CUPTI_ACTIVITY_KIND_MEMSET,
+    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
 
 struct Work {
   uint32_t correlation;
@@ -63,26 +38,7 @@ struct Collected {
   std::mutex mu;
   std::vector<Work> work;
   std::unordered_map<uint32_t, uint64_t> external;  // API correlation id -> node id
-  std::unordered_set<uint32_t> graph_launches;      // correlation ids of cudaGraphLaunch/cuGraphLaunch
-  size_t dumped = 0;
 };
-
-bool is_graph_launch(const CUpti_ActivityAPI* a) {
-  if (a->kind == CUPTI_ACTIVITY_KIND_RUNTIME)
-    return a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000 ||
-           a->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000;
-  return a->cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch ||
-         a->cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
-}
-
-void dump(const CUpti_ActivityKernel10* k, Collected& c) {
-  if (c.dumped >= dump_limit()) return;
-  c.dumped++;
-  fmt::print(stderr,
-             "cupti kind {} corr {} start {} end {} completed {} graphNode {} graph {} stream {} {}\n",
-             static_cast<int>(k->kind), k->correlationId, k->start, k->end, k->completed, k->graphNodeId,
-             k->graphId, k->streamId, short_kernel_name(k->name));
-}
 
 Collected& collected() {
   static Collected c;
@@ -153,7 +109,6 @@ void take(const CUpti_Activity* r, Collected& c) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
     case CUPTI_ACTIVITY_KIND_KERNEL: {
       auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(r);
-      dump(k, c);
       c.work.push_back({k->correlationId, k->start, k->end, short_kernel_name(k->name), rt::WorkKind::kKernel,
                         k->graphNodeId});
       break;
@@ -172,12 +127,6 @@ void take(const CUpti_Activity* r, Collected& c) {
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
       auto* e = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(r);
       if (e->externalKind == kKind) c.external[e->correlationId] = e->externalId;
-      break;
-    }
-    case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER: {
-      auto* a = reinterpret_cast<const CUpti_ActivityAPI*>(r);
-      if (is_graph_launch(a)) c.graph_launches.insert(a->correlationId);
       break;
     }
     default:
@@ -325,11 +274,11 @@ bool KernelTrace::start() {
     registered_ = true;
   }
   fill_pool();
-  for (CUpti_ActivityKind k : kinds()) {
+  for (CUpti_ActivityKind k : kKinds) {
     if (enabled_) break;
     if (CUptiResult r = cuptiActivityEnable(k); r != CUPTI_SUCCESS) {
       error_ = cupti_error(r, "cuptiActivityEnable");
-      for (CUpti_ActivityKind d : kinds()) cuptiActivityDisable(d);
+      for (CUpti_ActivityKind d : kKinds) cuptiActivityDisable(d);
       return false;
     }
   }
@@ -339,8 +288,6 @@ bool KernelTrace::start() {
     std::lock_guard lock(c.mu);
     c.work.clear();
     c.external.clear();
-    c.graph_launches.clear();
-    c.dumped = 0;
   }
   running_ = true;
   return true;
@@ -351,14 +298,13 @@ bool KernelTrace::start() {
 // turns them off first.
 void KernelTrace::idle() {
   if (!enabled_ || running_) return;
-  for (CUpti_ActivityKind k : kinds()) cuptiActivityDisable(k);
+  for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
   enabled_ = false;
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   Collected& c = collected();
   std::lock_guard lock(c.mu);
   c.work.clear();
   c.external.clear();
-  c.graph_launches.clear();
 }
 
 void KernelTrace::push(uint64_t id) {
@@ -385,16 +331,14 @@ std::vector<rt::TraceRecord> KernelTrace::stop() {
     if (it == c.external.end() && !w.graph_node) continue;
     uint64_t id = it != c.external.end() ? it->second : rt::kReplayTraceId;
     // Under a replay's id only the graph's own work counts: a direct launch there is the replay
-    // timer's gate (replay_timer.h). A graph's work carries its node id, or at least the correlation
-    // id of the graph's launch.
-    if (id == rt::kReplayTraceId && !w.graph_node && !c.graph_launches.count(w.correlation)) continue;
+    // timer's gate (replay_timer.h).
+    if (id == rt::kReplayTraceId && !w.graph_node) continue;
     out.push_back({id, static_cast<double>(w.start_ns) / 1e3,
                    static_cast<double>(w.end_ns - w.start_ns) / 1e3, std::move(w.name), w.kind,
                    w.graph_node});
   }
   c.work.clear();
   c.external.clear();
-  c.graph_launches.clear();
   return out;
 }
 
