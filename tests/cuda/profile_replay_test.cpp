@@ -49,14 +49,31 @@ ir::Model blocks() {
   return m;
 }
 
+// The model's input, in the session's device memory.
+rt::Value device_input(rt::Session& s) {
+  std::vector<float> xv = wave(kRows * kCols, 0.013f, 1.0f);
+  return s.to_device(rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, xv)));
+}
+
+// The device times of 5 untraced replays timed by events after the gate, sorted (the median is [2]).
+std::vector<double> untraced_device_times(rt::Session& s, const rt::Value& dx, std::vector<rt::Value>& held) {
+  std::vector<double> untraced;
+  for (int run = 0; run < 5; ++run) {
+    held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .time_device = true});
+    untraced.push_back(s.last_stats().replay_device_us);
+    EXPECT_GT(untraced.back(), 0) << "run " << run;
+  }
+  std::sort(untraced.begin(), untraced.end());
+  return untraced;
+}
+
 class CudaReplayProfile : public cuda_test::CudaBackendTest {};
 
 }  // namespace
 
 TEST_F(CudaReplayProfile, LayersOfATracedReplayAreTheNodesAndSumToItsDeviceTime) {
   rt::Session s(blocks(), {.backend = "cuda"});
-  std::vector<float> xv = wave(kRows * kCols, 0.013f, 1.0f);
-  rt::Value dx = s.to_device(rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, xv)));
+  rt::Value dx = device_input(s);
   std::vector<rt::Value> held;
   for (int run = 0; run < 4; ++run) held = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
   const size_t replays = s.last_stats().device_graph_replays;
@@ -108,19 +125,12 @@ TEST_F(CudaReplayProfile, LayersOfATracedReplayAreTheNodesAndSumToItsDeviceTime)
 // kernels' span. A run not asked to time its replay reports none.
 TEST_F(CudaReplayProfile, ReplayDeviceTimeIsTheSameTracedAndUntraced) {
   rt::Session s(blocks(), {.backend = "cuda"});
-  std::vector<float> xv = wave(kRows * kCols, 0.013f, 1.0f);
-  rt::Value dx = s.to_device(rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, xv)));
+  rt::Value dx = device_input(s);
   std::vector<rt::Value> held;
   for (int run = 0; run < 3; ++run) held = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
   ASSERT_GE(s.last_stats().device_graph_replays, 1u) << s.last_stats().device_graph_note;
   EXPECT_EQ(s.last_stats().replay_device_us, 0) << "an untimed run";
-  std::vector<double> untraced;
-  for (int run = 0; run < 5; ++run) {
-    held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .time_device = true});
-    untraced.push_back(s.last_stats().replay_device_us);
-    EXPECT_GT(untraced.back(), 0) << "run " << run;
-  }
-  std::sort(untraced.begin(), untraced.end());
+  std::vector<double> untraced = untraced_device_times(s, dx, held);
   held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .profile = true});
   const rt::RunStats& st = s.last_stats();
   if (st.device_us == 0) GTEST_SKIP() << "CUPTI could not trace here (no permission?)";
@@ -160,18 +170,12 @@ TEST_F(CudaReplayProfile, NodeByNodeTracedRunsHaveSpansToo) {
 // its own replay's.
 TEST_F(CudaReplayProfile, StampedSpansMatchTheTracedOnesAndCostOneKernel) {
   rt::Session s(blocks(), {.backend = "cuda"});
-  std::vector<float> xv = wave(kRows * kCols, 0.013f, 1.0f);
-  rt::Value dx = s.to_device(rt::Value(rt::Tensor::from_vector<float>(DataType::kFloat, {kRows, kCols}, xv)));
+  rt::Value dx = device_input(s);
   std::vector<rt::Value> held;
   for (int run = 0; run < 3; ++run) held = s.run({{"x", dx}}, {}, {.outputs_on_device = true});
   ASSERT_GE(s.last_stats().device_graph_replays, 1u) << s.last_stats().device_graph_note;
   rt::Tensor want = s.to_host(held[0]).tensor();
-  std::vector<double> untraced;
-  for (int run = 0; run < 5; ++run) {
-    held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .time_device = true});
-    untraced.push_back(s.last_stats().replay_device_us);
-  }
-  std::sort(untraced.begin(), untraced.end());
+  std::vector<double> untraced = untraced_device_times(s, dx, held);
 
   held = s.run({{"x", dx}}, {}, {.outputs_on_device = true, .stamp_repeats = 5});
   const rt::RunStats& st = s.last_stats();

@@ -115,3 +115,13 @@ TEST(ProfileLayerWork, ReportCarriesWorkRooflineAndSummary) {
   }
   EXPECT_TRUE(conv_seen);
 }
+
+// On the CPU nothing is replayed: a stamped run runs as any other and says why it has no stamped spans.
+TEST(ProfileLayerWork, AStampedRunOnTheCpuSaysWhyItHasNoSpans) {
+  rt::Session s(small_cnn(), rt::SessionOptions{.threads = 1});
+  rt::Tensor x = rt::Tensor::zeros(DataType::kFloat, {1, 3, 8, 8});
+  auto outs = s.run({{"x", rt::Value(x)}}, {}, rt::RunOptions{.stamp_repeats = 5});
+  EXPECT_EQ(outs.size(), 1u);
+  EXPECT_TRUE(s.last_stats().stamped.empty());
+  EXPECT_NE(s.last_stats().stamp_note.find("did not replay"), std::string::npos) << s.last_stats().stamp_note;
+}

@@ -68,3 +68,37 @@ TEST(ProfileTrace, SaysWhereTheLayersCameFrom) {
   nodes.add(traced_run(1, 1, 1, true));
   EXPECT_EQ(profiler::summarize_trace(nodes, {{1}, {1}, {}, {}}, "").layers_source, "mixed");
 }
+
+// A stamped run's spans land on the layers traced before, by node; the summary compares the stamped
+// replays' device time with the untraced one.
+TEST(ProfileTrace, StampedSpansGoToTheirLayersAndTheirOverheadToTheSummary) {
+  profiler::LayerTable table;
+  table.add(traced_run(90, 8, 2, true));
+  rt::RunStats stamped;
+  stamped.stamped = {{"main", "softmax", 2, 9.5}, {"main", "gemm", 1, 91.0}, {"main", "gone", 7, 3.0}};
+  stamped.stamped_device_us = 102;
+  stamped.stamped_replays = 15;
+  table.add_stamped(stamped);
+  auto layers = table.layers();
+  ASSERT_EQ(layers.size(), 2u) << "a stamped span of a node never traced adds no layer";
+  EXPECT_DOUBLE_EQ(layers[0].stamped_us, 91.0);
+  EXPECT_DOUBLE_EQ(layers[1].stamped_us, 9.5);
+  auto t = profiler::summarize_trace(table, {{1.0}, {1.1}, {0.100}, {0.104}}, "");
+  EXPECT_EQ(t.stamped_replays, 15);
+  EXPECT_NEAR(t.stamped_sum_ms, 0.1005, 1e-12);
+  EXPECT_NEAR(t.stamp_overhead_percent(), 2.0, 1e-9);
+  auto j = profiler::trace_json(t);
+  EXPECT_EQ(j["stamp_note"], "");
+  EXPECT_NEAR(j["stamp_overhead_percent"].get<double>(), 2.0, 1e-9);
+
+  profiler::LayerTable none;
+  none.add(traced_run(90, 8, 2, true));
+  rt::RunStats refused;
+  refused.stamp_note = "the captured graph is not a chain (5 nodes, 5 edges, 1 roots)";
+  none.add_stamped(refused);
+  EXPECT_LT(none.layers()[0].stamped_us, 0);
+  auto tn = profiler::summarize_trace(none, {{1.0}, {1.1}, {0.100}, {0.104}}, "");
+  EXPECT_EQ(tn.stamped_replays, 0);
+  EXPECT_EQ(tn.stamp_note, refused.stamp_note);
+  EXPECT_DOUBLE_EQ(tn.stamp_overhead_percent(), 0);
+}
