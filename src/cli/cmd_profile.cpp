@@ -218,6 +218,10 @@ void add_profile_command(CLI::App& app, int& status) {
   cmd->add_option("--peak-gbps", *peak_gbps,
                   "Peak memory bandwidth of the device, GB/s (default: as --peak-tflops)")
       ->check(positive_number());
+  cmd->add_option("--stamp-repeats", s->stamp_repeats,
+                  "GPU: replays per layer boundary of the stamped run that times the layers untraced, one "
+                  "clock-writing kernel per replay (docs/cuda.md, \"Stamped layer times\"); 0 leaves it out")
+      ->check(CLI::Range(0, 1000));
   cmd->add_option("--report", *report, "Write the JSON report (docs/profile-report.md) to this file");
   cmd->add_option("--top", *top, "Rows of the table (0: all)");
   cmd->callback([s, report, top, peak_tflops, peak_gbps, &status] {
@@ -265,11 +269,13 @@ void add_profile_command(CLI::App& app, int& status) {
         timed_runs(*session, feeds, again, outs, device_timed, RunTiming::kDevice);
         traced_ms = timed_runs(*session, feeds, again, outs, collect, RunTiming::kNodes);
         // Last, one stamped run: the layers' spans untraced (runtime/replay_trace.h, stamped_spans).
-        RunSettings once = again;
-        once.iterations = 1;
-        timed_runs(
-            *session, feeds, once, outs, [&](const rt::RunStats& st) { table.add_stamped(st); },
-            RunTiming::kStamped);
+        if (s->stamp_repeats > 0) {
+          RunSettings once = again;
+          once.iterations = 1;
+          timed_runs(
+              *session, feeds, once, outs, [&](const rt::RunStats& st) { table.add_stamped(st); },
+              RunTiming::kStamped);
+        }
       } else {
         ms = timed_runs(*session, feeds, *s, outs, collect, RunTiming::kNodes);
       }

@@ -373,7 +373,7 @@ std::vector<double> timed_runs(rt::Session& session,
   const rt::RunOptions ro{.outputs_on_device = s.device_io,
                           .profile = timing == RunTiming::kNodes,
                           .time_device = timing == RunTiming::kDevice,
-                          .stamp_repeats = timing == RunTiming::kStamped ? kStampRepeats : 0};
+                          .stamp_repeats = timing == RunTiming::kStamped ? s.stamp_repeats : 0};
   for (int i = 0; i < s.warmup; ++i) {
     outputs = session.run(in, {}, ro);
     bar.update(i + 1);

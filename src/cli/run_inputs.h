@@ -34,6 +34,9 @@ struct RunSettings {
   bool json = false;
   bool no_progress = false;
   std::string memory_limit;  // --memory-limit: "8G", "512M", "0" (physical memory); empty: free memory
+  // profile --stamp-repeats: stamped replays per layer boundary in a RunTiming::kStamped run (median of 5:
+  // a boundary's readings spread by about 0.1-0.3 us on the H100); 0 leaves the stamped run out.
+  int stamp_repeats = 5;
 };
 
 void add_run_options(CLI::App* cmd, RunSettings& s);
@@ -56,9 +59,6 @@ std::vector<std::pair<std::string, rt::Value>> gather_inputs(const rt::Session& 
 // time (RunStats::replay_device_us); every node (RunStats::events, and the replay's device time).
 // kStamped: the replay's layer boundaries timed by stamped replays first (RunOptions::stamp_repeats).
 enum class RunTiming { kLatency, kDevice, kNodes, kStamped };
-// Stamped replays per boundary in a kStamped run: the median of 5 (a boundary's readings spread by
-// about 0.1-0.3 us on the H100).
-inline constexpr int kStampRepeats = 5;
 
 // Runs warmup + iterations, with a progress bar on stderr for runs that take long; returns the latency
 // of each timed iteration in milliseconds and leaves the last outputs in `outputs`; per_run sees each
