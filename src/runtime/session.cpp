@@ -364,9 +364,6 @@ bool Session::collect_trace(RunContext& rc) {
 
 // A stamped run's boundary times as spans of the replayed nodes (RunStats::stamped).
 void Session::collect_stamps(const BoundaryTimes* b) {
-  stats_.stamped.clear();
-  stats_.stamped_device_us = 0;
-  stats_.stamped_replays = 0;
   if (!b || !replay_ || replay_->replays == 0) {
     stats_.stamp_note = "the run did not replay a captured device graph";
     if (replay_ && replay_->disabled) stats_.stamp_note += ": " + replay_->why_not;
@@ -481,6 +478,11 @@ std::vector<Value> Session::run(const std::vector<std::pair<std::string, Value>>
   std::vector<Value> fed_back = take_held_outputs(ins);
   RunContext rc;
   std::vector<Value> outs;
+  // A stamped run's spans belong to that run only.
+  stats_.stamped.clear();
+  stats_.stamp_note.clear();
+  stats_.stamped_device_us = 0;
+  stats_.stamped_replays = 0;
   for (bool retry = true; retry;) {
     retry = false;
     cpu::begin_run();  // the CPU kernels forget what they learnt of the last run's tensors

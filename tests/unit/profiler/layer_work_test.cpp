@@ -124,4 +124,6 @@ TEST(ProfileLayerWork, AStampedRunOnTheCpuSaysWhyItHasNoSpans) {
   EXPECT_EQ(outs.size(), 1u);
   EXPECT_TRUE(s.last_stats().stamped.empty());
   EXPECT_NE(s.last_stats().stamp_note.find("did not replay"), std::string::npos) << s.last_stats().stamp_note;
+  s.run({{"x", rt::Value(x)}}, {}, rt::RunOptions{});
+  EXPECT_TRUE(s.last_stats().stamp_note.empty()) << "a later run that is not stamped says nothing of stamps";
 }
